@@ -1,0 +1,30 @@
+/* verify.h - proving a catalogue's algorithms correct for every rank count in a range.
+ *
+ * For each (algorithm, collective) and each p, the schedule is instantiated exactly as the runtime does it
+ * (st_sched_build) and executed abstractly: every unit of every rank carries the set of ranks whose contribution
+ * it holds. Checked: the collective's postcondition on every rank; no contribution reduced twice into a unit;
+ * a rank only sends units it holds; within a step no rank reads (sends) a unit that it also writes (receives),
+ * and no unit receives two copies; peers and units in range; the same step count on every rank. Sends and
+ * receives match by construction (receives are derived from sends), and the executor's step protocol cannot
+ * deadlock on a schedule whose ranks agree on the step count.
+ */
+#ifndef ST_VERIFY_H
+#define ST_VERIFY_H
+
+#include <stdio.h>
+
+#include "steptab.h"
+
+typedef struct st_verify_opts {
+    const char *algo; /* NULL: every algorithm */
+    int coll;         /* -1: every collective */
+    int pmin, pmax;
+    int verbose;      /* print one line per (algorithm, collective) even on success */
+} st_verify_opts;
+
+/* Returns the number of (algorithm, collective) pairs that failed (0 = all verified), or -1 when the selection
+ * matches nothing. For each failure prints the smallest counterexample (lowest p, first step) to `out` as
+ * `FILE:LINE: error: ...`; on success prints one summary line per pair. */
+int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,126 @@
+/* stitch.h - the public interface of libstitch: collectives whose algorithms are written in the stitch DSL.
+ *
+ * Model. A communicator is one rank's handle on a group of p ranks. In the embedded default all p ranks are
+ * threads of one process: stitch_comm_init_threads creates the p handles at once, and each application thread
+ * then calls the collectives with its own handle (like ncclCommInitAll plus one thread per device). Collectives
+ * are blocking and must be called by every rank of the communicator, in the same order, with matching
+ * arguments; a mismatch is detected and reported as STITCH_ERR_MISMATCH on the ranks involved.
+ *
+ * Buffers. Out-of-place and in-place are both allowed: all_reduce with send == recv; reduce_scatter with
+ * send == recv or recv == send + rank * count; all_gather with send == recv + rank * count. Counts of 0 are valid
+ * no-ops that still synchronise nothing and return STITCH_OK. Buffers must be aligned for their type.
+ *
+ * Results are deterministic: the same inputs give bit-identical outputs on every rank and on every run (each unit
+ * is reduced in an order fixed by the schedule, then copied). fp16 and bf16 are reduced by converting both
+ * operands to fp32, applying the op and rounding once to nearest-even per reduction step.
+ *
+ * Errors. Every call returns a stitch_status_t; stitch_strerror names the code and stitch_comm_last_error gives the
+ * text of the communicator's last failure (what, where, why). After a failure inside a collective (timeout,
+ * mismatch, abort) the communicator is aborted: further collectives return STITCH_ERR_ABORTED; destroy it.
+ *
+ * Ownership. The caller owns the buffers; stitch never keeps a pointer to them after a call returns. Communicators
+ * are owned by the caller and freed with stitch_comm_destroy (each handle once, from any thread, after the last
+ * collective on it has returned).
+ */
+#ifndef STITCH_H
+#define STITCH_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STITCH_VERSION_MAJOR 0
+#define STITCH_VERSION_MINOR 1
+
+/* Status codes: 0 is success, the rest negative. One list, so stitch_strerror cannot drift. */
+#define STITCH_STATUS_LIST(X)                                                                                  \
+    X(OK, 0, "success")                                                                                        \
+    X(ERR_INVALID_ARGUMENT, -1, "invalid argument")                                                            \
+    X(ERR_NO_MEMORY, -2, "out of memory")                                                                      \
+    X(ERR_UNKNOWN_ALGORITHM, -3, "unknown algorithm")                                                          \
+    X(ERR_UNSUPPORTED, -4, "unsupported combination")                                                          \
+    X(ERR_MISMATCH, -5, "ranks called the collective with different arguments")                               \
+    X(ERR_TIMEOUT, -6, "timed out waiting for a peer")                                                         \
+    X(ERR_ABORTED, -7, "communicator aborted")                                                                 \
+    X(ERR_SYSTEM, -8, "system call failed")                                                                    \
+    X(ERR_INTERNAL, -9, "internal error")                                                                      \
+    X(ERR_CONFIG, -10, "invalid configuration")
+
+typedef enum stitch_status {
+#define STITCH_STATUS_ENUM(name, value, text) STITCH_##name = value,
+    STITCH_STATUS_LIST(STITCH_STATUS_ENUM)
+#undef STITCH_STATUS_ENUM
+} stitch_status_t;
+
+typedef enum stitch_dtype {
+    STITCH_INT8, STITCH_UINT8, STITCH_INT16, STITCH_INT32, STITCH_INT64,
+    STITCH_FP16, STITCH_BF16, STITCH_FP32, STITCH_FP64,
+    STITCH_DTYPE_COUNT
+} stitch_dtype_t;
+
+typedef enum stitch_op { STITCH_SUM, STITCH_PROD, STITCH_MAX, STITCH_MIN, STITCH_OP_COUNT } stitch_op_t;
+
+typedef enum stitch_coll {
+    STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER, STITCH_COLL_COUNT
+} stitch_coll_t;
+
+typedef struct stitch_comm stitch_comm_t;
+
+/* Communicator settings. Zero-initialise (STITCH_CONFIG_INIT) and set what you need; unset fields fall back to
+ * the environment, then to built-in defaults. */
+typedef struct stitch_config {
+    const char *algo;  /* algorithm for every collective, e.g. "ring"; NULL: $STITCH_ALGO, else "ring" */
+    int timeout_ms;    /* per collective; 0: $STITCH_TIMEOUT (seconds), else 300 s; < 0 waits forever */
+} stitch_config_t;
+
+#define STITCH_CONFIG_INIT {NULL, 0}
+
+/* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
+ * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in
+ * STITCH_ALGO, a malformed STITCH_TIMEOUT) fails here with STITCH_ERR_CONFIG and a message in `err` (if not NULL). */
+stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
+                                         char *err, size_t errlen);
+stitch_status_t stitch_comm_destroy(stitch_comm_t *comm);
+
+int stitch_comm_rank(const stitch_comm_t *comm);
+int stitch_comm_size(const stitch_comm_t *comm);
+
+/* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT). Every rank must make the same
+ * choice before its next collective; the fingerprint check catches ranks that do not. */
+stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name);
+const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll);
+
+/* The collectives. `count` is elements per rank as in NCCL: all_reduce's vector length, reduce_scatter's output
+ * length (input is count * p), all_gather's input length (output is count * p). */
+stitch_status_t stitch_all_reduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                                  stitch_op_t op, stitch_comm_t *comm);
+stitch_status_t stitch_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, stitch_dtype_t dtype,
+                                      stitch_op_t op, stitch_comm_t *comm);
+stitch_status_t stitch_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype,
+                                  stitch_comm_t *comm);
+
+/* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED.
+ * Never blocks; safe from any thread. */
+void stitch_comm_abort(stitch_comm_t *comm);
+
+const char *stitch_strerror(stitch_status_t status);
+const char *stitch_comm_last_error(const stitch_comm_t *comm); /* "" when none */
+
+const char *stitch_dtype_name(stitch_dtype_t dtype); /* "fp32", ...; NULL when out of range */
+size_t stitch_dtype_size(stitch_dtype_t dtype);      /* 0 when out of range */
+const char *stitch_op_name(stitch_op_t op);          /* "sum", ... */
+const char *stitch_coll_name(stitch_coll_t coll);    /* "all_reduce", ... */
+int stitch_dtype_from_name(const char *name);        /* -1 when unknown */
+int stitch_op_from_name(const char *name);
+int stitch_coll_from_name(const char *name);
+
+/* Algorithms compiled into this library for a collective: writes up to `max` names, returns how many exist. */
+int stitch_algorithms(stitch_coll_t coll, const char **names, int max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,75 @@
+/* sched.h - a step table instantiated for p ranks: the schedule, and each rank's plan.
+ *
+ * st_sched_build runs the table's code once per rank (runtime/vm.c) and gathers every rank's transfers into one
+ * schedule: steps, each a list of transfers (src, dst, unit runs, copy or reduce). Only senders are written in the
+ * DSL; a rank's receives are the transfers whose dst it is, so sends and receives match by construction. The
+ * verifier (dsl/verify.c) checks the schedule; the executor (runtime/exec.c) runs a rank's plan taken from it.
+ * A schedule depends on (algorithm, p) only, never on the message size, so communicators cache it.
+ *
+ * Units map to elements by st_unit_span: the collective's vector is `nblocks` blocks of `n` elements (one block
+ * for all_reduce; p blocks for reduce_scatter and all_gather, block b being rank b's output or input), and the U
+ * units are spread evenly over the blocks, U/nblocks per block, each a balanced floor split of its block.
+ */
+#ifndef ST_SCHED_H
+#define ST_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "steptab.h"
+
+typedef struct st_run {
+    int32_t start, len; /* units [start, start + len) */
+} st_run;
+
+typedef struct st_xfer {
+    int32_t step;
+    int32_t src, dst;   /* dst == src is a local copy or reduce */
+    int32_t op;         /* st_xop: 0 copy, 1 reduce */
+    int32_t run0;       /* first run in st_sched.runs */
+    int32_t nruns;
+    int32_t nunits;
+    int32_t line;       /* .dsl line of the send statement */
+} st_xfer;
+
+typedef struct st_sched {
+    const st_catalogue *cat;
+    const st_algo *algo;
+    int p, nunits, nsteps;
+    st_xfer *xfers;     /* ordered by (step, src, order of emission) */
+    int nxfers;
+    int32_t *step_first; /* nsteps + 1 entries: step s holds xfers [step_first[s], step_first[s+1]) */
+    st_run *runs;
+    int nruns;
+} st_sched;
+
+typedef struct st_err {
+    char msg[512];
+} st_err;
+
+/* Instantiate `algo` of `cat` for p ranks (1 <= p <= ST_MAX_RANKS). Checks what the runtime relies on for
+ * memory safety: every peer in 0..p-1, every unit in 0..U-1, U divisible by the collective's block count, every
+ * rank with the same number of steps. On failure returns -1 and explains in `err` (file:line, p, rank). */
+#define ST_MAX_RANKS 65536
+int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err);
+void st_sched_free(st_sched *s);
+
+/* Number of blocks of the collective's vector for p ranks (see above). */
+int st_coll_nblocks(int coll, int p);
+
+/* Elements [*off, *off + *len) of the vector that unit u covers, for blocks of n elements. */
+void st_unit_span(int nunits, int nblocks, size_t n, int u, size_t *off, size_t *len);
+
+/* One rank's view of a schedule, for the executor. */
+typedef struct st_plan {
+    int rank, nsteps;
+    int32_t *recv_first; /* nsteps + 1: transfers into me at step s are recvs[recv_first[s] .. recv_first[s+1]) */
+    int32_t *recvs;      /* indices into st_sched.xfers, in schedule order (deterministic reduction order) */
+    int32_t *send_first; /* nsteps + 1, likewise for the transfers I am the source of */
+    int32_t *sends;
+} st_plan;
+
+int st_plan_build(const st_sched *s, int rank, st_plan *out); /* 0, or -1 when out of memory */
+void st_plan_free(st_plan *pl);
+
+#endif

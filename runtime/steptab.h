@@ -1,0 +1,114 @@
+/* steptab.h - the step-table format: the contract between the compiler (stitchc) and the runtime (libstitch).
+ *
+ * A catalogue is what `stitchc emit` writes as static const C data: one code array shared by every algorithm of
+ * a .dsl file, a constant pool, the functions (`fn`) and one descriptor per (algorithm, collective). The code is
+ * a small stack machine. Running it for one rank r of p ranks (runtime/sched.c) emits that rank's transfers,
+ * step by step; running it for every rank gives the whole schedule, which both the verifier and the executor use,
+ * so what is verified is exactly what runs.
+ *
+ * Why bytecode and not a flat list of transfers: algorithms are parametric in p (and later in the topology), so
+ * a table written for one p would not do. Expressions are kept, compiled; the instantiation evaluates them.
+ * Every instruction carries its source line, so an evaluation error (division by zero, a runaway loop) names the
+ * line of algos.dsl it came from.
+ */
+#ifndef ST_STEPTAB_H
+#define ST_STEPTAB_H
+
+#include <stdint.h>
+
+#define ST_TABLE_VERSION 1
+
+/* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
+#define ST_COLLECTIVES(X)                                                                                      \
+    X(ALL_REDUCE, "all_reduce")                                                                                \
+    X(REDUCE_SCATTER, "reduce_scatter")                                                                        \
+    X(ALL_GATHER, "all_gather")
+
+typedef enum st_coll {
+#define ST_COLL_ENUM(id, name) ST_COLL_##id,
+    ST_COLLECTIVES(ST_COLL_ENUM)
+#undef ST_COLL_ENUM
+    ST_COLL_COUNT
+} st_coll;
+
+/* Opcodes. Stack effects in brackets; `a` is the instruction's operand. Values are int64. */
+typedef enum st_opcode {
+    ST_OP_HALT,      /* end of the program (the entry algorithm returns here) */
+    ST_OP_PUSH,      /* [-- a]            small immediate */
+    ST_OP_CONST,     /* [-- k[a]]         constant pool entry */
+    ST_OP_LOAD,      /* [-- slot[a]]      frame slot of the current function */
+    ST_OP_STORE,     /* [v --]            slot[a] = v */
+    ST_OP_P,         /* [-- p]            ranks of the current context */
+    ST_OP_R,         /* [-- r]            my rank in the current context */
+    ST_OP_U,         /* [-- U]            units (error if `units` has not run yet) */
+    ST_OP_DUP,       /* [v -- v v] */
+    ST_OP_POP,       /* [v --] */
+    /* binary [a b -- a op b]; DIV floors toward -inf, MOD is in [0, |b|); errors on b == 0, shifts outside 0..62 */
+    ST_OP_ADD, ST_OP_SUB, ST_OP_MUL, ST_OP_DIV, ST_OP_MOD, ST_OP_SHL, ST_OP_SHR,
+    ST_OP_BAND, ST_OP_BOR, ST_OP_BXOR,
+    ST_OP_LT, ST_OP_LE, ST_OP_GT, ST_OP_GE, ST_OP_EQ, ST_OP_NE,
+    ST_OP_MIN, ST_OP_MAX, ST_OP_GCD, ST_OP_LCM,
+    /* unary [a -- op a] */
+    ST_OP_NEG, ST_OP_BNOT, ST_OP_NOT,
+    ST_OP_FLOOR_LOG2, /* error on a <= 0 */
+    ST_OP_CEIL_LOG2,  /* HCCL's: right shifts of a-1 until zero; 0 for a <= 1 */
+    ST_OP_POW2,       /* error outside 0..62 */
+    ST_OP_JMP,       /* pc = a */
+    ST_OP_JZ,        /* [c --] if c == 0: pc = a */
+    ST_OP_CALL,      /* [args -- result] call function a (st_func), which returns with RET 1 */
+    ST_OP_RET,       /* back to the caller; a = 1: [result -- result] (fn), a = 0: [--] (algorithm body) */
+    ST_OP_UNITS,     /* [U --] declare the unit count; once per context; U in 1..ST_MAX_UNITS */
+    ST_OP_STEP,      /* begin the next step */
+    ST_OP_SET_ADD,   /* [u --] add unit u to the transfer set being built */
+    ST_OP_SET_RANGE, /* [lo hi --] add units lo..hi (inclusive; empty when hi < lo) */
+    ST_OP_SET_ALL,   /* add every unit 0..U-1 */
+    ST_OP_SEND,      /* [dst --] emit a transfer of the set to dst with op a (st_xop: 0 copy, 1 reduce); clear set */
+    ST_OP_PHASE,     /* run algorithm a's body (a fresh frame, RET 0 ends it) in the same context: same p, r and
+                      * units; its `units` must agree with the caller's */
+    ST_OP_COUNT
+} st_opcode;
+
+typedef struct st_insn {
+    uint8_t op;      /* st_opcode */
+    int32_t a;       /* operand */
+    int32_t line;    /* source line in the .dsl file (0 for none) */
+} st_insn;
+
+typedef struct st_func {
+    const char *name;
+    int32_t entry;   /* index in code */
+    int32_t nparams; /* arguments arrive in slots 0..nparams-1 */
+    int32_t nslots;  /* frame size, params included */
+} st_func;
+
+typedef struct st_algo {
+    const char *name;       /* as written in the .dsl file, e.g. "ring" */
+    int32_t coll;           /* st_coll */
+    int32_t entry;          /* index in code of the algorithm's body, which ends with RET 0 */
+    int32_t nslots;         /* frame size of the body */
+    int32_t line;           /* line of the `algorithm` keyword */
+} st_algo;
+
+typedef struct st_catalogue {
+    int32_t version;        /* ST_TABLE_VERSION */
+    const char *file;       /* the .dsl path as given to stitchc */
+    const st_insn *code;
+    int32_t ncode;
+    const int64_t *consts;
+    int32_t nconsts;
+    const st_func *funcs;
+    int32_t nfuncs;
+    const st_algo *algos;
+    int32_t nalgos;
+} st_catalogue;
+
+/* Limits that keep instantiation bounded whatever the table says. */
+#define ST_MAX_UNITS (1 << 20)
+#define ST_MAX_STACK 256
+#define ST_MAX_CALL_DEPTH 200
+#define ST_MAX_FRAME 4096
+
+const char *st_coll_name(int coll);      /* "all_reduce", ...; "?" when out of range */
+int st_coll_from_name(const char *name); /* -1 when unknown; case-insensitive */
+
+#endif
