@@ -38,6 +38,7 @@ typedef enum st_opcode {
     ST_OP_CONST,     /* [-- k[a]]         constant pool entry */
     ST_OP_LOAD,      /* [-- slot[a]]      frame slot of the current function */
     ST_OP_STORE,     /* [v --]            slot[a] = v */
+    ST_OP_LOADA,     /* [-- aslot[a]]     slot of the enclosing algorithm body's frame (a `fn` reading a `let`) */
     ST_OP_P,         /* [-- p]            ranks of the current context */
     ST_OP_R,         /* [-- r]            my rank in the current context */
     ST_OP_U,         /* [-- U]            units (error if `units` has not run yet) */

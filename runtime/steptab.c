@@ -1,0 +1,25 @@
+/* steptab.c - names of the collectives, shared by the compiler and the runtime. */
+#include <strings.h>
+
+#include "steptab.h"
+
+static const char *const coll_names[] = {
+#define ST_COLL_NAME(id, name) name,
+    ST_COLLECTIVES(ST_COLL_NAME)
+#undef ST_COLL_NAME
+};
+
+const char *st_coll_name(int coll)
+{
+    if (coll < 0 || coll >= ST_COLL_COUNT)
+        return "?";
+    return coll_names[coll];
+}
+
+int st_coll_from_name(const char *name)
+{
+    for (int i = 0; i < ST_COLL_COUNT; i++)
+        if (strcasecmp(name, coll_names[i]) == 0)
+            return i;
+    return -1;
+}

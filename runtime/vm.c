@@ -1,0 +1,427 @@
+/* vm.c - the step-table stack machine (see vm.h and steptab.h).
+ *
+ * One function, st_vm_run, with a flat dispatch loop: the instruction set is small and every case is a few lines.
+ * Arithmetic is checked (overflow, division by zero, shift range) because a table may describe any p, and a
+ * wrong value must become an error naming the .dsl line, never undefined behaviour. Operands are checked too
+ * (jump targets, slots, indices), so a corrupt or hand-written table cannot read out of bounds.
+ */
+#include "vm.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ST_VM_SLOTS (1 << 16)
+
+typedef struct frame {
+    int32_t ret_pc;
+    int32_t fp, afp, nslots, afp_nslots;
+} frame;
+
+typedef struct vm {
+    const st_catalogue *cat;
+    int64_t p, r, nunits;
+    int64_t stack[ST_MAX_STACK];
+    int sp;
+    int64_t *slots;
+    int32_t top;                    /* first free slot */
+    frame calls[ST_MAX_CALL_DEPTH];
+    int depth;
+    int32_t fp, afp, nslots, afp_nslots;
+    int64_t *lo, *hi;               /* the transfer set being built */
+    int nset, capset;
+    int line;
+    st_err *err;
+} vm;
+
+static int fail(vm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(vm *m, const char *fmt, ...)
+{
+    char buf[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    snprintf(m->err->msg, sizeof m->err->msg, "%s:%d: %s (p = %lld, rank %lld)", m->cat->file ? m->cat->file : "?",
+             m->line, buf, (long long)m->p, (long long)m->r);
+    return -1;
+}
+
+static int push(vm *m, int64_t v)
+{
+    if (m->sp >= ST_MAX_STACK)
+        return fail(m, "expression too deep (value stack of %d exhausted)", ST_MAX_STACK);
+    m->stack[m->sp++] = v;
+    return 0;
+}
+
+static int pop(vm *m, int64_t *v)
+{
+    if (m->sp <= 0)
+        return fail(m, "corrupt step table: value stack underflow");
+    *v = m->stack[--m->sp];
+    return 0;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    if (a < 0)
+        a = -a;
+    if (b < 0)
+        b = -b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Binary operators: pops b then a, pushes a op b. */
+static int binary(vm *m, int op)
+{
+    int64_t a, b, v = 0;
+    if (pop(m, &b) || pop(m, &a))
+        return -1;
+    switch (op) {
+    case ST_OP_ADD:
+        if (__builtin_add_overflow(a, b, &v))
+            return fail(m, "integer overflow in %lld + %lld", (long long)a, (long long)b);
+        break;
+    case ST_OP_SUB:
+        if (__builtin_sub_overflow(a, b, &v))
+            return fail(m, "integer overflow in %lld - %lld", (long long)a, (long long)b);
+        break;
+    case ST_OP_MUL:
+        if (__builtin_mul_overflow(a, b, &v))
+            return fail(m, "integer overflow in %lld * %lld", (long long)a, (long long)b);
+        break;
+    case ST_OP_DIV:
+        if (b == 0)
+            return fail(m, "division by zero (%lld / 0)", (long long)a);
+        if (a == INT64_MIN && b == -1)
+            return fail(m, "integer overflow in division");
+        v = floor_div(a, b);
+        break;
+    case ST_OP_MOD: /* non-negative: in [0, |b|) */
+        if (b == 0)
+            return fail(m, "modulo by zero (%lld %% 0)", (long long)a);
+        v = b == -1 ? 0 : a % b;
+        if (v < 0)
+            v = (int64_t)((uint64_t)v + (b < 0 ? -(uint64_t)b : (uint64_t)b));
+        break;
+    case ST_OP_SHL:
+        if (b < 0 || b > 62)
+            return fail(m, "shift count %lld out of range 0..62", (long long)b);
+        if (a > (INT64_MAX >> b) || a < (INT64_MIN >> b))
+            return fail(m, "integer overflow in %lld << %lld", (long long)a, (long long)b);
+        v = (int64_t)((uint64_t)a << b);
+        break;
+    case ST_OP_SHR:
+        if (b < 0 || b > 63)
+            return fail(m, "shift count %lld out of range 0..63", (long long)b);
+        v = a >> b;
+        break;
+    case ST_OP_BAND: v = a & b; break;
+    case ST_OP_BOR: v = a | b; break;
+    case ST_OP_BXOR: v = a ^ b; break;
+    case ST_OP_LT: v = a < b; break;
+    case ST_OP_LE: v = a <= b; break;
+    case ST_OP_GT: v = a > b; break;
+    case ST_OP_GE: v = a >= b; break;
+    case ST_OP_EQ: v = a == b; break;
+    case ST_OP_NE: v = a != b; break;
+    case ST_OP_MIN: v = a < b ? a : b; break;
+    case ST_OP_MAX: v = a > b ? a : b; break;
+    case ST_OP_GCD: v = gcd64(a, b); break;
+    case ST_OP_LCM: {
+        int64_t g = gcd64(a, b);
+        if (g == 0) {
+            v = 0;
+            break;
+        }
+        if (__builtin_mul_overflow(a / g, b, &v))
+            return fail(m, "integer overflow in lcm(%lld, %lld)", (long long)a, (long long)b);
+        if (v < 0)
+            v = -v;
+        break;
+    }
+    default:
+        return fail(m, "corrupt step table: opcode %d is not binary", op);
+    }
+    return push(m, v);
+}
+
+static int unary(vm *m, int op)
+{
+    int64_t a, v = 0;
+    if (pop(m, &a))
+        return -1;
+    switch (op) {
+    case ST_OP_NEG:
+        if (a == INT64_MIN)
+            return fail(m, "integer overflow in negation");
+        v = -a;
+        break;
+    case ST_OP_BNOT: v = ~a; break;
+    case ST_OP_NOT: v = !a; break;
+    case ST_OP_FLOOR_LOG2:
+        if (a <= 0)
+            return fail(m, "floor_log2(%lld): argument must be positive", (long long)a);
+        v = 63 - __builtin_clzll((unsigned long long)a);
+        break;
+    case ST_OP_CEIL_LOG2: /* HCCL's CalcCeilLog2: right shifts of a-1 until zero */
+        for (int64_t x = a > 1 ? a - 1 : 0; x; x >>= 1)
+            v++;
+        break;
+    case ST_OP_POW2:
+        if (a < 0 || a > 62)
+            return fail(m, "pow2(%lld): argument out of range 0..62", (long long)a);
+        v = (int64_t)1 << a;
+        break;
+    default:
+        return fail(m, "corrupt step table: opcode %d is not unary", op);
+    }
+    return push(m, v);
+}
+
+static int set_add(vm *m, int64_t lo, int64_t hi)
+{
+    if (hi < lo)
+        return 0;
+    if (m->nset == m->capset) {
+        int cap = m->capset ? 2 * m->capset : 64;
+        int64_t *l = realloc(m->lo, sizeof *l * cap), *h;
+        if (!l)
+            return fail(m, "out of memory");
+        m->lo = l;
+        h = realloc(m->hi, sizeof *h * cap);
+        if (!h)
+            return fail(m, "out of memory");
+        m->hi = h;
+        m->capset = cap;
+    }
+    m->lo[m->nset] = lo;
+    m->hi[m->nset] = hi;
+    m->nset++;
+    return 0;
+}
+
+/* Enter a frame of `nslots` slots; `args` values come from the stack into the first slots. */
+static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body)
+{
+    if (m->depth >= ST_MAX_CALL_DEPTH)
+        return fail(m, "recursion deeper than %d calls", ST_MAX_CALL_DEPTH);
+    if (nslots < nargs || nslots > ST_MAX_FRAME || m->top + nslots > ST_VM_SLOTS)
+        return fail(m, "frame of %d slots does not fit", nslots);
+    if (m->sp < nargs)
+        return fail(m, "corrupt step table: missing call arguments");
+    m->calls[m->depth++] = (frame){ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots};
+    m->fp = m->top;
+    m->nslots = nslots;
+    m->top += nslots;
+    memset(m->slots + m->fp, 0, sizeof(int64_t) * nslots);
+    m->sp -= nargs;
+    memcpy(m->slots + m->fp, m->stack + m->sp, sizeof(int64_t) * nargs);
+    if (algo_body) {
+        m->afp = m->fp;
+        m->afp_nslots = nslots;
+    }
+    return 0;
+}
+
+static int32_t leave(vm *m)
+{
+    frame f = m->calls[--m->depth];
+    m->top = m->fp;
+    m->fp = f.fp;
+    m->afp = f.afp;
+    m->nslots = f.nslots;
+    m->afp_nslots = f.afp_nslots;
+    return f.ret_pc;
+}
+
+static int emit_send(vm *m, const st_vm_sink *sink, int op)
+{
+    int64_t dst;
+    if (pop(m, &dst))
+        return -1;
+    if (m->nunits <= 0)
+        return fail(m, "send before `units` was declared");
+    int rc = 0;
+    if (m->nset > 0)
+        rc = sink->send(sink->ctx, dst, op, m->lo, m->hi, m->nset, m->line, m->err);
+    m->nset = 0;
+    return rc;
+}
+
+static int declare_units(vm *m)
+{
+    int64_t u;
+    if (pop(m, &u))
+        return -1;
+    if (u < 1 || u > ST_MAX_UNITS)
+        return fail(m, "units = %lld is out of range 1..%d", (long long)u, ST_MAX_UNITS);
+    if (m->nunits && m->nunits != u)
+        return fail(m, "phase declares %lld units but the algorithm has %lld", (long long)u, (long long)m->nunits);
+    m->nunits = u;
+    return 0;
+}
+
+/* Execute one instruction at *pc (already advanced past it). Returns 0, 1 at the end of the program, -1 on error. */
+static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
+{
+    const st_catalogue *c = m->cat;
+    int64_t v;
+    switch (in->op) {
+    case ST_OP_HALT: return 1;
+    case ST_OP_PUSH: return push(m, in->a);
+    case ST_OP_CONST:
+        if (in->a < 0 || in->a >= c->nconsts)
+            return fail(m, "corrupt step table: constant %d", in->a);
+        return push(m, c->consts[in->a]);
+    case ST_OP_LOAD:
+    case ST_OP_STORE:
+    case ST_OP_LOADA: {
+        int32_t base = in->op == ST_OP_LOADA ? m->afp : m->fp;
+        int32_t n = in->op == ST_OP_LOADA ? m->afp_nslots : m->nslots;
+        if (in->a < 0 || in->a >= n)
+            return fail(m, "corrupt step table: slot %d", in->a);
+        if (in->op == ST_OP_STORE)
+            return pop(m, &m->slots[base + in->a]);
+        return push(m, m->slots[base + in->a]);
+    }
+    case ST_OP_P: return push(m, m->p);
+    case ST_OP_R: return push(m, m->r);
+    case ST_OP_U:
+        if (m->nunits <= 0)
+            return fail(m, "U used before `units` was declared");
+        return push(m, m->nunits);
+    case ST_OP_DUP:
+        if (pop(m, &v) || push(m, v))
+            return -1;
+        return push(m, v);
+    case ST_OP_POP: return pop(m, &v);
+    case ST_OP_NEG: case ST_OP_BNOT: case ST_OP_NOT:
+    case ST_OP_FLOOR_LOG2: case ST_OP_CEIL_LOG2: case ST_OP_POW2:
+        return unary(m, in->op);
+    case ST_OP_JMP:
+    case ST_OP_JZ:
+        if (in->a < 0 || in->a >= c->ncode)
+            return fail(m, "corrupt step table: jump to %d", in->a);
+        if (in->op == ST_OP_JZ) {
+            if (pop(m, &v))
+                return -1;
+            if (v != 0)
+                return 0;
+        }
+        *pc = in->a;
+        return 0;
+    case ST_OP_CALL: {
+        if (in->a < 0 || in->a >= c->nfuncs)
+            return fail(m, "corrupt step table: function %d", in->a);
+        const st_func *f = &c->funcs[in->a];
+        if (enter(m, *pc, f->nslots, f->nparams, 0))
+            return -1;
+        *pc = f->entry;
+        return 0;
+    }
+    case ST_OP_PHASE: {
+        if (in->a < 0 || in->a >= c->nalgos)
+            return fail(m, "corrupt step table: algorithm %d", in->a);
+        const st_algo *a = &c->algos[in->a];
+        if (enter(m, *pc, a->nslots, 0, 1))
+            return -1;
+        *pc = a->entry;
+        return 0;
+    }
+    case ST_OP_RET:
+        if (m->depth == 0)
+            return 1;
+        if (in->a) {
+            if (pop(m, &v))
+                return -1;
+            *pc = leave(m);
+            return push(m, v);
+        }
+        *pc = leave(m);
+        return m->depth == 0 ? 1 : 0;
+    case ST_OP_UNITS: return declare_units(m);
+    case ST_OP_STEP:
+        if (m->nunits <= 0)
+            return fail(m, "step before `units` was declared");
+        return sink->step(sink->ctx, m->line, m->err);
+    case ST_OP_SET_ADD:
+        if (pop(m, &v))
+            return -1;
+        return set_add(m, v, v);
+    case ST_OP_SET_RANGE: {
+        int64_t lo, hi;
+        if (pop(m, &hi) || pop(m, &lo))
+            return -1;
+        return set_add(m, lo, hi);
+    }
+    case ST_OP_SET_ALL:
+        if (m->nunits <= 0)
+            return fail(m, "`all` used before `units` was declared");
+        return set_add(m, 0, m->nunits - 1);
+    case ST_OP_SEND: return emit_send(m, sink, in->a);
+    default:
+        if (in->op >= ST_OP_ADD && in->op <= ST_OP_LCM)
+            return binary(m, in->op);
+        return fail(m, "corrupt step table: opcode %d", in->op);
+    }
+}
+
+int st_vm_run(const st_catalogue *cat, const st_algo *algo, int p, int r, const st_vm_sink *sink,
+              int64_t *nunits, st_err *err)
+{
+    vm *m = calloc(1, sizeof *m);
+    int rc = -1;
+    if (!m || !(m->slots = malloc(sizeof(int64_t) * ST_VM_SLOTS))) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        goto out;
+    }
+    *m = (vm){.cat = cat, .p = p, .r = r, .slots = m->slots, .err = err, .line = algo->line};
+    if (enter(m, -1, algo->nslots, 0, 1))
+        goto out;
+    int32_t pc = algo->entry;
+    for (long fuel = ST_VM_FUEL;; fuel--) {
+        if (fuel == 0) {
+            fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", (long)ST_VM_FUEL);
+            goto out;
+        }
+        if (pc < 0 || pc >= cat->ncode) {
+            fail(m, "corrupt step table: pc %d", pc);
+            goto out;
+        }
+        const st_insn *in = &cat->code[pc++];
+        m->line = in->line;
+        int s = exec(m, in, &pc, sink);
+        if (s < 0)
+            goto out;
+        if (s > 0)
+            break;
+    }
+    *nunits = m->nunits;
+    rc = 0;
+out:
+    if (m) {
+        free(m->slots);
+        free(m->lo);
+        free(m->hi);
+        free(m);
+    }
+    return rc;
+}

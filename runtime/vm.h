@@ -1,0 +1,32 @@
+/* vm.h - the step-table stack machine: runs one rank's program and reports what it emits.
+ *
+ * The machine knows nothing of schedules: it calls the sink for `units`, each `step` and each `send`, and the
+ * sink (runtime/sched.c) assembles them. Every run is bounded: a fuel budget of instructions, a value stack, a
+ * call depth and a frame size; any excess, and every arithmetic error, stops the run with a message that names
+ * the .dsl line.
+ */
+#ifndef ST_VM_H
+#define ST_VM_H
+
+#include <stdint.h>
+
+#include "sched.h"
+#include "steptab.h"
+
+typedef struct st_vm_sink {
+    void *ctx;
+    /* Each returns 0 to go on, or -1 after writing a message into err to stop the run. */
+    int (*step)(void *ctx, int line, st_err *err);
+    /* The transfer's units as inclusive ranges [lo[i], hi[i]], unsorted, possibly overlapping. */
+    int (*send)(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nranges, int line,
+                st_err *err);
+} st_vm_sink;
+
+#define ST_VM_FUEL (1L << 28) /* instructions per rank and run */
+
+/* Run algo's body for rank r of p. On success returns 0 and stores the declared unit count in *nunits (0 when
+ * the program declared none). On failure returns -1 with the reason in err. */
+int st_vm_run(const st_catalogue *cat, const st_algo *algo, int p, int r, const st_vm_sink *sink,
+              int64_t *nunits, st_err *err);
+
+#endif
