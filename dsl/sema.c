@@ -1,0 +1,624 @@
+/* sema.c - check a parsed file and lower it to step-table bytecode (see sema.h and runtime/steptab.h).
+ *
+ * One walk does both: names are resolved while code is generated, so an error and the code it would have
+ * produced come from the same place and cannot disagree. Code generation goes on after an error (into a
+ * catalogue that is then thrown away) so that one run reports every error of the file.
+ *
+ * Frames: an algorithm body has one frame holding its `let`s and loop variables (plus hidden loop bounds); a `fn`
+ * has its own frame for its parameters and reads the body's top-level `let`s through LOADA. Algorithms are
+ * compiled into one shared code array; `phase` calls another algorithm's body, so composition costs no copy.
+ */
+#include "sema.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef enum where { AT_TOP, AT_NESTED, AT_STEP } where;
+
+typedef struct sym {
+    st_str name;
+    st_pos pos;
+    int is_fn;
+    int slot;     /* variable: slot in its frame */
+    int in_fn;    /* variable lives in a fn frame (1) or in the algorithm frame (0) */
+    int fn;       /* function: index in funcs */
+    int nparams;
+} sym;
+
+typedef struct cg {
+    st_diags *d;
+    st_catalogue *cat;
+    int capcode, capconsts, capfuncs, capalgos;
+    sym *syms;
+    int nsyms, capsyms;
+    int in_fn;           /* compiling a fn body */
+    int nslots, fn_nslots;
+    int cur_algo_first;  /* index of the first descriptor of the algorithm being compiled */
+    int line;
+    int nomem;
+} cg;
+
+typedef struct builtin {
+    const char *name;
+    int arity; /* -2: two or more */
+    int op;
+} builtin;
+
+static const builtin builtins[] = {
+    {"floor_log2", 1, ST_OP_FLOOR_LOG2}, {"ceil_log2", 1, ST_OP_CEIL_LOG2}, {"pow2", 1, ST_OP_POW2},
+    {"gcd", 2, ST_OP_GCD}, {"lcm", 2, ST_OP_LCM}, {"min", -2, ST_OP_MIN}, {"max", -2, ST_OP_MAX},
+};
+
+static const char *const reserved[] = {"p", "r", "U"};
+
+/* ---- growing arrays ---------------------------------------------------------------------------------------- */
+
+static int grow(cg *g, void **v, int *cap, int need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    int cap2 = *cap ? *cap * 2 : 64;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *n = realloc(*v, size * (size_t)cap2);
+    if (!n) {
+        g->nomem = 1;
+        return -1;
+    }
+    *v = n;
+    *cap = cap2;
+    return 0;
+}
+
+static int emit(cg *g, int op, int64_t a)
+{
+    st_catalogue *c = g->cat;
+    if (grow(g, (void **)&c->code, &g->capcode, c->ncode + 1, sizeof(st_insn)))
+        return 0;
+    if (op == ST_OP_PUSH && (a < INT32_MIN || a > INT32_MAX)) {
+        if (grow(g, (void **)&c->consts, &g->capconsts, c->nconsts + 1, sizeof(int64_t)))
+            return 0;
+        ((int64_t *)c->consts)[c->nconsts] = a;
+        op = ST_OP_CONST;
+        a = c->nconsts++;
+    }
+    ((st_insn *)c->code)[c->ncode] = (st_insn){(uint8_t)op, (int32_t)a, g->line};
+    return c->ncode++;
+}
+
+static void patch(cg *g, int at, int target)
+{
+    if (!g->nomem && at >= 0 && at < g->cat->ncode)
+        ((st_insn *)g->cat->code)[at].a = target;
+}
+
+static char *dup_str(st_str s)
+{
+    char *c = malloc((size_t)s.len + 1);
+    if (c) {
+        memcpy(c, s.s, (size_t)s.len);
+        c[s.len] = 0;
+    }
+    return c;
+}
+
+/* ---- symbols ----------------------------------------------------------------------------------------------- */
+
+static sym *lookup(cg *g, st_str name)
+{
+    for (int i = g->nsyms - 1; i >= 0; i--)
+        if (g->syms[i].name.len == name.len && memcmp(g->syms[i].name.s, name.s, (size_t)name.len) == 0)
+            return &g->syms[i];
+    return NULL;
+}
+
+static const builtin *find_builtin(st_str name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (st_str_eq(name, builtins[i].name))
+            return &builtins[i];
+    return NULL;
+}
+
+/* Bind a new name in the current scope; reports rebinding of any visible or reserved name. */
+static sym *bind(cg *g, st_str name, st_pos pos)
+{
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (st_str_eq(name, reserved[i])) {
+            st_error(g->d, pos, "cannot bind '%s': it is a built-in name", reserved[i]);
+            return NULL;
+        }
+    if (find_builtin(name)) {
+        st_error(g->d, pos, "cannot bind '%.*s': it is a built-in function", name.len, name.s);
+        return NULL;
+    }
+    sym *old = lookup(g, name);
+    if (old) {
+        st_error(g->d, pos, "'%.*s' is already defined", name.len, name.s);
+        st_diag_add(g->d, ST_SEV_NOTE, old->pos.line, old->pos.col, "previous definition of '%.*s' is here",
+                    name.len, name.s);
+        return NULL;
+    }
+    if (grow(g, (void **)&g->syms, &g->capsyms, g->nsyms + 1, sizeof(sym)))
+        return NULL;
+    sym *s = &g->syms[g->nsyms++];
+    *s = (sym){.name = name, .pos = pos};
+    return s;
+}
+
+static int new_slot(cg *g)
+{
+    return g->in_fn ? g->fn_nslots++ : g->nslots++;
+}
+
+static sym *bind_var(cg *g, st_str name, st_pos pos)
+{
+    int slot = new_slot(g);
+    sym *s = bind(g, name, pos);
+    if (s) {
+        s->slot = slot;
+        s->in_fn = g->in_fn;
+    }
+    return s;
+}
+
+/* ---- expressions ------------------------------------------------------------------------------------------- */
+
+static void expr(cg *g, const st_expr *e);
+
+static const int binop_code[] = {
+    [ST_B_ADD] = ST_OP_ADD, [ST_B_SUB] = ST_OP_SUB, [ST_B_MUL] = ST_OP_MUL, [ST_B_DIV] = ST_OP_DIV,
+    [ST_B_MOD] = ST_OP_MOD, [ST_B_SHL] = ST_OP_SHL, [ST_B_SHR] = ST_OP_SHR, [ST_B_BAND] = ST_OP_BAND,
+    [ST_B_BOR] = ST_OP_BOR, [ST_B_BXOR] = ST_OP_BXOR, [ST_B_LT] = ST_OP_LT, [ST_B_LE] = ST_OP_LE,
+    [ST_B_GT] = ST_OP_GT, [ST_B_GE] = ST_OP_GE, [ST_B_EQ] = ST_OP_EQ, [ST_B_NE] = ST_OP_NE,
+};
+
+static void name_expr(cg *g, const st_expr *e)
+{
+    if (st_str_eq(e->name, "p")) {
+        emit(g, ST_OP_P, 0);
+        return;
+    }
+    if (st_str_eq(e->name, "r")) {
+        emit(g, ST_OP_R, 0);
+        return;
+    }
+    if (st_str_eq(e->name, "U")) {
+        emit(g, ST_OP_U, 0);
+        return;
+    }
+    sym *s = lookup(g, e->name);
+    if (!s) {
+        if (find_builtin(e->name))
+            st_error(g->d, e->pos, "'%.*s' is a built-in function; call it as %.*s(...)", e->name.len,
+                     e->name.s, e->name.len, e->name.s);
+        else
+            st_error(g->d, e->pos, "unknown name '%.*s'", e->name.len, e->name.s);
+    } else if (s->is_fn)
+        st_error(g->d, e->pos, "'%.*s' is a function; call it as %.*s(...)", e->name.len, e->name.s,
+                 e->name.len, e->name.s);
+    else if (g->in_fn && !s->in_fn)
+        emit(g, ST_OP_LOADA, s->slot);
+    else
+        emit(g, ST_OP_LOAD, s->slot);
+}
+
+static int count_args(const st_expr *e)
+{
+    int n = 0;
+    for (const st_expr *a = e->args; a; a = a->next)
+        n++;
+    return n;
+}
+
+static void call_expr(cg *g, const st_expr *e)
+{
+    int n = count_args(e);
+    const builtin *b = find_builtin(e->name);
+    sym *s = lookup(g, e->name);
+    if (!b && (!s || !s->is_fn)) {
+        if (s)
+            st_error(g->d, e->pos, "'%.*s' is not a function", e->name.len, e->name.s);
+        else
+            st_error(g->d, e->pos, "unknown function '%.*s'", e->name.len, e->name.s);
+        return;
+    }
+    int want = b ? b->arity : s->nparams;
+    if ((want >= 0 && n != want) || (want == -2 && n < 2)) {
+        st_error(g->d, e->pos, "'%.*s' takes %s%d argument%s, %d given", e->name.len, e->name.s,
+                 want == -2 ? "at least " : "", want == -2 ? 2 : want, (want == 1) ? "" : "s", n);
+        return;
+    }
+    int i = 0;
+    for (const st_expr *a = e->args; a; a = a->next, i++) {
+        expr(g, a);
+        if (b && want == -2 && i > 0)
+            emit(g, b->op, 0); /* min/max fold left */
+    }
+    if (b && want != -2)
+        emit(g, b->op, 0);
+    else if (!b)
+        emit(g, ST_OP_CALL, s->fn);
+}
+
+/* `a and b`, `a or b`: short-circuit, result 0 or 1. */
+static void logic_expr(cg *g, const st_expr *e)
+{
+    int is_and = e->op == ST_B_AND;
+    expr(g, e->a);
+    int jz = emit(g, ST_OP_JZ, 0);
+    if (is_and) {
+        expr(g, e->b);
+        emit(g, ST_OP_NOT, 0);
+        emit(g, ST_OP_NOT, 0);
+    } else
+        emit(g, ST_OP_PUSH, 1);
+    int jend = emit(g, ST_OP_JMP, 0);
+    patch(g, jz, g->cat->ncode);
+    if (is_and)
+        emit(g, ST_OP_PUSH, 0);
+    else {
+        expr(g, e->b);
+        emit(g, ST_OP_NOT, 0);
+        emit(g, ST_OP_NOT, 0);
+    }
+    patch(g, jend, g->cat->ncode);
+}
+
+static void expr(cg *g, const st_expr *e)
+{
+    int saved = g->line;
+    g->line = e->pos.line;
+    switch (e->kind) {
+    case ST_E_INT: emit(g, ST_OP_PUSH, e->ival); break;
+    case ST_E_NAME: name_expr(g, e); break;
+    case ST_E_CALL: call_expr(g, e); break;
+    case ST_E_UN:
+        expr(g, e->a);
+        emit(g, e->op == ST_U_NEG ? ST_OP_NEG : e->op == ST_U_BNOT ? ST_OP_BNOT : ST_OP_NOT, 0);
+        break;
+    case ST_E_BIN:
+        if (e->op == ST_B_AND || e->op == ST_B_OR) {
+            logic_expr(g, e);
+            break;
+        }
+        expr(g, e->a);
+        expr(g, e->b);
+        g->line = e->pos.line;
+        emit(g, binop_code[e->op], 0);
+        break;
+    case ST_E_IF: {
+        expr(g, e->a);
+        int jz = emit(g, ST_OP_JZ, 0);
+        expr(g, e->b);
+        int jend = emit(g, ST_OP_JMP, 0);
+        patch(g, jz, g->cat->ncode);
+        expr(g, e->c);
+        patch(g, jend, g->cat->ncode);
+        break;
+    }
+    }
+    g->line = saved;
+}
+
+/* ---- statements -------------------------------------------------------------------------------------------- */
+
+static void stmts(cg *g, const st_stmt *s, where at);
+
+/* for var in lo .. hi: `body(g, arg)` compiles the loop body with var bound. */
+static void loop(cg *g, st_str var, st_pos var_pos, const st_expr *lo, const st_expr *hi,
+                 void (*body)(cg *, const void *, where), const void *arg, where at)
+{
+    int mark = g->nsyms;
+    int vslot = new_slot(g), hslot = new_slot(g);
+    expr(g, lo); /* both bounds are evaluated once, before the variable is in scope */
+    emit(g, ST_OP_STORE, vslot);
+    expr(g, hi);
+    emit(g, ST_OP_STORE, hslot);
+    sym *v = bind(g, var, var_pos);
+    if (v) {
+        v->slot = vslot;
+        v->in_fn = g->in_fn;
+    }
+    int top = g->cat->ncode;
+    emit(g, ST_OP_LOAD, vslot);
+    emit(g, ST_OP_LOAD, hslot);
+    emit(g, ST_OP_LE, 0);
+    int jz = emit(g, ST_OP_JZ, 0);
+    body(g, arg, at);
+    emit(g, ST_OP_LOAD, vslot);
+    emit(g, ST_OP_PUSH, 1);
+    emit(g, ST_OP_ADD, 0);
+    emit(g, ST_OP_STORE, vslot);
+    emit(g, ST_OP_JMP, top);
+    patch(g, jz, g->cat->ncode);
+    g->nsyms = mark;
+}
+
+static void body_stmts(cg *g, const void *arg, where at)
+{
+    stmts(g, arg, at);
+}
+
+static void step_body(cg *g, const void *arg, where at)
+{
+    int mark = g->nsyms;
+    emit(g, ST_OP_STEP, 0);
+    stmts(g, arg, AT_STEP);
+    g->nsyms = mark;
+}
+
+static void comp_elem(cg *g, const void *arg, where at)
+{
+    const st_uset *u = arg;
+    int jz = -1;
+    if (u->cond) {
+        expr(g, u->cond);
+        jz = emit(g, ST_OP_JZ, 0);
+    }
+    expr(g, u->elem);
+    emit(g, ST_OP_SET_ADD, 0);
+    if (jz >= 0)
+        patch(g, jz, g->cat->ncode);
+}
+
+static void uset(cg *g, const st_uset *u)
+{
+    switch (u->kind) {
+    case ST_US_ALL: emit(g, ST_OP_SET_ALL, 0); break;
+    case ST_US_LIST:
+        for (const st_expr *e = u->items; e; e = e->next) {
+            expr(g, e);
+            emit(g, ST_OP_SET_ADD, 0);
+        }
+        break;
+    case ST_US_RANGE:
+        expr(g, u->lo);
+        expr(g, u->hi);
+        emit(g, ST_OP_SET_RANGE, 0);
+        break;
+    case ST_US_COMP: loop(g, u->var, u->var_pos, u->lo, u->hi, comp_elem, u, AT_STEP); break;
+    }
+}
+
+static void fn_stmt(cg *g, const st_stmt *s)
+{
+    int nparams = 0;
+    for (const st_param *q = s->params; q; q = q->next)
+        nparams++;
+    st_catalogue *c = g->cat;
+    if (grow(g, (void **)&c->funcs, &g->capfuncs, c->nfuncs + 1, sizeof(st_func)))
+        return;
+    int fi = c->nfuncs++;
+    sym *f = bind(g, s->name, s->name_pos);
+    if (f) {
+        f->is_fn = 1;
+        f->fn = fi;
+        f->nparams = nparams;
+    }
+    int jover = emit(g, ST_OP_JMP, 0);
+    int entry = c->ncode;
+    int mark = g->nsyms;
+    g->in_fn = 1;
+    g->fn_nslots = 0;
+    for (const st_param *q = s->params; q; q = q->next)
+        bind_var(g, q->name, q->pos);
+    expr(g, s->expr);
+    emit(g, ST_OP_RET, 1);
+    ((st_func *)c->funcs)[fi] = (st_func){dup_str(s->name), entry, nparams, g->fn_nslots};
+    g->in_fn = 0;
+    g->nsyms = mark;
+    patch(g, jover, c->ncode);
+}
+
+static void phase_stmt(cg *g, const st_stmt *s)
+{
+    char *cname = dup_str(s->coll), *aname = dup_str(s->algo);
+    int coll = cname ? st_coll_from_name(cname) : -1;
+    if (!cname || !aname)
+        g->nomem = 1;
+    else if (coll < 0)
+        st_error(g->d, s->coll_pos, "unknown collective '%s'", cname);
+    else {
+        const st_algo *a = st_catalogue_find(g->cat, aname, coll);
+        if (!a)
+            st_error(g->d, s->algo_pos, "no algorithm '%s' implements %s in this file", aname, cname);
+        else
+            emit(g, ST_OP_PHASE, a - g->cat->algos);
+    }
+    free(cname);
+    free(aname);
+}
+
+static void if_stmt(cg *g, const st_stmt *s, where at)
+{
+    expr(g, s->expr);
+    int jz = emit(g, ST_OP_JZ, 0);
+    int mark = g->nsyms;
+    stmts(g, s->body, at);
+    g->nsyms = mark;
+    int jend = emit(g, ST_OP_JMP, 0);
+    patch(g, jz, g->cat->ncode);
+    stmts(g, s->else_body, at);
+    g->nsyms = mark;
+    patch(g, jend, g->cat->ncode);
+}
+
+static const char *placement_error(const st_stmt *s, where at)
+{
+    switch (s->kind) {
+    case ST_S_UNITS: return at == AT_STEP ? "'units' inside a step; declare units at algorithm level" : NULL;
+    case ST_S_FN: return at != AT_TOP ? "'fn' must be defined at the top level of an algorithm" : NULL;
+    case ST_S_STEP: return at == AT_STEP ? "'step' inside a step" : NULL;
+    case ST_S_PHASE: return at == AT_STEP ? "'phase' inside a step; phases are made of steps" : NULL;
+    case ST_S_SEND: return at != AT_STEP ? "'send' outside a step; wrap it in step { ... }" : NULL;
+    default: return NULL;
+    }
+}
+
+static void stmt(cg *g, const st_stmt *s, where at)
+{
+    const char *bad = placement_error(s, at);
+    g->line = s->pos.line;
+    if (bad) {
+        st_error(g->d, s->pos, "%s", bad);
+        return;
+    }
+    where inner = at == AT_TOP ? AT_NESTED : at;
+    switch (s->kind) {
+    case ST_S_UNITS:
+        expr(g, s->expr);
+        emit(g, ST_OP_UNITS, 0);
+        break;
+    case ST_S_LET: {
+        expr(g, s->expr);
+        sym *v = bind_var(g, s->name, s->name_pos);
+        emit(g, ST_OP_STORE, v ? v->slot : new_slot(g));
+        break;
+    }
+    case ST_S_FN: fn_stmt(g, s); break;
+    case ST_S_STEP:
+        if (s->name.len)
+            loop(g, s->name, s->name_pos, s->lo, s->hi, step_body, s->body, at);
+        else
+            step_body(g, s->body, at);
+        break;
+    case ST_S_FOR: loop(g, s->name, s->name_pos, s->lo, s->hi, body_stmts, s->body, inner); break;
+    case ST_S_IF: if_stmt(g, s, inner); break;
+    case ST_S_SEND:
+        uset(g, s->units);
+        expr(g, s->expr);
+        g->line = s->pos.line;
+        emit(g, ST_OP_SEND, s->xop);
+        break;
+    case ST_S_PHASE: phase_stmt(g, s); break;
+    }
+}
+
+static void stmts(cg *g, const st_stmt *s, where at)
+{
+    for (; s; s = s->next)
+        stmt(g, s, at);
+}
+
+/* ---- algorithms -------------------------------------------------------------------------------------------- */
+
+/* Pass 1: one descriptor per (algorithm, collective), so phases may name algorithms defined later. */
+static void declare_algos(cg *g, const st_file *f)
+{
+    st_catalogue *c = g->cat;
+    for (const st_algo_ast *a = f->algos; a; a = a->next) {
+        if (!a->colls)
+            st_error(g->d, a->pos, "algorithm '%.*s' implements no collective", a->name.len, a->name.s);
+        for (const st_name_list *n = a->colls; n; n = n->next) {
+            char *cn = dup_str(n->name), *an = dup_str(a->name);
+            int coll = cn ? st_coll_from_name(cn) : -1;
+            if (!cn || !an)
+                g->nomem = 1;
+            else if (coll < 0)
+                st_error(g->d, n->pos, "unknown collective '%s' (known: all_reduce, reduce_scatter, all_gather)",
+                         cn);
+            else if (st_catalogue_find(c, an, coll)) {
+                const st_algo *old = st_catalogue_find(c, an, coll);
+                st_error(g->d, a->pos, "algorithm '%s' already implements %s", an, cn);
+                st_diag_add(g->d, ST_SEV_NOTE, old->line, 0, "previous definition is here");
+            } else if (!grow(g, (void **)&c->algos, &g->capalgos, c->nalgos + 1, sizeof(st_algo))) {
+                ((st_algo *)c->algos)[c->nalgos++] = (st_algo){an, coll, -1, 0, a->pos.line};
+                an = NULL;
+            }
+            free(cn);
+            free(an);
+        }
+    }
+}
+
+static void compile_algo(cg *g, const st_algo_ast *a)
+{
+    g->nsyms = 0;
+    g->nslots = 0;
+    g->line = a->pos.line;
+    int entry = g->cat->ncode;
+    stmts(g, a->body, AT_TOP);
+    g->line = a->pos.line;
+    emit(g, ST_OP_RET, 0);
+    for (int i = 0; i < g->cat->nalgos; i++) {
+        st_algo *d = (st_algo *)&g->cat->algos[i];
+        if (d->line == a->pos.line && d->entry < 0 && st_str_eq(a->name, d->name)) {
+            d->entry = entry;
+            d->nslots = g->nslots;
+        }
+    }
+}
+
+/* A phase cycle would recurse forever at instantiation; find one by walking PHASE edges from each algorithm. */
+static int reaches(const st_catalogue *c, int from, int target, int depth)
+{
+    if (depth > c->nalgos)
+        return 0;
+    for (int pc = c->algos[from].entry; pc >= 0 && pc < c->ncode; pc++) {
+        const st_insn *in = &c->code[pc];
+        if (in->op == ST_OP_RET && in->a == 0)
+            break; /* the body's end: fn bodies inside it return with RET 1 */
+        if (in->op == ST_OP_PHASE && (in->a == target || reaches(c, in->a, target, depth + 1)))
+            return 1;
+    }
+    return 0;
+}
+
+static void check_cycles(cg *g)
+{
+    for (int i = 0; i < g->cat->nalgos; i++)
+        if (reaches(g->cat, i, i, 0))
+            st_diag_add(g->d, ST_SEV_ERROR, g->cat->algos[i].line, 0,
+                        "algorithm '%s' (%s) reaches itself through phases", g->cat->algos[i].name,
+                        st_coll_name(g->cat->algos[i].coll));
+}
+
+st_catalogue *st_compile(const st_file *f, st_diags *d)
+{
+    cg g = {.d = d};
+    int errors_before = d->nerrors;
+    g.cat = calloc(1, sizeof *g.cat);
+    if (!g.cat)
+        return NULL;
+    g.cat->version = ST_TABLE_VERSION;
+    g.cat->file = strdup(f->path ? f->path : "?");
+    declare_algos(&g, f);
+    for (const st_algo_ast *a = f->algos; a; a = a->next)
+        compile_algo(&g, a);
+    if (d->nerrors == errors_before && !g.nomem)
+        check_cycles(&g);
+    free(g.syms);
+    if (g.nomem)
+        st_diag_add(d, ST_SEV_ERROR, 0, 0, "out of memory");
+    if (d->nerrors != errors_before || g.nomem) {
+        st_catalogue_free(g.cat);
+        return NULL;
+    }
+    return g.cat;
+}
+
+void st_catalogue_free(st_catalogue *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->nfuncs; i++)
+        free((char *)c->funcs[i].name);
+    for (int i = 0; i < c->nalgos; i++)
+        free((char *)c->algos[i].name);
+    free((void *)c->code);
+    free((void *)c->consts);
+    free((void *)c->funcs);
+    free((void *)c->algos);
+    free((char *)c->file);
+    free(c);
+}
+
+const st_algo *st_catalogue_find(const st_catalogue *c, const char *name, int coll)
+{
+    for (int i = 0; i < c->nalgos; i++)
+        if (strcasecmp(c->algos[i].name, name) == 0 && (coll < 0 || c->algos[i].coll == coll))
+            return &c->algos[i];
+    return NULL;
+}
