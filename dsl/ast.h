@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "steptab.h" /* st_xop */
+
 typedef struct st_pos {
     int line, col; /* 1-based */
 } st_pos;
@@ -85,8 +87,6 @@ typedef enum st_stmt_kind {
     ST_S_SEND,  /* send uset to expr [copy|reduce]              (inside a step) */
     ST_S_PHASE  /* phase coll using algo                        (algorithm level) */
 } st_stmt_kind;
-
-typedef enum st_xop { ST_X_COPY = 0, ST_X_REDUCE = 1 } st_xop;
 
 typedef struct st_stmt {
     st_stmt_kind kind;

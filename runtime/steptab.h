@@ -31,6 +31,9 @@ typedef enum st_coll {
     ST_COLL_COUNT
 } st_coll;
 
+/* What a transfer does at its destination. */
+typedef enum st_xop { ST_X_COPY = 0, ST_X_REDUCE = 1 } st_xop;
+
 /* Opcodes. Stack effects in brackets; `a` is the instruction's operand. Values are int64. */
 typedef enum st_opcode {
     ST_OP_HALT,      /* end of the program (the entry algorithm returns here) */
