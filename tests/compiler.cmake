@@ -1,0 +1,126 @@
+# compiler.cmake - tests of stitchc: golden schedule views, the command line, and the emitted C tables.
+#
+# Included from tests/CMakeLists.txt. Two sections: the codegen/driver tests below, and the lead's (sema,
+# verifier, diagnostics golden files) after them. Golden files live in tests/compiler/golden/ and change only
+# through the explicit target `update-golden-compiler`; a test fails on any byte of difference.
+
+# ==== codegen and driver (codegen/, tools/stitchc.c) ==============================================================
+
+set(STITCH_DSL ${CMAKE_SOURCE_DIR}/algos.dsl)
+set(COMPILER_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/compiler)
+set(COMPILER_OUT ${CMAKE_CURRENT_BINARY_DIR}/compiler)
+file(MAKE_DIRECTORY ${COMPILER_OUT})
+set(STITCH_GOLDEN_UPDATES "")
+
+# stitch_golden(<name> <golden file> <stitchc args...>): stitchc's stdout must equal golden/<file>.
+# `"line": N` is ignored in the comparison (see tests/compiler/run_golden.cmake).
+function(stitch_golden name golden)
+  string(REPLACE ";" "|" args "${ARGN}")
+  set(common -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DGOLDEN=${COMPILER_TESTS}/golden/${golden})
+  if(golden MATCHES "\\.json$")
+    list(APPEND common -DJSON=1)
+  endif()
+  add_test(NAME compiler.golden.${name}
+           COMMAND ${CMAKE_COMMAND} ${common} -DACTUAL=${COMPILER_OUT}/${golden}.actual
+                   "-DIGNORE=\"line\": [0-9]+" -P ${COMPILER_TESTS}/run_golden.cmake)
+  set(STITCH_GOLDEN_UPDATES ${STITCH_GOLDEN_UPDATES} COMMAND ${CMAKE_COMMAND} ${common} -DUPDATE=1
+      -P ${COMPILER_TESTS}/run_golden.cmake PARENT_SCOPE)
+endfunction()
+
+# stitch_cli(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY] [NO_FILES <files...>]
+#            ARGS <stitchc args...>)
+function(stitch_cli name)
+  cmake_parse_arguments(C "STDOUT_EMPTY" "RC;STDOUT;STDERR" "ARGS;NO_FILES" ${ARGN})
+  string(REPLACE ";" "|" args "${C_ARGS}")
+  string(REPLACE ";" "|" no_files "${C_NO_FILES}")
+  set(defs -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DRC=${C_RC})
+  if(DEFINED C_STDOUT)
+    list(APPEND defs "-DSTDOUT=${C_STDOUT}")
+  endif()
+  if(DEFINED C_STDERR)
+    list(APPEND defs "-DSTDERR=${C_STDERR}")
+  endif()
+  if(C_STDOUT_EMPTY)
+    list(APPEND defs -DSTDOUT_EMPTY=1)
+  endif()
+  if(no_files)
+    list(APPEND defs "-DNO_FILES=${no_files}")
+  endif()
+  add_test(NAME compiler.cli.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${COMPILER_TESTS}/run_cli.cmake)
+endfunction()
+
+# ---- golden schedule views
+stitch_golden(show_ring_rs_json show_ring_reduce_scatter_p5.json
+              show ${STITCH_DSL} -a ring -c reduce_scatter -n 5 --format json)
+stitch_golden(show_ring_ar_table show_ring_all_reduce_p4.txt
+              show ${STITCH_DSL} -a ring -c all_reduce -n 4)
+add_custom_target(update-golden-compiler ${STITCH_GOLDEN_UPDATES} DEPENDS stitchc VERBATIM
+                  COMMENT "rewriting tests/compiler/golden/ from the current stitchc")
+
+# ---- the command line: exit status 0 ok, 1 bad input, 2 bad command line
+stitch_cli(no_command RC 2 STDERR "stitchc: error: no command given" ARGS "")
+stitch_cli(unknown_command RC 2 STDERR "^stitchc: error: unknown command 'frobnicate'\nTry 'stitchc --help'"
+           ARGS frobnicate ${STITCH_DSL})
+stitch_cli(unknown_top_option RC 2 STDERR "stitchc: error: unknown option '--frobnicate'" ARGS --frobnicate)
+stitch_cli(unknown_option RC 2 STDERR "stitchc: error: unknown option '--bogus' for 'check'\nTry 'stitchc check --help'"
+           ARGS check --bogus ${STITCH_DSL})
+stitch_cli(missing_value RC 2 STDERR "option '-a' needs a value" ARGS verify ${STITCH_DSL} -a)
+stitch_cli(no_file RC 2 STDERR "stitchc: error: no input file" ARGS check)
+stitch_cli(help RC 0 STDOUT "commands:.*check.*verify.*show.*emit" ARGS --help)
+stitch_cli(help_word RC 0 STDOUT "commands:" ARGS help)
+stitch_cli(help_topic RC 0 STDOUT "^usage: stitchc verify FILE" ARGS help verify)
+foreach(cmd check verify show emit)
+  stitch_cli(help_${cmd} RC 0 STDOUT "^usage: stitchc ${cmd} FILE" ARGS ${cmd} --help)
+endforeach()
+stitch_cli(ranks_zero RC 2 STDERR "bad rank range '0..3'" ARGS verify ${STITCH_DSL} --ranks 0..3)
+stitch_cli(ranks_reversed RC 2 STDERR "bad rank range '5..3'" ARGS verify ${STITCH_DSL} --ranks 5..3)
+stitch_cli(ranks_too_many RC 2 STDERR "bad rank range '1..65537'" ARGS verify ${STITCH_DSL} --ranks 1..65537)
+stitch_cli(ranks_garbage RC 2 STDERR "bad rank range '1..x'" ARGS verify ${STITCH_DSL} --ranks=1..x)
+stitch_cli(unknown_collective RC 2 STDERR "unknown collective 'all_sum' \\(known: all_reduce, "
+           ARGS verify ${STITCH_DSL} -c all_sum)
+stitch_cli(missing_input RC 1 STDERR "no_such_file.dsl.*No such file or directory"
+           ARGS check ${COMPILER_OUT}/no_such_file.dsl)
+stitch_cli(check_ok RC 0 STDOUT_EMPTY ARGS check ${STITCH_DSL})
+stitch_cli(check_verbose RC 0 STDOUT "algos.dsl: [0-9]+ algorithms OK" ARGS check -v ${STITCH_DSL})
+stitch_cli(check_bad RC 1 STDERR "bad.dsl:[0-9]+:[0-9]+: error: " ARGS check ${COMPILER_TESTS}/bad.dsl)
+stitch_cli(verify_ring RC 0
+           STDOUT "verified [0-9]+ \\(algorithm, collective\\) pairs for p = 1..16 in [0-9.]+ s\n$"
+           ARGS verify ${STITCH_DSL} -a ring --ranks 1..16)
+stitch_cli(verify_single_p RC 0 STDOUT "for p = 7..7 in" ARGS verify ${STITCH_DSL} -a ring --ranks 7)
+stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*'; available: -a ring -c "
+           ARGS show ${STITCH_DSL} -a nosuch -n 4)
+stitch_cli(show_bad_format RC 2 STDERR "unknown format 'svgz'" ARGS show ${STITCH_DSL} -a ring -n 4 --format svgz)
+stitch_cli(show_bad_p RC 2 STDERR "bad rank count '0'" ARGS show ${STITCH_DSL} -a ring -n 0)
+stitch_cli(emit_bad_dsl RC 1 STDERR "bad.dsl:[0-9]+:[0-9]+: error: "
+           NO_FILES ${COMPILER_OUT}/bad.c ${COMPILER_OUT}/bad.c.tmp ${COMPILER_OUT}/bad.h
+           ARGS emit ${COMPILER_TESTS}/bad.dsl -o ${COMPILER_OUT}/bad.c --header ${COMPILER_OUT}/bad.h)
+stitch_cli(emit_bad_symbol RC 2 STDERR "symbol '9lives' is not a C identifier"
+           ARGS emit ${STITCH_DSL} -o ${COMPILER_OUT}/x.c --symbol 9lives)
+stitch_cli(emit_unwritable RC 1 STDERR "stitchc: error: cannot open '.*/no/such/dir/x.c.tmp': No such file"
+           ARGS emit ${STITCH_DSL} -o ${COMPILER_OUT}/no/such/dir/x.c)
+
+# ---- emitted C: compiled into a program (-Werror) that compares it with the in-memory catalogue
+set(EMITTED ${COMPILER_OUT}/emitted_catalogue)
+add_custom_command(
+  OUTPUT ${EMITTED}.c ${EMITTED}.h
+  COMMAND stitchc emit ${STITCH_DSL} -o ${EMITTED}.c --header ${EMITTED}.h --symbol st_test_catalogue
+  DEPENDS stitchc ${STITCH_DSL}
+  COMMENT "stitchc emit algos.dsl (test copy)")
+add_executable(compiler_emit_check ${COMPILER_TESTS}/emit_check.c ${EMITTED}.c)
+target_include_directories(compiler_emit_check PRIVATE ${COMPILER_OUT})
+target_link_libraries(compiler_emit_check PRIVATE stitch_front)
+target_compile_options(compiler_emit_check PRIVATE -Werror)
+add_test(NAME compiler.emit.roundtrip COMMAND compiler_emit_check ${STITCH_DSL})
+# The same file under the strictest plain-C11 flags, as a user's project might compile it.
+add_test(NAME compiler.emit.c11_pedantic
+         COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
+                 -fsyntax-only -I${CMAKE_SOURCE_DIR}/runtime ${EMITTED}.c)
+# Same input, same bytes: emit twice and compare.
+add_test(NAME compiler.emit.deterministic
+         COMMAND ${CMAKE_COMMAND} -E compare_files ${EMITTED}.c ${COMPILER_OUT}/emitted_again.c)
+add_test(NAME compiler.emit.again
+         COMMAND stitchc emit ${STITCH_DSL} -o ${COMPILER_OUT}/emitted_again.c --symbol st_test_catalogue)
+set_tests_properties(compiler.emit.again PROPERTIES FIXTURES_SETUP emit_again)
+set_tests_properties(compiler.emit.deterministic PROPERTIES FIXTURES_REQUIRED emit_again)
+
+# ==== end of codegen and driver tests =============================================================================

@@ -1,0 +1,230 @@
+/* show.c - a schedule as people read it (`stitchc show`): a text table, or JSON for scripts and pictures.
+ *
+ * The schedule always comes from st_sched_build, the same instantiation the verifier checks and the runtime runs,
+ * so a view can never disagree with what executes. This file only formats it:
+ *   table  one header line, then per step one line per rank: its sends, then its receives, units as compact sets
+ *          (`{0..3,7}`), like the worked examples of spec/algorithms.md;
+ *   json   one object with a stable key order, transfers in schedule order, units as half-open [start, end) ranges,
+ *          laid out one transfer per line so golden files diff well.
+ * Unit runs are printed as the schedule holds them (sorted and merged by st_sched_build), so a view shows the
+ * schedule's own data, not a re-derivation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+
+/* The runs of one transfer: st_sched_build stores them sorted and merged, so they are printed as they are. */
+typedef struct runs {
+    const st_run *v;
+    int n;
+} runs;
+
+static runs xfer_runs(const st_sched *s, const st_xfer *x)
+{
+    return (runs){s->runs + x->run0, x->nruns};
+}
+
+static const char *xop_name(int op)
+{
+    return op == ST_X_REDUCE ? "reduce" : op == ST_X_COPY ? "copy" : "?";
+}
+
+/* ---- table ---------------------------------------------------------------------------------------------------- */
+
+static int digits(int v)
+{
+    int d = 1;
+    while (v >= 10) {
+        v /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* `{0..3,7}`: inclusive ranges in unit numbers, as the spec writes them. */
+static void put_unit_set(FILE *out, const runs *u)
+{
+    fputc('{', out);
+    for (int i = 0; i < u->n; i++) {
+        int lo = u->v[i].start, hi = u->v[i].start + u->v[i].len - 1;
+        fprintf(out, "%s%d", i ? "," : "", lo);
+        if (hi == lo + 1)
+            fprintf(out, ",%d", hi);
+        else if (hi > lo)
+            fprintf(out, "..%d", hi);
+    }
+    fputc('}', out);
+}
+
+/* One transfer as seen from `rank`: `->r1 {4} reduce`, `<-r4 {3} reduce`, or `local {2} copy`. */
+static void put_rank_xfer(FILE *out, const st_sched *s, const st_xfer *x, int rank)
+{
+    runs u = xfer_runs(s, x);
+    if (x->src == x->dst)
+        fputs("local ", out);
+    else if (x->src == rank)
+        fprintf(out, "->r%d ", (int)x->dst);
+    else
+        fprintf(out, "<-r%d ", (int)x->src);
+    put_unit_set(out, &u);
+    fprintf(out, " %s", xop_name(x->op));
+}
+
+/* One side of `rank` in step `st`, in schedule order: its sends (local transfers included) or its receives. */
+static void put_rank_side(FILE *out, const st_sched *s, int st, int rank, int recv)
+{
+    int n = 0;
+    for (int32_t i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
+        const st_xfer *x = &s->xfers[i];
+        if (recv ? x->dst == rank && x->src != rank : x->src == rank) {
+            fputs(n++ ? "   " : "", out);
+            put_rank_xfer(out, s, x, rank);
+        }
+    }
+}
+
+/* A rank's sends or receives as a string (malloc'd; NULL when out of memory). */
+static char *rank_side(const st_sched *s, int st, int rank, int recv)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        return NULL;
+    put_rank_side(mem, s, st, rank, recv);
+    if (fclose(mem) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* One step: a line per rank, the receives lined up in one column after the widest sends. */
+static int put_step(FILE *out, const st_sched *s, int st, int wstep, int wrank)
+{
+    char **sends = calloc((size_t)s->p, sizeof *sends);
+    size_t wsend = 0;
+    int rc = sends ? 0 : -1;
+    for (int rank = 0; rc == 0 && rank < s->p; rank++) {
+        sends[rank] = rank_side(s, st, rank, 0);
+        if (!sends[rank])
+            rc = -1;
+        else if (strlen(sends[rank]) > wsend)
+            wsend = strlen(sends[rank]);
+    }
+    for (int rank = 0; rc == 0 && rank < s->p; rank++) {
+        char label[32], *recvs = rank_side(s, st, rank, 1);
+        if (!recvs) {
+            rc = -1;
+            break;
+        }
+        snprintf(label, sizeof label, "r%d:", rank);
+        if (rank == 0)
+            fprintf(out, "step %*d  %-*s ", wstep, st, wrank, label);
+        else
+            fprintf(out, "%*s%-*s ", 5 + wstep + 2, "", wrank, label);
+        if (!*sends[rank] && !*recvs)
+            fputs("-\n", out);
+        else if (!*recvs)
+            fprintf(out, "%s\n", sends[rank]);
+        else
+            fprintf(out, "%-*s   %s\n", (int)wsend, sends[rank], recvs);
+        free(recvs);
+    }
+    for (int rank = 0; sends && rank < s->p; rank++)
+        free(sends[rank]);
+    free(sends);
+    return rc;
+}
+
+static int show_table(const st_sched *s, FILE *out)
+{
+    fprintf(out, "# %s %s, p = %d, U = %d units, %d steps\n", s->algo->name, st_coll_name(s->algo->coll), s->p,
+            s->nunits, s->nsteps);
+    int wstep = digits(s->nsteps > 0 ? s->nsteps - 1 : 0);
+    int wrank = digits(s->p - 1) + 2; /* "r", the number, ":" */
+    for (int st = 0; st < s->nsteps; st++)
+        if (put_step(out, s, st, wstep, wrank) != 0)
+            return -1;
+    return 0;
+}
+
+/* ---- json ----------------------------------------------------------------------------------------------------- */
+
+static void put_json_string(FILE *out, const char *str)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)(str ? str : ""); *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c == '\n')
+            fputs("\\n", out);
+        else if (*c == '\t')
+            fputs("\\t", out);
+        else if (*c < 0x20 || *c == 0x7f || *c >= 0x80)
+            fprintf(out, "\\u%04x", *c); /* bytes, not code points: names are ASCII; this keeps JSON valid */
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+static void put_json_xfer(FILE *out, const st_sched *s, const st_xfer *x)
+{
+    runs u = xfer_runs(s, x);
+    fprintf(out, "{\"src\": %d, \"dst\": %d, \"units\": [", (int)x->src, (int)x->dst);
+    for (int i = 0; i < u.n; i++)
+        fprintf(out, "%s[%d, %d]", i ? ", " : "", (int)u.v[i].start, (int)(u.v[i].start + u.v[i].len));
+    fprintf(out, "], \"op\": \"%s\", \"line\": %d}", xop_name(x->op), (int)x->line);
+}
+
+static int show_json(const st_sched *s, FILE *out)
+{
+    fputs("{\"algorithm\": ", out);
+    put_json_string(out, s->algo->name);
+    fputs(", \"collective\": ", out);
+    put_json_string(out, st_coll_name(s->algo->coll));
+    fprintf(out, ", \"ranks\": %d, \"units\": %d, \"steps\": [", s->p, s->nunits);
+    for (int st = 0; st < s->nsteps; st++) {
+        fprintf(out, "%s\n  {\"step\": %d, \"transfers\": [", st ? "," : "", st);
+        int32_t first = s->step_first[st], end = s->step_first[st + 1];
+        for (int32_t i = first; i < end; i++) {
+            fputs(i > first ? ",\n    " : "\n    ", out);
+            put_json_xfer(out, s, &s->xfers[i]);
+        }
+        fputs(end > first ? "\n  ]}" : "]}", out);
+    }
+    fputs(s->nsteps ? "\n]}\n" : "]}\n", out);
+    return 0;
+}
+
+/* ---- entry ---------------------------------------------------------------------------------------------------- */
+
+int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err)
+{
+    int (*fmt)(const st_sched *, FILE *) = NULL;
+    if (format && strcmp(format, "table") == 0)
+        fmt = show_table;
+    else if (format && strcmp(format, "json") == 0)
+        fmt = show_json;
+    if (!fmt) {
+        snprintf(err->msg, sizeof err->msg, "unknown format '%s' (expected one of: %s)", format ? format : "",
+                 ST_SHOW_FORMATS);
+        return -1;
+    }
+    st_sched s;
+    if (st_sched_build(cat, algo, p, &s, err) != 0)
+        return -1;
+    int rc = fmt(&s, out);
+    st_sched_free(&s);
+    if (rc != 0) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return -1;
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        snprintf(err->msg, sizeof err->msg, "write error");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,120 @@
+/* emit_check.c - the emitted C tables are the catalogue they were emitted from.
+ *
+ * `stitchc emit` writes algos.dsl as C (st_test_catalogue, compiled into this program with -Werror, so the
+ * emitted file must be warning-free). This program compiles the same .dsl in memory and checks, field by field,
+ * that the linked catalogue equals it, then instantiates every algorithm from both for a few rank counts and
+ * compares the schedules. A difference means the emitter lost or changed something the runtime would read.
+ *
+ *   emit_check FILE.dsl    exit 0 when equal; otherwise one line per difference and exit 1
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "emitted_catalogue.h"
+#include "frontend.h"
+#include "sched.h"
+#include "sema.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                       \
+    do {                                                                                                       \
+        if (!(cond)) {                                                                                         \
+            fprintf(stderr, "emit_check: %s:%d: ", __FILE__, __LINE__);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                                      \
+            fputc('\n', stderr);                                                                               \
+            failures++;                                                                                        \
+        }                                                                                                      \
+    } while (0)
+
+static int same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void check_opcode_names(void)
+{
+    for (int op = 0; op < ST_OP_COUNT; op++)
+        CHECK(strcmp(st_opcode_name(op), "?") != 0, "opcode %d has no name in codegen/emit_c.c", op);
+    CHECK(strcmp(st_opcode_name(ST_OP_COUNT), "?") == 0, "st_opcode_name(ST_OP_COUNT) should be \"?\"");
+}
+
+static void check_tables(const st_catalogue *want, const st_catalogue *got)
+{
+    CHECK(got->version == want->version, "version %d, want %d", got->version, want->version);
+    CHECK(same_str(got->file, want->file), "file '%s', want '%s'", got->file, want->file);
+    CHECK(got->ncode == want->ncode, "ncode %d, want %d", got->ncode, want->ncode);
+    for (int32_t i = 0; i < got->ncode && i < want->ncode; i++) {
+        const st_insn *g = &got->code[i], *w = &want->code[i];
+        CHECK(g->op == w->op && g->a == w->a && g->line == w->line, "code[%d] = {%d, %d, %d}, want {%d, %d, %d}",
+              i, g->op, g->a, g->line, w->op, w->a, w->line);
+    }
+    CHECK(got->nconsts == want->nconsts, "nconsts %d, want %d", got->nconsts, want->nconsts);
+    for (int32_t i = 0; i < got->nconsts && i < want->nconsts; i++)
+        CHECK(got->consts[i] == want->consts[i], "consts[%d] = %lld, want %lld", i, (long long)got->consts[i],
+              (long long)want->consts[i]);
+    CHECK(got->nfuncs == want->nfuncs, "nfuncs %d, want %d", got->nfuncs, want->nfuncs);
+    for (int32_t i = 0; i < got->nfuncs && i < want->nfuncs; i++) {
+        const st_func *g = &got->funcs[i], *w = &want->funcs[i];
+        CHECK(same_str(g->name, w->name) && g->entry == w->entry && g->nparams == w->nparams &&
+                  g->nslots == w->nslots, "funcs[%d] (%s) differs", i, w->name);
+    }
+    CHECK(got->nalgos == want->nalgos, "nalgos %d, want %d", got->nalgos, want->nalgos);
+    for (int32_t i = 0; i < got->nalgos && i < want->nalgos; i++) {
+        const st_algo *g = &got->algos[i], *w = &want->algos[i];
+        CHECK(same_str(g->name, w->name) && g->coll == w->coll && g->entry == w->entry &&
+                  g->nslots == w->nslots && g->line == w->line, "algos[%d] (%s) differs", i, w->name);
+    }
+}
+
+/* Both catalogues give the same schedule (or the same failure) for p ranks. */
+static void check_schedule(const st_catalogue *want, const st_catalogue *got, int32_t i, int p)
+{
+    st_sched a, b;
+    st_err ea = {{0}}, eb = {{0}};
+    int ra = st_sched_build(want, &want->algos[i], p, &a, &ea);
+    int rb = st_sched_build(got, &got->algos[i], p, &b, &eb);
+    CHECK(ra == rb && strcmp(ea.msg, eb.msg) == 0, "%s, p = %d: build '%s' vs '%s'", want->algos[i].name, p,
+          ea.msg, eb.msg);
+    if (ra == 0 && rb == 0) {
+        CHECK(a.nunits == b.nunits && a.nsteps == b.nsteps && a.nxfers == b.nxfers && a.nruns == b.nruns &&
+                  memcmp(a.xfers, b.xfers, sizeof *a.xfers * (size_t)a.nxfers) == 0 &&
+                  memcmp(a.runs, b.runs, sizeof *a.runs * (size_t)a.nruns) == 0,
+              "%s %s, p = %d: schedules differ", want->algos[i].name, st_coll_name(want->algos[i].coll), p);
+    }
+    if (ra == 0)
+        st_sched_free(&a);
+    if (rb == 0)
+        st_sched_free(&b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: emit_check FILE.dsl\n");
+        return 2;
+    }
+    st_diags d;
+    st_diags_init(&d, argv[1], NULL, 0);
+    st_file *f = st_parse_path(argv[1], &d);
+    st_catalogue *cat = f && d.nerrors == 0 ? st_compile(f, &d) : NULL;
+    st_diags_print(&d, stderr);
+    if (!cat) {
+        fprintf(stderr, "emit_check: %s does not compile\n", argv[1]);
+        return 1;
+    }
+    check_opcode_names();
+    check_tables(cat, &st_test_catalogue);
+    if (failures == 0)
+        for (int32_t i = 0; i < cat->nalgos; i++)
+            for (int p = 1; p <= 9; p++)
+                check_schedule(cat, &st_test_catalogue, i, p);
+    printf("emit_check: %d algorithms, %d instructions: %s\n", cat->nalgos, cat->ncode,
+           failures ? "DIFFERENT" : "identical");
+    st_catalogue_free(cat);
+    st_diags_free(&d);
+    if (f)
+        st_file_free(f);
+    return failures ? 1 : 0;
+}

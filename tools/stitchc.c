@@ -1,0 +1,548 @@
+/* stitchc.c - the compiler driver: `stitchc check | verify | show | emit FILE ...`.
+ *
+ * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
+ * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. The driver owns nothing
+ * clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and ctest use:
+ *   0  success
+ *   1  the input has errors, verification failed, or a file could not be read or written
+ *   2  the command line is wrong (unknown subcommand or option, a missing or malformed value)
+ * Options are parsed by a small table per subcommand rather than getopt_long, so every mistake is reported in
+ * one form (`stitchc: error: ...` and a hint to `--help`) and options may come before or after FILE.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "codegen.h"
+#include "diag.h"
+#include "frontend.h"
+#include "sched.h"
+#include "sema.h"
+#include "verify.h"
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+/* ---- messages ------------------------------------------------------------------------------------------------ */
+
+static void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tool_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("stitchc: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* A command-line mistake: the message, a hint, exit status 2. */
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("stitchc: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    if (cmd)
+        fprintf(stderr, "Try 'stitchc %s --help'.\n", cmd);
+    else
+        fputs("Try 'stitchc --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* ---- options ------------------------------------------------------------------------------------------------- */
+
+enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_FORMAT, O_OUTPUT, O_HEADER, O_SYMBOL };
+
+typedef struct opt_spec {
+    enum opt_id id;
+    char short_name; /* 0: none */
+    const char *long_name;
+    int has_arg;
+} opt_spec;
+
+/* What a subcommand's command line said. NULL / 0 for what was not given. */
+typedef struct args {
+    const char *file;
+    const char *val[O_SYMBOL + 1];
+    int seen[O_SYMBOL + 1];
+} args;
+
+typedef struct command {
+    const char *name;
+    const char *synopsis; /* the usage line after `stitchc ` */
+    const char *summary;
+    const char *usage; /* the whole --help text after the usage line */
+    const opt_spec *opts;
+    int (*run)(const args *a);
+} command;
+
+static const opt_spec *find_long(const opt_spec *opts, const char *name, size_t len)
+{
+    for (const opt_spec *o = opts; o->long_name; o++)
+        if (strlen(o->long_name) == len && strncmp(o->long_name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+static const opt_spec *find_short(const opt_spec *opts, char c)
+{
+    for (const opt_spec *o = opts; o->long_name; o++)
+        if (o->short_name && o->short_name == c)
+            return o;
+    return NULL;
+}
+
+/* One option at argv[*i]; advances *i past its value. Returns 0 or the usage exit status. */
+static int parse_option(const command *c, int argc, char **argv, int *i, args *a)
+{
+    const char *arg = argv[*i], *value = NULL;
+    const opt_spec *o;
+    if (arg[1] == '-') {
+        const char *eq = strchr(arg + 2, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        o = find_long(c->opts, arg + 2, len);
+        if (o && eq)
+            value = eq + 1;
+        if (o && eq && !o->has_arg)
+            return usage_error(c->name, "option '--%s' takes no value", o->long_name);
+    } else {
+        o = arg[2] == '\0' ? find_short(c->opts, arg[1]) : NULL;
+        if (!o && arg[2] != '\0' && find_short(c->opts, arg[1]) && find_short(c->opts, arg[1])->has_arg) {
+            o = find_short(c->opts, arg[1]); /* -aring */
+            value = arg + 2;
+        }
+    }
+    if (!o)
+        return usage_error(c->name, "unknown option '%s' for '%s'", arg, c->name);
+    if (o->has_arg && !value) {
+        if (*i + 1 >= argc)
+            return usage_error(c->name, "option '%s' needs a value", arg);
+        value = argv[++*i];
+    }
+    if (a->seen[o->id] && o->has_arg)
+        return usage_error(c->name, "option '--%s' given twice", o->long_name);
+    a->seen[o->id] = 1;
+    a->val[o->id] = value;
+    return 0;
+}
+
+/* argv[0] is the subcommand. Exactly one FILE unless --help was given. */
+static int parse_args(const command *c, int argc, char **argv, args *a)
+{
+    memset(a, 0, sizeof *a);
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_files && strcmp(arg, "--") == 0) {
+            only_files = 1;
+        } else if (!only_files && arg[0] == '-' && arg[1] != '\0') {
+            int rc = parse_option(c, argc, argv, &i, a);
+            if (rc)
+                return rc;
+        } else if (a->file) {
+            return usage_error(c->name, "more than one input file ('%s' and '%s')", a->file, arg);
+        } else {
+            a->file = arg;
+        }
+    }
+    if (!a->file && !a->seen[O_HELP])
+        return usage_error(c->name, "no input file");
+    return 0;
+}
+
+/* ---- values -------------------------------------------------------------------------------------------------- */
+
+/* A decimal integer in [lo, hi], the whole string. */
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || !(*s == '-' || (*s >= '0' && *s <= '9')))
+        return -1;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* `A..B` or `A`, with 1 <= A <= B <= ST_MAX_RANKS. */
+static int parse_ranks(const char *s, int *pmin, int *pmax)
+{
+    const char *dots = strstr(s, "..");
+    char first[32];
+    long a, b;
+    size_t n = dots ? (size_t)(dots - s) : strlen(s);
+    if (n == 0 || n >= sizeof first)
+        return -1;
+    memcpy(first, s, n);
+    first[n] = '\0';
+    if (parse_int(first, 1, ST_MAX_RANKS, &a) != 0)
+        return -1;
+    b = a;
+    if (dots && parse_int(dots + 2, 1, ST_MAX_RANKS, &b) != 0)
+        return -1;
+    if (a > b)
+        return -1;
+    *pmin = (int)a;
+    *pmax = (int)b;
+    return 0;
+}
+
+/* -c COLL: a collective name, or the usage error listing the known ones. */
+static int parse_coll(const char *cmd, const char *s, int *coll)
+{
+    *coll = st_coll_from_name(s);
+    if (*coll >= 0)
+        return 0;
+    char list[256] = "";
+    for (int c = 0; c < ST_COLL_COUNT; c++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? ", " : "", st_coll_name(c));
+    return usage_error(cmd, "unknown collective '%s' (known: %s)", s, list);
+}
+
+/* ---- compiling ----------------------------------------------------------------------------------------------- */
+
+/* The parsed file and its catalogue. The syntax tree is kept until the end because diagnostics and the catalogue
+ * may refer to its text. */
+typedef struct unit {
+    st_diags d;
+    st_file *f;
+    st_catalogue *cat;
+} unit;
+
+/* Parse and compile; prints every diagnostic. Returns 0 when there were no errors. Always call unit_free. */
+static int compile_file(const char *path, unit *u)
+{
+    memset(u, 0, sizeof *u);
+    st_diags_init(&u->d, path, NULL, 0);
+    u->f = st_parse_path(path, &u->d);
+    if (u->f && u->d.nerrors == 0)
+        u->cat = st_compile(u->f, &u->d);
+    st_diags_print(&u->d, stderr);
+    if (!u->f && u->d.nerrors == 0)
+        tool_error("out of memory reading '%s'", path);
+    return u->cat && u->d.nerrors == 0 ? 0 : -1;
+}
+
+static void unit_free(unit *u)
+{
+    st_catalogue_free(u->cat);
+    st_diags_free(&u->d);
+    if (u->f)
+        st_file_free(u->f);
+}
+
+/* ---- check --------------------------------------------------------------------------------------------------- */
+
+static int run_check(const args *a)
+{
+    unit u;
+    int rc = compile_file(a->file, &u) == 0 ? 0 : EXIT_FAIL;
+    if (rc == 0 && a->seen[O_VERBOSE])
+        printf("%s: %d algorithms OK\n", a->file, (int)u.cat->nalgos);
+    unit_free(&u);
+    return rc;
+}
+
+/* ---- verify -------------------------------------------------------------------------------------------------- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* How many (algorithm, collective) pairs the selection covers; names match as st_catalogue_find does. */
+static int count_pairs(const st_catalogue *cat, const st_verify_opts *o)
+{
+    int n = 0;
+    for (int32_t i = 0; i < cat->nalgos; i++)
+        if ((!o->algo || strcasecmp(o->algo, cat->algos[i].name) == 0) && (o->coll < 0 || o->coll == cat->algos[i].coll))
+            n++;
+    return n;
+}
+
+static int run_verify(const args *a)
+{
+    st_verify_opts o = {.algo = a->val[O_ALGO], .coll = -1, .pmin = 1, .pmax = 64, .verbose = a->seen[O_VERBOSE]};
+    if (a->val[O_COLL] && parse_coll("verify", a->val[O_COLL], &o.coll) != 0)
+        return EXIT_USAGE;
+    if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &o.pmin, &o.pmax) != 0)
+        return usage_error("verify", "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)",
+                           a->val[O_RANKS], ST_MAX_RANKS);
+    unit u;
+    if (compile_file(a->file, &u) != 0) {
+        unit_free(&u);
+        return EXIT_FAIL;
+    }
+    double t0 = now_seconds();
+    int failed = st_verify(u.cat, &o, stdout);
+    double dt = now_seconds() - t0;
+    int pairs = count_pairs(u.cat, &o);
+    int rc = 0;
+    if (failed < 0) {
+        tool_error("no algorithm in '%s' matches%s%s%s%s", a->file, o.algo ? " -a " : "", o.algo ? o.algo : "",
+                   o.coll >= 0 ? " -c " : "", o.coll >= 0 ? st_coll_name(o.coll) : "");
+        rc = EXIT_FAIL;
+    } else if (failed > 0) {
+        printf("FAILED %d of %d (algorithm, collective) pairs for p = %d..%d in %.2f s\n", failed, pairs, o.pmin,
+               o.pmax, dt);
+        rc = EXIT_FAIL;
+    } else {
+        printf("verified %d (algorithm, collective) pairs for p = %d..%d in %.2f s\n", pairs, o.pmin, o.pmax, dt);
+    }
+    unit_free(&u);
+    return rc;
+}
+
+/* ---- show ---------------------------------------------------------------------------------------------------- */
+
+/* The error for an algorithm that is not there, listing what is. */
+static void not_found(const st_catalogue *cat, const char *file, const char *name, int coll)
+{
+    fprintf(stderr, "stitchc: error: no algorithm '%s'%s%s in '%s'; available:", name,
+            coll >= 0 ? " implementing " : "", coll >= 0 ? st_coll_name(coll) : "", file);
+    for (int32_t i = 0; i < cat->nalgos; i++)
+        fprintf(stderr, "%s -a %s -c %s", i ? "," : "", cat->algos[i].name, st_coll_name(cat->algos[i].coll));
+    fputs(cat->nalgos ? "\n" : " none\n", stderr);
+}
+
+static int run_show(const args *a)
+{
+    const char *format = a->val[O_FORMAT] ? a->val[O_FORMAT] : "table";
+    int coll = -1;
+    long p;
+    if (!a->val[O_ALGO])
+        return usage_error("show", "missing -a ALGO");
+    if (!a->val[O_NRANKS])
+        return usage_error("show", "missing -n P");
+    if (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0)
+        return usage_error("show", "bad rank count '%s' (expected 1..%d)", a->val[O_NRANKS], ST_MAX_RANKS);
+    if (a->val[O_COLL] && parse_coll("show", a->val[O_COLL], &coll) != 0)
+        return EXIT_USAGE;
+    if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
+        return usage_error("show", "unknown format '%s' (known: %s)", format, ST_SHOW_FORMATS);
+    unit u;
+    int rc = EXIT_FAIL;
+    if (compile_file(a->file, &u) == 0) {
+        const st_algo *algo = st_catalogue_find(u.cat, a->val[O_ALGO], coll);
+        st_err err = {{0}};
+        if (!algo)
+            not_found(u.cat, a->file, a->val[O_ALGO], coll);
+        else if (st_show(u.cat, algo, (int)p, format, stdout, &err) != 0)
+            tool_error("%s", err.msg);
+        else
+            rc = 0;
+    }
+    unit_free(&u);
+    return rc;
+}
+
+/* ---- emit ---------------------------------------------------------------------------------------------------- */
+
+/* Output goes to PATH.tmp and is renamed into place only when complete, so a failed run leaves no file behind
+ * and a build never sees half a table. */
+typedef struct outfile {
+    const char *path;
+    char *tmp;
+    FILE *fp;
+} outfile;
+
+static int outfile_open(outfile *o, const char *path)
+{
+    o->path = path;
+    o->fp = NULL;
+    o->tmp = malloc(strlen(path) + 5);
+    if (!o->tmp) {
+        tool_error("out of memory");
+        return -1;
+    }
+    sprintf(o->tmp, "%s.tmp", path);
+    o->fp = fopen(o->tmp, "w");
+    if (!o->fp) {
+        tool_error("cannot open '%s': %s", o->tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Close and, when `keep`, rename into place; otherwise remove. Returns 0 when the file is in place. */
+static int outfile_close(outfile *o, int keep)
+{
+    int rc = keep ? 0 : -1;
+    if (o->fp && fclose(o->fp) != 0 && keep) {
+        tool_error("cannot write '%s': %s", o->tmp, strerror(errno));
+        rc = -1;
+    }
+    if (o->fp && rc == 0 && rename(o->tmp, o->path) != 0) {
+        tool_error("cannot rename '%s' to '%s': %s", o->tmp, o->path, strerror(errno));
+        rc = -1;
+    }
+    if (o->fp && rc != 0)
+        remove(o->tmp);
+    o->fp = NULL;
+    free(o->tmp);
+    o->tmp = NULL;
+    return rc;
+}
+
+static int emit_files(const st_catalogue *cat, const args *a, const char *symbol)
+{
+    outfile c = {0}, h = {0};
+    const char *hpath = a->val[O_HEADER];
+    int ok = outfile_open(&c, a->val[O_OUTPUT]) == 0 && (!hpath || outfile_open(&h, hpath) == 0);
+    if (ok && st_emit_c(cat, symbol, c.fp, hpath ? h.fp : NULL) != 0) {
+        tool_error("cannot write '%s'%s%s%s: %s", c.tmp, hpath ? " or '" : "", hpath ? h.tmp : "", hpath ? "'" : "",
+                   strerror(errno));
+        ok = 0;
+    }
+    /* The header first: a build that sees the new .c also sees its header. */
+    int hrc = hpath ? outfile_close(&h, ok) : 0;
+    int crc = outfile_close(&c, ok && hrc == 0);
+    if (hpath && hrc == 0 && crc != 0)
+        remove(hpath);
+    return ok && hrc == 0 && crc == 0 ? 0 : -1;
+}
+
+static int run_emit(const args *a)
+{
+    const char *symbol = a->val[O_SYMBOL] ? a->val[O_SYMBOL] : "st_builtin_catalogue";
+    if (!a->val[O_OUTPUT])
+        return usage_error("emit", "missing -o OUT.c");
+    if (!st_c_identifier_ok(symbol))
+        return usage_error("emit", "symbol '%s' is not a C identifier", symbol);
+    unit u;
+    int rc = EXIT_FAIL;
+    if (compile_file(a->file, &u) == 0 && emit_files(u.cat, a, symbol) == 0)
+        rc = 0;
+    unit_free(&u);
+    return rc;
+}
+
+/* ---- the command table --------------------------------------------------------------------------------------- */
+
+#define OPT_HELP {O_HELP, 'h', "help", 0}
+#define OPT_END {O_HELP, 0, NULL, 0}
+
+static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, OPT_END};
+static const opt_spec verify_opts[] = {
+    OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
+    {O_RANKS, 0, "ranks", 1}, OPT_END};
+static const opt_spec show_opts[] = {OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
+                                     {O_NRANKS, 'n', "ranks", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
+static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
+                                     {O_SYMBOL, 0, "symbol", 1}, OPT_END};
+
+static const command commands[] = {
+    {"check", "check FILE [-v]", "parse and check a .dsl file",
+     "Parse FILE and check every algorithm. Prints diagnostics to stderr; exits 1 on any error.\n\n"
+     "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
+     "  -h, --help      this text\n",
+     check_opts, run_check},
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B] [-v]", "prove the algorithms correct for a range of rank counts",
+     "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
+     "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step.\n"
+     "Exits 0 when everything is verified, 1 otherwise (with the smallest counterexample).\n\n"
+     "  -a, --algorithm ALGO    only this algorithm\n"
+     "  -c, --collective COLL   only this collective (all_reduce, reduce_scatter, all_gather)\n"
+     "      --ranks A..B        rank counts A to B inclusive, or A alone (default 1..64; 1 <= A <= B <= 65536)\n"
+     "  -v, --verbose           one line per pair\n"
+     "  -h, --help              this text\n",
+     verify_opts, run_verify},
+    {"show", "show FILE -a ALGO [-c COLL] -n P [--format table|json]", "print an algorithm's schedule for p ranks",
+     "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
+     "  -a, --algorithm ALGO    the algorithm (required)\n"
+     "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
+     "  -n, --ranks P           number of ranks, 1..65536 (required)\n"
+     "  -f, --format FORMAT     table (default) or json\n"
+     "  -h, --help              this text\n",
+     show_opts, run_show},
+    {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME]", "generate C step tables",
+     "Compile FILE and write its catalogue as C source defining 'const st_catalogue SYMBOL' (steptab.h).\n"
+     "Nothing is written when FILE has errors.\n\n"
+     "  -o, --output OUT.c      the C file (required)\n"
+     "      --header OUT.h      also write a header declaring the symbol\n"
+     "      --symbol NAME       the catalogue's name (default st_builtin_catalogue)\n"
+     "  -h, --help              this text\n",
+     emit_opts, run_emit},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static void print_command_help(int i)
+{
+    printf("usage: stitchc %s\n\n%s", commands[i].synopsis, commands[i].usage);
+}
+
+static void print_help(void)
+{
+    puts("usage: stitchc COMMAND FILE [OPTIONS]\n\n"
+         "The stitch compiler: checks, verifies, shows and emits collective algorithms written in the stitch DSL.\n\n"
+         "commands:");
+    for (int i = 0; i < NCOMMANDS; i++)
+        printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+    puts("  help     this text, or 'stitchc help COMMAND' for one command\n\n"
+         "'stitchc COMMAND --help' describes a command's options.\n"
+         "Exit status: 0 success, 1 errors in the input or failed verification, 2 bad command line.");
+}
+
+static int find_command(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int run_help(int argc, char **argv)
+{
+    if (argc < 3) {
+        print_help();
+        return 0;
+    }
+    int i = find_command(argv[2]);
+    if (i < 0)
+        return usage_error(NULL, "unknown command '%s'", argv[2]);
+    print_command_help(i);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error(NULL, "no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return run_help(argc, argv);
+    if (strcmp(cmd, "--version") == 0) {
+        printf("stitchc 0.1 (step-table format %d)\n", ST_TABLE_VERSION);
+        return 0;
+    }
+    int i = find_command(cmd);
+    if (i < 0)
+        return usage_error(NULL, cmd[0] == '-' ? "unknown option '%s'" : "unknown command '%s'", cmd);
+    args a;
+    int rc = parse_args(&commands[i], argc - 1, argv + 1, &a);
+    if (rc)
+        return rc;
+    if (a.seen[O_HELP]) {
+        print_command_help(i);
+        return 0;
+    }
+    rc = commands[i].run(&a);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        tool_error("cannot write to standard output: %s", strerror(errno));
+        return EXIT_FAIL;
+    }
+    return rc;
+}
