@@ -82,7 +82,7 @@ static int failf(absstate *a, int line, const char *fmt, ...)
 
 static int owner_of(const absstate *a, int u)
 {
-    return u / (a->U / a->p);
+    return u / (a->U / st_coll_nblocks(a->s->algo->coll, a->p)); /* block of unit u */
 }
 
 static void init_state(absstate *a)
@@ -222,8 +222,8 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, int p, int *ns
     st_sched s;
     st_err err;
     if (st_sched_build(cat, al, p, &s, &err)) {
-        fprintf(out, "%s: error: %s %s cannot be instantiated for p = %d: %s\n", cat->file, al->name,
-                st_coll_name(al->coll), p, err.msg);
+        fprintf(out, "%s:%d: error: %s %s cannot be instantiated for p = %d: %s\n", cat->file,
+                err.line ? err.line : al->line, al->name, st_coll_name(al->coll), p, err.msg);
         return -1;
     }
     absstate a = {.s = &s, .p = p, .U = s.nunits, .W = (p + 63) / 64};

@@ -19,6 +19,7 @@ typedef struct range {
 
 typedef struct builder {
     const st_catalogue *cat;
+    const st_algo *algo;
     int p, rank, nsteps;  /* nsteps: steps this rank has begun */
     st_xfer *x;
     int nx, capx;
@@ -54,8 +55,8 @@ static int cmp_range(const void *a, const void *b)
 
 static int where(builder *b, int line, st_err *err, const char *what)
 {
-    snprintf(err->msg, sizeof err->msg, "%s:%d: %s (p = %d, rank %d)", b->cat->file ? b->cat->file : "?", line,
-             what, b->p, b->rank);
+    err->line = line;
+    snprintf(err->msg, sizeof err->msg, "%s (p = %d, rank %d)", what, b->p, b->rank);
     return -1;
 }
 
@@ -131,11 +132,11 @@ static int check_rank(builder *b, int first_x, int64_t nunits, int64_t *U, int *
     } else if (nunits != *U) {
         snprintf(what, sizeof what, "rank %d declares %lld units but rank 0 declares %lld", b->rank,
                  (long long)nunits, (long long)*U);
-        return where(b, 0, err, what);
+        return where(b, b->algo->line, err, what);
     } else if (b->nsteps != *nsteps) {
         snprintf(what, sizeof what, "rank %d has %d steps but rank 0 has %d (step structure must not depend on r)",
                  b->rank, b->nsteps, *nsteps);
-        return where(b, 0, err, what);
+        return where(b, b->algo->line, err, what);
     }
     for (int i = first_x; i < b->nx; i++) {
         const st_run *rn = &b->runs[b->x[i].run0 + b->x[i].nruns - 1];
@@ -172,12 +173,13 @@ static int order_by_step(builder *b, st_sched *s)
 
 int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err)
 {
-    builder b = {.cat = cat, .p = p};
+    builder b = {.cat = cat, .algo = algo, .p = p};
     st_vm_sink sink = {&b, on_step, on_send};
     int64_t U = 0, nunits;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
     if (p < 1 || p > ST_MAX_RANKS) {
+        err->line = algo->line;
         snprintf(err->msg, sizeof err->msg, "p = %d is out of range 1..%d", p, ST_MAX_RANKS);
         return -1;
     }
@@ -190,15 +192,15 @@ int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched
     }
     int nblocks = st_coll_nblocks(algo->coll, p);
     if (U < 1) {
-        snprintf(err->msg, sizeof err->msg, "%s:%d: %s declares no units (p = %d)", cat->file, algo->line,
-                 algo->name, p);
+        err->line = algo->line;
+        snprintf(err->msg, sizeof err->msg, "%s declares no units (p = %d)", algo->name, p);
         goto fail;
     }
     if (U % nblocks) {
+        err->line = algo->line;
         snprintf(err->msg, sizeof err->msg,
-                 "%s:%d: %s implements %s, whose %d blocks need units to be a multiple of %d; it declares %lld "
-                 "(p = %d)", cat->file, algo->line, algo->name, st_coll_name(algo->coll), nblocks, nblocks,
-                 (long long)U, p);
+                 "%s implements %s, whose %d blocks need units to be a multiple of %d; it declares %lld (p = %d)",
+                 algo->name, st_coll_name(algo->coll), nblocks, nblocks, (long long)U, p);
         goto fail;
     }
     *out = (st_sched){.cat = cat, .algo = algo, .p = p, .nunits = (int)U, .nsteps = nsteps, .runs = b.runs,
@@ -206,6 +208,7 @@ int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched
     b.runs = NULL;
     if (order_by_step(&b, out)) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
+        err->line = 0;
         st_sched_free(out);
         goto fail;
     }

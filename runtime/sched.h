@@ -43,13 +43,15 @@ typedef struct st_sched {
     int nruns;
 } st_sched;
 
+/* An instantiation error: what went wrong, for which p and rank, and the .dsl line it comes from (0: none). */
 typedef struct st_err {
+    int line;
     char msg[512];
 } st_err;
 
 /* Instantiate `algo` of `cat` for p ranks (1 <= p <= ST_MAX_RANKS). Checks what the runtime relies on for
  * memory safety: every peer in 0..p-1, every unit in 0..U-1, U divisible by the collective's block count, every
- * rank with the same number of steps. On failure returns -1 and explains in `err` (file:line, p, rank). */
+ * rank with the same number of steps. On failure returns -1 and explains in `err` (line, p, rank). */
 #define ST_MAX_RANKS 65536
 int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err);
 void st_sched_free(st_sched *s);

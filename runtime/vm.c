@@ -45,8 +45,8 @@ static int fail(vm *m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    snprintf(m->err->msg, sizeof m->err->msg, "%s:%d: %s (p = %lld, rank %lld)", m->cat->file ? m->cat->file : "?",
-             m->line, buf, (long long)m->p, (long long)m->r);
+    m->err->line = m->line;
+    snprintf(m->err->msg, sizeof m->err->msg, "%s (p = %lld, rank %lld)", buf, (long long)m->p, (long long)m->r);
     return -1;
 }
 
@@ -60,6 +60,7 @@ static int push(vm *m, int64_t v)
 
 static int pop(vm *m, int64_t *v)
 {
+    *v = 0;
     if (m->sp <= 0)
         return fail(m, "corrupt step table: value stack underflow");
     *v = m->stack[--m->sp];
@@ -391,6 +392,7 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, int p, int r, const 
     int rc = -1;
     if (!m || !(m->slots = malloc(sizeof(int64_t) * ST_VM_SLOTS))) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
+        err->line = 0;
         goto out;
     }
     *m = (vm){.cat = cat, .p = p, .r = r, .slots = m->slots, .err = err, .line = algo->line};
