@@ -105,6 +105,13 @@ static char *dup_str(st_str s)
 
 /* ---- symbols ----------------------------------------------------------------------------------------------- */
 
+static int str_eq_ci(st_str s, const char *c)
+{
+    return (int)strlen(c) == s.len && strncasecmp(s.s, c, (size_t)s.len) == 0;
+}
+
+#define st_error_note(d, pos, ...) st_diag_add((d), ST_SEV_NOTE, (pos).line, (pos).col, __VA_ARGS__)
+
 static sym *lookup(cg *g, st_str name)
 {
     for (int i = g->nsyms - 1; i >= 0; i--)
@@ -136,8 +143,7 @@ static sym *bind(cg *g, st_str name, st_pos pos)
     sym *old = lookup(g, name);
     if (old) {
         st_error(g->d, pos, "'%.*s' is already defined", name.len, name.s);
-        st_diag_add(g->d, ST_SEV_NOTE, old->pos.line, old->pos.col, "previous definition of '%.*s' is here",
-                    name.len, name.s);
+        st_error_note(g->d, old->pos, "previous definition of '%.*s' is here", name.len, name.s);
         return NULL;
     }
     if (grow(g, (void **)&g->syms, &g->capsyms, g->nsyms + 1, sizeof(sym)))
@@ -520,9 +526,11 @@ static void declare_algos(cg *g, const st_file *f)
                 st_error(g->d, n->pos, "unknown collective '%s' (known: all_reduce, reduce_scatter, all_gather)",
                          cn);
             else if (st_catalogue_find(c, an, coll)) {
-                const st_algo *old = st_catalogue_find(c, an, coll);
                 st_error(g->d, a->pos, "algorithm '%s' already implements %s", an, cn);
-                st_diag_add(g->d, ST_SEV_NOTE, old->line, 0, "previous definition is here");
+                for (const st_algo_ast *o = f->algos; o != a; o = o->next)
+                    for (const st_name_list *on = o->colls; on; on = on->next)
+                        if (str_eq_ci(o->name, an) && str_eq_ci(on->name, cn))
+                            st_error_note(g->d, on->pos, "previous definition of %s %s is here", an, cn);
             } else if (!grow(g, (void **)&c->algos, &g->capalgos, c->nalgos + 1, sizeof(st_algo))) {
                 ((st_algo *)c->algos)[c->nalgos++] = (st_algo){an, coll, -1, 0, a->pos.line};
                 an = NULL;
