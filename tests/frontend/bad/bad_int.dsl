@@ -1,0 +1,4 @@
+algorithm a implements all_reduce {
+  units 18446744073709551616
+  let big = 0x7fffffffffffffff, bigger = 0x10000000000000000000000000000000000000000000000000
+}
