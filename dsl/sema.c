@@ -37,6 +37,8 @@ typedef struct cg {
     int cur_algo_first;  /* index of the first descriptor of the algorithm being compiled */
     int line;
     int nomem;
+    st_pos *algo_pos;    /* per descriptor: where its algorithm's name is */
+    int cap_algo_pos;
 } cg;
 
 typedef struct builtin {
@@ -532,6 +534,9 @@ static void declare_algos(cg *g, const st_file *f)
                         if (str_eq_ci(o->name, an) && str_eq_ci(on->name, cn))
                             st_error_note(g->d, on->pos, "previous definition of %s %s is here", an, cn);
             } else if (!grow(g, (void **)&c->algos, &g->capalgos, c->nalgos + 1, sizeof(st_algo))) {
+                if (grow(g, (void **)&g->algo_pos, &g->cap_algo_pos, c->nalgos + 1, sizeof(st_pos)))
+                    break;
+                g->algo_pos[c->nalgos] = a->pos;
                 ((st_algo *)c->algos)[c->nalgos++] = (st_algo){an, coll, -1, 0, a->pos.line};
                 an = NULL;
             }
@@ -578,9 +583,8 @@ static void check_cycles(cg *g)
 {
     for (int i = 0; i < g->cat->nalgos; i++)
         if (reaches(g->cat, i, i, 0))
-            st_diag_add(g->d, ST_SEV_ERROR, g->cat->algos[i].line, 0,
-                        "algorithm '%s' (%s) reaches itself through phases", g->cat->algos[i].name,
-                        st_coll_name(g->cat->algos[i].coll));
+            st_error(g->d, g->algo_pos[i], "algorithm '%s' (%s) reaches itself through phases",
+                     g->cat->algos[i].name, st_coll_name(g->cat->algos[i].coll));
 }
 
 st_catalogue *st_compile(const st_file *f, st_diags *d)
@@ -598,6 +602,7 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
     if (d->nerrors == errors_before && !g.nomem)
         check_cycles(&g);
     free(g.syms);
+    free(g.algo_pos);
     if (g.nomem)
         st_diag_add(d, ST_SEV_ERROR, 0, 0, "out of memory");
     if (d->nerrors != errors_before || g.nomem) {

@@ -199,7 +199,7 @@ int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched
     if (U % nblocks) {
         err->line = algo->line;
         snprintf(err->msg, sizeof err->msg,
-                 "%s implements %s, whose %d blocks need units to be a multiple of %d; it declares %lld (p = %d)",
+                 "%s implements %s, whose %d blocks need units to be a multiple of %d, but it declares %lld (p = %d)",
                  algo->name, st_coll_name(algo->coll), nblocks, nblocks, (long long)U, p);
         goto fail;
     }

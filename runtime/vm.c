@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ST_VM_SLOTS (1 << 16)
+#define ST_VM_SLOTS (1 << 13) /* below malloc's mmap threshold: one run per rank must stay cheap */
 
 typedef struct frame {
     int32_t ret_pc;

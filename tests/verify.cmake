@@ -1,0 +1,31 @@
+# verify.cmake - the catalogue is verified, and the verifier and sema reject what they must.
+#
+# verify.catalogue proves algos.dsl for p = 1..64 (the default build's promise); verify.catalogue_512 sweeps to
+# p = 512 under the `long` label. Each tests/verify/*.dsl is an algorithm broken in one way (postcondition, double
+# reduction, hazard, write/write, peer or unit out of range, sending unheld data, rank-dependent structure,
+# evaluation error, contract mismatch) and must fail with its `# expect:` message. Each tests/sema/*.dsl must give
+# exactly the diagnostics of its .err golden file (rewritten only by `update-golden-sema`).
+
+add_test(NAME verify.catalogue COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl --ranks 1..64)
+add_test(NAME verify.catalogue_512 COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl --ranks 1..512)
+set_tests_properties(verify.catalogue_512 PROPERTIES LABELS long TIMEOUT 1800)
+
+file(GLOB broken ${CMAKE_CURRENT_SOURCE_DIR}/verify/*.dsl)
+foreach(f ${broken})
+  get_filename_component(n ${f} NAME_WE)
+  add_test(NAME verify.rejects.${n}
+           COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DFILE=${f}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_broken.cmake)
+endforeach()
+
+file(GLOB sema_cases ${CMAKE_CURRENT_SOURCE_DIR}/sema/*.dsl)
+set(sema_updates "")
+foreach(f ${sema_cases})
+  get_filename_component(n ${f} NAME_WE)
+  add_test(NAME sema.diagnostics.${n}
+           COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DFILE=${f}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/sema/run_check.cmake)
+  list(APPEND sema_updates COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DFILE=${f} -DUPDATE=1
+       -P ${CMAKE_CURRENT_SOURCE_DIR}/sema/run_check.cmake)
+endforeach()
+add_custom_target(update-golden-sema ${sema_updates} DEPENDS stitchc VERBATIM)

@@ -1,0 +1,16 @@
+# run_broken.cmake - `stitchc verify` must reject a deliberately broken algorithm with the expected message.
+# -DSTITCHC=... -DFILE=tests/verify/x.dsl. The file's `# expect:` line holds the text that must appear in the
+# output and its `# ranks: A..B` line the range to verify; the exit status must be 1.
+file(STRINGS ${FILE} expect REGEX "^# expect: ")
+file(STRINGS ${FILE} ranks REGEX "^# ranks: ")
+string(REGEX REPLACE "^# expect: " "" expect "${expect}")
+string(REGEX REPLACE "^# ranks: " "" ranks "${ranks}")
+get_filename_component(dir ${FILE} DIRECTORY)
+get_filename_component(name ${FILE} NAME)
+execute_process(COMMAND ${STITCHC} verify ${name} --ranks ${ranks} WORKING_DIRECTORY ${dir}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(FIND "${out}${err}" "${expect}" at)
+if(NOT rc EQUAL 1 OR at EQUAL -1)
+  message(FATAL_ERROR "stitchc verify ${name} --ranks ${ranks}: exit ${rc}, expected 1 and the text\n  ${expect}\n"
+                      "got:\n${out}${err}")
+endif()
