@@ -1,0 +1,25 @@
+# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors.
+#
+# Each program is a table of tests run one per child process with a timeout (tests/runtime/runner.h) and prints
+# TAP. The default run holds a sample of the collectives matrix; the whole matrix is `runtime.collectives.full`,
+# labelled `long`. NDEBUG is undefined in every test so assert() stays live.
+
+set(RUNTIME_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+
+function(stitch_runtime_test name)
+  add_executable(test_runtime_${name} ${RUNTIME_TESTS}/test_${name}.c)
+  target_link_libraries(test_runtime_${name} PRIVATE stitch)
+  target_include_directories(test_runtime_${name} PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${RUNTIME_TESTS})
+  target_compile_options(test_runtime_${name} PRIVATE -UNDEBUG)
+endfunction()
+
+stitch_runtime_test(reduce)
+stitch_runtime_test(collectives)
+stitch_runtime_test(errors)
+
+add_test(NAME runtime.reduce COMMAND test_runtime_reduce)
+add_test(NAME runtime.collectives COMMAND test_runtime_collectives)
+add_test(NAME runtime.collectives.full COMMAND test_runtime_collectives --full matrix_small_p matrix_large_p)
+add_test(NAME runtime.errors COMMAND test_runtime_errors)
+set_tests_properties(runtime.reduce runtime.collectives runtime.errors PROPERTIES TIMEOUT 120 LABELS runtime)
+set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")

@@ -1,0 +1,268 @@
+/* comm.c - creating and destroying thread communicators, their settings, last error and schedule cache.
+ *
+ * stitch_comm_init_threads creates the job (what the p ranks share) and p communicators at once, all or nothing.
+ * The configuration is resolved here once (config.c reads the environment) and every algorithm name is checked
+ * against the catalogue at this point, so a typo fails at init with the list of valid names rather than at the
+ * first collective. Each handle holds one reference on the job; the last stitch_comm_destroy frees it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "config.h"
+#include "exec.h"
+#include "registry.h"
+
+static void st_vformat(stitch_comm_t *comm, const char *fmt, va_list ap)
+{
+    vsnprintf(comm->last_error, sizeof comm->last_error, fmt, ap);
+}
+
+stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    st_vformat(comm, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+{
+    char reason[sizeof comm->job->reason];
+    va_list ap;
+    va_start(ap, fmt);
+    st_vformat(comm, fmt, ap);
+    va_end(ap);
+    snprintf(reason, sizeof reason, "rank %d: %s", comm->rank, comm->last_error);
+    st_job_abort(comm->job, reason);
+    return status;
+}
+
+/* Resolve every collective's algorithm name; unknown names fail with the list of known ones. */
+static stitch_status_t st_resolve_algos(const st_settings *s, const st_algo *out[STITCH_COLL_COUNT], char *err,
+                                        size_t errlen)
+{
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        out[c] = st_registry_find(s->algo[c], (stitch_coll_t)c);
+        if (out[c])
+            continue;
+        char known[256];
+        st_registry_names((stitch_coll_t)c, known, sizeof known);
+        snprintf(err, errlen, "stitch_comm_init_threads: %s: unknown algorithm '%s' for %s (known: %s)",
+                 s->algo_source, s->algo[c], stitch_coll_name((stitch_coll_t)c), known);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+static void st_entry_free(st_entry *e)
+{
+    if (!e->ready)
+        return;
+    st_plan_free(&e->plan);
+    st_sched_free(&e->sched);
+    free(e->peers);
+    e->ready = 0;
+}
+
+static void st_comm_free(stitch_comm_t *comm)
+{
+    for (int i = 0; comm->cache && i < st_registry_count(); i++)
+        st_entry_free(&comm->cache[i]);
+    free(comm->cache);
+    free(comm->scratch);
+    free(comm);
+}
+
+static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, const st_algo *const *algos)
+{
+    stitch_comm_t *comm = calloc(1, sizeof *comm);
+    if (!comm)
+        return NULL;
+    comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
+    if (!comm->cache) {
+        free(comm);
+        return NULL;
+    }
+    comm->job = job;
+    comm->rank = rank;
+    comm->p = job->p;
+    memcpy(comm->algo, algos, sizeof comm->algo);
+    comm->timeout_ms = s->timeout_ms;
+    comm->segment_bytes = s->segment_bytes;
+    return comm;
+}
+
+static void st_set_err(char *err, size_t errlen, const char *msg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", msg);
+}
+
+/* All p communicators or none: on failure the ones made so far are freed, then the job. */
+static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_algo *const *algos,
+                                     stitch_comm_t **comms)
+{
+    st_job *job = st_job_new(nranks);
+    stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
+    int r = 0;
+    for (; job && made && r < nranks; r++)
+        if (!(made[r] = st_comm_new(job, r, s, algos)))
+            break;
+    if (job && made && r == nranks) {
+        memcpy(comms, made, sizeof *made * (size_t)nranks);
+        free(made);
+        return STITCH_OK;
+    }
+    while (made && r-- > 0)
+        st_comm_free(made[r]);
+    free(made);
+    if (job) {
+        free(job->slots);
+        free(job);
+    }
+    return STITCH_ERR_NO_MEMORY;
+}
+
+stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
+                                         char *err, size_t errlen)
+{
+    char msg[512];
+    st_settings s;
+    const st_algo *algos[STITCH_COLL_COUNT];
+    if (!comms || nranks < 1 || nranks > ST_MAX_RANKS) {
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", !comms ? "comms is NULL"
+                 : "nranks must be between 1 and 65536");
+        st_set_err(err, errlen, msg);
+        return STITCH_ERR_INVALID_ARGUMENT;
+    }
+    char why[400];
+    stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
+    if (st != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
+    else
+        st = st_resolve_algos(&s, algos, msg, sizeof msg);
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, comms)) != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
+    if (st != STITCH_OK)
+        st_set_err(err, errlen, msg);
+    return st;
+}
+
+stitch_status_t stitch_comm_destroy(stitch_comm_t *comm)
+{
+    if (!comm)
+        return STITCH_ERR_INVALID_ARGUMENT;
+    st_job *job = comm->job;
+    st_comm_free(comm);
+    st_job_unref(job);
+    return STITCH_OK;
+}
+
+int stitch_comm_rank(const stitch_comm_t *comm)
+{
+    return comm ? comm->rank : -1;
+}
+
+int stitch_comm_size(const stitch_comm_t *comm)
+{
+    return comm ? comm->p : -1;
+}
+
+static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
+{
+    const st_algo *a = st_registry_find(name, coll);
+    if (!a) {
+        char known[256];
+        st_registry_names(coll, known, sizeof known);
+        return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM,
+                             "stitch_comm_set_algorithm: unknown algorithm '%s' for %s (known: %s)", name,
+                             stitch_coll_name(coll), known);
+    }
+    comm->algo[coll] = a;
+    return STITCH_OK;
+}
+
+stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
+{
+    if (!comm)
+        return STITCH_ERR_INVALID_ARGUMENT;
+    if (!name || (unsigned)coll > STITCH_COLL_COUNT)
+        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "stitch_comm_set_algorithm: %s",
+                             !name ? "name is NULL" : "coll is not a stitch_coll_t");
+    if (coll != STITCH_COLL_COUNT)
+        return st_set_one(comm, coll, name);
+    /* every collective: check all names first so that a failure changes nothing */
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        if (!st_registry_find(name, (stitch_coll_t)c))
+            return st_set_one(comm, (stitch_coll_t)c, name);
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        st_set_one(comm, (stitch_coll_t)c, name);
+    return STITCH_OK;
+}
+
+const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
+{
+    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT)
+        return NULL;
+    return comm->algo[coll]->name;
+}
+
+void stitch_comm_abort(stitch_comm_t *comm)
+{
+    if (comm)
+        st_job_abort(comm->job, "stitch_comm_abort was called");
+}
+
+const char *stitch_comm_last_error(const stitch_comm_t *comm)
+{
+    return comm ? comm->last_error : "";
+}
+
+static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, st_entry *e, const char *fn)
+{
+    st_err err;
+    char why[512];
+    if (st_sched_build(&st_builtin_catalogue, algo, comm->p, &e->sched, &err) != 0)
+        return st_comm_fail(comm, STITCH_ERR_INTERNAL, "%s: cannot instantiate algorithm '%s' of %s for %d ranks: %s",
+                            fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll), comm->p, err.msg);
+    if (st_plan_build(&e->sched, comm->rank, &e->plan) != 0) {
+        st_sched_free(&e->sched);
+        return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory building rank %d's plan of '%s'", fn,
+                            comm->rank, algo->name);
+    }
+    stitch_status_t st = st_exec_prepare_entry(e, comm->rank, why, sizeof why);
+    if (st != STITCH_OK) {
+        st_plan_free(&e->plan);
+        st_sched_free(&e->sched);
+        return st_comm_fail(comm, st, "%s: algorithm '%s' for %d ranks cannot run: %s", fn, algo->name, comm->p, why);
+    }
+    e->ready = 1;
+    return STITCH_OK;
+}
+
+stitch_status_t st_comm_entry(stitch_comm_t *comm, stitch_coll_t coll, const char *fn, st_entry **out)
+{
+    const st_algo *algo = comm->algo[coll];
+    st_entry *e = &comm->cache[st_registry_index(algo)];
+    stitch_status_t st = e->ready ? STITCH_OK : st_entry_build(comm, algo, e, fn);
+    *out = e;
+    return st;
+}
+
+stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out)
+{
+    if (bytes > comm->scratch_size) {
+        size_t size = (bytes + 63) & ~(size_t)63;
+        char *fresh = aligned_alloc(64, size);
+        if (!fresh)
+            return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes of scratch", fn, size);
+        free(comm->scratch);
+        comm->scratch = fresh;
+        comm->scratch_size = size;
+    }
+    *out = comm->scratch;
+    return STITCH_OK;
+}

@@ -1,0 +1,53 @@
+/* comm.h - the communicator: one rank's handle on a job, its algorithm choice and its schedule cache.
+ *
+ * A communicator is used by one thread at a time (its rank's), so nothing in it is locked; what ranks share
+ * lives in the job (job.h). Schedules are instantiated lazily, on the first collective that needs them, and kept
+ * for the communicator's lifetime: a schedule depends only on (algorithm, p), never on the message.
+ */
+#ifndef ST_COMM_H
+#define ST_COMM_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "sched.h"
+#include "stitch.h"
+
+/* A schedule instantiated for this communicator, with this rank's plan and its peers. */
+typedef struct st_entry {
+    int ready;
+    st_sched sched;
+    st_plan plan;
+    int32_t *peers; /* distinct ranks this rank receives from or sends to, itself excluded */
+    int npeers;
+} st_entry;
+
+struct stitch_comm {
+    st_job *job;
+    int rank, p;
+    const st_algo *algo[STITCH_COLL_COUNT];
+    st_entry *cache;     /* one entry per algorithm of the catalogue */
+    uint64_t seq;        /* collectives called so far */
+    uint32_t base;       /* my slot's `posted` between calls */
+    char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
+    size_t scratch_size;
+    int timeout_ms;
+    size_t segment_bytes;
+    char last_error[512];
+};
+
+/* Record `fmt` as the last error and return status. */
+stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same, and abort the job with the message so that no peer waits for this rank in vain. */
+stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The schedule for the communicator's current algorithm of `coll`, instantiated on first use. */
+stitch_status_t st_comm_entry(stitch_comm_t *comm, stitch_coll_t coll, const char *fn, st_entry **out);
+
+/* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
+stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);
+
+#endif

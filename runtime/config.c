@@ -1,0 +1,152 @@
+/* config.c - every tunable of the runtime, read in this one place.
+ *
+ * Tunables (environment variable, meaning, default):
+ *   STITCH_ALGO            algorithm: "ring" for every collective, or "all_reduce=rhd,all_gather=mesh"   ring
+ *                          (stitch_config_t.algo takes precedence)
+ *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive number (e.g. 0.2)        300
+ *                          (stitch_config_t.timeout_ms takes precedence)
+ *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment (measured best on a       1 MiB
+ *                          2-core VM, see exec.c); suffixes k, m accepted
+ * A malformed value is an error at communicator creation, never a silent default: a typo in a timeout
+ * would otherwise surface as a hang hours later.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+#define ST_DEFAULT_ALGO "ring"
+#define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
+#define ST_DEFAULT_SEGMENT_BYTES ((size_t)1 << 20)
+
+/* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
+static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
+{
+    while (n > 0 && isspace((unsigned char)*s))
+        s++, n--;
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    if (n == 0 || n >= ST_NAME_MAX)
+        return 0;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+    return 1;
+}
+
+/* One item: "name" or "coll=name". */
+static stitch_status_t st_parse_item(const char *item, size_t n, char names[STITCH_COLL_COUNT][ST_NAME_MAX],
+                                     char *err, size_t errlen)
+{
+    const char *eq = memchr(item, '=', n);
+    char coll[ST_NAME_MAX], name[ST_NAME_MAX];
+    if (!eq) {
+        if (!st_copy_item(name, item, n))
+            goto bad;
+        for (int c = 0; c < STITCH_COLL_COUNT; c++)
+            strcpy(names[c], name);
+        return STITCH_OK;
+    }
+    if (!st_copy_item(coll, item, (size_t)(eq - item)) || !st_copy_item(name, eq + 1, n - (size_t)(eq - item) - 1))
+        goto bad;
+    int c = stitch_coll_from_name(coll);
+    if (c < 0) {
+        snprintf(err, errlen, "unknown collective '%s' (known: all_reduce, reduce_scatter, all_gather)", coll);
+        return STITCH_ERR_CONFIG;
+    }
+    strcpy(names[c], name);
+    return STITCH_OK;
+bad:
+    snprintf(err, errlen, "malformed item '%.*s': expected an algorithm name or collective=name", (int)n, item);
+    return STITCH_ERR_CONFIG;
+}
+
+stitch_status_t st_parse_algo_spec(const char *spec, char names[STITCH_COLL_COUNT][ST_NAME_MAX], char *err,
+                                   size_t errlen)
+{
+    const char *s = spec;
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t n = comma ? (size_t)(comma - s) : strlen(s);
+        stitch_status_t st = st_parse_item(s, n, names, err, errlen);
+        if (st != STITCH_OK)
+            return st;
+        if (!comma)
+            return STITCH_OK;
+        s = comma + 1;
+    }
+}
+
+/* STITCH_TIMEOUT: a positive finite number of seconds, nothing else on the line. */
+static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double sec = strtod(v, &end);
+    while (*end && isspace((unsigned char)*end))
+        end++;
+    if (end == v || *end || errno || !isfinite(sec) || sec <= 0 || sec > 2e6) {
+        snprintf(err, errlen, "STITCH_TIMEOUT='%s': expected a positive number of seconds (at most 2000000)", v);
+        return STITCH_ERR_CONFIG;
+    }
+    *ms = (int)ceil(sec * 1000.0);
+    return STITCH_OK;
+}
+
+/* STITCH_SEGMENT_BYTES: a positive integer with an optional k or m suffix, 4 KiB to 1 GiB. */
+static stitch_status_t st_parse_segment(const char *v, size_t *bytes, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        n <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        n <<= 20, end++;
+    if (end == v || *end || errno || n < 4096 || n > (1ull << 30)) {
+        snprintf(err, errlen, "STITCH_SEGMENT_BYTES='%s': expected bytes between 4096 and 1G (suffix k or m)", v);
+        return STITCH_ERR_CONFIG;
+    }
+    *bytes = (size_t)n;
+    return STITCH_OK;
+}
+
+static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
+{
+    const char *env = getenv("STITCH_ALGO");
+    const char *spec = ST_DEFAULT_ALGO;
+    out->algo_source = "default";
+    if (config && config->algo)
+        spec = config->algo, out->algo_source = "config->algo";
+    else if (env)
+        spec = env, out->algo_source = "STITCH_ALGO";
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        strcpy(out->algo[c], ST_DEFAULT_ALGO);
+    char why[256];
+    if (st_parse_algo_spec(spec, out->algo, why, sizeof why) != STITCH_OK) {
+        snprintf(err, errlen, "%s='%s': %s", out->algo_source, spec, why);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
+{
+    stitch_status_t st = st_load_algo(config, out, err, errlen);
+    if (st != STITCH_OK)
+        return st;
+    out->timeout_ms = ST_DEFAULT_TIMEOUT_MS;
+    const char *env = getenv("STITCH_TIMEOUT");
+    if (config && config->timeout_ms != 0)
+        out->timeout_ms = config->timeout_ms;
+    else if (env && (st = st_parse_timeout(env, &out->timeout_ms, err, errlen)) != STITCH_OK)
+        return st;
+    out->segment_bytes = ST_DEFAULT_SEGMENT_BYTES;
+    env = getenv("STITCH_SEGMENT_BYTES");
+    if (env && (st = st_parse_segment(env, &out->segment_bytes, err, errlen)) != STITCH_OK)
+        return st;
+    return STITCH_OK;
+}

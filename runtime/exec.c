@@ -1,0 +1,437 @@
+/* exec.c - the executor: one rank runs its plan of a schedule for one collective call, threads transport.
+ *
+ * Model. Every rank keeps the whole vector in a work buffer (all_reduce and all_gather: recvbuf; reduce_scatter:
+ * a scratch of p * count elements). A transfer (src, dst, units, copy|reduce) at step s is executed by its
+ * receiver, which reads the sender's work buffer directly (zero-copy pull) and copies or reduces into its own.
+ * Transfers into one rank within a step are applied in schedule order, so the reduction order, hence the result
+ * bits, is fixed by the schedule alone.
+ *
+ * Protocol, per call, with `base` the value of every rank's counter when the call starts (the same on all ranks
+ * because all run the same number of steps): publish the work pointer and the call's fingerprint, post base + 1;
+ * check the fingerprint of every peer; then for each step g: (a) wait until the ranks that read from me at step
+ * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
+ * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
+ * (c) post base + 2 + g. At the end wait for the last step's readers, so the caller may reuse its buffers.
+ *
+ * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
+ * once per segment, so the data a step touches stays in cache; the global step number g runs over all
+ * segments. Segment k + 1's input is copied into the work buffer just before the last step of segment k posts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "reduce.h"
+#include "registry.h"
+
+/* One collective call in progress. */
+typedef struct st_ctx {
+    stitch_comm_t *comm;
+    const st_args *a;
+    const st_entry *e;
+    st_reduce_fn kernel;
+    size_t esize;
+    char *work;
+    int nblocks, units_per_block, nsteps;
+    size_t seg, nseg;   /* elements of a block per segment; segments */
+    uint32_t base;
+    st_deadline dl;
+    st_fingerprint fp;
+} st_ctx;
+
+static const st_xfer *st_x(const st_ctx *c, int32_t i)
+{
+    return &c->e->sched.xfers[i];
+}
+
+static uint32_t st_total_steps(const st_ctx *c)
+{
+    return (uint32_t)(c->nseg * (size_t)c->nsteps);
+}
+
+/* ---- waiting, with the error message for each way a wait can end ---------------------------------------- */
+
+static stitch_status_t st_wait_error(st_ctx *c, stitch_status_t st, int peer, uint32_t g, int sys_errno)
+{
+    stitch_comm_t *comm = c->comm;
+    const char *fn = c->a->fn;
+    int S = c->nsteps ? c->nsteps : 1;
+    size_t seg = g / (uint32_t)S;
+    int step = (int)(g % (uint32_t)S);
+    if (st == STITCH_ERR_ABORTED)
+        return st_comm_error(comm, st, "%s: communicator aborted while rank %d waited for rank %d at step %d "
+                             "(segment %zu): %s", fn, comm->rank, peer, step, seg, st_job_reason(comm->job));
+    if (st == STITCH_ERR_TIMEOUT)
+        return st_comm_fail(comm, st, "%s: rank %d timed out after %d ms waiting for rank %d at step %d of %d "
+                            "(segment %zu of %zu): the peer did not reach the step", fn, comm->rank,
+                            comm->timeout_ms, peer, step, c->nsteps, seg, c->nseg);
+    return st_comm_fail(comm, st, "%s: rank %d: futex wait on rank %d's counter failed: %s", fn, comm->rank, peer,
+                        strerror(sys_errno));
+}
+
+/* Wait for rank `peer` to post base + 1 + g. */
+static stitch_status_t st_wait_peer(st_ctx *c, int peer, uint32_t g)
+{
+    int sys_errno = 0;
+    stitch_status_t st = st_wait(c->comm->job, &c->comm->job->slots[peer], c->base + 1 + g, &c->dl, &sys_errno);
+    return st == STITCH_OK ? st : st_wait_error(c, st, peer, g, sys_errno);
+}
+
+/* ---- fingerprints -------------------------------------------------------------------------------------- */
+
+/* Text of field `i` of a fingerprint; 0 past the last field. */
+static int st_fp_field(const st_fingerprint *f, int i, char *buf, size_t len)
+{
+    switch (i) {
+    case 0: snprintf(buf, len, "call number %llu", (unsigned long long)f->seq); return 1;
+    case 1: snprintf(buf, len, "collective %s", stitch_coll_name((stitch_coll_t)f->coll)); return 1;
+    case 2: snprintf(buf, len, "algorithm %s", f->algo->name); return 1;
+    case 3: snprintf(buf, len, "count %zu", f->count); return 1;
+    case 4: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)f->dtype)); return 1;
+    case 5: snprintf(buf, len, "op %s", f->op < 0 ? "none" : stitch_op_name((stitch_op_t)f->op)); return 1;
+    default: return 0;
+    }
+}
+
+/* STITCH_OK when equal, else a mismatch naming the first differing field, lower rank first. */
+static stitch_status_t st_fp_compare(st_ctx *c, int peer, const st_fingerprint *theirs)
+{
+    char mine_s[96], theirs_s[96];
+    for (int i = 0; st_fp_field(&c->fp, i, mine_s, sizeof mine_s); i++) {
+        st_fp_field(theirs, i, theirs_s, sizeof theirs_s);
+        if (strcmp(mine_s, theirs_s) == 0 && (i != 2 || c->fp.algo == theirs->algo))
+            continue;
+        int me = c->comm->rank, lo = me < peer;
+        return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d has %s but rank %d has %s", c->a->fn,
+                            lo ? me : peer, lo ? mine_s : theirs_s, lo ? peer : me, lo ? theirs_s : mine_s);
+    }
+    return STITCH_OK;
+}
+
+/* After an abort while checking: report a mismatch with any peer that has published this call, if there is one;
+ * it explains the abort better than "aborted" (the rank that noticed first aborted the others). */
+static stitch_status_t st_scan_mismatch(st_ctx *c, stitch_status_t st)
+{
+    const st_entry *e = c->e;
+    for (int i = 0; i < e->npeers; i++) {
+        st_slot *s = &c->comm->job->slots[e->peers[i]];
+        uint32_t v = atomic_load_explicit(&s->posted, memory_order_acquire);
+        if (st_reached(v, c->base + 1) && !st_reached(v, c->base + 1 + st_total_steps(c)) &&
+            st_fp_compare(c, e->peers[i], &s->fp) != STITCH_OK)
+            return STITCH_ERR_MISMATCH;
+    }
+    return st;
+}
+
+static stitch_status_t st_check_peers(st_ctx *c)
+{
+    const st_entry *e = c->e;
+    for (int i = 0; i < e->npeers; i++) {
+        int q = e->peers[i];
+        stitch_status_t st = st_wait_peer(c, q, 0);
+        if (st == STITCH_ERR_ABORTED)
+            return st_scan_mismatch(c, st);
+        if (st != STITCH_OK || (st = st_fp_compare(c, q, &c->comm->job->slots[q].fp)) != STITCH_OK)
+            return st;
+    }
+    return STITCH_OK;
+}
+
+/* ---- moving data --------------------------------------------------------------------------------------- */
+
+/* Elements of the work buffer that unit u covers in segment k: st_unit_span over the segment's blocks, then
+ * moved to the block's place in the whole vector (units never straddle blocks). */
+static void st_span(const st_ctx *c, size_t k, int u, size_t *off, size_t *len)
+{
+    size_t n = c->a->count - k * c->seg;
+    if (n > c->seg)
+        n = c->seg;
+    size_t o;
+    st_unit_span(c->e->sched.nunits, c->nblocks, n, u, &o, len);
+    size_t b = (size_t)(u / c->units_per_block);
+    *off = b * c->a->count + k * c->seg + (o - b * n);
+}
+
+static void st_move(const st_ctx *c, int op, const char *src, size_t off, size_t len)
+{
+    char *d = c->work + off * c->esize;
+    const char *s = src + off * c->esize;
+    if (op == 0) {
+        if (d != s)
+            memcpy(d, s, len * c->esize);
+    } else {
+        c->kernel(d, s, len);
+    }
+}
+
+/* Apply one transfer for segment k, merging adjacent units into one kernel call. */
+static void st_apply(const st_ctx *c, const st_xfer *x, size_t k)
+{
+    const char *src = x->src == c->comm->rank ? c->work : c->comm->job->slots[x->src].work;
+    size_t run_off = 0, run_len = 0;
+    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++) {
+        const st_run *run = &c->e->sched.runs[r];
+        for (int32_t u = run->start; u < run->start + run->len; u++) {
+            size_t off, len;
+            st_span(c, k, u, &off, &len);
+            if (len == 0)
+                continue;
+            if (run_len && off == run_off + run_len) {
+                run_len += len;
+                continue;
+            }
+            if (run_len)
+                st_move(c, x->op, src, run_off, run_len);
+            run_off = off, run_len = len;
+        }
+    }
+    if (run_len)
+        st_move(c, x->op, src, run_off, run_len);
+}
+
+/* Copy segment k of the caller's input into the work buffer (nothing when the input already is there). */
+static void st_copy_in(const st_ctx *c, size_t k)
+{
+    const st_args *a = c->a;
+    size_t off = k * c->seg, n = a->count - off, es = c->esize;
+    if (n > c->seg)
+        n = c->seg;
+    if (a->coll == STITCH_ALL_REDUCE) {
+        if (a->send != a->recv)
+            memcpy(c->work + off * es, (const char *)a->send + off * es, n * es);
+    } else if (a->coll == STITCH_ALL_GATHER) {
+        char *mine = c->work + ((size_t)c->comm->rank * a->count + off) * es;
+        if ((const char *)a->send + off * es != mine)
+            memcpy(mine, (const char *)a->send + off * es, n * es);
+    } else {
+        for (int b = 0; b < c->comm->p; b++) {
+            size_t at = ((size_t)b * a->count + off) * es;
+            memcpy(c->work + at, (const char *)a->send + at, n * es);
+        }
+    }
+}
+
+/* reduce_scatter: copy segment k of my block out of the scratch into recvbuf. */
+static void st_copy_out(const st_ctx *c, size_t k)
+{
+    const st_args *a = c->a;
+    if (a->coll != STITCH_REDUCE_SCATTER)
+        return;
+    size_t off = k * c->seg, n = a->count - off, es = c->esize;
+    if (n > c->seg)
+        n = c->seg;
+    memcpy((char *)a->recv + off * es, c->work + ((size_t)c->comm->rank * a->count + off) * es, n * es);
+}
+
+/* ---- the step loop ------------------------------------------------------------------------------------- */
+
+/* (a) of the protocol: the ranks that read from me at step `s` have posted base + 1 + target_g. */
+static stitch_status_t st_wait_readers(st_ctx *c, int s, uint32_t target_g)
+{
+    const st_plan *pl = &c->e->plan;
+    for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
+        int dst = st_x(c, pl->sends[i])->dst;
+        stitch_status_t st = dst == c->comm->rank ? STITCH_OK : st_wait_peer(c, dst, target_g);
+        if (st != STITCH_OK)
+            return st;
+    }
+    return STITCH_OK;
+}
+
+static stitch_status_t st_step(st_ctx *c, size_t k, int s)
+{
+    const st_plan *pl = &c->e->plan;
+    uint32_t g = (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s;
+    stitch_status_t st = STITCH_OK;
+    if (g > 0 && (st = st_wait_readers(c, (s + c->nsteps - 1) % c->nsteps, g)) != STITCH_OK)
+        return st;
+    for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
+        const st_xfer *x = st_x(c, pl->recvs[i]);
+        if (x->src != c->comm->rank && (st = st_wait_peer(c, x->src, g)) != STITCH_OK)
+            return st;
+        st_apply(c, x, k);
+    }
+    if (s == c->nsteps - 1) {
+        st_copy_out(c, k);
+        if (k + 1 < c->nseg)
+            st_copy_in(c, k + 1);
+    }
+    st_post(&c->comm->job->slots[c->comm->rank], c->base + 2 + g);
+    return STITCH_OK;
+}
+
+static stitch_status_t st_run_call(st_ctx *c)
+{
+    st_slot *me = &c->comm->job->slots[c->comm->rank];
+    stitch_status_t st;
+    st_copy_in(c, 0);
+    me->work = c->work;
+    me->fp = c->fp;
+    st_post(me, c->base + 1);
+    if ((st = st_check_peers(c)) != STITCH_OK)
+        return st;
+    for (size_t k = 0; k < c->nseg; k++)
+        for (int s = 0; s < c->nsteps; s++)
+            if ((st = st_step(c, k, s)) != STITCH_OK)
+                return st;
+    if (c->nsteps == 0) {
+        st_copy_out(c, 0);
+        return STITCH_OK;
+    }
+    return st_wait_readers(c, c->nsteps - 1, st_total_steps(c));
+}
+
+/* ---- setting up a call --------------------------------------------------------------------------------- */
+
+static void st_segments(st_ctx *c)
+{
+    size_t count = c->a->count;
+    size_t per_block = c->comm->segment_bytes / ((size_t)c->nblocks * c->esize);
+    if (per_block == 0)
+        per_block = 1;
+    c->seg = count, c->nseg = 1;
+    if (c->nsteps > 0 && count > per_block) {
+        c->seg = per_block;
+        c->nseg = (count + per_block - 1) / per_block;
+    }
+}
+
+static stitch_status_t st_ctx_init(st_ctx *c, stitch_comm_t *comm, const st_args *a, st_entry *e)
+{
+    memset(c, 0, sizeof *c);
+    c->comm = comm, c->a = a, c->e = e;
+    c->esize = stitch_dtype_size(a->dtype);
+    c->kernel = a->coll == STITCH_ALL_GATHER ? NULL : st_reduce_kernel(a->dtype, a->op);
+    c->nblocks = st_coll_nblocks(a->coll, comm->p);
+    c->units_per_block = e->sched.nunits / c->nblocks;
+    c->nsteps = e->sched.nsteps;
+    c->base = comm->base;
+    c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype,
+                             a->coll == STITCH_ALL_GATHER ? -1 : (int32_t)a->op, a->count, comm->algo[a->coll]};
+    st_segments(c);
+    st_deadline_start(&c->dl, comm->timeout_ms);
+    if (a->coll != STITCH_REDUCE_SCATTER) {
+        c->work = a->recv;
+        return STITCH_OK;
+    }
+    return st_comm_scratch(comm, (size_t)comm->p * a->count * c->esize, a->fn, &c->work);
+}
+
+stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
+{
+    st_entry *e;
+    st_ctx c;
+    if (st_job_aborted(comm->job))
+        return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
+                             st_job_reason(comm->job));
+    stitch_status_t st = st_comm_entry(comm, a->coll, a->fn, &e);
+    if (st != STITCH_OK)
+        return st;
+    if (a->count == 0) {
+        comm->seq++;
+        return STITCH_OK;
+    }
+    if ((st = st_ctx_init(&c, comm, a, e)) != STITCH_OK)
+        return st;
+    comm->seq++;
+    if ((st = st_run_call(&c)) == STITCH_OK)
+        comm->base = c.base + 1 + st_total_steps(&c);
+    return st;
+}
+
+/* ---- checking a plan once, when it enters the cache ---------------------------------------------------- */
+
+static void st_mark_units(const st_sched *s, const st_xfer *x, unsigned char *marks, unsigned char v)
+{
+    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
+        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
+            marks[u] = v;
+}
+
+static int st_sends_marked(const st_sched *s, const st_xfer *x, const unsigned char *marks)
+{
+    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
+        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
+            if (marks[u])
+                return u;
+    return -1;
+}
+
+/* Step `st`: units written into `rank` by others must not be read from it by others in the same step. */
+static int st_check_step(const st_entry *e, int rank, int step, unsigned char *marks, char *err, size_t errlen)
+{
+    const st_sched *s = &e->sched;
+    const st_plan *pl = &e->plan;
+    int bad = -1, line = 0;
+    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++)
+        if (s->xfers[pl->recvs[i]].src != rank)
+            st_mark_units(s, &s->xfers[pl->recvs[i]], marks, 1);
+    for (int32_t i = pl->send_first[step]; i < pl->send_first[step + 1] && bad < 0; i++) {
+        const st_xfer *x = &s->xfers[pl->sends[i]];
+        if (x->dst != rank && (bad = st_sends_marked(s, x, marks)) >= 0)
+            line = x->line;
+    }
+    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++)
+        st_mark_units(s, &s->xfers[pl->recvs[i]], marks, 0);
+    if (bad >= 0)
+        snprintf(err, errlen, "at step %d rank %d sends unit %d (line %d) while receiving into it", step, rank,
+                 bad, line);
+    return bad < 0;
+}
+
+static stitch_status_t st_collect_peers(st_entry *e, int rank)
+{
+    const st_sched *s = &e->sched;
+    unsigned char *seen = calloc((size_t)s->p, 1);
+    e->peers = malloc(sizeof *e->peers * (size_t)s->p);
+    if (!seen || !e->peers) {
+        free(seen);
+        free(e->peers);
+        e->peers = NULL;
+        return STITCH_ERR_NO_MEMORY;
+    }
+    e->npeers = 0;
+    for (int i = 0; i < s->nxfers; i++) {
+        const st_xfer *x = &s->xfers[i];
+        int q = x->src == rank ? x->dst : x->dst == rank ? x->src : rank;
+        if (q != rank && !seen[q])
+            seen[q] = 1, e->peers[e->npeers++] = q;
+    }
+    free(seen);
+    return STITCH_OK;
+}
+
+static int st_check_self_reduce(const st_entry *e, int rank, char *err, size_t errlen)
+{
+    for (int i = 0; i < e->sched.nxfers; i++) {
+        const st_xfer *x = &e->sched.xfers[i];
+        if (x->src == rank && x->dst == rank && x->op != 0) {
+            snprintf(err, errlen, "rank %d reduces units into themselves at step %d (line %d)", rank, x->step,
+                     x->line);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen)
+{
+    unsigned char *marks = calloc((size_t)e->sched.nunits + 1, 1);
+    if (!marks) {
+        snprintf(err, errlen, "out of memory checking the plan");
+        return STITCH_ERR_NO_MEMORY;
+    }
+    int ok = st_check_self_reduce(e, rank, err, errlen);
+    for (int s = 0; ok && s < e->plan.nsteps; s++)
+        ok = st_check_step(e, rank, s, marks, err, errlen);
+    free(marks);
+    if (!ok)
+        return STITCH_ERR_UNSUPPORTED;
+    if (st_collect_peers(e, rank) != STITCH_OK) {
+        snprintf(err, errlen, "out of memory listing the peers");
+        return STITCH_ERR_NO_MEMORY;
+    }
+    return STITCH_OK;
+}

@@ -1,0 +1,27 @@
+/* exec.h - the executor: runs one rank's plan for one collective call over the threads transport. */
+#ifndef ST_EXEC_H
+#define ST_EXEC_H
+
+#include <stddef.h>
+
+#include "comm.h"
+
+typedef struct st_args {
+    const char *fn; /* "stitch_all_reduce", for messages */
+    stitch_coll_t coll;
+    const void *send;
+    void *recv;
+    size_t count;
+    stitch_dtype_t dtype;
+    stitch_op_t op; /* ignored for all_gather */
+} st_args;
+
+/* Run the collective; arguments are already checked (api.c). */
+stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);
+
+/* Check what the executor assumes of a plan beyond st_sched_build's checks: within a step, no unit a rank sends
+ * is also written into it by a receive (peers read while it writes), and no rank reduces a unit into itself.
+ * Fills e->peers. On failure explains in err. */
+stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,161 @@
+/* job.c - lifetime, abort and the post/wait protocol of the job shared by a group of thread-ranks (job.h).
+ *
+ * Waiting is tiered because the machine may run more ranks than cores (16 threads on 2 cores in the tests):
+ * spin a few hundred times with a pause (a peer on another core usually posts within microseconds), then yield
+ * the core a few times (lets the peer we wait for run on ours), then sleep on the futex. Sleeps are bounded
+ * (ST_SLEEP_SLICE_MS) so the deadline is honoured and an abort that races with falling asleep is still seen;
+ * st_job_abort also wakes every slot explicitly, so aborts are normally noticed at once.
+ *
+ * Memory order: the owner's seq_cst store of `posted` followed by its load of `sleepers`, against the waiter's
+ * increment of `sleepers` followed by its load of `posted`, guarantees that either the waiter sees the new value
+ * or the owner sees the sleeper and wakes it (and FUTEX_WAIT re-checks the value in the kernel).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "job.h"
+
+#define ST_SPINS 400
+#define ST_YIELDS 16
+#define ST_SLEEP_SLICE_MS 50
+
+st_job *st_job_new(int p)
+{
+    st_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    job->slots = aligned_alloc(64, sizeof(st_slot) * (size_t)p);
+    if (!job->slots) {
+        free(job);
+        return NULL;
+    }
+    memset(job->slots, 0, sizeof(st_slot) * (size_t)p);
+    job->p = p;
+    atomic_init(&job->refs, p);
+    atomic_init(&job->abort_state, 0);
+    return job;
+}
+
+void st_job_unref(st_job *job)
+{
+    if (atomic_fetch_sub(&job->refs, 1) != 1)
+        return;
+    free(job->slots);
+    free(job);
+}
+
+static long st_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
+}
+
+void st_job_abort(st_job *job, const char *reason)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&job->abort_state, &expected, 1)) {
+        strncpy(job->reason, reason ? reason : "", sizeof job->reason - 1);
+        job->reason[sizeof job->reason - 1] = '\0';
+        atomic_store(&job->abort_state, 2);
+    }
+    for (int i = 0; i < job->p; i++)
+        st_futex(&job->slots[i].posted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+int st_job_aborted(const st_job *job)
+{
+    return atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire) != 0;
+}
+
+const char *st_job_reason(const st_job *job)
+{
+    return atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire) == 2 ? job->reason : "";
+}
+
+void st_post(st_slot *slot, uint32_t value)
+{
+    atomic_store(&slot->posted, value);
+    if (atomic_load(&slot->sleepers) != 0)
+        st_futex(&slot->posted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+void st_deadline_start(st_deadline *dl, int timeout_ms)
+{
+    dl->forever = timeout_ms < 0;
+    clock_gettime(CLOCK_MONOTONIC, &dl->at);
+    if (dl->forever)
+        return;
+    dl->at.tv_sec += timeout_ms / 1000;
+    dl->at.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl->at.tv_nsec >= 1000000000L)
+        dl->at.tv_sec++, dl->at.tv_nsec -= 1000000000L;
+}
+
+/* Time left before the deadline, capped at one sleep slice; 0 when it has passed. */
+static int st_slice(const st_deadline *dl, struct timespec *ts)
+{
+    long long left_ns = (long long)ST_SLEEP_SLICE_MS * 1000000LL;
+    if (!dl->forever) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long d = (long long)(dl->at.tv_sec - now.tv_sec) * 1000000000LL + (dl->at.tv_nsec - now.tv_nsec);
+        if (d <= 0)
+            return 0;
+        if (d < left_ns)
+            left_ns = d;
+    }
+    ts->tv_sec = (time_t)(left_ns / 1000000000LL);
+    ts->tv_nsec = (long)(left_ns % 1000000000LL);
+    return 1;
+}
+
+static int st_ready(st_job *job, st_slot *slot, uint32_t target, stitch_status_t *st)
+{
+    if (st_reached(atomic_load_explicit(&slot->posted, memory_order_acquire), target))
+        return *st = STITCH_OK, 1;
+    if (atomic_load_explicit(&job->abort_state, memory_order_relaxed))
+        return *st = STITCH_ERR_ABORTED, 1;
+    return 0;
+}
+
+static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno)
+{
+    stitch_status_t st;
+    struct timespec ts;
+    while (!st_ready(job, slot, target, &st)) {
+        if (!st_slice(dl, &ts))
+            return STITCH_ERR_TIMEOUT;
+        atomic_fetch_add(&slot->sleepers, 1);
+        uint32_t seen = atomic_load(&slot->posted);
+        long rc = 0;
+        if (!st_reached(seen, target) && !atomic_load(&job->abort_state))
+            rc = st_futex(&slot->posted, FUTEX_WAIT_PRIVATE, seen, &ts);
+        int e = errno;
+        atomic_fetch_sub(&slot->sleepers, 1);
+        if (rc != 0 && e != EAGAIN && e != EINTR && e != ETIMEDOUT) {
+            *sys_errno = e;
+            return STITCH_ERR_SYSTEM;
+        }
+    }
+    return st;
+}
+
+stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno)
+{
+    stitch_status_t st;
+    for (int i = 0; i < ST_SPINS; i++) {
+        if (st_ready(job, slot, target, &st))
+            return st;
+        __builtin_ia32_pause();
+    }
+    for (int i = 0; i < ST_YIELDS; i++) {
+        if (st_ready(job, slot, target, &st))
+            return st;
+        syscall(SYS_sched_yield); /* not sched_yield(): runtime/sched.h shadows <sched.h> */
+    }
+    return st_sleep(job, slot, target, dl, sys_errno);
+}

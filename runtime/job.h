@@ -1,0 +1,71 @@
+/* job.h - the object shared by the p thread-ranks of a communicator group: one slot per rank, an abort flag.
+ *
+ * A slot is what a rank publishes to its peers for the current collective: a pointer to its work buffer (peers
+ * read it directly: zero-copy pull), the call's fingerprint (checked by peers before they touch the buffer), and
+ * `posted`, a 32-bit counter that only the owner increases. "posted >= v" (compared modulo 2^32) is the whole
+ * protocol: the owner stores with release after writing, readers load with acquire before reading; a waiter that
+ * has spun long enough sleeps on the counter word with FUTEX_WAIT, and the owner wakes sleepers only when the
+ * slot's `sleepers` count says some exist. Slots are cache-line aligned so ranks do not false-share.
+ */
+#ifndef ST_JOB_H
+#define ST_JOB_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "steptab.h"
+#include "stitch.h"
+
+/* What every rank must agree on for one collective call. */
+typedef struct st_fingerprint {
+    uint64_t seq;        /* collectives called on this communicator before this one */
+    int32_t coll, dtype, op; /* op is -1 for all_gather */
+    size_t count;
+    const st_algo *algo;
+} st_fingerprint;
+
+typedef struct st_slot {
+    _Alignas(64) _Atomic uint32_t posted;
+    _Atomic uint32_t sleepers;
+    const char *work;      /* valid once posted reaches the call's base + 1, until the call ends */
+    st_fingerprint fp;
+} st_slot;
+
+typedef struct st_job {
+    int p;
+    _Atomic int refs;        /* communicators not yet destroyed */
+    _Atomic int abort_state; /* 0 running; 1 an aborter is writing `reason`; 2 aborted, reason readable */
+    char reason[640];
+    st_slot *slots;
+} st_job;
+
+typedef struct st_deadline {
+    int forever;
+    struct timespec at; /* CLOCK_MONOTONIC */
+} st_deadline;
+
+st_job *st_job_new(int p);
+void st_job_unref(st_job *job); /* frees on the last reference */
+
+/* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
+void st_job_abort(st_job *job, const char *reason);
+int st_job_aborted(const st_job *job);
+const char *st_job_reason(const st_job *job); /* "" while the reason is not written */
+
+/* posted >= target, modulo 2^32 (targets are never more than 2^31 ahead). */
+static inline int st_reached(uint32_t posted, uint32_t target)
+{
+    return (int32_t)(posted - target) >= 0;
+}
+
+void st_post(st_slot *slot, uint32_t value);
+
+void st_deadline_start(st_deadline *dl, int timeout_ms);
+
+/* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT, or
+ * STITCH_ERR_SYSTEM with the errno in *sys_errno. */
+stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno);
+
+#endif

@@ -1,0 +1,103 @@
+/* runner.h - a tiny test runner for the runtime tests: each test runs in a child process with a timeout, results
+ * are printed as TAP. A crash, a failed CHECK or a hang in one test cannot take the others down, and a test may
+ * change the environment (setenv) without leaking it. Usage: prog [--list] [name ...] (no names: all tests).
+ */
+#ifndef ST_TEST_RUNNER_H
+#define ST_TEST_RUNNER_H
+
+#undef NDEBUG
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct st_test {
+    const char *name;
+    void (*fn)(void);
+    int timeout_s;
+} st_test;
+
+#define CHECK(cond, ...)                                                                                       \
+    do {                                                                                                       \
+        if (!(cond)) {                                                                                         \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                           \
+            fprintf(stderr, __VA_ARGS__);                                                                      \
+            fputc('\n', stderr);                                                                               \
+            exit(1);                                                                                           \
+        }                                                                                                      \
+    } while (0)
+
+static double st_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int st_selected(const char *name, int argc, char **argv)
+{
+    int any = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-')
+            continue;
+        any = 1;
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    }
+    return !any;
+}
+
+static int st_run_one(const st_test *t, int number)
+{
+    double t0 = st_now();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 1;
+    }
+    if (pid == 0) {
+        alarm((unsigned)t->timeout_s);
+        t->fn();
+        fflush(NULL);
+        _exit(0);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    printf("%s %d - %s # %.2f s", ok ? "ok" : "not ok", number, t->name, st_now() - t0);
+    if (WIFSIGNALED(status))
+        printf(" (%s)", WTERMSIG(status) == SIGALRM ? "timed out" : strsignal(WTERMSIG(status)));
+    printf("\n");
+    return !ok;
+}
+
+/* The runtime's environment variables come from the test itself, never from the caller's shell. */
+static int st_run_tests(const st_test *tests, int n, int argc, char **argv)
+{
+    unsetenv("STITCH_ALGO");
+    unsetenv("STITCH_TIMEOUT");
+    unsetenv("STITCH_SEGMENT_BYTES");
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--list") == 0) {
+            for (int j = 0; j < n; j++)
+                printf("%s\n", tests[j].name);
+            return 0;
+        }
+    int failed = 0, ran = 0;
+    printf("TAP version 13\n");
+    for (int i = 0; i < n; i++)
+        if (st_selected(tests[i].name, argc, argv))
+            ran++;
+    printf("1..%d\n", ran);
+    for (int i = 0, k = 0; i < n; i++)
+        if (st_selected(tests[i].name, argc, argv))
+            failed += st_run_one(&tests[i], ++k);
+    return failed ? 1 : 0;
+}
+
+#endif

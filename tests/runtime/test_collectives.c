@@ -1,0 +1,380 @@
+/* test_collectives.c - all_reduce, reduce_scatter and all_gather with data, for every algorithm of the catalogue.
+ *
+ * A team of p threads runs a list of cases on one set of communicators (threads are made once per team, not per
+ * case). Inputs encode (rank, index) with values whose reduction is exact in any order (nccl-tests' trick):
+ * small integers for sum, +-1 and 2 for prod, any small integers for max/min, so the expected result is known
+ * exactly for every dtype, and every element of every rank's output is checked. Outputs that must be the same on
+ * every rank (all_reduce, all_gather) are also compared bit for bit with rank 0's.
+ *
+ * Default run: a sample of the matrix. `--full` (ctest label `long`): every algorithm x collective x dtype x op x
+ * p in {1,2,3,4,5,7,8,9} x counts {0, 1, 2, p-1, p+1, 1000, 65537} x in-place/out-of-place x aligned/offset.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "half.h"
+#include "runner.h"
+#include "stitch.h"
+
+static int full_matrix;
+
+typedef struct coll_case {
+    int coll, dtype, op;
+    size_t count;
+    int inplace; /* 0 out of place; 1 the first in-place form; 2 reduce_scatter's recv = send + rank * count */
+    int shift;   /* buffers start this many elements after a 64-byte boundary */
+} coll_case;
+
+typedef struct team {
+    int p;
+    const char *algo;
+    stitch_comm_t **comms;
+    pthread_barrier_t bar;
+    const coll_case *cases;
+    int ncases;
+    const unsigned char *out0; /* rank 0's output of the current case */
+    atomic_int failed;
+    char msg[600];
+} team;
+
+typedef struct member {
+    team *t;
+    int rank;
+} member;
+
+/* ---- values ---------------------------------------------------------------------------------------------- */
+
+static int is_signed(int dt)
+{
+    return dt != STITCH_UINT8;
+}
+
+/* Input element i of rank r for a case with reduction op (all_gather uses the max/min values). */
+static int64_t value(int dt, int op, int r, size_t i)
+{
+    uint64_t h = (uint64_t)r * 131u + (uint64_t)i * 71u + (uint64_t)(i >> 7) * 13u;
+    switch (op) {
+    case STITCH_SUM: return is_signed(dt) ? (int64_t)(h % 9) - 4 : (int64_t)(h % 9);
+    case STITCH_PROD:
+        if (h % 11 == 0)
+            return 2;
+        return is_signed(dt) && (h / 11) % 3 == 0 ? -1 : 1;
+    default: return is_signed(dt) ? (int64_t)(h % 201) - 100 : (int64_t)(h % 201);
+    }
+}
+
+static void store(int dt, void *buf, size_t i, int64_t v)
+{
+    switch (dt) {
+    case STITCH_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case STITCH_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case STITCH_INT16: ((int16_t *)buf)[i] = (int16_t)v; break;
+    case STITCH_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case STITCH_INT64: ((int64_t *)buf)[i] = v; break;
+    case STITCH_FP16: ((uint16_t *)buf)[i] = st_f32_to_fp16((float)v); break;
+    case STITCH_BF16: ((uint16_t *)buf)[i] = st_f32_to_bf16((float)v); break;
+    case STITCH_FP32: ((float *)buf)[i] = (float)v; break;
+    default: ((double *)buf)[i] = (double)v; break;
+    }
+}
+
+static double load(int dt, const void *buf, size_t i)
+{
+    switch (dt) {
+    case STITCH_INT8: return ((const int8_t *)buf)[i];
+    case STITCH_UINT8: return ((const uint8_t *)buf)[i];
+    case STITCH_INT16: return ((const int16_t *)buf)[i];
+    case STITCH_INT32: return ((const int32_t *)buf)[i];
+    case STITCH_INT64: return (double)((const int64_t *)buf)[i];
+    case STITCH_FP16: return st_fp16_to_f32(((const uint16_t *)buf)[i]);
+    case STITCH_BF16: return st_bf16_to_f32(((const uint16_t *)buf)[i]);
+    case STITCH_FP32: return ((const float *)buf)[i];
+    default: return ((const double *)buf)[i];
+    }
+}
+
+/* The reduction over ranks of element i, wrapped to the type as the kernels wrap. */
+static double expected(int dt, int op, int p, size_t i)
+{
+    int64_t acc = value(dt, op, 0, i);
+    for (int q = 1; q < p; q++) {
+        int64_t v = value(dt, op, q, i);
+        acc = op == STITCH_SUM ? acc + v : op == STITCH_PROD ? acc * v : op == STITCH_MAX ? (v > acc ? v : acc)
+                                                                                         : (v < acc ? v : acc);
+    }
+    unsigned char tmp[8];
+    store(dt, tmp, 0, acc);
+    return load(dt, tmp, 0);
+}
+
+/* ---- one case on one rank -------------------------------------------------------------------------------- */
+
+typedef struct bufs {
+    unsigned char *a, *b; /* 64-byte aligned, big enough for every case of the team */
+} bufs;
+
+static void fail(team *t, const coll_case *c, int rank, const char *what)
+{
+    if (atomic_exchange(&t->failed, 1) == 0)
+        snprintf(t->msg, sizeof t->msg, "%s %s %s %s p=%d count=%zu inplace=%d shift=%d rank %d: %s", t->algo,
+                 stitch_coll_name(c->coll), stitch_dtype_name(c->dtype), stitch_op_name(c->op), t->p, c->count,
+                 c->inplace, c->shift, rank, what);
+}
+
+/* Fill the input and choose the buffers as the case says; returns the output pointer in *out. */
+static void setup(const coll_case *c, int p, int r, bufs *m, void **send, void **recv)
+{
+    size_t es = stitch_dtype_size(c->dtype), n = c->count, sh = (size_t)c->shift * es;
+    int op = c->coll == STITCH_ALL_GATHER ? STITCH_MAX : c->op;
+    unsigned char *in = m->a + sh, *out = m->b + sh;
+    memset(m->b, 0xab, (size_t)p * n * es + sh);
+    size_t nin = c->coll == STITCH_REDUCE_SCATTER ? (size_t)p * n : n;
+    if (c->coll == STITCH_ALL_GATHER && c->inplace)
+        in = out + (size_t)r * n * es;
+    for (size_t i = 0; i < nin; i++)
+        store(c->dtype, in, i, value(c->dtype, op, r, i));
+    *send = in;
+    *recv = out;
+    if (c->inplace && c->coll == STITCH_ALL_REDUCE)
+        *recv = in;
+    if (c->inplace && c->coll == STITCH_REDUCE_SCATTER)
+        *recv = c->inplace == 1 ? in : in + (size_t)r * n * es;
+}
+
+static int verify(const coll_case *c, int p, int r, const void *out, size_t *bad)
+{
+    int op = c->coll == STITCH_ALL_GATHER ? STITCH_MAX : c->op;
+    size_t n = c->count, nout = c->coll == STITCH_ALL_GATHER ? (size_t)p * n : n;
+    for (size_t i = 0; i < nout; i++) {
+        double want = c->coll == STITCH_ALL_REDUCE ? expected(c->dtype, op, p, i)
+                      : c->coll == STITCH_REDUCE_SCATTER ? expected(c->dtype, op, p, (size_t)r * n + i)
+                                                         : (double)value(c->dtype, op, (int)(i / n), i % n);
+        if (load(c->dtype, out, i) != want)
+            return *bad = i, 0;
+    }
+    return 1;
+}
+
+static void run_case(team *t, int r, const coll_case *c, bufs *m)
+{
+    void *send, *recv;
+    char what[700];
+    setup(c, t->p, r, m, &send, &recv);
+    stitch_status_t st = c->coll == STITCH_ALL_REDUCE
+        ? stitch_all_reduce(send, recv, c->count, c->dtype, c->op, t->comms[r])
+        : c->coll == STITCH_REDUCE_SCATTER ? stitch_reduce_scatter(send, recv, c->count, c->dtype, c->op, t->comms[r])
+                                           : stitch_all_gather(send, recv, c->count, c->dtype, t->comms[r]);
+    size_t bad;
+    if (st != STITCH_OK) {
+        snprintf(what, sizeof what, "status %s: %s", stitch_strerror(st), stitch_comm_last_error(t->comms[r]));
+        fail(t, c, r, what);
+    } else if (!verify(c, t->p, r, recv, &bad)) {
+        snprintf(what, sizeof what, "element %zu is %g", bad, load(c->dtype, recv, bad));
+        fail(t, c, r, what);
+    }
+    /* outputs that every rank holds must be bit-identical to rank 0's */
+    if (r == 0)
+        t->out0 = recv;
+    pthread_barrier_wait(&t->bar);
+    size_t bytes = (c->coll == STITCH_ALL_GATHER ? (size_t)t->p : 1) * c->count * stitch_dtype_size(c->dtype);
+    if (c->coll != STITCH_REDUCE_SCATTER && memcmp(recv, t->out0, bytes) != 0)
+        fail(t, c, r, "output differs from rank 0's");
+    pthread_barrier_wait(&t->bar);
+}
+
+static void *member_main(void *arg)
+{
+    member *me = arg;
+    team *t = me->t;
+    size_t most = 0;
+    for (int i = 0; i < t->ncases; i++) {
+        size_t need = (size_t)t->p * t->cases[i].count * stitch_dtype_size(t->cases[i].dtype) + 64;
+        most = need > most ? need : most;
+    }
+    bufs m = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)};
+    CHECK(m.a && m.b, "out of memory");
+    for (int i = 0; i < t->ncases; i++)
+        run_case(t, me->rank, &t->cases[i], &m);
+    free(m.a);
+    free(m.b);
+    return NULL;
+}
+
+/* Run `cases` on a team of p threads with algorithm `algo`; CHECK-fails with the first failure. */
+static void run_team(const char *algo, int p, const coll_case *cases, int ncases)
+{
+    team t = {.p = p, .algo = algo ? algo : "$STITCH_ALGO", .cases = cases, .ncases = ncases};
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[512];
+    cfg.algo = algo;
+    cfg.timeout_ms = 20000;
+    t.comms = calloc((size_t)p, sizeof *t.comms);
+    stitch_status_t st = stitch_comm_init_threads(p, &cfg, t.comms, err, sizeof err);
+    CHECK(st == STITCH_OK, "init %s p=%d: %s", algo, p, err);
+    pthread_barrier_init(&t.bar, NULL, (unsigned)p);
+    pthread_t th[64];
+    member mem[64];
+    for (int r = 0; r < p; r++) {
+        mem[r] = (member){&t, r};
+        CHECK(pthread_create(&th[r], NULL, member_main, &mem[r]) == 0, "pthread_create");
+    }
+    for (int r = 0; r < p; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < p; r++)
+        stitch_comm_destroy(t.comms[r]);
+    pthread_barrier_destroy(&t.bar);
+    free(t.comms);
+    CHECK(!t.failed, "%s", t.msg);
+}
+
+/* ---- the matrix ------------------------------------------------------------------------------------------ */
+
+/* The default run's sample: every (collective, dtype, count) once, with the op rotating; the largest count
+ * only for fp32 sum (its cost is data, not coverage). */
+static int in_sample(int coll, int dt, int op, size_t count, int ci)
+{
+    if (full_matrix)
+        return 1;
+    if (count == 65537)
+        return dt == STITCH_FP32 && op == STITCH_SUM;
+    return coll == STITCH_ALL_GATHER || op == (ci + dt + coll) % STITCH_OP_COUNT;
+}
+
+/* Cases of one p; in-place and offset rotate through the sample so that each is covered without the product. */
+static int make_cases(int p, coll_case *out)
+{
+    size_t counts[] = {0, 1, 2, (size_t)p - 1, (size_t)p + 1, 1000, 65537};
+    int n = 0, idx = 0;
+    for (int coll = 0; coll < STITCH_COLL_COUNT; coll++)
+        for (int dt = 0; dt < STITCH_DTYPE_COUNT; dt++)
+            for (int op = 0; op < (coll == STITCH_ALL_GATHER ? 1 : STITCH_OP_COUNT); op++)
+                for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+                    for (int v = 0; v < 4; v++, idx++) {
+                        if (!full_matrix && v != (int)(ci * 3 + (size_t)dt + (size_t)coll + (size_t)op) % 4)
+                            continue;
+                        if (!in_sample(coll, dt, op, counts[ci], (int)ci))
+                            continue;
+                        int inplace = v & 1 ? (coll == STITCH_REDUCE_SCATTER && (idx & 4) ? 2 : 1) : 0;
+                        out[n++] = (coll_case){coll, dt, op, counts[ci], inplace, v >> 1};
+                    }
+    return n;
+}
+
+static void run_matrix(const int *ps, int nps)
+{
+    const char *names[16];
+    int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 16);
+    CHECK(nalgos > 0, "no algorithm in the catalogue");
+    coll_case *cases = malloc(sizeof *cases * 8000);
+    for (int a = 0; a < nalgos; a++)
+        for (int i = 0; i < nps; i++) {
+            int n = make_cases(ps[i], cases);
+            double t0 = st_now();
+            run_team(names[a], ps[i], cases, n);
+            printf("# %s p=%d: %d cases in %.2f s\n", names[a], ps[i], n, st_now() - t0);
+        }
+    free(cases);
+}
+
+static void test_matrix_small_p(void)
+{
+    static const int ps[] = {1, 2, 3, 4};
+    run_matrix(ps, 4);
+}
+
+static void test_matrix_large_p(void)
+{
+    static const int ps[] = {5, 7, 8, 9};
+    run_matrix(ps, 4);
+}
+
+/* Tiny segments force the pipelined path (many segments, uneven last one) for every algorithm. */
+static void test_segmented(void)
+{
+    setenv("STITCH_SEGMENT_BYTES", "4096", 1);
+    const char *names[16];
+    int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 16);
+    for (int a = 0; a < nalgos; a++)
+        for (int p = 1; p <= 5; p += 2) {
+            coll_case cases[] = {
+                {STITCH_ALL_REDUCE, STITCH_FP32, STITCH_SUM, 10007, 0, 1},
+                {STITCH_ALL_REDUCE, STITCH_BF16, STITCH_MAX, 10007, 1, 0},
+                {STITCH_REDUCE_SCATTER, STITCH_INT32, STITCH_PROD, 3001, 0, 0},
+                {STITCH_REDUCE_SCATTER, STITCH_FP64, STITCH_SUM, 3001, 2, 1},
+                {STITCH_ALL_GATHER, STITCH_INT16, STITCH_SUM, 3001, 1, 1},
+                {STITCH_ALL_GATHER, STITCH_FP16, STITCH_SUM, 3001, 0, 0},
+            };
+            run_team(names[a], p, cases, 6);
+        }
+}
+
+/* Every algorithm of one collective exists for the others too (the catalogue's promise) and calls with the same
+ * algorithm chosen per collective differently still work. */
+static void test_mixed_algorithms(void)
+{
+    setenv("STITCH_ALGO", "all_reduce=mesh,reduce_scatter=rhd,all_gather=ring", 1);
+    coll_case cases[] = {
+        {STITCH_ALL_REDUCE, STITCH_FP32, STITCH_SUM, 1000, 0, 0},
+        {STITCH_REDUCE_SCATTER, STITCH_FP32, STITCH_SUM, 1000, 0, 0},
+        {STITCH_ALL_GATHER, STITCH_FP32, STITCH_SUM, 1000, 0, 0},
+    };
+    run_team(NULL, 4, cases, 3);
+}
+
+/* p = 16 threads on 2 cores: the waits must yield and sleep, not spin. Only the collective is timed. */
+enum { OVER_P = 16, OVER_N = 1 << 20 };
+static stitch_comm_t *over_comms[OVER_P];
+static double over_time;
+
+static void *over_main(void *arg)
+{
+    int r = (int)(intptr_t)arg;
+    float *v = malloc(sizeof *v * OVER_N);
+    CHECK(v, "out of memory");
+    for (int i = 0; i < OVER_N; i++)
+        v[i] = (float)(r + (i & 7));
+    double t0 = st_now();
+    stitch_status_t st = stitch_all_reduce(v, v, OVER_N, STITCH_FP32, STITCH_SUM, over_comms[r]);
+    double dt = st_now() - t0;
+    CHECK(st == STITCH_OK, "rank %d: %s", r, stitch_comm_last_error(over_comms[r]));
+    for (int i = 0; i < OVER_N; i++)
+        CHECK(v[i] == (float)(OVER_P * (OVER_P - 1) / 2 + OVER_P * (i & 7)), "rank %d element %d is %g", r, i, v[i]);
+    if (r == 0)
+        over_time = dt;
+    free(v);
+    return NULL;
+}
+
+static void test_oversubscribed(void)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[512];
+    cfg.algo = "ring";
+    CHECK(stitch_comm_init_threads(OVER_P, &cfg, over_comms, err, sizeof err) == STITCH_OK, "%s", err);
+    pthread_t th[OVER_P];
+    for (int r = 0; r < OVER_P; r++)
+        CHECK(pthread_create(&th[r], NULL, over_main, (void *)(intptr_t)r) == 0, "pthread_create");
+    for (int r = 0; r < OVER_P; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < OVER_P; r++)
+        stitch_comm_destroy(over_comms[r]);
+    printf("# p=16 ring all_reduce of 1M fp32 on rank 0: %.3f s\n", over_time);
+    CHECK(over_time < 3.0, "took %.2f s", over_time);
+}
+
+static const st_test tests[] = {
+    {"matrix_small_p", test_matrix_small_p, 600},
+    {"matrix_large_p", test_matrix_large_p, 1200},
+    {"segmented", test_segmented, 60},
+    {"mixed_algorithms", test_mixed_algorithms, 30},
+    {"oversubscribed", test_oversubscribed, 60},
+};
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--full") == 0)
+            full_matrix = 1;
+    return st_run_tests(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}

@@ -1,0 +1,416 @@
+/* test_errors.c - how libstitch fails: argument checks, configuration, mismatched calls, timeouts and aborts.
+ *
+ * Every failure must come back as a status with a message that says what, where and why, and no failure may
+ * leave a rank hanging: a mismatch or a missing rank ends every involved rank's call within the timeout, and an
+ * abort from any thread ends them at once. Messages are checked by substring so that wording can improve
+ * without breaking the tests, but the facts (names, counts, ranks) must be there.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "runner.h"
+#include "stitch.h"
+
+static void check_contains(const char *text, const char *part)
+{
+    CHECK(strstr(text, part) != NULL, "message \"%s\" lacks \"%s\"", text, part);
+}
+
+static void make_comms(int p, const char *algo, int timeout_ms, stitch_comm_t **comms)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[512];
+    cfg.algo = algo;
+    cfg.timeout_ms = timeout_ms;
+    stitch_status_t st = stitch_comm_init_threads(p, &cfg, comms, err, sizeof err);
+    CHECK(st == STITCH_OK, "init: %s", err);
+}
+
+static void destroy_comms(int p, stitch_comm_t **comms)
+{
+    for (int r = 0; r < p; r++)
+        CHECK(stitch_comm_destroy(comms[r]) == STITCH_OK, "destroy rank %d", r);
+}
+
+/* ---- names ----------------------------------------------------------------------------------------------- */
+
+static void test_names(void)
+{
+    static const stitch_status_t all[] = {
+#define X(name, value, text) STITCH_##name,
+        STITCH_STATUS_LIST(X)
+#undef X
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(stitch_strerror(all[i]), stitch_strerror(all[j])) != 0, "codes %d and %d share text",
+                  all[i], all[j]);
+    check_contains(stitch_strerror(STITCH_ERR_TIMEOUT), "STITCH_ERR_TIMEOUT");
+    check_contains(stitch_strerror((stitch_status_t)-99), "unknown");
+    for (int d = 0; d < STITCH_DTYPE_COUNT; d++) {
+        CHECK(stitch_dtype_from_name(stitch_dtype_name(d)) == d, "dtype %d does not round-trip", d);
+        CHECK(stitch_dtype_size(d) > 0, "dtype %d has no size", d);
+    }
+    CHECK(stitch_dtype_from_name("FP32") == STITCH_FP32, "names are case-insensitive");
+    CHECK(stitch_dtype_size(STITCH_BF16) == 2 && stitch_dtype_size(STITCH_INT64) == 8, "sizes");
+    CHECK(stitch_dtype_name(STITCH_DTYPE_COUNT) == NULL && stitch_dtype_size(-1) == 0, "out of range dtype");
+    CHECK(stitch_dtype_from_name("float") == -1 && stitch_dtype_from_name(NULL) == -1, "unknown dtype name");
+    for (int o = 0; o < STITCH_OP_COUNT; o++)
+        CHECK(stitch_op_from_name(stitch_op_name(o)) == o, "op %d does not round-trip", o);
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        CHECK(stitch_coll_from_name(stitch_coll_name(c)) == c, "coll %d does not round-trip", c);
+    CHECK(stitch_op_name(STITCH_OP_COUNT) == NULL && stitch_coll_name(STITCH_COLL_COUNT) == NULL, "out of range");
+    const char *names[8];
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        int n = stitch_algorithms(c, names, 8);
+        CHECK(n >= 1, "no algorithm for %s", stitch_coll_name(c));
+        int ring = 0;
+        for (int i = 0; i < n && i < 8; i++)
+            ring |= strcmp(names[i], "ring") == 0;
+        CHECK(ring, "no ring for %s", stitch_coll_name(c));
+    }
+}
+
+/* ---- argument checks ------------------------------------------------------------------------------------- */
+
+typedef struct arg_case {
+    const char *what;
+    int coll;
+    long send_off, recv_off; /* bytes from the start of the buffer; -1: NULL */
+    size_t count;
+    int dtype, op;
+    stitch_status_t want;
+    const char *message; /* substring */
+} arg_case;
+
+/* All on rank 1 of 2 (recv = send + 1 * count elements is rank 1's in-place form). */
+static const arg_case arg_cases[] = {
+    {"sendbuf NULL", STITCH_ALL_REDUCE, -1, 0, 4, STITCH_FP32, STITCH_SUM, STITCH_ERR_INVALID_ARGUMENT,
+     "stitch_all_reduce: sendbuf is NULL with count 4"},
+    {"recvbuf NULL", STITCH_ALL_GATHER, 0, -1, 4, STITCH_FP32, STITCH_SUM, STITCH_ERR_INVALID_ARGUMENT,
+     "stitch_all_gather: recvbuf is NULL with count 4"},
+    {"bad dtype", STITCH_ALL_REDUCE, 0, 4096, 4, 99, STITCH_SUM, STITCH_ERR_INVALID_ARGUMENT,
+     "dtype 99 is not a stitch_dtype_t"},
+    {"negative dtype", STITCH_REDUCE_SCATTER, 0, 4096, 4, -1, STITCH_SUM, STITCH_ERR_INVALID_ARGUMENT,
+     "dtype -1 is not"},
+    {"bad op", STITCH_REDUCE_SCATTER, 0, 4096, 4, STITCH_FP32, 7, STITCH_ERR_INVALID_ARGUMENT,
+     "stitch_reduce_scatter: op 7 is not a stitch_op_t"},
+    {"misaligned fp32", STITCH_ALL_REDUCE, 1, 4096, 4, STITCH_FP32, STITCH_SUM, STITCH_ERR_INVALID_ARGUMENT,
+     "is not aligned to 4 bytes as fp32 requires"},
+    {"misaligned fp64 recv", STITCH_ALL_REDUCE, 0, 4100, 4, STITCH_FP64, STITCH_SUM, STITCH_ERR_INVALID_ARGUMENT,
+     "recvbuf"},
+    {"all_reduce partial overlap", STITCH_ALL_REDUCE, 0, 4, 8, STITCH_FP32, STITCH_SUM,
+     STITCH_ERR_INVALID_ARGUMENT, "stitch_all_reduce: recvbuf overlaps sendbuf partially"},
+    {"reduce_scatter overlap not at my block", STITCH_REDUCE_SCATTER, 0, 4, 8, STITCH_FP32, STITCH_SUM,
+     STITCH_ERR_INVALID_ARGUMENT, "recvbuf == sendbuf + rank * recvcount"},
+    {"all_gather input at rank 0's block", STITCH_ALL_GATHER, 0, 0, 8, STITCH_FP32, STITCH_SUM,
+     STITCH_ERR_INVALID_ARGUMENT, "sendbuf == recvbuf + rank * sendcount"},
+    {"all_gather input overlapping the output's end", STITCH_ALL_GATHER, 60, 0, 8, STITCH_FP32, STITCH_SUM,
+     STITCH_ERR_INVALID_ARGUMENT, "overlaps"},
+    {"count times ranks overflows", STITCH_REDUCE_SCATTER, 0, 4096, SIZE_MAX / 4, STITCH_FP32, STITCH_SUM,
+     STITCH_ERR_INVALID_ARGUMENT, "does not fit"},
+    {"count 0 with NULL buffers is fine", STITCH_ALL_REDUCE, -1, -1, 0, STITCH_FP32, STITCH_SUM, STITCH_OK, ""},
+    {"count 0 ignores a bad op? no: types first", STITCH_ALL_REDUCE, -1, -1, 0, STITCH_FP32, 9,
+     STITCH_ERR_INVALID_ARGUMENT, "op 9"},
+};
+
+static stitch_status_t call(int coll, const void *s, void *r, size_t n, int dt, int op, stitch_comm_t *c)
+{
+    switch (coll) {
+    case STITCH_ALL_REDUCE: return stitch_all_reduce(s, r, n, dt, op, c);
+    case STITCH_REDUCE_SCATTER: return stitch_reduce_scatter(s, r, n, dt, op, c);
+    default: return stitch_all_gather(s, r, n, dt, c);
+    }
+}
+
+static void *ar_rank(void *arg)
+{
+    stitch_comm_t *c = arg;
+    float v[4] = {1, 2, 3, 4};
+    stitch_status_t st = stitch_all_reduce(v, v, 4, STITCH_FP32, STITCH_SUM, c);
+    CHECK(st == STITCH_OK && v[3] == 8, "rank %d after argument errors: %s", stitch_comm_rank(c),
+          stitch_comm_last_error(c));
+    return NULL;
+}
+
+static void test_bad_arguments(void)
+{
+    stitch_comm_t *comms[2];
+    static _Alignas(64) unsigned char buf[8192];
+    make_comms(2, "ring", 5000, comms);
+    CHECK(stitch_all_reduce(buf, buf, 4, STITCH_FP32, STITCH_SUM, NULL) == STITCH_ERR_INVALID_ARGUMENT, "NULL comm");
+    for (size_t i = 0; i < sizeof arg_cases / sizeof arg_cases[0]; i++) {
+        const arg_case *c = &arg_cases[i];
+        void *s = c->send_off < 0 ? NULL : buf + c->send_off, *r = c->recv_off < 0 ? NULL : buf + c->recv_off;
+        stitch_status_t st = call(c->coll, s, r, c->count, c->dtype, c->op, comms[1]);
+        CHECK(st == c->want, "%s: got %s (%s)", c->what, stitch_strerror(st), stitch_comm_last_error(comms[1]));
+        if (st != STITCH_OK)
+            check_contains(stitch_comm_last_error(comms[1]), c->message);
+        else /* a count-0 call is a call: every rank makes it, or the next one is a mismatch */
+            CHECK(call(c->coll, s, r, c->count, c->dtype, c->op, comms[0]) == STITCH_OK, "rank 0's count 0");
+    }
+    /* argument errors do not break the communicator */
+    pthread_t t[2];
+    for (int r = 0; r < 2; r++)
+        pthread_create(&t[r], NULL, ar_rank, comms[r]);
+    for (int r = 0; r < 2; r++)
+        pthread_join(t[r], NULL);
+    destroy_comms(2, comms);
+    CHECK(stitch_comm_destroy(NULL) == STITCH_ERR_INVALID_ARGUMENT, "destroy NULL");
+}
+
+static void test_bad_init(void)
+{
+    stitch_comm_t *comms[2] = {NULL, NULL};
+    char err[512] = "";
+    CHECK(stitch_comm_init_threads(0, NULL, comms, err, sizeof err) == STITCH_ERR_INVALID_ARGUMENT, "p = 0");
+    check_contains(err, "nranks");
+    CHECK(stitch_comm_init_threads(2, NULL, NULL, err, sizeof err) == STITCH_ERR_INVALID_ARGUMENT, "NULL comms");
+    CHECK(stitch_comm_init_threads(2, NULL, comms, NULL, 0) == STITCH_OK, "NULL err buffer is allowed");
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "ring") == 0, "default algorithm is ring");
+    destroy_comms(2, comms);
+}
+
+/* ---- configuration --------------------------------------------------------------------------------------- */
+
+static void test_unknown_algorithm(void)
+{
+    stitch_comm_t *comms[2] = {NULL, NULL};
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[512];
+    cfg.algo = "nosuch";
+    CHECK(stitch_comm_init_threads(2, &cfg, comms, err, sizeof err) == STITCH_ERR_CONFIG, "config->algo nosuch");
+    check_contains(err, "unknown algorithm 'nosuch'");
+    check_contains(err, "known: ");
+    check_contains(err, "ring");
+    CHECK(comms[0] == NULL && comms[1] == NULL, "comms touched on failure");
+
+    make_comms(2, "ring", 0, comms);
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_ALL_GATHER, "nosuch") == STITCH_ERR_UNKNOWN_ALGORITHM, "set");
+    check_contains(stitch_comm_last_error(comms[0]), "stitch_comm_set_algorithm: unknown algorithm 'nosuch' for "
+                                                     "all_gather (known: ");
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_COLL_COUNT, "nosuch") == STITCH_ERR_UNKNOWN_ALGORITHM, "all");
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "ring") == 0, "failed set changed nothing");
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_COLL_COUNT, "MESH") == STITCH_OK, "case-insensitive");
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), "mesh") == 0, "set for every coll");
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_ALL_REDUCE, NULL) == STITCH_ERR_INVALID_ARGUMENT, "NULL name");
+    destroy_comms(2, comms);
+}
+
+typedef struct env_case {
+    const char *var, *value;
+    stitch_status_t want;
+    const char *message;
+} env_case;
+
+static const env_case env_cases[] = {
+    {"STITCH_ALGO", "garbage", STITCH_ERR_CONFIG, "STITCH_ALGO: unknown algorithm 'garbage' for all_reduce (known: "},
+    {"STITCH_ALGO", "", STITCH_ERR_CONFIG, "STITCH_ALGO='': malformed item"},
+    {"STITCH_ALGO", "all_reduce=", STITCH_ERR_CONFIG, "malformed item 'all_reduce='"},
+    {"STITCH_ALGO", "broadcast=ring", STITCH_ERR_CONFIG, "unknown collective 'broadcast'"},
+    {"STITCH_ALGO", "ring,,mesh", STITCH_ERR_CONFIG, "malformed"},
+    {"STITCH_ALGO", "all_gather=nosuch", STITCH_ERR_CONFIG, "unknown algorithm 'nosuch' for all_gather"},
+    {"STITCH_ALGO", " Mesh ", STITCH_OK, ""},
+    {"STITCH_ALGO", "all_reduce=rhd, all_gather=mesh", STITCH_OK, ""},
+    {"STITCH_TIMEOUT", "abc", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='abc': expected a positive number of seconds"},
+    {"STITCH_TIMEOUT", "0", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='0'"},
+    {"STITCH_TIMEOUT", "-1", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='-1'"},
+    {"STITCH_TIMEOUT", "5s", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='5s'"},
+    {"STITCH_TIMEOUT", "nan", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='nan'"},
+    {"STITCH_TIMEOUT", "", STITCH_ERR_CONFIG, "STITCH_TIMEOUT=''"},
+    {"STITCH_TIMEOUT", "0.25", STITCH_OK, ""},
+    {"STITCH_SEGMENT_BYTES", "12", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='12'"},
+    {"STITCH_SEGMENT_BYTES", "256k", STITCH_OK, ""},
+};
+
+static void test_environment(void)
+{
+    for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0]; i++) {
+        const env_case *c = &env_cases[i];
+        stitch_comm_t *comms[2];
+        char err[512] = "";
+        setenv(c->var, c->value, 1);
+        stitch_status_t st = stitch_comm_init_threads(2, NULL, comms, err, sizeof err);
+        unsetenv(c->var);
+        CHECK(st == c->want, "%s='%s': got %s (%s)", c->var, c->value, stitch_strerror(st), err);
+        if (st == STITCH_OK)
+            destroy_comms(2, comms);
+        else
+            check_contains(err, c->message);
+    }
+    /* per-collective choice, and config->algo over the environment */
+    stitch_comm_t *comms[2];
+    setenv("STITCH_ALGO", "all_reduce=rhd,all_gather=mesh", 1);
+    make_comms(2, NULL, 0, comms);
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "rhd") == 0, "all_reduce=rhd");
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), "ring") == 0, "default for the rest");
+    CHECK(strcmp(stitch_comm_algorithm(comms[1], STITCH_ALL_GATHER), "mesh") == 0, "all_gather=mesh");
+    destroy_comms(2, comms);
+    setenv("STITCH_ALGO", "garbage", 1);
+    make_comms(2, "mesh", 0, comms);
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "mesh") == 0, "config wins over env");
+    destroy_comms(2, comms);
+}
+
+/* ---- failures inside a collective ------------------------------------------------------------------------ */
+
+typedef struct rank_call {
+    stitch_comm_t *comm;
+    int coll, dtype;
+    size_t count;
+    int skip; /* this rank does not call */
+    stitch_status_t st;
+    double seconds;
+    char msg[512];
+} rank_call;
+
+static void *rank_main(void *arg)
+{
+    rank_call *rc = arg;
+    static _Thread_local double buf[4 * 1024 * 8];
+    if (rc->skip)
+        return NULL;
+    double t0 = st_now();
+    /* in place; for all_gather the input sits at my block of the output */
+    size_t mine = rc->coll == STITCH_ALL_GATHER ? (size_t)stitch_comm_rank(rc->comm) * rc->count : 0;
+    rc->st = call(rc->coll, (char *)buf + mine * stitch_dtype_size(rc->dtype), buf, rc->count, rc->dtype,
+                  STITCH_SUM, rc->comm);
+    rc->seconds = st_now() - t0;
+    snprintf(rc->msg, sizeof rc->msg, "%s", stitch_comm_last_error(rc->comm));
+    return NULL;
+}
+
+static void run_ranks(int p, rank_call *rc)
+{
+    pthread_t t[16];
+    for (int r = 0; r < p; r++)
+        CHECK(pthread_create(&t[r], NULL, rank_main, &rc[r]) == 0, "pthread_create");
+    for (int r = 0; r < p; r++)
+        pthread_join(t[r], NULL);
+}
+
+/* Rank 2 of 4 calls with a different count (or dtype): it and the ranks that meet it report a mismatch naming
+ * both values, the others an abort; nobody hangs; later calls fail at once. */
+static void mismatch(const char *algo, int coll, int dtype2, size_t count2, const char *a, const char *b)
+{
+    enum { P = 4 };
+    stitch_comm_t *comms[P];
+    rank_call rc[P];
+    make_comms(P, algo, 5000, comms);
+    for (int r = 0; r < P; r++)
+        rc[r] = (rank_call){comms[r], coll, r == 2 ? dtype2 : STITCH_FP32, r == 2 ? count2 : 1024, 0, 0, 0, ""};
+    run_ranks(P, rc);
+    CHECK(rc[2].st == STITCH_ERR_MISMATCH, "%s: rank 2 got %s: %s", algo, stitch_strerror(rc[2].st), rc[2].msg);
+    for (int r = 0; r < P; r++) {
+        CHECK(rc[r].st == STITCH_ERR_MISMATCH || rc[r].st == STITCH_ERR_ABORTED, "%s rank %d: %s", algo, r,
+              stitch_strerror(rc[r].st));
+        CHECK(rc[r].seconds < 2.0, "%s rank %d took %.2f s", algo, r, rc[r].seconds);
+        if (rc[r].st == STITCH_ERR_MISMATCH) {
+            check_contains(rc[r].msg, a);
+            check_contains(rc[r].msg, b);
+            check_contains(rc[r].msg, "rank 2 has");
+        } else {
+            check_contains(rc[r].msg, "aborted");
+        }
+    }
+    rc[0].skip = 0;
+    rank_main(&rc[0]);
+    CHECK(rc[0].st == STITCH_ERR_ABORTED, "a later call on an aborted communicator: %s", stitch_strerror(rc[0].st));
+    destroy_comms(P, comms);
+}
+
+static void test_mismatch(void)
+{
+    const char *names[8];
+    int n = stitch_algorithms(STITCH_ALL_REDUCE, names, 8);
+    for (int i = 0; i < n && i < 8; i++) {
+        mismatch(names[i], STITCH_ALL_REDUCE, STITCH_FP32, 1000, "count 1024", "count 1000");
+        mismatch(names[i], STITCH_REDUCE_SCATTER, STITCH_FP64, 1024, "dtype fp32", "dtype fp64");
+        mismatch(names[i], STITCH_ALL_GATHER, STITCH_FP32, 1, "count 1024", "count 1");
+    }
+}
+
+/* Rank 2 of 3 never calls: the others fail within the timeout, naming the missing rank. */
+static void timeout_case(int timeout_ms)
+{
+    enum { P = 3 };
+    stitch_comm_t *comms[P];
+    rank_call rc[P];
+    make_comms(P, "ring", timeout_ms, comms);
+    for (int r = 0; r < P; r++)
+        rc[r] = (rank_call){comms[r], STITCH_ALL_REDUCE, STITCH_FP32, 1024, r == 2, 0, 0, ""};
+    run_ranks(P, rc);
+    int timeouts = 0;
+    for (int r = 0; r < 2; r++) {
+        CHECK(rc[r].st == STITCH_ERR_TIMEOUT || rc[r].st == STITCH_ERR_ABORTED, "rank %d: %s", r,
+              stitch_strerror(rc[r].st));
+        CHECK(rc[r].seconds >= 0.15 && rc[r].seconds < 1.5, "rank %d returned after %.3f s", r, rc[r].seconds);
+        check_contains(rc[r].msg, "timed out after 200 ms waiting for rank 2");
+        timeouts += rc[r].st == STITCH_ERR_TIMEOUT;
+    }
+    CHECK(timeouts >= 1, "nobody reported the timeout");
+    rc[2].skip = 0;
+    rank_main(&rc[2]);
+    CHECK(rc[2].st == STITCH_ERR_ABORTED, "the late rank: %s", stitch_strerror(rc[2].st));
+    destroy_comms(P, comms);
+}
+
+static void test_timeout(void)
+{
+    timeout_case(200);
+    setenv("STITCH_TIMEOUT", "0.2", 1);
+    timeout_case(0);
+}
+
+static void *abort_later(void *arg)
+{
+    usleep(100 * 1000);
+    stitch_comm_abort(arg);
+    return NULL;
+}
+
+/* Rank 0 waits for rank 1, which never calls; another thread aborts through rank 1's handle. */
+static void test_abort(void)
+{
+    stitch_comm_t *comms[2];
+    rank_call rc = {0};
+    pthread_t t;
+    make_comms(2, "ring", 60000, comms);
+    rc.comm = comms[0], rc.coll = STITCH_ALL_REDUCE, rc.dtype = STITCH_FP32, rc.count = 1024;
+    CHECK(pthread_create(&t, NULL, abort_later, comms[1]) == 0, "pthread_create");
+    rank_main(&rc);
+    pthread_join(t, NULL);
+    CHECK(rc.st == STITCH_ERR_ABORTED, "got %s", stitch_strerror(rc.st));
+    CHECK(rc.seconds < 1.0, "abort took %.3f s to be noticed", rc.seconds);
+    check_contains(rc.msg, "stitch_comm_abort");
+    stitch_comm_abort(comms[0]); /* twice is fine */
+    destroy_comms(2, comms);
+}
+
+/* A count-0 call returns at once even when no other rank calls. */
+static void test_count_zero(void)
+{
+    stitch_comm_t *comms[3];
+    make_comms(3, "mesh", 1000, comms);
+    for (int coll = 0; coll < STITCH_COLL_COUNT; coll++)
+        for (int r = 0; r < 3; r++)
+            CHECK(call(coll, NULL, NULL, 0, STITCH_INT8, STITCH_MAX, comms[r]) == STITCH_OK, "coll %d", coll);
+    destroy_comms(3, comms);
+}
+
+static const st_test tests[] = {
+    {"names", test_names, 10},
+    {"bad_arguments", test_bad_arguments, 20},
+    {"bad_init", test_bad_init, 10},
+    {"unknown_algorithm", test_unknown_algorithm, 10},
+    {"environment", test_environment, 10},
+    {"mismatch", test_mismatch, 60},
+    {"timeout", test_timeout, 20},
+    {"abort", test_abort, 20},
+    {"count_zero", test_count_zero, 10},
+};
+
+int main(int argc, char **argv)
+{
+    return st_run_tests(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
