@@ -67,7 +67,7 @@ algorithm mesh implements all_reduce {
 algorithm rhd implements all_reduce {
   let m = floor_log2(p), B = pow2(m), extra = p - B
   fn block(x) = if x < 2 * extra then x / 2 else x - extra       # block rank of a rank in the block
-  fn member(b) = if b < extra then 2 * b else b + extra           # rank of a block rank
+  fn rank_of(b) = if b < extra then 2 * b else b + extra           # rank of a block rank
   let inside = r >= 2 * extra or r % 2 == 0
   units B
   if extra > 0 {
@@ -76,13 +76,13 @@ algorithm rhd implements all_reduce {
   for s in 0 .. m - 1 {                                            # reduce-scatter, distance halving
     step { if inside {
       let mask = pow2(m - 1 - s), q = block(r) ^ mask, lo = q & ~(mask - 1)
-      send lo .. lo + mask - 1 to member(q) reduce
+      send lo .. lo + mask - 1 to rank_of(q) reduce
     } }
   }
   for s in 0 .. m - 1 {                                            # all-gather, distance doubling
     step { if inside {
       let mask = pow2(s), q = block(r) ^ mask, lo = block(r) & ~(mask - 1)
-      send lo .. lo + mask - 1 to member(q)
+      send lo .. lo + mask - 1 to rank_of(q)
     } }
   }
   if extra > 0 {
@@ -95,7 +95,7 @@ algorithm rhd implements all_reduce {
 algorithm rhd implements reduce_scatter {
   let m = floor_log2(p), B = pow2(m), extra = p - B
   fn block(x) = if x < 2 * extra then x / 2 else x - extra
-  fn member(b) = if b < extra then 2 * b else b + extra
+  fn rank_of(b) = if b < extra then 2 * b else b + extra
   fn first(b) = if b < extra then 2 * b else b + extra
   fn last(b) = if b < extra then 2 * b + 1 else b + extra
   let inside = r >= 2 * extra or r % 2 == 0
@@ -106,7 +106,7 @@ algorithm rhd implements reduce_scatter {
   for s in 0 .. m - 1 {
     step { if inside {
       let mask = pow2(m - 1 - s), q = block(r) ^ mask, lo = q & ~(mask - 1)
-      send first(lo) .. last(lo + mask - 1) to member(q) reduce
+      send first(lo) .. last(lo + mask - 1) to rank_of(q) reduce
     } }
   }
   if extra > 0 {
@@ -119,7 +119,7 @@ algorithm rhd implements reduce_scatter {
 algorithm rhd implements all_gather {
   let m = floor_log2(p), B = pow2(m), extra = p - B
   fn block(x) = if x < 2 * extra then x / 2 else x - extra
-  fn member(b) = if b < extra then 2 * b else b + extra
+  fn rank_of(b) = if b < extra then 2 * b else b + extra
   fn first(b) = if b < extra then 2 * b else b + extra
   fn last(b) = if b < extra then 2 * b + 1 else b + extra
   let inside = r >= 2 * extra or r % 2 == 0
@@ -130,7 +130,7 @@ algorithm rhd implements all_gather {
   for s in 0 .. m - 1 {
     step { if inside {
       let mask = pow2(s), q = block(r) ^ mask, lo = block(r) & ~(mask - 1)
-      send first(lo) .. last(lo + mask - 1) to member(q)
+      send first(lo) .. last(lo + mask - 1) to rank_of(q)
     } }
   }
   if extra > 0 {

@@ -85,13 +85,14 @@ typedef enum st_stmt_kind {
     ST_S_FOR,   /* for var in lo .. hi { body }                 (anywhere) */
     ST_S_IF,    /* if expr { body } [else { else_body }]        (anywhere; `else if` nests an IF in else_body) */
     ST_S_SEND,  /* send uset to expr [copy|reduce]              (inside a step) */
-    ST_S_PHASE  /* phase coll using algo                        (algorithm level) */
+    ST_S_PHASE, /* phase coll using algo                        (algorithm level) */
+    ST_S_LAYOUT /* layout fn                                    (algorithm level): renumber units of later sends */
 } st_stmt_kind;
 
 typedef struct st_stmt {
     st_stmt_kind kind;
     st_pos pos;           /* of the keyword */
-    st_str name;          /* LET, FN: bound name; STEP, FOR: loop variable (len 0 for a plain step) */
+    st_str name;          /* LET, FN: bound name; STEP, FOR: loop variable (len 0 for a plain step); LAYOUT: fn */
     st_pos name_pos;
     st_param *params;     /* FN */
     st_expr *expr;        /* UNITS, LET, FN body, IF condition, SEND destination */

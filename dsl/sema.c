@@ -38,6 +38,8 @@ typedef struct cg {
     int line;
     int nomem;
     st_pos *algo_pos;    /* per descriptor: where its algorithm's name is */
+    int flags;           /* ST_ALGO_* of the algorithm being compiled */
+    st_pos root_pos;     /* its first use of `root` */
     int cap_algo_pos;
 } cg;
 
@@ -50,9 +52,11 @@ typedef struct builtin {
 static const builtin builtins[] = {
     {"floor_log2", 1, ST_OP_FLOOR_LOG2}, {"ceil_log2", 1, ST_OP_CEIL_LOG2}, {"pow2", 1, ST_OP_POW2},
     {"gcd", 2, ST_OP_GCD}, {"lcm", 2, ST_OP_LCM}, {"min", -2, ST_OP_MIN}, {"max", -2, ST_OP_MAX},
+    {"groups", 0, ST_OP_GROUPS}, {"group", 1, ST_OP_GROUP}, {"index", 1, ST_OP_INDEX}, {"size", 1, ST_OP_SIZE},
+    {"member", 2, ST_OP_MEMBER},
 };
 
-static const char *const reserved[] = {"p", "r", "U"};
+static const char *const reserved[] = {"p", "r", "U", "root"};
 
 /* ---- growing arrays ---------------------------------------------------------------------------------------- */
 
@@ -196,6 +200,13 @@ static void name_expr(cg *g, const st_expr *e)
         emit(g, ST_OP_U, 0);
         return;
     }
+    if (st_str_eq(e->name, "root")) {
+        if (!(g->flags & ST_ALGO_USES_ROOT))
+            g->root_pos = e->pos;
+        g->flags |= ST_ALGO_USES_ROOT;
+        emit(g, ST_OP_ROOT, 0);
+        return;
+    }
     sym *s = lookup(g, e->name);
     if (!s) {
         if (find_builtin(e->name))
@@ -244,6 +255,8 @@ static void call_expr(cg *g, const st_expr *e)
         if (b && want == -2 && i > 0)
             emit(g, b->op, 0); /* min/max fold left */
     }
+    if (b && b->op >= ST_OP_GROUPS && b->op <= ST_OP_MEMBER)
+        g->flags |= ST_ALGO_USES_TOPO;
     if (b && want != -2)
         emit(g, b->op, 0);
     else if (!b)
@@ -427,7 +440,7 @@ static void phase_stmt(cg *g, const st_stmt *s)
     if (!cname || !aname)
         g->nomem = 1;
     else if (coll < 0)
-        st_error(g->d, s->coll_pos, "unknown collective '%s'", cname);
+        st_error(g->d, s->coll_pos, "unknown collective '%s' (known: %s)", cname, st_coll_list());
     else {
         const st_algo *a = st_catalogue_find(g->cat, aname, coll);
         if (!a)
@@ -437,6 +450,19 @@ static void phase_stmt(cg *g, const st_stmt *s)
     }
     free(cname);
     free(aname);
+}
+
+static void layout_stmt(cg *g, const st_stmt *s)
+{
+    sym *f = lookup(g, s->name);
+    if (!f || !f->is_fn)
+        st_error(g->d, s->name_pos, "layout needs a function of one unit defined before it; '%.*s' is %s",
+                 s->name.len, s->name.s, f ? "not a function" : "not defined");
+    else if (f->nparams != 1)
+        st_error(g->d, s->name_pos, "layout function '%.*s' takes %d parameters; it must take one (the unit)",
+                 s->name.len, s->name.s, f->nparams);
+    else
+        emit(g, ST_OP_LAYOUT, f->fn);
 }
 
 static void if_stmt(cg *g, const st_stmt *s, where at)
@@ -461,6 +487,7 @@ static const char *placement_error(const st_stmt *s, where at)
     case ST_S_STEP: return at == AT_STEP ? "'step' inside a step" : NULL;
     case ST_S_PHASE: return at == AT_STEP ? "'phase' inside a step; phases are made of steps" : NULL;
     case ST_S_SEND: return at != AT_STEP ? "'send' outside a step; wrap it in step { ... }" : NULL;
+    case ST_S_LAYOUT: return at == AT_STEP ? "'layout' inside a step; it applies to an algorithm's steps" : NULL;
     default: return NULL;
     }
 }
@@ -501,6 +528,7 @@ static void stmt(cg *g, const st_stmt *s, where at)
         emit(g, ST_OP_SEND, s->xop);
         break;
     case ST_S_PHASE: phase_stmt(g, s); break;
+    case ST_S_LAYOUT: layout_stmt(g, s); break;
     }
 }
 
@@ -525,8 +553,7 @@ static void declare_algos(cg *g, const st_file *f)
             if (!cn || !an)
                 g->nomem = 1;
             else if (coll < 0)
-                st_error(g->d, n->pos, "unknown collective '%s' (known: all_reduce, reduce_scatter, all_gather)",
-                         cn);
+                st_error(g->d, n->pos, "unknown collective '%s' (known: %s)", cn, st_coll_list());
             else if (st_catalogue_find(c, an, coll)) {
                 st_error(g->d, a->pos, "algorithm '%s' already implements %s", an, cn);
                 for (const st_algo_ast *o = f->algos; o != a; o = o->next)
@@ -537,7 +564,7 @@ static void declare_algos(cg *g, const st_file *f)
                 if (grow(g, (void **)&g->algo_pos, &g->cap_algo_pos, c->nalgos + 1, sizeof(st_pos)))
                     break;
                 g->algo_pos[c->nalgos] = a->pos;
-                ((st_algo *)c->algos)[c->nalgos++] = (st_algo){an, coll, -1, 0, a->pos.line};
+                ((st_algo *)c->algos)[c->nalgos++] = (st_algo){an, coll, -1, 0, a->pos.line, 0};
                 an = NULL;
             }
             free(cn);
@@ -550,6 +577,7 @@ static void compile_algo(cg *g, const st_algo_ast *a)
 {
     g->nsyms = 0;
     g->nslots = 0;
+    g->flags = 0;
     g->line = a->pos.line;
     int entry = g->cat->ncode;
     stmts(g, a->body, AT_TOP);
@@ -560,6 +588,10 @@ static void compile_algo(cg *g, const st_algo_ast *a)
         if (d->line == a->pos.line && d->entry < 0 && st_str_eq(a->name, d->name)) {
             d->entry = entry;
             d->nslots = g->nslots;
+            d->flags = g->flags;
+            if ((g->flags & ST_ALGO_USES_ROOT) && !st_coll_rooted(d->coll))
+                st_error(g->d, g->root_pos, "'root' used in '%s', which implements %s, a collective without a root",
+                         d->name, st_coll_name(d->coll));
         }
     }
 }

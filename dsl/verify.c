@@ -80,18 +80,50 @@ static int failf(absstate *a, int line, const char *fmt, ...)
     return -1;
 }
 
-static int owner_of(const absstate *a, int u)
+static int block_of(const absstate *a, int u)
 {
-    return u / (a->U / st_coll_nblocks(a->s->algo->coll, a->p)); /* block of unit u */
+    return u / (a->U / st_coll_nblocks(a->s->algo->coll, a->p));
+}
+
+/* Who holds what before the first step: -1 nothing, else the one contributor. */
+static int init_holder(const absstate *a, int x, int u)
+{
+    int root = a->s->root, b = block_of(a, u);
+    switch (a->s->algo->coll) {
+    case ST_COLL_ALL_GATHER:
+    case ST_COLL_GATHER: return b == x ? x : -1;
+    case ST_COLL_BROADCAST:
+    case ST_COLL_SCATTER: return x == root ? root : -1;
+    case ST_COLL_ALL_TO_ALL:
+    case ST_COLL_ALL_TO_ALL_V: return b / a->p == x ? x : -1;
+    default: return x; /* all_reduce, reduce_scatter, reduce */
+    }
+}
+
+/* What unit u of rank x must hold after the last step: -2 don't care, -1 all p contributions, else one rank's. */
+static int post_want(const absstate *a, int x, int u)
+{
+    int root = a->s->root, b = block_of(a, u);
+    switch (a->s->algo->coll) {
+    case ST_COLL_ALL_REDUCE: return -1;
+    case ST_COLL_REDUCE_SCATTER: return b == x ? -1 : -2;
+    case ST_COLL_REDUCE: return x == root ? -1 : -2;
+    case ST_COLL_ALL_GATHER: return b;
+    case ST_COLL_GATHER: return x == root ? b : -2;
+    case ST_COLL_BROADCAST: return root;
+    case ST_COLL_SCATTER: return b == x ? root : -2;
+    default: return b % a->p == x ? b / a->p : -2; /* all_to_all(_v): block i*p+j goes from i to j */
+    }
 }
 
 static void init_state(absstate *a)
 {
-    int coll = a->s->algo->coll;
     for (int x = 0; x < a->p; x++)
-        for (int u = 0; u < a->U; u++)
-            if (coll != ST_COLL_ALL_GATHER || owner_of(a, u) == x)
-                at(a, x, u)[x / 64] |= 1ull << (x % 64);
+        for (int u = 0; u < a->U; u++) {
+            int h = init_holder(a, x, u);
+            if (h >= 0)
+                at(a, x, u)[h / 64] |= 1ull << (h % 64);
+        }
 }
 
 /* Pass A of a step: hazards and "sends only what it holds". */
@@ -167,24 +199,19 @@ static int apply_step(absstate *a, int step)
 
 static int check_post(absstate *a)
 {
-    int coll = a->s->algo->coll;
     char have[120];
     for (int x = 0; x < a->p; x++)
         for (int u = 0; u < a->U; u++) {
             uint64_t *v = at(a, x, u);
-            int n = count(a, v), own = owner_of(a, u);
-            int want_all = coll == ST_COLL_ALL_REDUCE || (coll == ST_COLL_REDUCE_SCATTER && own == x);
-            int ok = want_all ? n == a->p
-                     : coll == ST_COLL_ALL_GATHER ? (n == 1 && (v[own / 64] >> (own % 64) & 1))
-                                                  : 1;
-            if (ok)
+            int want = post_want(a, x, u), n = count(a, v);
+            if (want == -2 || (want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1)))
                 continue;
             set_text(a, v, have, sizeof have);
-            if (want_all)
+            if (want == -1)
                 return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds the contributions "
                              "of %s, not of all %d ranks", u, x, have, a->p);
-            return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s, not rank %d's "
-                         "block", u, x, have, own);
+            return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s, not rank %d's data",
+                         u, x, have, want);
         }
     return 0;
 }
@@ -216,24 +243,83 @@ out:
     return rc;
 }
 
-/* Verify one algorithm for one p. Returns 0, or -1 with the failure printed. */
-static int verify_one(const st_catalogue *cat, const st_algo *al, int p, int *nsteps, int *nxfers, FILE *out)
+/* "p = 6", "p = 6, root 3", "p = 6 as 3x2" */
+static void inst_text(const st_algo *al, const st_inst *in, char *buf, size_t len)
+{
+    int o = snprintf(buf, len, "p = %d", in->p);
+    if (al->flags & ST_ALGO_USES_ROOT)
+        o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
+    if (in->topo)
+        snprintf(buf + o, len - (size_t)o, " as %dx%d", in->topo->ngroups, in->p / in->topo->ngroups);
+}
+
+/* Verify one instantiation. Returns 0, or -1 with the failure printed. */
+static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, int *nsteps, int *nxfers,
+                      FILE *out)
 {
     st_sched s;
     st_err err;
-    if (st_sched_build(cat, al, p, &s, &err)) {
-        fprintf(out, "%s:%d: error: %s %s cannot be instantiated for p = %d: %s\n", cat->file,
-                err.line ? err.line : al->line, al->name, st_coll_name(al->coll), p, err.msg);
+    char what[80];
+    inst_text(al, in, what, sizeof what);
+    if (st_sched_build_ex(cat, al, in, &s, &err)) {
+        fprintf(out, "%s:%d: error: %s %s cannot be instantiated for %s: %s\n", cat->file,
+                err.line ? err.line : al->line, al->name, st_coll_name(al->coll), what, err.msg);
         return -1;
     }
-    absstate a = {.s = &s, .p = p, .U = s.nunits, .W = (p + 63) / 64};
+    absstate a = {.s = &s, .p = in->p, .U = s.nunits, .W = (in->p + 63) / 64};
     int rc = run_abstract(&a);
     if (rc)
-        fprintf(out, "%s:%d: error: %s %s is wrong for p = %d: %s\n", cat->file, a.line, al->name,
-                st_coll_name(al->coll), p, a.msg);
+        fprintf(out, "%s:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, al->name,
+                st_coll_name(al->coll), what, a.msg);
     *nsteps = s.nsteps;
     *nxfers = s.nxfers;
     st_sched_free(&s);
+    return rc;
+}
+
+/* Roots to try: all of them up to p = 16, then a sample that covers both ends, the middle and odd/even. */
+static int next_root(const st_algo *al, int p, int root)
+{
+    if (!(al->flags & ST_ALGO_USES_ROOT))
+        return root < 0 ? 0 : p;
+    if (p <= 16)
+        return root + 1;
+    static const int sample[] = {0, 1, 2, 3};
+    for (size_t i = 0; i < sizeof sample / sizeof *sample; i++)
+        if (sample[i] > root)
+            return sample[i];
+    if (root < p / 2)
+        return p / 2;
+    if (root < p - 2)
+        return p - 2;
+    return root + 1;
+}
+
+/* Verify for p with every root (or sample) and, for topology-aware algorithms, every uniform grouping. */
+static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nsteps, int *nxfers, FILE *out)
+{
+    int32_t *arr = malloc(sizeof(int32_t) * (4 * (size_t)p + 2));
+    int *sizes = malloc(sizeof(int) * (size_t)p);
+    int rc = 0;
+    if (!arr || !sizes) {
+        fprintf(out, "%s: error: out of memory\n", cat->file);
+        rc = -1;
+    }
+    for (int L = 1; L <= p && !rc; L++) {
+        st_topo topo;
+        int G = p / L, uses_topo = al->flags & ST_ALGO_USES_TOPO;
+        if (p % L || (!uses_topo && L != p))
+            continue;
+        for (int g = 0; g < G; g++)
+            sizes[g] = L;
+        st_topo_uniform(&topo, p, G, sizes, arr, arr + G + 1, arr + G + 1 + p, arr + G + 1 + 2 * p);
+        for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
+            st_inst in = {.p = p, .root = root, .topo = uses_topo ? &topo : NULL};
+            rc = verify_one(cat, al, &in, nsteps, nxfers, out);
+        }
+    }
+    free(arr);
+    free(sizes);
     return rc;
 }
 
@@ -249,12 +335,14 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int nsteps = 0, nxfers = 0, bad = 0;
         for (int p = o->pmin; p <= o->pmax && !bad; p++)
-            bad = verify_one(cat, al, p, &nsteps, &nxfers, out) != 0;
+            bad = verify_p(cat, al, p, &nsteps, &nxfers, out) != 0;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         failed += bad;
         if (!bad)
-            fprintf(out, "verified %-8s %-15s p = %d..%d   (p = %d: %d steps, %d transfers)  %.3f s\n", al->name,
-                    st_coll_name(al->coll), o->pmin, o->pmax, o->pmax, nsteps, nxfers,
+            fprintf(out, "verified %-12s %-15s p = %d..%d%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
+                    al->name, st_coll_name(al->coll), o->pmin, o->pmax,
+                    al->flags & ST_ALGO_USES_ROOT ? ", roots" : "",
+                    al->flags & ST_ALGO_USES_TOPO ? ", SxL groupings" : "", o->pmax, nsteps, nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
     return matched ? failed : -1;

@@ -111,6 +111,7 @@ int st_lex(st_lexer *lx, st_token *t)
         "not"            { return emit(lx, t, tok, TK_NOT); }
         "phase"          { return emit(lx, t, tok, TK_PHASE); }
         "using"          { return emit(lx, t, tok, TK_USING); }
+        "layout"         { return emit(lx, t, tok, TK_LAYOUT); }
         "true"           { emit(lx, t, tok, TK_INT); t->ival = 1; return TK_INT; }
         "false"          { return emit(lx, t, tok, TK_INT); }
 

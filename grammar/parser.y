@@ -14,7 +14,7 @@
 %start_symbol file
 
 /* Fix the token codes: keywords, then punctuation. */
-%token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING.
+%token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
 /* Lowest first. ELSE ranks the `if..then..else` expression below every operator (it extends to the right). */
@@ -327,6 +327,11 @@ xop(X) ::= REDUCE. { X = ST_X_REDUCE; }
 stmt(L) ::= PHASE(K) IDENT(C) USING IDENT(A). {
     st_stmt *s = st_new(ctx, ST_S_PHASE, K);
     s->coll = S(C), s->coll_pos = P(C), s->algo = S(A), s->algo_pos = P(A);
+    L = sl_one(s);
+}
+stmt(L) ::= LAYOUT(K) IDENT(F). {
+    st_stmt *s = st_new(ctx, ST_S_LAYOUT, K);
+    s->name = S(F), s->name_pos = P(F);
     L = sl_one(s);
 }
 

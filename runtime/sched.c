@@ -173,20 +173,29 @@ static int order_by_step(builder *b, st_sched *s)
 
 int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err)
 {
+    st_inst in = {.p = p};
+    return st_sched_build_ex(cat, algo, &in, out, err);
+}
+
+int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out, st_err *err)
+{
+    int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
     st_vm_sink sink = {&b, on_step, on_send};
     int64_t U = 0, nunits;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
-    if (p < 1 || p > ST_MAX_RANKS) {
+    if (p < 1 || p > ST_MAX_RANKS || in->root < 0 || in->root >= p ||
+        ((algo->coll == ST_COLL_ALL_TO_ALL || algo->coll == ST_COLL_ALL_TO_ALL_V) && p > 1024)) {
         err->line = algo->line;
-        snprintf(err->msg, sizeof err->msg, "p = %d is out of range 1..%d", p, ST_MAX_RANKS);
+        snprintf(err->msg, sizeof err->msg, "p = %d or root = %d is out of range (p in 1..%d, 1..1024 for all_to_all, root in 0..p-1)", p,
+                 in->root, ST_MAX_RANKS);
         return -1;
     }
     for (b.rank = 0; b.rank < p; b.rank++) {
         int first_x = b.nx;
         b.nsteps = 0;
-        if (st_vm_run(cat, algo, p, b.rank, &sink, &nunits, err) ||
+        if (st_vm_run(cat, algo, in, b.rank, &sink, &nunits, err) ||
             check_rank(&b, first_x, nunits, &U, &nsteps, err))
             goto fail;
     }
@@ -203,8 +212,8 @@ int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched
                  algo->name, st_coll_name(algo->coll), nblocks, nblocks, (long long)U, p);
         goto fail;
     }
-    *out = (st_sched){.cat = cat, .algo = algo, .p = p, .nunits = (int)U, .nsteps = nsteps, .runs = b.runs,
-                      .nruns = b.nruns};
+    *out = (st_sched){.cat = cat, .algo = algo, .p = p, .nunits = (int)U, .nsteps = nsteps, .root = in->root,
+                      .runs = b.runs, .nruns = b.nruns};
     b.runs = NULL;
     if (order_by_step(&b, out)) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
@@ -232,7 +241,35 @@ void st_sched_free(st_sched *s)
 
 int st_coll_nblocks(int coll, int p)
 {
-    return coll == ST_COLL_ALL_REDUCE ? 1 : p;
+    switch (coll) {
+    case ST_COLL_ALL_REDUCE:
+    case ST_COLL_BROADCAST:
+    case ST_COLL_REDUCE: return 1;
+    case ST_COLL_ALL_TO_ALL:
+    case ST_COLL_ALL_TO_ALL_V: return p * p;
+    default: return p;
+    }
+}
+
+int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *first, int32_t *members,
+                    int32_t *group_of, int32_t *index_of)
+{
+    int x = 0;
+    first[0] = 0;
+    for (int g = 0; g < ngroups; g++) {
+        if (sizes[g] < 1 || x + sizes[g] > p)
+            return -1;
+        for (int i = 0; i < sizes[g]; i++, x++) {
+            members[x] = x;
+            group_of[x] = g;
+            index_of[x] = i;
+        }
+        first[g + 1] = x;
+    }
+    if (x != p)
+        return -1;
+    *t = (st_topo){ngroups, first, members, group_of, index_of};
+    return 0;
 }
 
 void st_unit_span(int nunits, int nblocks, size_t n, int u, size_t *off, size_t *len)

@@ -36,6 +36,7 @@ typedef struct st_sched {
     const st_catalogue *cat;
     const st_algo *algo;
     int p, nunits, nsteps;
+    int root;
     st_xfer *xfers;     /* ordered by (step, src, order of emission) */
     int nxfers;
     int32_t *step_first; /* nsteps + 1 entries: step s holds xfers [step_first[s], step_first[s+1]) */
@@ -49,14 +50,39 @@ typedef struct st_err {
     char msg[512];
 } st_err;
 
+/* Groups of ranks (servers, super-pods) as the topology queries of the language see them: group g holds
+ * members[first[g] .. first[g+1]), in index order. Sizes may differ. */
+typedef struct st_topo {
+    int ngroups;
+    const int32_t *first;    /* ngroups + 1 */
+    const int32_t *members;  /* p ranks */
+    const int32_t *group_of; /* per rank */
+    const int32_t *index_of; /* per rank */
+} st_topo;
+
+/* Everything an instantiation depends on besides the table. */
+typedef struct st_inst {
+    int p;
+    int root;              /* rooted collectives; 0 otherwise */
+    const st_topo *topo;   /* NULL: one group of all p ranks */
+} st_inst;
+
 /* Instantiate `algo` of `cat` for p ranks (1 <= p <= ST_MAX_RANKS). Checks what the runtime relies on for
  * memory safety: every peer in 0..p-1, every unit in 0..U-1, U divisible by the collective's block count, every
  * rank with the same number of steps. On failure returns -1 and explains in `err` (line, p, rank). */
 #define ST_MAX_RANKS 65536
 int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err);
+int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out, st_err *err);
+
+/* Fill `t` (whose arrays must hold p, p, p and ngroups + 1 entries) with ngroups groups of consecutive ranks of the
+ * given sizes. Returns -1 when the sizes do not add up to p or a size is < 1. */
+int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *first, int32_t *members,
+                    int32_t *group_of, int32_t *index_of);
 void st_sched_free(st_sched *s);
 
-/* Number of blocks of the collective's vector for p ranks (see above). */
+/* Number of blocks of the collective's vector for p ranks: 1 for all_reduce, broadcast and reduce; p for
+ * reduce_scatter, all_gather, scatter and gather (block b is rank b's part); p * p for all_to_all and
+ * all_to_all_v (block i * p + j is what rank i sends to rank j). */
 int st_coll_nblocks(int coll, int p);
 
 /* Elements [*off, *off + *len) of the vector that unit u covers, for blocks of n elements. */

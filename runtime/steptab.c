@@ -23,3 +23,15 @@ int st_coll_from_name(const char *name)
             return i;
     return -1;
 }
+
+int st_coll_rooted(int coll)
+{
+    return coll == ST_COLL_BROADCAST || coll == ST_COLL_REDUCE || coll == ST_COLL_SCATTER || coll == ST_COLL_GATHER;
+}
+
+const char *st_coll_list(void)
+{
+#define ST_COLL_STR(id, name) ", " name
+    return &ST_COLLECTIVES(ST_COLL_STR)[2];
+#undef ST_COLL_STR
+}

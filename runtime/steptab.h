@@ -16,13 +16,19 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 1
+#define ST_TABLE_VERSION 2
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
     X(ALL_REDUCE, "all_reduce")                                                                                \
     X(REDUCE_SCATTER, "reduce_scatter")                                                                        \
-    X(ALL_GATHER, "all_gather")
+    X(ALL_GATHER, "all_gather")                                                                                \
+    X(BROADCAST, "broadcast")                                                                                  \
+    X(REDUCE, "reduce")                                                                                        \
+    X(SCATTER, "scatter")                                                                                      \
+    X(GATHER, "gather")                                                                                        \
+    X(ALL_TO_ALL, "all_to_all")                                                                                \
+    X(ALL_TO_ALL_V, "all_to_all_v")
 
 typedef enum st_coll {
 #define ST_COLL_ENUM(id, name) ST_COLL_##id,
@@ -45,6 +51,13 @@ typedef enum st_opcode {
     ST_OP_P,         /* [-- p]            ranks of the current context */
     ST_OP_R,         /* [-- r]            my rank in the current context */
     ST_OP_U,         /* [-- U]            units (error if `units` has not run yet) */
+    ST_OP_ROOT,      /* [-- root]         the root of a rooted collective (0 for the others) */
+    /* topology queries over the groups of the instantiation (one group of all ranks when none is given) */
+    ST_OP_GROUPS,    /* [-- G]            number of groups */
+    ST_OP_GROUP,     /* [x -- g]          group of rank x */
+    ST_OP_INDEX,     /* [x -- i]          index of rank x in its group */
+    ST_OP_SIZE,      /* [g -- n]          members of group g */
+    ST_OP_MEMBER,    /* [g i -- x]        rank at index i of group g */
     ST_OP_DUP,       /* [v -- v v] */
     ST_OP_POP,       /* [v --] */
     /* binary [a b -- a op b]; DIV floors toward -inf, MOD is in [0, |b|); errors on b == 0, shifts outside 0..62 */
@@ -67,6 +80,8 @@ typedef enum st_opcode {
     ST_OP_SET_RANGE, /* [lo hi --] add units lo..hi (inclusive; empty when hi < lo) */
     ST_OP_SET_ALL,   /* add every unit 0..U-1 */
     ST_OP_SEND,      /* [dst --] emit a transfer of the set to dst with op a (st_xop: 0 copy, 1 reduce); clear set */
+    ST_OP_LAYOUT,    /* from here to the end of the current algorithm body (phases included), every unit u of a
+                      * send is sent as unit f(u), f = function a (-1: none); a renumbering such as NHR's tree map */
     ST_OP_PHASE,     /* run algorithm a's body (a fresh frame, RET 0 ends it) in the same context: same p, r and
                       * units; its `units` must agree with the caller's */
     ST_OP_COUNT
@@ -91,7 +106,11 @@ typedef struct st_algo {
     int32_t entry;          /* index in code of the algorithm's body, which ends with RET 0 */
     int32_t nslots;         /* frame size of the body */
     int32_t line;           /* line of the `algorithm` keyword */
+    int32_t flags;          /* ST_ALGO_USES_*: what the instantiation must vary when verifying */
 } st_algo;
+
+#define ST_ALGO_USES_ROOT 1 /* reads `root` */
+#define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members) */
 
 typedef struct st_catalogue {
     int32_t version;        /* ST_TABLE_VERSION */
@@ -113,6 +132,8 @@ typedef struct st_catalogue {
 #define ST_MAX_FRAME 4096
 
 const char *st_coll_name(int coll);      /* "all_reduce", ...; "?" when out of range */
+int st_coll_rooted(int coll);            /* broadcast, reduce, scatter, gather */
+const char *st_coll_list(void);          /* "all_reduce, reduce_scatter, ..." for messages */
 int st_coll_from_name(const char *name); /* -1 when unknown; case-insensitive */
 
 #endif

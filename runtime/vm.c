@@ -17,12 +17,14 @@
 
 typedef struct frame {
     int32_t ret_pc;
-    int32_t fp, afp, nslots, afp_nslots;
+    int32_t fp, afp, nslots, afp_nslots, layout;
 } frame;
 
 typedef struct vm {
     const st_catalogue *cat;
-    int64_t p, r, nunits;
+    const st_topo *topo;  /* NULL: one group of all ranks */
+    int64_t p, r, root, nunits;
+    long fuel;
     int64_t stack[ST_MAX_STACK];
     int sp;
     int64_t *slots;
@@ -30,6 +32,9 @@ typedef struct vm {
     frame calls[ST_MAX_CALL_DEPTH];
     int depth;
     int32_t fp, afp, nslots, afp_nslots;
+    int32_t layout;                 /* function renumbering units, -1: none */
+    int64_t *ltab;                  /* its values for 0..U-1, computed on first use */
+    int32_t ltab_fn;
     int64_t *lo, *hi;               /* the transfer set being built */
     int nset, capset;
     int line;
@@ -228,7 +233,7 @@ static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body
         return fail(m, "frame of %d slots does not fit", nslots);
     if (m->sp < nargs)
         return fail(m, "corrupt step table: missing call arguments");
-    m->calls[m->depth++] = (frame){ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots};
+    m->calls[m->depth++] = (frame){ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots, m->layout};
     m->fp = m->top;
     m->nslots = nslots;
     m->top += nslots;
@@ -250,7 +255,62 @@ static int32_t leave(vm *m)
     m->afp = f.afp;
     m->nslots = f.nslots;
     m->afp_nslots = f.afp_nslots;
+    m->layout = f.layout;
     return f.ret_pc;
+}
+
+static int run(vm *m, int32_t pc, int stop_depth, const st_vm_sink *sink);
+
+/* Evaluate function f at u on this machine (a nested run that ends when f returns). */
+static int eval_fn(vm *m, int32_t f, int64_t u, int64_t *out, const st_vm_sink *sink)
+{
+    const st_func *fn = &m->cat->funcs[f];
+    int depth = m->depth;
+    if (push(m, u) || enter(m, -1, fn->nslots, 1, 0) || run(m, fn->entry, depth, sink) < 0)
+        return -1;
+    return pop(m, out);
+}
+
+/* The layout's table for the current U: one evaluation per unit, then lookups. */
+static int layout_table(vm *m, const st_vm_sink *sink)
+{
+    if (m->ltab && m->ltab_fn == m->layout)
+        return 0;
+    free(m->ltab);
+    m->ltab = malloc(sizeof(int64_t) * (size_t)m->nunits);
+    m->ltab_fn = m->layout;
+    if (!m->ltab)
+        return fail(m, "out of memory");
+    int line = m->line;
+    for (int64_t u = 0; u < m->nunits; u++)
+        if (eval_fn(m, m->layout, u, &m->ltab[u], sink)) {
+            free(m->ltab);
+            m->ltab = NULL;
+            return -1;
+        }
+    m->line = line;
+    return 0;
+}
+
+/* Replace the set's units by their layout images. */
+static int apply_layout(vm *m, const st_vm_sink *sink)
+{
+    if (layout_table(m, sink))
+        return -1;
+    int n = m->nset;
+    for (int i = 0; i < n; i++)
+        if (m->lo[i] < 0 || m->hi[i] >= m->nunits)
+            return fail(m, "unit %lld is outside 0..%lld (before the layout)",
+                        (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)m->nunits - 1);
+    for (int i = 0; i < n; i++)
+        for (int64_t u = m->lo[i]; u <= m->hi[i]; u++)
+            if (set_add(m, m->ltab[u], m->ltab[u]))
+                return -1;
+    /* drop the originals: the images were appended after them */
+    memmove(m->lo, m->lo + n, sizeof(int64_t) * (size_t)(m->nset - n));
+    memmove(m->hi, m->hi + n, sizeof(int64_t) * (size_t)(m->nset - n));
+    m->nset -= n;
+    return 0;
 }
 
 static int emit_send(vm *m, const st_vm_sink *sink, int op)
@@ -261,7 +321,9 @@ static int emit_send(vm *m, const st_vm_sink *sink, int op)
     if (m->nunits <= 0)
         return fail(m, "send before `units` was declared");
     int rc = 0;
-    if (m->nset > 0)
+    if (m->nset > 0 && m->layout >= 0)
+        rc = apply_layout(m, sink);
+    if (!rc && m->nset > 0)
         rc = sink->send(sink->ctx, dst, op, m->lo, m->hi, m->nset, m->line, m->err);
     m->nset = 0;
     return rc;
@@ -280,7 +342,52 @@ static int declare_units(vm *m)
     return 0;
 }
 
-/* Execute one instruction at *pc (already advanced past it). Returns 0, 1 at the end of the program, -1 on error. */
+/* Topology queries; without a topology all ranks form group 0 in rank order. */
+static int topo_query(vm *m, int op)
+{
+    const st_topo *t = m->topo;
+    int64_t x, g;
+    int64_t ngroups = t ? t->ngroups : 1;
+    switch (op) {
+    case ST_OP_GROUPS: return push(m, ngroups);
+    case ST_OP_GROUP:
+    case ST_OP_INDEX:
+        if (pop(m, &x))
+            return -1;
+        if (x < 0 || x >= m->p)
+            return fail(m, "%s(%lld): no such rank (p = %lld)", op == ST_OP_GROUP ? "group" : "index", (long long)x,
+                        (long long)m->p);
+        return push(m, !t ? (op == ST_OP_GROUP ? 0 : x) : op == ST_OP_GROUP ? t->group_of[x] : t->index_of[x]);
+    case ST_OP_SIZE:
+        if (pop(m, &g))
+            return -1;
+        if (g < 0 || g >= ngroups)
+            return fail(m, "size(%lld): no such group (%lld groups)", (long long)g, (long long)ngroups);
+        return push(m, t ? t->first[g + 1] - t->first[g] : m->p);
+    default: /* MEMBER */
+        if (pop(m, &x) || pop(m, &g))
+            return -1;
+        if (g < 0 || g >= ngroups)
+            return fail(m, "member(%lld, %lld): no such group (%lld groups)", (long long)g, (long long)x,
+                        (long long)ngroups);
+        int64_t size = t ? t->first[g + 1] - t->first[g] : m->p;
+        if (x < 0 || x >= size)
+            return fail(m, "member(%lld, %lld): group %lld has %lld members", (long long)g, (long long)x,
+                        (long long)g, (long long)size);
+        return push(m, t ? t->members[t->first[g] + x] : x);
+    }
+}
+
+static int set_layout(vm *m, int32_t f)
+{
+    if (f < -1 || f >= m->cat->nfuncs || (f >= 0 && m->cat->funcs[f].nparams != 1))
+        return fail(m, "corrupt step table: layout function %d", f);
+    m->layout = f;
+    return 0;
+}
+
+/* Execute one instruction at *pc (already advanced past it). Returns 0 to go on, 1 at the end of the program,
+ * 2 when a frame returned, -1 on error. */
 static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
 {
     const st_catalogue *c = m->cat;
@@ -304,6 +411,10 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         return push(m, m->slots[base + in->a]);
     }
     case ST_OP_P: return push(m, m->p);
+    case ST_OP_ROOT: return push(m, m->root);
+    case ST_OP_GROUPS: case ST_OP_GROUP: case ST_OP_INDEX: case ST_OP_SIZE: case ST_OP_MEMBER:
+        return topo_query(m, in->op);
+    case ST_OP_LAYOUT: return set_layout(m, in->a);
     case ST_OP_R: return push(m, m->r);
     case ST_OP_U:
         if (m->nunits <= 0)
@@ -347,17 +458,17 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         *pc = a->entry;
         return 0;
     }
-    case ST_OP_RET:
+    case ST_OP_RET: /* 2: a frame ended; run() decides whether that ends the run */
         if (m->depth == 0)
             return 1;
         if (in->a) {
             if (pop(m, &v))
                 return -1;
             *pc = leave(m);
-            return push(m, v);
+            return push(m, v) ? -1 : 2;
         }
         *pc = leave(m);
-        return m->depth == 0 ? 1 : 0;
+        return 2;
     case ST_OP_UNITS: return declare_units(m);
     case ST_OP_STEP:
         if (m->nunits <= 0)
@@ -385,7 +496,26 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
     }
 }
 
-int st_vm_run(const st_catalogue *cat, const st_algo *algo, int p, int r, const st_vm_sink *sink,
+/* Run from pc until a frame return brings the call depth down to stop_depth. Returns 0, or -1 on error. */
+static int run(vm *m, int32_t pc, int stop_depth, const st_vm_sink *sink)
+{
+    const st_catalogue *cat = m->cat;
+    for (;;) {
+        if (--m->fuel <= 0)
+            return fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", (long)ST_VM_FUEL);
+        if (pc < 0 || pc >= cat->ncode)
+            return fail(m, "corrupt step table: pc %d", pc);
+        const st_insn *in = &cat->code[pc++];
+        m->line = in->line;
+        int s = exec(m, in, &pc, sink);
+        if (s < 0)
+            return -1;
+        if (s == 1 || (s == 2 && m->depth <= stop_depth))
+            return 0;
+    }
+}
+
+int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst, int r, const st_vm_sink *sink,
               int64_t *nunits, st_err *err)
 {
     vm *m = calloc(1, sizeof *m);
@@ -395,27 +525,10 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, int p, int r, const 
         err->line = 0;
         goto out;
     }
-    *m = (vm){.cat = cat, .p = p, .r = r, .slots = m->slots, .err = err, .line = algo->line};
-    if (enter(m, -1, algo->nslots, 0, 1))
+    *m = (vm){.cat = cat, .topo = inst->topo, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
+              .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1};
+    if (enter(m, -1, algo->nslots, 0, 1) || run(m, algo->entry, 0, sink))
         goto out;
-    int32_t pc = algo->entry;
-    for (long fuel = ST_VM_FUEL;; fuel--) {
-        if (fuel == 0) {
-            fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", (long)ST_VM_FUEL);
-            goto out;
-        }
-        if (pc < 0 || pc >= cat->ncode) {
-            fail(m, "corrupt step table: pc %d", pc);
-            goto out;
-        }
-        const st_insn *in = &cat->code[pc++];
-        m->line = in->line;
-        int s = exec(m, in, &pc, sink);
-        if (s < 0)
-            goto out;
-        if (s > 0)
-            break;
-    }
     *nunits = m->nunits;
     rc = 0;
 out:
@@ -423,6 +536,7 @@ out:
         free(m->slots);
         free(m->lo);
         free(m->hi);
+        free(m->ltab);
         free(m);
     }
     return rc;

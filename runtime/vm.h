@@ -24,9 +24,9 @@ typedef struct st_vm_sink {
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */
 
-/* Run algo's body for rank r of p. On success returns 0 and stores the declared unit count in *nunits (0 when
- * the program declared none). On failure returns -1 with the reason in err. */
-int st_vm_run(const st_catalogue *cat, const st_algo *algo, int p, int r, const st_vm_sink *sink,
+/* Run algo's body for rank r of the instantiation `in`. On success returns 0 and stores the declared unit count
+ * in *nunits (0 when the program declared none). On failure returns -1 with the reason in err. */
+int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, const st_vm_sink *sink,
               int64_t *nunits, st_err *err);
 
 #endif

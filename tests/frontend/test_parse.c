@@ -79,7 +79,7 @@ static void stmts(FILE *o, const st_stmt *s);
 
 static void stmt(FILE *o, const st_stmt *s)
 {
-    static const char *const kinds[] = {"units", "let", "fn", "step", "for", "if", "send", "phase"};
+    static const char *const kinds[] = {"units", "let", "fn", "step", "for", "if", "send", "phase", "layout"};
     fprintf(o, "(%s", kinds[s->kind]);
     pos(o, s->pos);
     if (s->name.len)
