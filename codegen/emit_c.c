@@ -122,6 +122,25 @@ static void put_banner(FILE *out, const st_catalogue *cat)
             (int)cat->nalgos, (int)cat->nfuncs, (int)cat->ncode, (int)cat->nconsts, (int)cat->version);
 }
 
+/* `/ * algorithm ring (reduce_scatter) * /` or `/ * fn name * /` where a body starts, for people reading the code. */
+static void put_entry_labels(FILE *out, const st_catalogue *cat, int32_t pc)
+{
+    for (int32_t i = 0; i < cat->nalgos; i++) {
+        if (cat->algos[i].entry != pc)
+            continue;
+        fputs("    /* algorithm ", out);
+        put_comment_text(out, cat->algos[i].name ? cat->algos[i].name : "?");
+        fprintf(out, " (%s) */\n", st_coll_name(cat->algos[i].coll));
+    }
+    for (int32_t i = 0; i < cat->nfuncs; i++) {
+        if (cat->funcs[i].entry != pc)
+            continue;
+        fputs("    /* fn ", out);
+        put_comment_text(out, cat->funcs[i].name ? cat->funcs[i].name : "?");
+        fputs(" */\n", out);
+    }
+}
+
 static void emit_code(FILE *out, const st_catalogue *cat, const char *sym)
 {
     const char *file = base_name(cat->file);
@@ -129,6 +148,7 @@ static void emit_code(FILE *out, const st_catalogue *cat, const char *sym)
     fprintf(out, "static const st_insn %s_code[%d] = {\n", sym, (int)cat->ncode);
     for (int32_t i = 0; i < cat->ncode; i++) {
         const st_insn *in = &cat->code[i];
+        put_entry_labels(out, cat, i);
         if (in->line != line) {
             line = in->line;
             fputs("    /* ", out);

@@ -204,6 +204,7 @@ static int show_json(const st_sched *s, FILE *out)
 int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err)
 {
     int (*fmt)(const st_sched *, FILE *) = NULL;
+    err->line = 0;
     if (format && strcmp(format, "table") == 0)
         fmt = show_table;
     else if (format && strcmp(format, "json") == 0)

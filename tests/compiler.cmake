@@ -78,7 +78,7 @@ stitch_cli(ranks_too_many RC 2 STDERR "bad rank range '1..65537'" ARGS verify ${
 stitch_cli(ranks_garbage RC 2 STDERR "bad rank range '1..x'" ARGS verify ${STITCH_DSL} --ranks=1..x)
 stitch_cli(unknown_collective RC 2 STDERR "unknown collective 'all_sum' \\(known: all_reduce, "
            ARGS verify ${STITCH_DSL} -c all_sum)
-stitch_cli(missing_input RC 1 STDERR "no_such_file.dsl.*No such file or directory"
+stitch_cli(missing_input RC 1 STDERR "^stitchc: error: cannot open '[^']*no_such_file.dsl': No such file or directory\n$"
            ARGS check ${COMPILER_OUT}/no_such_file.dsl)
 stitch_cli(check_ok RC 0 STDOUT_EMPTY ARGS check ${STITCH_DSL})
 stitch_cli(check_verbose RC 0 STDOUT "algos.dsl: [0-9]+ algorithms OK" ARGS check -v ${STITCH_DSL})
@@ -87,7 +87,7 @@ stitch_cli(verify_ring RC 0
            STDOUT "verified [0-9]+ \\(algorithm, collective\\) pairs for p = 1..16 in [0-9.]+ s\n$"
            ARGS verify ${STITCH_DSL} -a ring --ranks 1..16)
 stitch_cli(verify_single_p RC 0 STDOUT "for p = 7..7 in" ARGS verify ${STITCH_DSL} -a ring --ranks 7)
-stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*'; available: -a ring -c "
+stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*'; available: ring \\(reduce_scatter, all_gather, all_reduce\\), mesh \\("
            ARGS show ${STITCH_DSL} -a nosuch -n 4)
 stitch_cli(show_bad_format RC 2 STDERR "unknown format 'svgz'" ARGS show ${STITCH_DSL} -a ring -n 4 --format svgz)
 stitch_cli(show_bad_p RC 2 STDERR "bad rank count '0'" ARGS show ${STITCH_DSL} -a ring -n 0)

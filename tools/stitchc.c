@@ -225,6 +225,12 @@ static int compile_file(const char *path, unit *u)
 {
     memset(u, 0, sizeof *u);
     st_diags_init(&u->d, path, NULL, 0);
+    FILE *probe = fopen(path, "rb"); /* a missing file is a tool error, said the way every tool says it */
+    if (!probe) {
+        tool_error("cannot open '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(probe);
     u->f = st_parse_path(path, &u->d);
     if (u->f && u->d.nerrors == 0)
         u->cat = st_compile(u->f, &u->d);
@@ -308,14 +314,25 @@ static int run_verify(const args *a)
 
 /* ---- show ---------------------------------------------------------------------------------------------------- */
 
-/* The error for an algorithm that is not there, listing what is. */
+/* The error for an algorithm that is not there, listing what is: `ring (reduce_scatter, all_gather), ...`. */
 static void not_found(const st_catalogue *cat, const char *file, const char *name, int coll)
 {
     fprintf(stderr, "stitchc: error: no algorithm '%s'%s%s in '%s'; available:", name,
             coll >= 0 ? " implementing " : "", coll >= 0 ? st_coll_name(coll) : "", file);
-    for (int32_t i = 0; i < cat->nalgos; i++)
-        fprintf(stderr, "%s -a %s -c %s", i ? "," : "", cat->algos[i].name, st_coll_name(cat->algos[i].coll));
-    fputs(cat->nalgos ? "\n" : " none\n", stderr);
+    int listed = 0;
+    for (int32_t i = 0; i < cat->nalgos; i++) {
+        int32_t first = 0;
+        while (strcmp(cat->algos[first].name, cat->algos[i].name) != 0)
+            first++;
+        if (first < i)
+            continue; /* listed with the first algorithm of that name */
+        fprintf(stderr, "%s %s (", listed++ ? "," : "", cat->algos[i].name);
+        for (int32_t j = i, n = 0; j < cat->nalgos; j++)
+            if (strcmp(cat->algos[j].name, cat->algos[i].name) == 0)
+                fprintf(stderr, "%s%s", n++ ? ", " : "", st_coll_name(cat->algos[j].coll));
+        fputc(')', stderr);
+    }
+    fputs(listed ? "\n" : " none\n", stderr);
 }
 
 static int run_show(const args *a)
@@ -337,13 +354,15 @@ static int run_show(const args *a)
     int rc = EXIT_FAIL;
     if (compile_file(a->file, &u) == 0) {
         const st_algo *algo = st_catalogue_find(u.cat, a->val[O_ALGO], coll);
-        st_err err = {{0}};
+        st_err err = {.msg = ""};
         if (!algo)
             not_found(u.cat, a->file, a->val[O_ALGO], coll);
-        else if (st_show(u.cat, algo, (int)p, format, stdout, &err) != 0)
-            tool_error("%s", err.msg);
-        else
+        else if (st_show(u.cat, algo, (int)p, format, stdout, &err) == 0)
             rc = 0;
+        else if (err.line > 0) /* evaluating the algorithm failed: point at its line */
+            fprintf(stderr, "%s:%d: error: %s\n", a->file, err.line, err.msg);
+        else
+            tool_error("%s", err.msg);
     }
     unit_free(&u);
     return rc;

@@ -72,7 +72,7 @@ static void check_tables(const st_catalogue *want, const st_catalogue *got)
 static void check_schedule(const st_catalogue *want, const st_catalogue *got, int32_t i, int p)
 {
     st_sched a, b;
-    st_err ea = {{0}}, eb = {{0}};
+    st_err ea = {.msg = ""}, eb = {.msg = ""};
     int ra = st_sched_build(want, &want->algos[i], p, &a, &ea);
     int rb = st_sched_build(got, &got->algos[i], p, &b, &eb);
     CHECK(ra == rb && strcmp(ea.msg, eb.msg) == 0, "%s, p = %d: build '%s' vs '%s'", want->algos[i].name, p,
