@@ -91,6 +91,10 @@ stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*';
            ARGS show ${STITCH_DSL} -a nosuch -n 4)
 stitch_cli(show_bad_format RC 2 STDERR "unknown format 'svgz'" ARGS show ${STITCH_DSL} -a ring -n 4 --format svgz)
 stitch_cli(show_bad_p RC 2 STDERR "bad rank count '0'" ARGS show ${STITCH_DSL} -a ring -n 0)
+stitch_cli(show_eval_error RC 1 STDERR "^[^\n]*eval_error.dsl:5: error: division by zero"
+           ARGS show ${COMPILER_TESTS}/eval_error.dsl -a boom -n 3)
+stitch_cli(verify_fails RC 1 STDOUT "eval_error.dsl:5: error: .*FAILED 1 of 1 \\(algorithm, collective\\) pairs for p = 1..3"
+           ARGS verify ${COMPILER_TESTS}/eval_error.dsl --ranks 1..3)
 stitch_cli(emit_bad_dsl RC 1 STDERR "bad.dsl:[0-9]+:[0-9]+: error: "
            NO_FILES ${COMPILER_OUT}/bad.c ${COMPILER_OUT}/bad.c.tmp ${COMPILER_OUT}/bad.h
            ARGS emit ${COMPILER_TESTS}/bad.dsl -o ${COMPILER_OUT}/bad.c --header ${COMPILER_OUT}/bad.h)
