@@ -37,4 +37,10 @@ int st_emit_c(const st_catalogue *cat, const char *symbol, FILE *c_out, FILE *h_
  * Returns 0, or -1 with a message in err (unknown format, the schedule cannot be built, a write failed). */
 int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err);
 
+/* The same for a full instantiation: a root for rooted collectives, groups for topology queries. The views then
+ * name the root (table header; "root" key in JSON, present only for rooted collectives) and the group sizes
+ * (table header; "groups" key in JSON, present only when in->topo is set). */
+int st_show_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const char *format, FILE *out,
+               st_err *err);
+
 #endif

@@ -23,8 +23,11 @@ static const char *const opcode_names[ST_OP_COUNT] = {
     [ST_OP_HALT] = "HALT",           [ST_OP_PUSH] = "PUSH",
     [ST_OP_CONST] = "CONST",         [ST_OP_LOAD] = "LOAD",
     [ST_OP_STORE] = "STORE",         [ST_OP_LOADA] = "LOADA",
-    [ST_OP_P] = "P",
-    [ST_OP_R] = "R",                 [ST_OP_U] = "U",
+    [ST_OP_P] = "P",                 [ST_OP_R] = "R",
+    [ST_OP_U] = "U",                 [ST_OP_ROOT] = "ROOT",
+    [ST_OP_GROUPS] = "GROUPS",       [ST_OP_GROUP] = "GROUP",
+    [ST_OP_INDEX] = "INDEX",         [ST_OP_SIZE] = "SIZE",
+    [ST_OP_MEMBER] = "MEMBER",       [ST_OP_LAYOUT] = "LAYOUT",
     [ST_OP_DUP] = "DUP",             [ST_OP_POP] = "POP",
     [ST_OP_ADD] = "ADD",             [ST_OP_SUB] = "SUB",
     [ST_OP_MUL] = "MUL",             [ST_OP_DIV] = "DIV",
@@ -194,8 +197,8 @@ static void emit_algos(FILE *out, const st_catalogue *cat, const char *sym)
         const st_algo *a = &cat->algos[i];
         fputs("    {.name = ", out);
         put_c_string(out, a->name);
-        fprintf(out, ", .coll = %d, .entry = %d, .nslots = %d, .line = %d}, /* %s, ", (int)a->coll,
-                (int)a->entry, (int)a->nslots, (int)a->line, st_coll_name(a->coll));
+        fprintf(out, ", .coll = %d, .entry = %d, .nslots = %d, .line = %d, .flags = %d}, /* %s, ", (int)a->coll,
+                (int)a->entry, (int)a->nslots, (int)a->line, (int)a->flags, st_coll_name(a->coll));
         put_comment_text(out, file);
         fprintf(out, ":%d */\n", (int)a->line);
     }

@@ -138,10 +138,23 @@ static int put_step(FILE *out, const st_sched *s, int st, int wstep, int wrank)
     return rc;
 }
 
-static int show_table(const st_sched *s, FILE *out)
+/* `groups 2+3` in the table header, `"groups": [2, 3]` in JSON. */
+static void put_groups(FILE *out, const st_topo *t, const char *sep)
 {
-    fprintf(out, "# %s %s, p = %d, U = %d units, %d steps\n", s->algo->name, st_coll_name(s->algo->coll), s->p,
-            s->nunits, s->nsteps);
+    for (int g = 0; g < t->ngroups; g++)
+        fprintf(out, "%s%d", g ? sep : "", (int)(t->first[g + 1] - t->first[g]));
+}
+
+static int show_table(const st_sched *s, const st_inst *in, FILE *out)
+{
+    fprintf(out, "# %s %s, p = %d", s->algo->name, st_coll_name(s->algo->coll), s->p);
+    if (st_coll_rooted(s->algo->coll))
+        fprintf(out, ", root = %d", s->root);
+    if (in->topo) {
+        fputs(", groups ", out);
+        put_groups(out, in->topo, "+");
+    }
+    fprintf(out, ", U = %d units, %d steps\n", s->nunits, s->nsteps);
     int wstep = digits(s->nsteps > 0 ? s->nsteps - 1 : 0);
     int wrank = digits(s->p - 1) + 2; /* "r", the number, ":" */
     for (int st = 0; st < s->nsteps; st++)
@@ -179,13 +192,21 @@ static void put_json_xfer(FILE *out, const st_sched *s, const st_xfer *x)
     fprintf(out, "], \"op\": \"%s\", \"line\": %d}", xop_name(x->op), (int)x->line);
 }
 
-static int show_json(const st_sched *s, FILE *out)
+static int show_json(const st_sched *s, const st_inst *in, FILE *out)
 {
     fputs("{\"algorithm\": ", out);
     put_json_string(out, s->algo->name);
     fputs(", \"collective\": ", out);
     put_json_string(out, st_coll_name(s->algo->coll));
-    fprintf(out, ", \"ranks\": %d, \"units\": %d, \"steps\": [", s->p, s->nunits);
+    fprintf(out, ", \"ranks\": %d", s->p);
+    if (st_coll_rooted(s->algo->coll))
+        fprintf(out, ", \"root\": %d", s->root);
+    if (in->topo) {
+        fputs(", \"groups\": [", out);
+        put_groups(out, in->topo, ", ");
+        fputc(']', out);
+    }
+    fprintf(out, ", \"units\": %d, \"steps\": [", s->nunits);
     for (int st = 0; st < s->nsteps; st++) {
         fprintf(out, "%s\n  {\"step\": %d, \"transfers\": [", st ? "," : "", st);
         int32_t first = s->step_first[st], end = s->step_first[st + 1];
@@ -203,7 +224,14 @@ static int show_json(const st_sched *s, FILE *out)
 
 int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err)
 {
-    int (*fmt)(const st_sched *, FILE *) = NULL;
+    st_inst in = {.p = p, .root = 0, .topo = NULL};
+    return st_show_ex(cat, algo, &in, format, out, err);
+}
+
+int st_show_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const char *format, FILE *out,
+               st_err *err)
+{
+    int (*fmt)(const st_sched *, const st_inst *, FILE *) = NULL;
     err->line = 0;
     if (format && strcmp(format, "table") == 0)
         fmt = show_table;
@@ -215,9 +243,9 @@ int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *for
         return -1;
     }
     st_sched s;
-    if (st_sched_build(cat, algo, p, &s, err) != 0)
+    if (st_sched_build_ex(cat, algo, in, &s, err) != 0)
         return -1;
-    int rc = fmt(&s, out);
+    int rc = fmt(&s, in, out);
     st_sched_free(&s);
     if (rc != 0) {
         snprintf(err->msg, sizeof err->msg, "out of memory");

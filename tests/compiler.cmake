@@ -54,6 +54,10 @@ stitch_golden(show_ring_rs_json show_ring_reduce_scatter_p5.json
               show ${STITCH_DSL} -a ring -c reduce_scatter -n 5 --format json)
 stitch_golden(show_ring_ar_table show_ring_all_reduce_p4.txt
               show ${STITCH_DSL} -a ring -c all_reduce -n 4)
+stitch_golden(show_root_table show_ring_broadcast_p4_root2.txt
+              show ${COMPILER_TESTS}/rooted.dsl -a ring -c broadcast -n 4 --root 2)
+stitch_golden(show_groups_json show_grp_all_gather_p5_groups.json
+              show ${COMPILER_TESTS}/rooted.dsl -a grp -n 5 --groups 2,3 --format json)
 add_custom_target(update-golden-compiler ${STITCH_GOLDEN_UPDATES} DEPENDS stitchc VERBATIM
                   COMMENT "rewriting tests/compiler/golden/ from the current stitchc")
 
@@ -91,6 +95,10 @@ stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*';
            ARGS show ${STITCH_DSL} -a nosuch -n 4)
 stitch_cli(show_bad_format RC 2 STDERR "unknown format 'svgz'" ARGS show ${STITCH_DSL} -a ring -n 4 --format svgz)
 stitch_cli(show_bad_p RC 2 STDERR "bad rank count '0'" ARGS show ${STITCH_DSL} -a ring -n 0)
+stitch_cli(show_bad_root RC 2 STDERR "bad root '4' \\(expected 0..3\\)"
+           ARGS show ${COMPILER_TESTS}/rooted.dsl -a ring -n 4 --root 4)
+stitch_cli(show_bad_groups RC 2 STDERR "bad groups '2,3' .*add up to p = 4"
+           ARGS show ${COMPILER_TESTS}/rooted.dsl -a grp -n 4 -g 2,3)
 stitch_cli(show_eval_error RC 1 STDERR "^[^\n]*eval_error.dsl:5: error: division by zero"
            ARGS show ${COMPILER_TESTS}/eval_error.dsl -a boom -n 3)
 stitch_cli(verify_fails RC 1 STDOUT "eval_error.dsl:5: error: .*FAILED 1 of 1 \\(algorithm, collective\\) pairs for p = 1..3"

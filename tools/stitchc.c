@@ -10,6 +10,7 @@
  * one form (`stitchc: error: ...` and a hint to `--help`) and options may come before or after FILE.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,7 +61,8 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
-enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_FORMAT, O_OUTPUT, O_HEADER, O_SYMBOL };
+enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
+              O_SYMBOL };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -198,16 +200,59 @@ static int parse_ranks(const char *s, int *pmin, int *pmax)
     return 0;
 }
 
+/* -g 2,3: group sizes for the topology queries, consecutive ranks, summing to p. The arrays are owned by `g`. */
+typedef struct groups {
+    int n;
+    int *sizes;
+    int32_t *first, *members, *group_of, *index_of;
+    st_topo topo;
+} groups;
+
+static void groups_free(groups *g)
+{
+    free(g->sizes);
+    free(g->first);
+    free(g->members);
+    free(g->group_of);
+    free(g->index_of);
+}
+
+/* Returns 0, -1 for a malformed list, -2 when out of memory. */
+static int parse_groups(const char *s, int p, groups *g)
+{
+    memset(g, 0, sizeof *g);
+    g->sizes = malloc(sizeof *g->sizes * (size_t)p);
+    g->first = malloc(sizeof *g->first * ((size_t)p + 1));
+    g->members = malloc(sizeof *g->members * (size_t)p);
+    g->group_of = malloc(sizeof *g->group_of * (size_t)p);
+    g->index_of = malloc(sizeof *g->index_of * (size_t)p);
+    if (!g->sizes || !g->first || !g->members || !g->group_of || !g->index_of)
+        return -2;
+    for (const char *c = s; g->n < p;) {
+        char item[16];
+        size_t len = strcspn(c, ",");
+        long v;
+        if (len == 0 || len >= sizeof item)
+            return -1;
+        memcpy(item, c, len);
+        item[len] = '\0';
+        if (parse_int(item, 1, p, &v) != 0)
+            return -1;
+        g->sizes[g->n++] = (int)v;
+        if (c[len] == '\0')
+            return st_topo_uniform(&g->topo, p, g->n, g->sizes, g->first, g->members, g->group_of, g->index_of);
+        c += len + 1;
+    }
+    return -1; /* more groups than ranks */
+}
+
 /* -c COLL: a collective name, or the usage error listing the known ones. */
 static int parse_coll(const char *cmd, const char *s, int *coll)
 {
     *coll = st_coll_from_name(s);
     if (*coll >= 0)
         return 0;
-    char list[256] = "";
-    for (int c = 0; c < ST_COLL_COUNT; c++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? ", " : "", st_coll_name(c));
-    return usage_error(cmd, "unknown collective '%s' (known: %s)", s, list);
+    return usage_error(cmd, "unknown collective '%s' (known: %s)", s, st_coll_list());
 }
 
 /* ---- compiling ----------------------------------------------------------------------------------------------- */
@@ -335,21 +380,33 @@ static void not_found(const st_catalogue *cat, const char *file, const char *nam
     fputs(listed ? "\n" : " none\n", stderr);
 }
 
-static int run_show(const args *a)
+/* The instantiation `show` asks for: p, root and groups, checked against each other. */
+static int show_inst(const args *a, st_inst *in, groups *g)
 {
-    const char *format = a->val[O_FORMAT] ? a->val[O_FORMAT] : "table";
-    int coll = -1;
-    long p;
-    if (!a->val[O_ALGO])
-        return usage_error("show", "missing -a ALGO");
+    long p, root = 0;
     if (!a->val[O_NRANKS])
         return usage_error("show", "missing -n P");
     if (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0)
         return usage_error("show", "bad rank count '%s' (expected 1..%d)", a->val[O_NRANKS], ST_MAX_RANKS);
-    if (a->val[O_COLL] && parse_coll("show", a->val[O_COLL], &coll) != 0)
-        return EXIT_USAGE;
-    if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
-        return usage_error("show", "unknown format '%s' (known: %s)", format, ST_SHOW_FORMATS);
+    if (a->val[O_ROOT] && parse_int(a->val[O_ROOT], 0, p - 1, &root) != 0)
+        return usage_error("show", "bad root '%s' (expected 0..%ld)", a->val[O_ROOT], p - 1);
+    *in = (st_inst){.p = (int)p, .root = (int)root, .topo = NULL};
+    if (!a->val[O_GROUPS])
+        return 0;
+    int rc = parse_groups(a->val[O_GROUPS], (int)p, g);
+    if (rc == -2) {
+        tool_error("out of memory");
+        return EXIT_FAIL;
+    }
+    if (rc != 0)
+        return usage_error("show", "bad groups '%s' (expected sizes N,N,... of at least 1 that add up to p = %ld)",
+                           a->val[O_GROUPS], p);
+    in->topo = &g->topo;
+    return 0;
+}
+
+static int show_compiled(const args *a, const st_inst *in, int coll, const char *format)
+{
     unit u;
     int rc = EXIT_FAIL;
     if (compile_file(a->file, &u) == 0) {
@@ -357,7 +414,7 @@ static int run_show(const args *a)
         st_err err = {.msg = ""};
         if (!algo)
             not_found(u.cat, a->file, a->val[O_ALGO], coll);
-        else if (st_show(u.cat, algo, (int)p, format, stdout, &err) == 0)
+        else if (st_show_ex(u.cat, algo, in, format, stdout, &err) == 0)
             rc = 0;
         else if (err.line > 0) /* evaluating the algorithm failed: point at its line */
             fprintf(stderr, "%s:%d: error: %s\n", a->file, err.line, err.msg);
@@ -365,6 +422,25 @@ static int run_show(const args *a)
             tool_error("%s", err.msg);
     }
     unit_free(&u);
+    return rc;
+}
+
+static int run_show(const args *a)
+{
+    const char *format = a->val[O_FORMAT] ? a->val[O_FORMAT] : "table";
+    int coll = -1;
+    if (!a->val[O_ALGO])
+        return usage_error("show", "missing -a ALGO");
+    if (a->val[O_COLL] && parse_coll("show", a->val[O_COLL], &coll) != 0)
+        return EXIT_USAGE;
+    if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
+        return usage_error("show", "unknown format '%s' (known: %s)", format, ST_SHOW_FORMATS);
+    st_inst in;
+    groups g = {0};
+    int rc = show_inst(a, &in, &g);
+    if (rc == 0)
+        rc = show_compiled(a, &in, coll, format);
+    groups_free(&g);
     return rc;
 }
 
@@ -458,8 +534,9 @@ static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, 
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
     {O_RANKS, 0, "ranks", 1}, OPT_END};
-static const opt_spec show_opts[] = {OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
-                                     {O_NRANKS, 'n', "ranks", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
+static const opt_spec show_opts[] = {
+    OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
+    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, OPT_END};
 
@@ -474,16 +551,19 @@ static const command commands[] = {
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step.\n"
      "Exits 0 when everything is verified, 1 otherwise (with the smallest counterexample).\n\n"
      "  -a, --algorithm ALGO    only this algorithm\n"
-     "  -c, --collective COLL   only this collective (all_reduce, reduce_scatter, all_gather)\n"
+     "  -c, --collective COLL   only this collective\n"
      "      --ranks A..B        rank counts A to B inclusive, or A alone (default 1..64; 1 <= A <= B <= 65536)\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] -n P [--format table|json]", "print an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,...] [--format table|json]", "print an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
      "  -n, --ranks P           number of ranks, 1..65536 (required)\n"
+     "      --root R            the root of a rooted collective, 0..P-1 (default 0)\n"
+     "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
+     "                          (default: one group of all P ranks)\n"
      "  -f, --format FORMAT     table (default) or json\n"
      "  -h, --help              this text\n",
      show_opts, run_show},
@@ -501,6 +581,8 @@ static const command commands[] = {
 static void print_command_help(int i)
 {
     printf("usage: stitchc %s\n\n%s", commands[i].synopsis, commands[i].usage);
+    if (find_short(commands[i].opts, 'c'))
+        printf("\ncollectives: %s\n", st_coll_list());
 }
 
 static void print_help(void)

@@ -64,7 +64,8 @@ static void check_tables(const st_catalogue *want, const st_catalogue *got)
     for (int32_t i = 0; i < got->nalgos && i < want->nalgos; i++) {
         const st_algo *g = &got->algos[i], *w = &want->algos[i];
         CHECK(same_str(g->name, w->name) && g->coll == w->coll && g->entry == w->entry &&
-                  g->nslots == w->nslots && g->line == w->line, "algos[%d] (%s) differs", i, w->name);
+                  g->nslots == w->nslots && g->line == w->line && g->flags == w->flags,
+              "algos[%d] (%s) differs", i, w->name);
     }
 }
 
