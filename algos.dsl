@@ -137,3 +137,311 @@ algorithm rhd implements all_gather {
     step { if r < 2 * extra and r % 2 == 0 { send { u : u in 0 .. p - 1 if u != r + 1 } to r + 1 } }
   }
 }
+
+# Rooted collectives of Ring (spec section 3): chains starting or ending at the root. Broadcast and reduce cut
+# the vector into p segments that follow one another down the chain (spec's PROPOSAL: a pipelined chain with p
+# segments), so the chain is busy after p-1 steps and done after 2p-2.
+
+algorithm ring implements broadcast {
+  units p
+  let delta = (r - root) % p                                     # my distance down the chain
+  step t in 0 .. 2 * p - 3 {
+    if delta <= p - 2 and t - delta >= 0 and t - delta <= p - 1 {
+      send unit t - delta to (r + 1) % p
+    }
+  }
+}
+
+algorithm ring implements reduce {
+  units p
+  let e = (r - root - 1) % p                                     # root+1 starts the chain, root ends it
+  step t in 0 .. 2 * p - 3 {
+    if e <= p - 2 and t - e >= 0 and t - e <= p - 1 {
+      send unit t - e to (r + 1) % p reduce
+    }
+  }
+}
+
+# Scatter: the root sends the farthest rank's block first; every rank forwards what it got in the step before.
+algorithm ring implements scatter {
+  units p
+  let delta = (r - root) % p
+  step t in 0 .. p - 2 {
+    if delta <= t { send unit (root + p - 1 - t + delta) % p to (r + 1) % p }
+  }
+}
+
+algorithm ring implements gather {
+  units p
+  let delta = (r - root) % p
+  step t in 0 .. p - 2 {
+    if delta >= 1 and delta + t <= p - 1 { send unit (root + delta + t) % p to (r - 1) % p }
+  }
+}
+
+# Rooted collectives and all-to-all of Mesh (spec section 2): one step, every peer at once.
+
+algorithm mesh implements scatter {
+  units p
+  step { if r == root { for t in 1 .. p - 1 { send unit (r + t) % p to (r + t) % p } } }
+}
+
+algorithm mesh implements gather {
+  units p
+  step { if r != root { send unit r to root } }
+}
+
+algorithm mesh implements broadcast {
+  units p
+  phase scatter using mesh
+  phase all_gather using mesh
+}
+
+algorithm mesh implements reduce {
+  units p
+  phase reduce_scatter using mesh
+  phase gather using mesh
+}
+
+# Unit i*p + j is what rank i sends to rank j; the runtime copies my own block i*p+i before the first step.
+algorithm mesh implements all_to_all {
+  units p * p
+  step { for t in 1 .. p - 1 { send unit r * p + (r + t) % p to (r + t) % p } }
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# RHD's rooted collectives (spec 4.6): the pairs fold toward the root's parity, so the root is always in the block.
+
+algorithm rhd implements broadcast {
+  let m = floor_log2(p), B = pow2(m), extra = p - B
+  let par = if root < 2 * extra then root % 2 else 0             # which partner of a pair joins the block
+  fn inside(x) = x >= 2 * extra or x % 2 == par
+  fn block(x) = if x < 2 * extra then x / 2 else x - extra
+  fn rank_of(b) = if b < extra then 2 * b + par else b + extra
+  units 1
+  for i in 0 .. m - 1 {                                          # binomial tree, distance B/2, B/4, ...
+    let mask = pow2(m - 1 - i)
+    step { if inside(r) and (block(r) ^ block(root)) & (2 * mask - 1) == 0 {
+      send all to rank_of(block(r) ^ mask)
+    } }
+  }
+  if extra > 0 {
+    step { if inside(r) and r < 2 * extra { send all to r ^ 1 } }   # unfold to the partner
+  }
+}
+
+algorithm rhd implements reduce {
+  let m = floor_log2(p), B = pow2(m), extra = p - B
+  let par = if root < 2 * extra then root % 2 else 0
+  fn inside(x) = x >= 2 * extra or x % 2 == par
+  fn block(x) = if x < 2 * extra then x / 2 else x - extra
+  fn rank_of(b) = if b < extra then 2 * b + par else b + extra
+  units B
+  if extra > 0 {
+    step { if not inside(r) { send all to r ^ 1 reduce } }        # fold toward the root's parity
+  }
+  for s in 0 .. m - 1 {                                          # reduce-scatter inside the block
+    step { if inside(r) {
+      let mask = pow2(m - 1 - s), q = block(r) ^ mask, lo = q & ~(mask - 1)
+      send lo .. lo + mask - 1 to rank_of(q) reduce
+    } }
+  }
+  for s in 0 .. m - 1 {                                          # binomial gather to the root's block rank
+    let mask = pow2(s)
+    step { if inside(r) and (block(r) ^ block(root)) & (2 * mask - 1) == mask {
+      let lo = block(r) & ~(mask - 1)
+      send lo .. lo + mask - 1 to rank_of(block(r) ^ mask)
+    } }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# NHR, nonuniform hierarchical ring (spec section 5): ceil(log2 p) steps per phase whatever p is; step k talks to
+# the rank at distance 2^k with c_k = floor((p-1+2^k) / 2^(k+1)) units, so every rank sends exactly p-1 units.
+
+algorithm nhr implements reduce_scatter {
+  units p
+  for k in 0 .. ceil_log2(p) - 1 {
+    let d = pow2(k), c = (p - 1 + d) / (2 * d)
+    step { send { (r - d - 2 * d * i) % p : i in 0 .. c - 1 } to (r - d) % p reduce }
+  }
+}
+
+algorithm nhr implements all_gather {
+  units p
+  for s in 0 .. ceil_log2(p) - 1 {
+    let d = pow2(ceil_log2(p) - 1 - s), c = (p - 1 + d) / (2 * d)
+    step { send { (r - 2 * d * i) % p : i in 0 .. c - 1 } to (r + d) % p }
+  }
+}
+
+# Scatter (5.3): delta = (root - r) mod p; N_k senders per step (p - d at a last step of a non-power of two).
+# The spec's schedule lists, for some p, units the sender never received; they are useless, so `held` keeps
+# only the units a rank has (spec's PROPOSAL). In distances from the root: the rank at distance dl in
+# [2^j, 2^(j+1)) got, at step j, from the rank at dl - 2^j, the units at distance dl + 2^(j+1) i (i < c_j) that
+# the sender held itself.
+algorithm nhr implements scatter {
+  units p
+  fn c(k) = (p - 1 + pow2(k)) / pow2(k + 1)
+  fn held_at(dl, u, j) = (u - dl) % p % pow2(j + 1) == 0 and (u - dl) % p / pow2(j + 1) < c(j) and held(dl - pow2(j), u)
+  fn held(dl, u) = dl == 0 or held_at(dl, u, floor_log2(dl))
+  let delta = (root - r) % p
+  for k in 0 .. ceil_log2(p) - 1 {
+    let d = pow2(k), senders = if k == ceil_log2(p) - 1 and p != pow2(k + 1) then p - d else d
+    step { if delta < senders {
+      send { (r - d - 2 * d * i) % p : i in 0 .. c(k) - 1 if held(delta, delta + d + 2 * d * i) } to (r - d) % p
+    } }
+  }
+}
+
+# The tree map (5.4): a unit's position moves, round by round, to the front half (even offsets) or the back half
+# (odd offsets) of its block, so that the units of one step end up contiguous. sigma(u) is where unit u ends.
+algorithm nhr implements all_reduce {
+  fn move(x, len) = if x % len % 2 == 0 then x - x % len + x % len / 2 else x - x % len + (x % len + len) / 2
+  fn odd(len) = len % 2 == 1 or p % len % 2 == 1                # some block of this round has odd length
+  fn place(x, k, len) = if k >= ceil_log2(p) or (p - 1 + pow2(k)) / pow2(k + 1) <= 1 then x
+                        else if odd(len) then move(x, len)
+                        else place(move(x, len), k + 1, len / 2)
+  fn sigma(u) = place(u, 0, p)
+  units p
+  layout sigma
+  phase reduce_scatter using nhr
+  phase all_gather using nhr
+}
+
+algorithm nhr implements broadcast {
+  fn move(x, len) = if x % len % 2 == 0 then x - x % len + x % len / 2 else x - x % len + (x % len + len) / 2
+  fn odd(len) = len % 2 == 1 or p % len % 2 == 1
+  fn place(x, k, len) = if k >= ceil_log2(p) or (p - 1 + pow2(k)) / pow2(k + 1) <= 1 then x
+                        else if odd(len) then move(x, len)
+                        else place(move(x, len), k + 1, len / 2)
+  fn sigma(u) = place(u, 0, p)
+  units p
+  layout sigma
+  phase scatter using nhr
+  phase all_gather using nhr
+}
+
+# One-shot trees for small data (5.5): whole-buffer binomial trees.
+algorithm nhr_oneshot implements reduce {
+  units 1
+  for k in 0 .. ceil_log2(p) - 1 {
+    let delta = (r - root) % p, n = (p - 1 + pow2(k)) / pow2(k + 1)
+    step { if delta / pow2(k + 1) < n and delta % pow2(k + 1) == pow2(k) { send all to (r - pow2(k)) % p reduce } }
+  }
+}
+
+algorithm nhr_oneshot implements broadcast {
+  units 1
+  for s in 0 .. ceil_log2(p) - 1 {
+    let k = ceil_log2(p) - 1 - s, delta = (r - root) % p, n = (p - 1 + pow2(k)) / pow2(k + 1)
+    step { if delta / pow2(k + 1) < n and delta % pow2(k + 1) == 0 and delta + pow2(k) < p {
+      send all to (r + pow2(k)) % p
+    } }
+  }
+}
+
+# All-reduce one-shot: reduce to rank 0, then broadcast from it (an all_reduce has no root: root is 0 here).
+algorithm nhr_oneshot implements all_reduce {
+  units 1
+  phase reduce using nhr_oneshot
+  phase broadcast using nhr_oneshot
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# NB, nonuniform Bruck (spec section 6): NHR's mirror image (r -> -r) without the tree map; strided unit sets.
+
+algorithm nb implements reduce_scatter {
+  units p
+  for k in 0 .. ceil_log2(p) - 1 {
+    let d = pow2(k), c = (p - 1 + d) / (2 * d)
+    step { send { (r + d + 2 * d * i) % p : i in 0 .. c - 1 } to (r + d) % p reduce }
+  }
+}
+
+algorithm nb implements all_gather {
+  units p
+  for k in 0 .. ceil_log2(p) - 1 {
+    let d = pow2(k), c = if k == ceil_log2(p) - 1 and p != pow2(k + 1) then p - d else d
+    step { send { (r - i) % p : i in 0 .. c - 1 } to (r + d) % p }
+  }
+}
+
+algorithm nb implements all_reduce {
+  units p
+  phase reduce_scatter using nb
+  phase all_gather using nb
+}
+
+# Scatter (6.3): the ranks that hold data double every step; `held` (as for NHR, mirrored) skips the units a
+# sender never received, which is what HCCL's per-slice "valid" flag does.
+algorithm nb implements scatter {
+  units p
+  fn c(k) = (p - 1 + pow2(k)) / pow2(k + 1)
+  fn held_at(dl, u, j) = (u - dl) % p % pow2(j + 1) == 0 and (u - dl) % p / pow2(j + 1) < c(j) and held(dl - pow2(j), u)
+  fn held(dl, u) = dl == 0 or held_at(dl, u, floor_log2(dl))
+  let delta = (r - root) % p
+  for k in 0 .. ceil_log2(p) - 1 {
+    let d = pow2(k)
+    step { if delta < d and delta + d < p {
+      send { (r + d + 2 * d * i) % p : i in 0 .. c(k) - 1 if held(delta, delta + d + 2 * d * i) } to (r + d) % p
+    } }
+  }
+}
+
+algorithm nb implements broadcast {
+  units p
+  phase scatter using nb
+  phase all_gather using nb
+}
+
+# Binary broadcast (6.3): a binomial tree of whole buffers, distance 1, 2, 4, ... from the root.
+algorithm nb_binary implements broadcast {
+  units 1
+  for k in 0 .. ceil_log2(p) - 1 {
+    let delta = (r - root) % p
+    step { if delta < pow2(k) and delta + pow2(k) < p { send all to (r + pow2(k)) % p } }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pipeline (spec section 7): S servers x L ranks, rank (s, l) = member(s, l). The inter-server ring among the
+# same-index ranks runs in the same steps as the intra-server mesh. HCCL stages chunks in two or three scratch
+# buffers because its copies are done by DMA engines; in the unit model the chunk lands in its final unit, so
+# the schedule (peers, chunks, S steps) is HCCL's without the staging copies.
+
+algorithm pipeline implements all_gather {
+  units p
+  let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  step t in 0 .. S - 1 {
+    let c = member((s - t) % S, l)                              # received from the ring in the step before
+    if t < S - 1 { send unit c to member((s + 1) % S, l) }
+    for j in 1 .. L - 1 { send unit c to member(s, (l + j) % L) }
+  }
+}
+
+# The chunk of target g_t = (s+1+t, l) collects, at step t, every local peer's contribution (mesh) and the
+# partial of the servers after mine (ring, sent one step later than it was made, so the two overlap).
+algorithm pipeline implements reduce_scatter {
+  units p
+  let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  step t in 0 .. S - 1 {
+    for j in 1 .. L - 1 { send unit member((s + 1 + t) % S, (l + j) % L) to member(s, (l + j) % L) reduce }
+    if t >= 1 { send unit member((s + t) % S, l) to member((s - 1) % S, l) reduce }
+  }
+}
+
+algorithm pipeline implements all_reduce {
+  units p
+  phase reduce_scatter using pipeline
+  phase all_gather using pipeline
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pairwise (spec section 8): one peer in, one peer out per step. Unit i*p + j is rank i's block for rank j; the
+# runtime copies my block for myself before the first step (HCCL's step 0).
+
+algorithm pairwise implements all_to_all, all_to_all_v {
+  units p * p
+  step i in 1 .. p - 1 { send unit r * p + (r + i) % p to (r + i) % p }
+}

@@ -39,6 +39,7 @@ typedef struct cg {
     int nomem;
     st_pos *algo_pos;    /* per descriptor: where its algorithm's name is */
     int flags;           /* ST_ALGO_* of the algorithm being compiled */
+    int fns_left;        /* its top-level functions not yet defined */
     st_pos root_pos;     /* its first use of `root` */
     int cap_algo_pos;
 } cg;
@@ -249,6 +250,13 @@ static void call_expr(cg *g, const st_expr *e)
                  want == -2 ? "at least " : "", want == -2 ? 2 : want, (want == 1) ? "" : "s", n);
         return;
     }
+    if (!b && !g->in_fn && g->fns_left > 0) {
+        /* a function may read `let`s defined before it; calls from the body after every definition guarantee
+         * that those have their values */
+        st_error(g->d, e->pos, "'%.*s' is called before the algorithm's last function is defined; define "
+                 "functions first", e->name.len, e->name.s);
+        return;
+    }
     int i = 0;
     for (const st_expr *a = e->args; a; a = a->next, i++) {
         expr(g, a);
@@ -403,21 +411,37 @@ static void uset(cg *g, const st_uset *u)
     }
 }
 
+/* Top-level functions are declared before the body is compiled, so they may call each other in any order. */
+static void declare_fns(cg *g, const st_stmt *s)
+{
+    st_catalogue *c = g->cat;
+    for (; s; s = s->next) {
+        if (s->kind != ST_S_FN)
+            continue;
+        int nparams = 0;
+        for (const st_param *q = s->params; q; q = q->next)
+            nparams++;
+        if (grow(g, (void **)&c->funcs, &g->capfuncs, c->nfuncs + 1, sizeof(st_func)))
+            return;
+        int fi = c->nfuncs++;
+        ((st_func *)c->funcs)[fi] = (st_func){dup_str(s->name), -1, nparams, nparams};
+        g->fns_left++;
+        sym *f = bind(g, s->name, s->name_pos);
+        if (f) {
+            f->is_fn = 1;
+            f->fn = fi;
+            f->nparams = nparams;
+        }
+    }
+}
+
 static void fn_stmt(cg *g, const st_stmt *s)
 {
-    int nparams = 0;
-    for (const st_param *q = s->params; q; q = q->next)
-        nparams++;
     st_catalogue *c = g->cat;
-    if (grow(g, (void **)&c->funcs, &g->capfuncs, c->nfuncs + 1, sizeof(st_func)))
-        return;
-    int fi = c->nfuncs++;
-    sym *f = bind(g, s->name, s->name_pos);
-    if (f) {
-        f->is_fn = 1;
-        f->fn = fi;
-        f->nparams = nparams;
-    }
+    sym *f = lookup(g, s->name);
+    if (!f || !f->is_fn || c->funcs[f->fn].entry >= 0)
+        return; /* a duplicate, already reported */
+    g->fns_left--;
     int jover = emit(g, ST_OP_JMP, 0);
     int entry = c->ncode;
     int mark = g->nsyms;
@@ -427,7 +451,8 @@ static void fn_stmt(cg *g, const st_stmt *s)
         bind_var(g, q->name, q->pos);
     expr(g, s->expr);
     emit(g, ST_OP_RET, 1);
-    ((st_func *)c->funcs)[fi] = (st_func){dup_str(s->name), entry, nparams, g->fn_nslots};
+    ((st_func *)c->funcs)[f->fn].entry = entry;
+    ((st_func *)c->funcs)[f->fn].nslots = g->fn_nslots;
     g->in_fn = 0;
     g->nsyms = mark;
     patch(g, jover, c->ncode);
@@ -578,8 +603,10 @@ static void compile_algo(cg *g, const st_algo_ast *a)
     g->nsyms = 0;
     g->nslots = 0;
     g->flags = 0;
+    g->fns_left = 0;
     g->line = a->pos.line;
     int entry = g->cat->ncode;
+    declare_fns(g, a->body);
     stmts(g, a->body, AT_TOP);
     g->line = a->pos.line;
     emit(g, ST_OP_RET, 0);
@@ -611,6 +638,32 @@ static int reaches(const st_catalogue *c, int from, int target, int depth)
     return 0;
 }
 
+/* A phase's needs are its caller's: an algorithm that runs a rooted or topology-aware phase must be verified
+ * with every root and grouping too. Iterates to a fixpoint (phases form a DAG once cycles are ruled out). */
+static void propagate_flags(st_catalogue *c)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < c->nalgos; i++) {
+            st_algo *a = (st_algo *)&c->algos[i];
+            for (int pc = a->entry; pc >= 0 && pc < c->ncode; pc++) {
+                const st_insn *in = &c->code[pc];
+                if (in->op == ST_OP_RET && in->a == 0)
+                    break;
+                if (in->op != ST_OP_PHASE)
+                    continue;
+                int add = c->algos[in->a].flags & ~a->flags;
+                if (!st_coll_rooted(a->coll))
+                    add &= ~ST_ALGO_USES_ROOT; /* a collective without a root runs its phases with root 0 */
+                if (add) {
+                    a->flags |= add;
+                    changed = 1;
+                }
+            }
+        }
+    }
+}
+
 static void check_cycles(cg *g)
 {
     for (int i = 0; i < g->cat->nalgos; i++)
@@ -633,6 +686,8 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
         compile_algo(&g, a);
     if (d->nerrors == errors_before && !g.nomem)
         check_cycles(&g);
+    if (d->nerrors == errors_before && !g.nomem)
+        propagate_flags(g.cat);
     free(g.syms);
     free(g.algo_pos);
     if (g.nomem)

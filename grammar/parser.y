@@ -289,8 +289,12 @@ algos ::= .
 algos ::= algos algorithm.
 
 algorithm ::= ALGORITHM IDENT(N) IMPLEMENTS algo_colls(C) LBRACE stmts(B) RBRACE. { algo_add(ctx, N, C, B); }
-algo_colls(L) ::= IDENT(N). { L = nl_add(ctx, (st_nlist){0, 0}, N); }
-algo_colls(L) ::= algo_colls(A) COMMA IDENT(N). { L = nl_add(ctx, A, N); }
+algo_colls(L) ::= coll_name(N). { L = nl_add(ctx, (st_nlist){0, 0}, N); }
+algo_colls(L) ::= algo_colls(A) COMMA coll_name(N). { L = nl_add(ctx, A, N); }
+/* `reduce` is both a transfer's operation and a collective's name */
+%type coll_name {st_token}
+coll_name(N) ::= IDENT(T). { N = T; }
+coll_name(N) ::= REDUCE(T). { N = T; }
 
 block(L) ::= LBRACE stmts(B) RBRACE. { L = B; }
 stmts(L) ::= . { L = (st_slist){0, 0}; }
@@ -324,7 +328,7 @@ stmt(L) ::= SEND(K) uset(U) TO expr(E) xop(X). { L = s_send(ctx, K, U, E, X); }
 xop(X) ::= . { X = ST_X_COPY; }
 xop(X) ::= COPY. { X = ST_X_COPY; }
 xop(X) ::= REDUCE. { X = ST_X_REDUCE; }
-stmt(L) ::= PHASE(K) IDENT(C) USING IDENT(A). {
+stmt(L) ::= PHASE(K) coll_name(C) USING IDENT(A). {
     st_stmt *s = st_new(ctx, ST_S_PHASE, K);
     s->coll = S(C), s->coll_pos = P(C), s->algo = S(A), s->algo_pos = P(A);
     L = sl_one(s);
