@@ -64,6 +64,9 @@ static void st_entry_free(st_entry *e)
     st_plan_free(&e->plan);
     st_sched_free(&e->sched);
     free(e->peers);
+    free(e->fresh);
+    free(e->src_fresh);
+    free(e->src_fresh_at);
     e->ready = 0;
 }
 

@@ -15,7 +15,15 @@
  *
  * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
  * once per segment, so the data a step touches stays in cache; the global step number g runs over all
- * segments. Segment k + 1's input is copied into the work buffer just before the last step of segment k posts.
+ * segments. Segment k + 1's input is brought in just before the last step of segment k posts.
+ *
+ * Lazy input. When the caller's input is not already in the work buffer (all_reduce out of place,
+ * reduce_scatter), it is never copied in as a whole. A rank publishes its input pointer too; a unit that its
+ * owner has not yet written in the current segment ("fresh": known from the schedule, precomputed per transfer)
+ * is read by peers straight from the owner's input, and the first reduction into a fresh unit of mine reads my
+ * input directly (dst = input op peer). Only output units still fresh at the end of a segment are copied. This
+ * saves a whole pass over the vector, most of the cost where memory bandwidth is the limit. reduce_scatter
+ * copies its block out after the last wait, since recvbuf may lie inside sendbuf, which peers may be reading.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,8 +40,11 @@ typedef struct st_ctx {
     const st_args *a;
     const st_entry *e;
     st_reduce_fn kernel;
+    st_reduce3_fn kernel3;
     size_t esize;
     char *work;
+    const char *in;     /* lazy input: the caller's input, laid out as the work buffer; NULL when not lazy */
+    unsigned char *fresh;
     int nblocks, units_per_block, nsteps;
     size_t seg, nseg;   /* elements of a block per segment; segments */
     uint32_t base;
@@ -154,75 +165,103 @@ static void st_span(const st_ctx *c, size_t k, int u, size_t *off, size_t *len)
     *off = b * c->a->count + k * c->seg + (o - b * n);
 }
 
-static void st_move(const st_ctx *c, int op, const char *src, size_t off, size_t len)
+enum { ST_COPY, ST_REDUCE, ST_REDUCE_INPUT };
+
+static void st_move(const st_ctx *c, int mode, const char *src, size_t off, size_t len)
 {
     char *d = c->work + off * c->esize;
     const char *s = src + off * c->esize;
-    if (op == 0) {
-        if (d != s)
-            memcpy(d, s, len * c->esize);
-    } else {
+    if (mode == ST_COPY)
+        memcpy(d, s, len * c->esize);
+    else if (mode == ST_REDUCE)
         c->kernel(d, s, len);
-    }
+    else
+        c->kernel3(d, c->in + off * c->esize, s, len);
 }
 
-/* Apply one transfer for segment k, merging adjacent units into one kernel call. */
-static void st_apply(const st_ctx *c, const st_xfer *x, size_t k)
+/* Apply transfer recvs[i] of my plan for segment k, merging adjacent units read and written alike. */
+static void st_apply(const st_ctx *c, int32_t i, size_t k)
 {
-    const char *src = x->src == c->comm->rank ? c->work : c->comm->job->slots[x->src].work;
+    const st_xfer *x = st_x(c, c->e->plan.recvs[i]);
+    const st_slot *q = &c->comm->job->slots[x->src];
+    const unsigned char *src_fresh = c->e->src_fresh + c->e->src_fresh_at[i];
     size_t run_off = 0, run_len = 0;
+    int run_mode = ST_COPY;
+    const char *run_src = NULL;
     for (int32_t r = x->run0; r < x->run0 + x->nruns; r++) {
         const st_run *run = &c->e->sched.runs[r];
-        for (int32_t u = run->start; u < run->start + run->len; u++) {
+        for (int32_t u = run->start; u < run->start + run->len; u++, src_fresh++) {
             size_t off, len;
+            int mode = x->op == ST_X_COPY ? ST_COPY : c->in && c->fresh[u] ? ST_REDUCE_INPUT : ST_REDUCE;
+            const char *src = *src_fresh && q->input ? q->input : q->work;
             st_span(c, k, u, &off, &len);
+            if (c->in)
+                c->fresh[u] = 0;
             if (len == 0)
                 continue;
-            if (run_len && off == run_off + run_len) {
+            if (run_len && off == run_off + run_len && mode == run_mode && src == run_src) {
                 run_len += len;
                 continue;
             }
             if (run_len)
-                st_move(c, x->op, src, run_off, run_len);
-            run_off = off, run_len = len;
+                st_move(c, run_mode, run_src, run_off, run_len);
+            run_off = off, run_len = len, run_mode = mode, run_src = src;
         }
     }
     if (run_len)
-        st_move(c, x->op, src, run_off, run_len);
+        st_move(c, run_mode, run_src, run_off, run_len);
 }
 
-/* Copy segment k of the caller's input into the work buffer (nothing when the input already is there). */
+/* Lazy input: copy unit u of segment k in, unless it is there already. */
+static void st_materialize(const st_ctx *c, size_t k, int u)
+{
+    size_t off, len;
+    if (!c->fresh[u])
+        return;
+    c->fresh[u] = 0;
+    st_span(c, k, u, &off, &len);
+    memcpy(c->work + off * c->esize, c->in + off * c->esize, len * c->esize);
+}
+
+/* When the input is not lazy: all_gather's input goes to my block of the output (unless it is there already);
+ * all_reduce in place has nothing to copy. */
 static void st_copy_in(const st_ctx *c, size_t k)
 {
     const st_args *a = c->a;
     size_t off = k * c->seg, n = a->count - off, es = c->esize;
     if (n > c->seg)
         n = c->seg;
-    if (a->coll == STITCH_ALL_REDUCE) {
-        if (a->send != a->recv)
-            memcpy(c->work + off * es, (const char *)a->send + off * es, n * es);
-    } else if (a->coll == STITCH_ALL_GATHER) {
-        char *mine = c->work + ((size_t)c->comm->rank * a->count + off) * es;
-        if ((const char *)a->send + off * es != mine)
-            memcpy(mine, (const char *)a->send + off * es, n * es);
-    } else {
-        for (int b = 0; b < c->comm->p; b++) {
-            size_t at = ((size_t)b * a->count + off) * es;
-            memcpy(c->work + at, (const char *)a->send + at, n * es);
-        }
-    }
+    char *mine = c->work + ((size_t)c->comm->rank * a->count + off) * es;
+    if (a->coll == STITCH_ALL_GATHER && (const char *)a->send + off * es != mine)
+        memcpy(mine, (const char *)a->send + off * es, n * es);
 }
 
-/* reduce_scatter: copy segment k of my block out of the scratch into recvbuf. */
-static void st_copy_out(const st_ctx *c, size_t k)
+/* reduce_scatter: my block of the scratch to recvbuf, once every peer is done reading (recvbuf may be inside
+ * sendbuf, which peers read fresh units from). */
+static void st_copy_out(const st_ctx *c)
 {
     const st_args *a = c->a;
-    if (a->coll != STITCH_REDUCE_SCATTER)
+    if (a->coll == STITCH_REDUCE_SCATTER)
+        memcpy(a->recv, c->work + (size_t)c->comm->rank * a->count * c->esize, a->count * c->esize);
+}
+
+static void st_begin_segment(const st_ctx *c, size_t k)
+{
+    if (c->in)
+        memset(c->fresh, 1, (size_t)c->e->sched.nunits);
+    else
+        st_copy_in(c, k);
+}
+
+/* The output units (all of all_reduce's; my block of reduce_scatter's) still fresh get my input. */
+static void st_end_segment(const st_ctx *c, size_t k)
+{
+    if (!c->in)
         return;
-    size_t off = k * c->seg, n = a->count - off, es = c->esize;
-    if (n > c->seg)
-        n = c->seg;
-    memcpy((char *)a->recv + off * es, c->work + ((size_t)c->comm->rank * a->count + off) * es, n * es);
+    int all = c->a->coll == STITCH_ALL_REDUCE, first = all ? 0 : c->comm->rank * c->units_per_block;
+    int last = all ? c->e->sched.nunits : first + c->units_per_block;
+    for (int u = first; u < last; u++)
+        st_materialize(c, k, u);
 }
 
 /* ---- the step loop ------------------------------------------------------------------------------------- */
@@ -249,14 +288,16 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         return st;
     for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
         const st_xfer *x = st_x(c, pl->recvs[i]);
-        if (x->src != c->comm->rank && (st = st_wait_peer(c, x->src, g)) != STITCH_OK)
+        if (x->src == c->comm->rank) /* a copy onto itself (a reduce is refused when the plan is cached) */
+            continue;
+        if ((st = st_wait_peer(c, x->src, g)) != STITCH_OK)
             return st;
-        st_apply(c, x, k);
+        st_apply(c, i, k);
     }
     if (s == c->nsteps - 1) {
-        st_copy_out(c, k);
+        st_end_segment(c, k);
         if (k + 1 < c->nseg)
-            st_copy_in(c, k + 1);
+            st_begin_segment(c, k + 1);
     }
     st_post(&c->comm->job->slots[c->comm->rank], c->base + 2 + g);
     return STITCH_OK;
@@ -266,8 +307,9 @@ static stitch_status_t st_run_call(st_ctx *c)
 {
     st_slot *me = &c->comm->job->slots[c->comm->rank];
     stitch_status_t st;
-    st_copy_in(c, 0);
+    st_begin_segment(c, 0);
     me->work = c->work;
+    me->input = c->in;
     me->fp = c->fp;
     st_post(me, c->base + 1);
     if ((st = st_check_peers(c)) != STITCH_OK)
@@ -276,11 +318,12 @@ static stitch_status_t st_run_call(st_ctx *c)
         for (int s = 0; s < c->nsteps; s++)
             if ((st = st_step(c, k, s)) != STITCH_OK)
                 return st;
-    if (c->nsteps == 0) {
-        st_copy_out(c, 0);
-        return STITCH_OK;
-    }
-    return st_wait_readers(c, c->nsteps - 1, st_total_steps(c));
+    if (c->nsteps == 0)
+        st_end_segment(c, 0);
+    else if ((st = st_wait_readers(c, c->nsteps - 1, st_total_steps(c))) != STITCH_OK)
+        return st;
+    st_copy_out(c);
+    return STITCH_OK;
 }
 
 /* ---- setting up a call --------------------------------------------------------------------------------- */
@@ -304,6 +347,10 @@ static stitch_status_t st_ctx_init(st_ctx *c, stitch_comm_t *comm, const st_args
     c->comm = comm, c->a = a, c->e = e;
     c->esize = stitch_dtype_size(a->dtype);
     c->kernel = a->coll == STITCH_ALL_GATHER ? NULL : st_reduce_kernel(a->dtype, a->op);
+    c->kernel3 = a->coll == STITCH_ALL_GATHER ? NULL : st_reduce3_kernel(a->dtype, a->op);
+    c->fresh = e->fresh;
+    if (a->coll == STITCH_REDUCE_SCATTER || (a->coll == STITCH_ALL_REDUCE && a->send != a->recv))
+        c->in = a->send;
     c->nblocks = st_coll_nblocks(a->coll, comm->p);
     c->units_per_block = e->sched.nunits / c->nblocks;
     c->nsteps = e->sched.nsteps;
@@ -416,6 +463,48 @@ static int st_check_self_reduce(const st_entry *e, int rank, char *err, size_t e
     return 1;
 }
 
+/* fw[u] = the first step at which rank q receives into unit u (nsteps when never). */
+static void st_first_writes(const st_sched *s, int q, int32_t *fw)
+{
+    for (int u = 0; u < s->nunits; u++)
+        fw[u] = s->nsteps;
+    for (int i = 0; i < s->nxfers; i++) {
+        const st_xfer *x = &s->xfers[i];
+        for (int32_t r = x->run0; x->dst == q && r < x->run0 + x->nruns; r++)
+            for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
+                if (x->step < fw[u])
+                    fw[u] = x->step;
+    }
+}
+
+/* For every unit of every transfer into `rank`: is the source's unit still its input at that step? */
+static int st_fresh_tables(st_entry *e)
+{
+    const st_sched *s = &e->sched;
+    const st_plan *pl = &e->plan;
+    int32_t nrecv = pl->recv_first[pl->nsteps], total = 0, q = -1;
+    for (int32_t i = 0; i < nrecv; i++)
+        total += s->xfers[pl->recvs[i]].nunits;
+    int32_t *fw = malloc(sizeof *fw * ((size_t)s->nunits + 1));
+    e->src_fresh_at = malloc(sizeof *e->src_fresh_at * ((size_t)nrecv + 1));
+    e->src_fresh = malloc((size_t)total + 1);
+    if (!fw || !e->src_fresh_at || !e->src_fresh) {
+        free(fw);
+        return 0;
+    }
+    for (int32_t i = 0, j = 0; i < nrecv; i++) {
+        const st_xfer *x = &s->xfers[pl->recvs[i]];
+        if (x->src != q)
+            st_first_writes(s, q = x->src, fw);
+        e->src_fresh_at[i] = j;
+        for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
+            for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
+                e->src_fresh[j++] = x->step < fw[u];
+    }
+    free(fw);
+    return 1;
+}
+
 stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen)
 {
     unsigned char *marks = calloc((size_t)e->sched.nunits + 1, 1);
@@ -429,7 +518,13 @@ stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t e
     free(marks);
     if (!ok)
         return STITCH_ERR_UNSUPPORTED;
-    if (st_collect_peers(e, rank) != STITCH_OK) {
+    e->fresh = malloc((size_t)e->sched.nunits + 1);
+    if (!e->fresh || !st_fresh_tables(e) || st_collect_peers(e, rank) != STITCH_OK) {
+        free(e->fresh);
+        free(e->src_fresh);
+        free(e->src_fresh_at);
+        e->fresh = e->src_fresh = NULL;
+        e->src_fresh_at = NULL;
         snprintf(err, errlen, "out of memory listing the peers");
         return STITCH_ERR_NO_MEMORY;
     }

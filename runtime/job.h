@@ -30,6 +30,7 @@ typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
     const char *work;      /* valid once posted reaches the call's base + 1, until the call ends */
+    const char *input;     /* the caller's input laid out as `work`, for units not yet written; NULL: in work */
     st_fingerprint fp;
 } st_slot;
 

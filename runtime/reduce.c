@@ -2,9 +2,11 @@
  *
  * Each kernel is a simple counted loop over restrict-qualified pointers, written so that gcc -O3 vectorises it
  * (check with -fopt-info-vec): no early exits, selects instead of branches, and the operation for a type given
- * by a macro so all 36 kernels share one shape. Integer sum and prod are computed in an unsigned type at least
- * as wide as int, so overflow wraps instead of being undefined (uint16 * uint16 would be promoted to int and
- * overflow). The 16-bit float kernels go through fp32 with the conversions of half.h.
+ * by a macro so all 72 kernels (two- and three-operand forms) share one shape. Integer sum and prod are computed
+ * in an unsigned type at least as wide as int, so overflow wraps instead of being undefined (uint16 * uint16
+ * would be promoted to int and overflow). The 16-bit float kernels go through fp32 with the conversions of
+ * half.h. On baseline x86-64 (SSE2) everything vectorises except int64 prod/max/min, which lack vector
+ * instructions there.
  */
 #include <stdint.h>
 
@@ -23,7 +25,8 @@
 #define ST_FMAX(T, U, a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
 #define ST_FMIN(T, U, a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
 
-/* A kernel over a type whose elements are operated on directly. */
+/* A kernel over a type whose elements are operated on directly: the two-operand form (dst op= src) and the
+ * three-operand form (dst = a op b), from one body. */
 #define ST_KERNEL(name, T, U, OP)                                                                              \
     static void name(void *dstv, const void *srcv, size_t n)                                                   \
     {                                                                                                          \
@@ -31,6 +34,13 @@
         const T *restrict src = srcv;                                                                          \
         for (size_t i = 0; i < n; i++)                                                                         \
             dst[i] = OP(T, U, dst[i], src[i]);                                                                 \
+    }                                                                                                          \
+    static void name##3(void *dstv, const void *av, const void *bv, size_t n)                                  \
+    {                                                                                                          \
+        T *restrict dst = dstv;                                                                                \
+        const T *restrict a = av, *restrict b = bv;                                                            \
+        for (size_t i = 0; i < n; i++)                                                                         \
+            dst[i] = OP(T, U, a[i], b[i]);                                                                     \
     }
 
 /* A kernel over a 16-bit float storage type: widen both, operate in fp32, round once. */
@@ -41,6 +51,15 @@
         const uint16_t *restrict src = srcv;                                                                   \
         for (size_t i = 0; i < n; i++) {                                                                       \
             float a = TO_F32(dst[i]), b = TO_F32(src[i]);                                                      \
+            dst[i] = FROM_F32(OP(float, float, a, b));                                                         \
+        }                                                                                                      \
+    }                                                                                                          \
+    static void name##3(void *dstv, const void *av, const void *bv, size_t n)                                  \
+    {                                                                                                          \
+        uint16_t *restrict dst = dstv;                                                                         \
+        const uint16_t *restrict pa = av, *restrict pb = bv;                                                   \
+        for (size_t i = 0; i < n; i++) {                                                                       \
+            float a = TO_F32(pa[i]), b = TO_F32(pb[i]);                                                        \
             dst[i] = FROM_F32(OP(float, float, a, b));                                                         \
         }                                                                                                      \
     }
@@ -73,6 +92,7 @@ ST_FLOAT_KERNELS(f32, float)
 ST_FLOAT_KERNELS(f64, double)
 
 #define ST_ROW(tag) {st_sum_##tag, st_prod_##tag, st_max_##tag, st_min_##tag}
+#define ST_ROW3(tag) {st_sum_##tag##3, st_prod_##tag##3, st_max_##tag##3, st_min_##tag##3}
 
 /* Rows in stitch_dtype_t order, columns in stitch_op_t order. */
 static const st_reduce_fn st_kernels[STITCH_DTYPE_COUNT][STITCH_OP_COUNT] = {
@@ -80,10 +100,22 @@ static const st_reduce_fn st_kernels[STITCH_DTYPE_COUNT][STITCH_OP_COUNT] = {
     [STITCH_INT32] = ST_ROW(i32), [STITCH_INT64] = ST_ROW(i64), [STITCH_FP16] = ST_ROW(f16),
     [STITCH_BF16] = ST_ROW(bf16), [STITCH_FP32] = ST_ROW(f32), [STITCH_FP64] = ST_ROW(f64),
 };
+static const st_reduce3_fn st_kernels3[STITCH_DTYPE_COUNT][STITCH_OP_COUNT] = {
+    [STITCH_INT8] = ST_ROW3(i8),   [STITCH_UINT8] = ST_ROW3(u8), [STITCH_INT16] = ST_ROW3(i16),
+    [STITCH_INT32] = ST_ROW3(i32), [STITCH_INT64] = ST_ROW3(i64), [STITCH_FP16] = ST_ROW3(f16),
+    [STITCH_BF16] = ST_ROW3(bf16), [STITCH_FP32] = ST_ROW3(f32), [STITCH_FP64] = ST_ROW3(f64),
+};
 
 st_reduce_fn st_reduce_kernel(stitch_dtype_t dtype, stitch_op_t op)
 {
     if ((unsigned)dtype >= STITCH_DTYPE_COUNT || (unsigned)op >= STITCH_OP_COUNT)
         return NULL;
     return st_kernels[dtype][op];
+}
+
+st_reduce3_fn st_reduce3_kernel(stitch_dtype_t dtype, stitch_op_t op)
+{
+    if ((unsigned)dtype >= STITCH_DTYPE_COUNT || (unsigned)op >= STITCH_OP_COUNT)
+        return NULL;
+    return st_kernels3[dtype][op];
 }

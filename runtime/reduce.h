@@ -16,8 +16,12 @@
 #include "stitch.h"
 
 typedef void (*st_reduce_fn)(void *dst, const void *src, size_t n);
+/* dst[i] = a[i] op b[i], the three buffers distinct: lets the executor fuse "copy my input in" with the first
+ * reduction into a unit, saving a pass over memory. Same results as copying a to dst then st_reduce_fn. */
+typedef void (*st_reduce3_fn)(void *dst, const void *a, const void *b, size_t n);
 
 /* NULL when dtype or op is out of range. */
 st_reduce_fn st_reduce_kernel(stitch_dtype_t dtype, stitch_op_t op);
+st_reduce3_fn st_reduce3_kernel(stitch_dtype_t dtype, stitch_op_t op);
 
 #endif

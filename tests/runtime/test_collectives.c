@@ -241,39 +241,45 @@ static int in_sample(int coll, int dt, int op, size_t count, int ci)
     return coll == STITCH_ALL_GATHER || op == (ci + dt + coll) % STITCH_OP_COUNT;
 }
 
-/* Cases of one p; in-place and offset rotate through the sample so that each is covered without the product. */
-static int make_cases(int p, coll_case *out)
+/* Cases of one (p, collective); in-place and offset rotate through the sample so that each is covered without
+ * the product. */
+static int make_cases(int p, int coll, coll_case *out)
 {
     size_t counts[] = {0, 1, 2, (size_t)p - 1, (size_t)p + 1, 1000, 65537};
-    int n = 0, idx = 0;
-    for (int coll = 0; coll < STITCH_COLL_COUNT; coll++)
-        for (int dt = 0; dt < STITCH_DTYPE_COUNT; dt++)
-            for (int op = 0; op < (coll == STITCH_ALL_GATHER ? 1 : STITCH_OP_COUNT); op++)
-                for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
-                    for (int v = 0; v < 4; v++, idx++) {
-                        if (!full_matrix && v != (int)(ci * 3 + (size_t)dt + (size_t)coll + (size_t)op) % 4)
-                            continue;
-                        if (!in_sample(coll, dt, op, counts[ci], (int)ci))
-                            continue;
-                        int inplace = v & 1 ? (coll == STITCH_REDUCE_SCATTER && (idx & 4) ? 2 : 1) : 0;
-                        out[n++] = (coll_case){coll, dt, op, counts[ci], inplace, v >> 1};
-                    }
+    int n = 0;
+    for (int dt = 0; dt < STITCH_DTYPE_COUNT; dt++)
+        for (int op = 0; op < (coll == STITCH_ALL_GATHER ? 1 : STITCH_OP_COUNT); op++)
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+                for (int v = 0; v < 4; v++) {
+                    if (!full_matrix && v != (int)(ci * 3 + (size_t)dt + (size_t)coll + (size_t)op) % 4)
+                        continue;
+                    if (!in_sample(coll, dt, op, counts[ci], (int)ci))
+                        continue;
+                    int inplace = v & 1 ? (coll == STITCH_REDUCE_SCATTER && (ci & 1) ? 2 : 1) : 0;
+                    out[n++] = (coll_case){coll, dt, op, counts[ci], inplace, v >> 1};
+                }
     return n;
 }
 
+/* Every algorithm of every collective (the catalogue need not have each name for each collective). */
 static void run_matrix(const int *ps, int nps)
 {
-    const char *names[16];
-    int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 16);
-    CHECK(nalgos > 0, "no algorithm in the catalogue");
-    coll_case *cases = malloc(sizeof *cases * 8000);
-    for (int a = 0; a < nalgos; a++)
-        for (int i = 0; i < nps; i++) {
-            int n = make_cases(ps[i], cases);
-            double t0 = st_now();
-            run_team(names[a], ps[i], cases, n);
-            printf("# %s p=%d: %d cases in %.2f s\n", names[a], ps[i], n, st_now() - t0);
-        }
+    coll_case *cases = malloc(sizeof *cases * 4000);
+    CHECK(cases, "out of memory");
+    for (int coll = 0; coll < STITCH_COLL_COUNT; coll++) {
+        const char *names[32];
+        int nalgos = stitch_algorithms(coll, names, 32);
+        CHECK(nalgos > 0, "no algorithm for %s in the catalogue", stitch_coll_name(coll));
+        for (int a = 0; a < nalgos && a < 32; a++)
+            for (int i = 0; i < nps; i++) {
+                char spec[128];
+                snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(coll), names[a]);
+                int n = make_cases(ps[i], coll, cases);
+                double t0 = st_now();
+                run_team(spec, ps[i], cases, n);
+                printf("# %s p=%d: %d cases in %.2f s\n", spec, ps[i], n, st_now() - t0);
+            }
+    }
     free(cases);
 }
 
@@ -292,25 +298,29 @@ static void test_matrix_large_p(void)
 /* Tiny segments force the pipelined path (many segments, uneven last one) for every algorithm. */
 static void test_segmented(void)
 {
+    static const coll_case cases[] = {
+        {STITCH_ALL_REDUCE, STITCH_FP32, STITCH_SUM, 10007, 0, 1},
+        {STITCH_ALL_REDUCE, STITCH_BF16, STITCH_MAX, 10007, 1, 0},
+        {STITCH_REDUCE_SCATTER, STITCH_INT32, STITCH_PROD, 3001, 0, 0},
+        {STITCH_REDUCE_SCATTER, STITCH_FP64, STITCH_SUM, 3001, 2, 1},
+        {STITCH_REDUCE_SCATTER, STITCH_FP16, STITCH_SUM, 3001, 1, 0},
+        {STITCH_ALL_GATHER, STITCH_INT16, STITCH_SUM, 3001, 1, 1},
+        {STITCH_ALL_GATHER, STITCH_FP16, STITCH_SUM, 3001, 0, 0},
+    };
     setenv("STITCH_SEGMENT_BYTES", "4096", 1);
-    const char *names[16];
-    int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 16);
-    for (int a = 0; a < nalgos; a++)
-        for (int p = 1; p <= 5; p += 2) {
-            coll_case cases[] = {
-                {STITCH_ALL_REDUCE, STITCH_FP32, STITCH_SUM, 10007, 0, 1},
-                {STITCH_ALL_REDUCE, STITCH_BF16, STITCH_MAX, 10007, 1, 0},
-                {STITCH_REDUCE_SCATTER, STITCH_INT32, STITCH_PROD, 3001, 0, 0},
-                {STITCH_REDUCE_SCATTER, STITCH_FP64, STITCH_SUM, 3001, 2, 1},
-                {STITCH_ALL_GATHER, STITCH_INT16, STITCH_SUM, 3001, 1, 1},
-                {STITCH_ALL_GATHER, STITCH_FP16, STITCH_SUM, 3001, 0, 0},
-            };
-            run_team(names[a], p, cases, 6);
-        }
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        const char *names[32];
+        int nalgos = stitch_algorithms(cases[i].coll, names, 32);
+        for (int a = 0; a < nalgos && a < 32; a++)
+            for (int p = 1; p <= 6; p += (p < 3 ? 1 : 3)) {
+                char spec[128];
+                snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(cases[i].coll), names[a]);
+                run_team(spec, p, &cases[i], 1);
+            }
+    }
 }
 
-/* Every algorithm of one collective exists for the others too (the catalogue's promise) and calls with the same
- * algorithm chosen per collective differently still work. */
+/* A different algorithm per collective, chosen through the environment, on one set of communicators. */
 static void test_mixed_algorithms(void)
 {
     setenv("STITCH_ALGO", "all_reduce=mesh,reduce_scatter=rhd,all_gather=ring", 1);

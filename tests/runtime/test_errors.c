@@ -321,12 +321,19 @@ static void mismatch(const char *algo, int coll, int dtype2, size_t count2, cons
 
 static void test_mismatch(void)
 {
-    const char *names[8];
-    int n = stitch_algorithms(STITCH_ALL_REDUCE, names, 8);
-    for (int i = 0; i < n && i < 8; i++) {
-        mismatch(names[i], STITCH_ALL_REDUCE, STITCH_FP32, 1000, "count 1024", "count 1000");
-        mismatch(names[i], STITCH_REDUCE_SCATTER, STITCH_FP64, 1024, "dtype fp32", "dtype fp64");
-        mismatch(names[i], STITCH_ALL_GATHER, STITCH_FP32, 1, "count 1024", "count 1");
+    for (int coll = 0; coll < STITCH_COLL_COUNT; coll++) {
+        const char *names[32];
+        char spec[128];
+        int n = stitch_algorithms(coll, names, 32);
+        for (int i = 0; i < n && i < 32; i++) {
+            snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(coll), names[i]);
+            if (coll == STITCH_ALL_REDUCE)
+                mismatch(spec, coll, STITCH_FP32, 1000, "count 1024", "count 1000");
+            else if (coll == STITCH_REDUCE_SCATTER)
+                mismatch(spec, coll, STITCH_FP64, 1024, "dtype fp32", "dtype fp64");
+            else
+                mismatch(spec, coll, STITCH_FP32, 1, "count 1024", "count 1");
+        }
     }
 }
 
