@@ -1,0 +1,85 @@
+# perf.cmake - tests of stitch-perf (tools/stitch_perf.c): real runs with checking on small size ranges, and the
+# command line.
+#
+# A run passes only when stitch-perf exits 0 AND its closing line says "N passed, 0 failed" with N >= 1
+# (tests/perf/run_perf.cmake checks both). The size ranges start at 0 bytes so the empty collective is covered,
+# and the rank counts include non-powers of two (rhd folds them). `perf.sweep` runs every algorithm, collective,
+# dtype and op, in and out of place, and is labelled `long`.
+
+set(PERF_RUN ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
+# A hung collective fails within this bound instead of the library's default of 300 s.
+set(PERF_COMMON -w 1 --iters 3 --timeout 60)
+
+# stitch_perf_test(<name> RC <status> [CLOSING <regex>] [STDOUT <regex>] [STDERR <regex>] [STDERR_EMPTY]
+#                  [ENV NAME=value] [LABELS ...] ARGS <stitch-perf args...>)
+function(stitch_perf_test name)
+  cmake_parse_arguments(T "STDERR_EMPTY" "RC;CLOSING;STDOUT;STDERR;ENV" "ARGS;LABELS" ${ARGN})
+  string(REPLACE ";" "|" args "${T_ARGS}")
+  set(defs -DCMD=$<TARGET_FILE:stitch-perf> "-DARGS=${args}" -DRC=${T_RC})
+  foreach(key CLOSING STDOUT STDERR ENV)
+    if(DEFINED T_${key})
+      list(APPEND defs "-D${key}=${T_${key}}")
+    endif()
+  endforeach()
+  if(T_STDERR_EMPTY)
+    list(APPEND defs -DSTDERR_EMPTY=1)
+  endif()
+  add_test(NAME perf.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${PERF_RUN})
+  set_tests_properties(perf.${name} PROPERTIES TIMEOUT 300 LABELS "perf;${T_LABELS}")
+endfunction()
+
+# stitch_perf_run(<name> <stitch-perf args...>): a checked run that must pass every size.
+function(stitch_perf_run name)
+  string(REPLACE ";" "|" args "${ARGN}")
+  stitch_perf_test(${name} RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                   STDOUT "# Avg bus bandwidth : [0-9.]+\n" ARGS ${ARGN} -c 1 ${PERF_COMMON})
+endfunction()
+
+# ---- real runs, checked ---------------------------------------------------------------------------------------
+stitch_perf_run(all_reduce.ring.p5.fp32.sum all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.ring.p5.fp32.sum.inplace all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4 -i)
+stitch_perf_run(all_reduce.rhd.p7.fp16.prod all_reduce -a rhd -n 7 -d fp16 -o prod -b 0 -e 256K -f 8)
+stitch_perf_run(all_reduce.mesh.p4.int64.min all_reduce -a mesh -n 4 -d int64 -o min -b 0 -e 256K -f 8 -i)
+stitch_perf_run(all_reduce.rhd.p1.int8.sum all_reduce -a rhd -n 1 -d int8 -o sum -b 0 -e 64K -f 16)
+stitch_perf_run(reduce_scatter.rhd.p6.bf16.max reduce_scatter -a rhd -n 6 -d bf16 -o max -b 0 -e 1M -f 4)
+stitch_perf_run(reduce_scatter.ring.p4.int32.sum.inplace
+                reduce_scatter -a ring -n 4 -d int32 -o sum -b 0 -e 256K -f 8 -i)
+stitch_perf_run(reduce_scatter.mesh.p5.uint8.prod reduce_scatter -a mesh -n 5 -d uint8 -o prod -b 0 -e 256K -f 8)
+stitch_perf_run(all_gather.mesh.p3.int8 all_gather -a mesh -n 3 -d int8 -b 0 -e 1M -f 4)
+stitch_perf_run(all_gather.ring.p5.fp64.inplace all_gather -a ring -n 5 -d fp64 -b 0 -e 256K -f 8 -i)
+stitch_perf_run(all_gather.rhd.p6.int16 all_gather -a rhd -n 6 -d int16 -b 0 -e 256K -f 8)
+
+# ---- the command line -------------------------------------------------------------------------------------------
+stitch_perf_test(cli.help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-perf COLL" ARGS --help)
+stitch_perf_test(cli.help_lists_defaults RC 0
+                 STDOUT "--iters N[^\n]*\\(default: 20\\).*--inplace[^\n]*\\(default: out-of-place\\)" ARGS -h)
+stitch_perf_test(cli.bad_dtype RC 2
+                 STDERR "^stitch-perf: error: unknown dtype 'fp33' \\(known: int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64\\)\n$"
+                 ARGS all_reduce -d fp33)
+stitch_perf_test(cli.bad_op RC 2 STDERR "^stitch-perf: error: unknown op 'avg' \\(known: sum prod max min\\)\n$"
+                 ARGS all_reduce -o avg)
+stitch_perf_test(cli.bad_collective RC 2 STDERR "^stitch-perf: error: unknown collective 'allreduce' \\(known: "
+                 ARGS allreduce)
+stitch_perf_test(cli.missing_collective RC 2 STDERR "^stitch-perf: error: missing the collective" ARGS -n 2)
+stitch_perf_test(cli.bad_algorithm RC 2
+                 STDERR "^stitch-perf: error: unknown algorithm 'nope' for all_reduce \\(known: [^)]*ring"
+                 ARGS all_reduce -a nope)
+stitch_perf_test(cli.bad_size RC 2 STDERR "^stitch-perf: error: invalid size '12X' for -b" ARGS all_reduce -b 12X)
+stitch_perf_test(cli.negative_size RC 2 STDERR "^stitch-perf: error: invalid size '-1' for -e" ARGS all_reduce -e -1)
+stitch_perf_test(cli.min_above_max RC 2 STDERR "^stitch-perf: error: -b 2048 is larger than -e 1024"
+                 ARGS all_reduce -b 2K -e 1K)
+stitch_perf_test(cli.bad_check RC 2 STDERR "^stitch-perf: error: invalid value '2' for -c" ARGS all_reduce -c 2)
+stitch_perf_test(cli.bad_ranks RC 2 STDERR "^stitch-perf: error: invalid value '0' for -n" ARGS all_reduce -n 0)
+stitch_perf_test(cli.unknown_option RC 2 STDERR "^stitch-perf: error: unknown option '--frobnicate'"
+                 ARGS all_reduce --frobnicate)
+stitch_perf_test(cli.missing_value RC 2 STDERR "^stitch-perf: error: option '-d' needs a value" ARGS all_reduce -d)
+stitch_perf_test(cli.bad_env_algo RC 2 ENV STITCH_ALGO=nope STDERR "^stitch-perf: error: stitch_comm_init_threads: "
+                 ARGS all_reduce -n 2 -b 8 -e 8)
+# -c 0 does not check: the #wrong column says N/A, and the run still passes.
+stitch_perf_test(cli.no_check RC 0 CLOSING "^3 passed, 0 failed$" STDOUT "  N/A\n"
+                 ARGS all_reduce -n 3 -b 1K -e 4K -f 2 -c 0 ${PERF_COMMON})
+
+# ---- the long sweep: every algorithm x collective x dtype x op, in and out of place ---------------------------
+add_test(NAME perf.sweep
+         COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/sweep.cmake)
+set_tests_properties(perf.sweep PROPERTIES TIMEOUT 3600 LABELS "perf;long")

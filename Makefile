@@ -1,0 +1,73 @@
+# Makefile - the front door of stitch, in the manner of Neovim's: a thin wrapper over CMake and ctest, so that
+# `make test` is the one command a newcomer and CI both run. The real build lives in CMakeLists.txt.
+#
+#   make            configure and build into build/ (RelWithDebInfo)
+#   make deps       install what is missing among the build dependencies (as root, Debian); otherwise say what is
+#   make demo       deps + build, then verify and show the ring all_reduce for 5 ranks and benchmark it
+#   make test       deps + build + ctest without the `long` label
+#   make test-long  deps + build + ctest -L long (the long verification sweeps)
+#   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
+#   make clean      remove both build trees
+#
+# Variables: BUILD_DIR, ASAN_DIR, BUILD_TYPE, JOBS (e.g. `make test JOBS=4`).
+
+BUILD_DIR  ?= build
+ASAN_DIR   ?= build-asan
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= 2
+CMAKE      ?= cmake
+CTEST      ?= ctest
+
+# Debian packages the build needs. libc6-dev is listed because gcc only recommends it.
+DEPS_PKGS := cmake gcc libc6-dev make re2c lemon libyaml-dev pkg-config
+
+# The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
+.NOTPARALLEL:
+.PHONY: all build deps demo test test-long sanitize clean
+
+all: build
+
+# A package counts as present when dpkg says it is installed, or (for the tools) when its command is on PATH, so
+# an up-to-date machine does no apt work at all. `apt-get update` runs only when something must be installed.
+deps:
+	@missing=""; \
+	for p in $(DEPS_PKGS); do \
+	  if dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed'; then continue; fi; \
+	  case $$p in lib*) ;; *) if command -v $$p >/dev/null 2>&1; then continue; fi ;; esac; \
+	  missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all present ($(DEPS_PKGS))"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "deps: missing packages:$$missing" >&2; \
+	  echo "deps: install them as root: apt-get install$$missing" >&2; exit 1; \
+	fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "deps: missing packages:$$missing, and no apt-get here: install them with your package manager" >&2; \
+	  exit 1; \
+	fi; \
+	echo "deps: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -q && apt-get install -y -q$$missing
+
+build:
+	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
+
+demo: deps build
+	$(BUILD_DIR)/bin/stitchc verify algos.dsl -a ring -c all_reduce --ranks 5..5
+	$(BUILD_DIR)/bin/stitchc show algos.dsl -a ring -c all_reduce -n 5
+	$(BUILD_DIR)/bin/stitch-perf all_reduce -a ring -n 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+
+test: deps build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long
+
+test-long: deps build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L long
+
+sanitize: deps
+	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSTITCH_SANITIZE=ON
+	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
+	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS) -LE long
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

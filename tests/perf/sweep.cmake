@@ -1,0 +1,38 @@
+# sweep.cmake - the long perf sweep: stitch-perf -c 1 over every algorithm, collective, dtype and op, in and out
+# of place, for a few rank counts; every run must exit 0 with "N passed, 0 failed". All failures are listed.
+#
+#   cmake -DCMD=<stitch-perf> [-DRANKS="2;3;8"] -P sweep.cmake
+cmake_minimum_required(VERSION 3.18)
+if(NOT DEFINED RANKS)
+  set(RANKS 2 3 5 8 13)
+endif()
+set(failures "")
+set(runs 0)
+foreach(algo ring mesh rhd)
+  foreach(coll all_reduce reduce_scatter all_gather)
+    set(ops sum prod max min)
+    if(coll STREQUAL "all_gather")
+      set(ops sum) # all_gather ignores the op
+    endif()
+    foreach(dtype int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64)
+      foreach(op ${ops})
+        foreach(p ${RANKS})
+          foreach(mode "" "-i")
+            set(args ${coll} -a ${algo} -n ${p} -d ${dtype} -o ${op} -b 0 -e 64K -f 8 -c 1 -w 1 --iters 1
+                     --timeout 60 ${mode})
+            execute_process(COMMAND ${CMD} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+            math(EXPR runs "${runs} + 1")
+            if(NOT rc EQUAL 0 OR NOT out MATCHES "\n[1-9][0-9]* passed, 0 failed\n$")
+              string(REPLACE ";" " " shown "${args}")
+              string(APPEND failures "stitch-perf ${shown}: exit ${rc}\n${err}")
+            endif()
+          endforeach()
+        endforeach()
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+message("${runs} runs")
+if(failures)
+  message(FATAL_ERROR "${failures}")
+endif()

@@ -1,0 +1,848 @@
+/* stitch_perf.c - stitch-perf, the collective benchmark, in the manner of nccl-tests' all_reduce_perf.
+ *
+ *   stitch-perf all_reduce -a ring -n 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+ *
+ * The p ranks are p threads of this process (stitch_comm_init_threads). Every thread runs the same loop over the
+ * sizes -b, -b*f, ... -e; for each size it (1) with -c 1 runs the collective once on inputs that encode (rank,
+ * index) and checks every element of every rank's output, (2) runs -w warm-up calls, (3) times --iters calls as
+ * "barrier, t0, iters calls, barrier, t1" and reports the largest (t1 - t0) / iters over the ranks. The table
+ * follows nccl-tests: the size column is the bytes of the largest buffer (all_reduce: count * esize; all_gather
+ * and reduce_scatter: count * p * esize), algbw = size / time and busbw = algbw * the factor of nccl-tests'
+ * PERFORMANCE.md. Each size is one test; the output closes with "N passed, N failed" and the exit status is 0 only
+ * when every size passed. Bad command lines exit 2.
+ *
+ * Why the checker is shaped so. The expected values are computed here, never with library code, and they must be
+ * exact whatever order the schedule reduces in: sums are of small integers whose partial sums stay representable
+ * (in bf16 too), products are of +-1, 2 and 1/2 with a bounded number of non-unit factors, integer sums and
+ * products wrap modulo 2^bits (exact in any order), and max/min take anything. Values come from a hash of (rank,
+ * index), so a block delivered to the wrong place or from the wrong rank does not pass; all_gather uses an affine
+ * code that is distinct for every rank and every shift. Outputs are reset to the complement of the expected bytes
+ * before the check run, so an element the collective never wrote is always counted wrong.
+ *
+ * Errors. A failing call prints stitch_strerror and stitch_comm_last_error and aborts the communicator, so the
+ * other ranks fail fast instead of waiting for their timeout; the size counts as failed and the communicators are
+ * rebuilt before the next size. Buffers are allocated once at the largest size and touched by their own rank
+ * thread (first touch is slow on the machines we run on), then reused for every size.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stitch.h"
+
+#define PROG "stitch-perf"
+#define MAX_RANKS 1024
+#define MAX_ALGOS 64
+
+/* ---- options ------------------------------------------------------------------------------------------------ */
+
+struct opts {
+    stitch_coll_t coll;
+    const char *algo;  /* NULL: the library's default ($STITCH_ALGO, else ring) */
+    int nranks;
+    stitch_dtype_t dtype;
+    stitch_op_t op;
+    size_t minbytes, maxbytes;
+    int factor;
+    int check;
+    int warmup;
+    int iters;
+    int inplace;
+    int timeout_s;     /* 0: the library's default */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " COLL [options]\n"
+            "Benchmark and check a stitch collective, ranks as threads of this process (like nccl-tests).\n"
+            "\n"
+            "  COLL                       all_reduce | reduce_scatter | all_gather\n"
+            "  -a, --algo ALGO            algorithm (default: $STITCH_ALGO, else ring)\n"
+            "  -n, --nranks P             number of ranks, 1..%d (default: 2)\n"
+            "  -d, --datatype DTYPE       int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64 (default: fp32)\n"
+            "  -o, --op OP                sum prod max min; ignored by all_gather (default: sum)\n"
+            "  -b, --minbytes SIZE        smallest size in bytes, suffix K M G = 2^10 2^20 2^30 (default: 8)\n"
+            "  -e, --maxbytes SIZE        largest size in bytes (default: 8M)\n"
+            "  -f, --stepfactor F         multiply the size by F, an integer >= 2 (default: 2)\n"
+            "  -c, --check 0|1            check every element of every rank's output (default: 1)\n"
+            "  -w, --warmup_iters N       warm-up calls per size (default: 5)\n"
+            "      --iters N              timed calls per size, >= 1 (default: 20)\n"
+            "  -i, --inplace              in-place (default: out-of-place)\n"
+            "  -t, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
+            "  -h, --help                 print this help and exit\n"
+            "\n"
+            "The size column is the bytes of the largest buffer (all_reduce: count * size of DTYPE; reduce_scatter\n"
+            "and all_gather: count * P * size of DTYPE); sizes are rounded down to that granularity.\n"
+            "Exit status: 0 when every size passed, 1 when one failed, 2 on a bad command line.\n",
+            MAX_RANKS);
+}
+
+static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void bad_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(PROG ": error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+/* The names a lookup accepts, for the message of an unknown one: "int8 uint8 ...". */
+static const char *known_names(const char *(*name_of)(int), char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; name_of(i) != NULL && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", name_of(i));
+    return buf;
+}
+
+static const char *dtype_name_i(int i) { return i < STITCH_DTYPE_COUNT ? stitch_dtype_name(i) : NULL; }
+static const char *op_name_i(int i) { return i < STITCH_OP_COUNT ? stitch_op_name(i) : NULL; }
+static const char *coll_name_i(int i) { return i < STITCH_COLL_COUNT ? stitch_coll_name(i) : NULL; }
+
+static int lookup(const char *what, const char *text, int (*from_name)(const char *), const char *(*name_of)(int))
+{
+    int v = from_name(text);
+    if (v < 0) {
+        char known[256];
+        bad_usage("unknown %s '%s' (known: %s)", what, text, known_names(name_of, known, sizeof known));
+    }
+    return v;
+}
+
+static int parse_int(const char *opt, const char *text, int lo, int hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < lo || v > hi)
+        bad_usage("invalid value '%s' for %s (expected an integer in %d..%d)", text, opt, lo, hi);
+    return (int)v;
+}
+
+/* "16M" -> 16 * 2^20. Plain digits, then at most one suffix K, M or G (either case). */
+static size_t parse_size(const char *opt, const char *text)
+{
+    if (text[0] < '0' || text[0] > '9') /* strtoull would accept "-1" and " 1" */
+        bad_usage("invalid size '%s' for %s (expected bytes, optionally with K, M or G)", text, opt);
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (errno || end == text || *end != '\0' || v > (SIZE_MAX >> 1 >> shift))
+        bad_usage("invalid size '%s' for %s (expected bytes, optionally with K, M or G)", text, opt);
+    return (size_t)v << shift;
+}
+
+static void check_algo(const struct opts *o)
+{
+    const char *names[MAX_ALGOS];
+    int n = stitch_algorithms(o->coll, names, MAX_ALGOS);
+    char known[512];
+    size_t used = 0;
+    known[0] = '\0';
+    for (int i = 0; i < n && i < MAX_ALGOS; i++) {
+        if (strcmp(names[i], o->algo) == 0)
+            return;
+        if (used < sizeof known)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? " " : "", names[i]);
+    }
+    bad_usage("unknown algorithm '%s' for %s (known: %s)", o->algo, stitch_coll_name(o->coll), known);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+    enum { OPT_ITERS = 256 };
+    static const struct option longopts[] = {
+        {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
+        {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
+        {"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
+        {"stepfactor", required_argument, NULL, 'f'}, {"check", required_argument, NULL, 'c'},
+        {"warmup_iters", required_argument, NULL, 'w'}, {"iters", required_argument, NULL, OPT_ITERS},
+        {"inplace", no_argument, NULL, 'i'},        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
+                       .factor = 2, .check = 1, .warmup = 5, .iters = 20};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":a:n:d:o:b:e:f:c:w:t:ih", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a': o->algo = optarg; break;
+        case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS); break;
+        case 'd': o->dtype = lookup("dtype", optarg, stitch_dtype_from_name, dtype_name_i); break;
+        case 'o': o->op = lookup("op", optarg, stitch_op_from_name, op_name_i); break;
+        case 'b': o->minbytes = parse_size("-b", optarg); break;
+        case 'e': o->maxbytes = parse_size("-e", optarg); break;
+        case 'f': o->factor = parse_int("-f", optarg, 2, 1 << 20); break;
+        case 'c': o->check = parse_int("-c", optarg, 0, 1); break;
+        case 'w': o->warmup = parse_int("-w", optarg, 0, 1 << 30); break;
+        case OPT_ITERS: o->iters = parse_int("--iters", optarg, 1, 1 << 30); break;
+        case 'i': o->inplace = 1; break;
+        case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
+        case 'h': usage(stdout); exit(0);
+        case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
+        default: bad_usage("unknown option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        bad_usage("missing the collective: all_reduce, reduce_scatter or all_gather (see --help)");
+    o->coll = lookup("collective", argv[optind], stitch_coll_from_name, coll_name_i);
+    if (o->coll >= STITCH_COLL_COUNT)
+        bad_usage("collective '%s' is not benchmarked here", argv[optind]);
+    if (optind + 1 < argc)
+        bad_usage("unexpected argument '%s' (see --help)", argv[optind + 1]);
+    if (o->minbytes > o->maxbytes)
+        bad_usage("-b %zu is larger than -e %zu", o->minbytes, o->maxbytes);
+    if (o->algo)
+        check_algo(o);
+}
+
+/* ---- sizes -------------------------------------------------------------------------------------------------- */
+
+static size_t esize_of(const struct opts *o) { return stitch_dtype_size(o->dtype); }
+
+/* Sizes are multiples of this: one element per rank's block. */
+static size_t granularity(const struct opts *o)
+{
+    return o->coll == STITCH_ALL_REDUCE ? esize_of(o) : esize_of(o) * (size_t)o->nranks;
+}
+
+/* count as the API takes it: all_reduce's length, reduce_scatter's output length, all_gather's input length. */
+static size_t api_count(const struct opts *o, size_t bytes) { return bytes / granularity(o); }
+
+/* -b, -b*f, ... -e rounded down to the granularity, without repeats; 0 steps to one granule. */
+static size_t *size_list(const struct opts *o, int *n)
+{
+    size_t g = granularity(o), cap = 64, *v = malloc(cap * sizeof *v);
+    *n = 0;
+    for (size_t raw = o->minbytes; v != NULL && raw <= o->maxbytes;) {
+        size_t s = raw / g * g;
+        if (*n == 0 || v[*n - 1] != s)
+            v[(*n)++] = s;
+        if (*n == (int)cap && (v = realloc(v, (cap *= 2) * sizeof *v)) == NULL)
+            break;
+        size_t next = raw == 0 ? g : raw * (size_t)o->factor;
+        if (next / (size_t)o->factor != raw && raw != 0)
+            break; /* overflow */
+        raw = next;
+    }
+    if (v == NULL) {
+        fprintf(stderr, PROG ": error: out of memory\n");
+        exit(1);
+    }
+    return v;
+}
+
+/* nccl-tests' PERFORMANCE.md: the bus bandwidth a ring needs to move the same data. */
+static double busbw_factor(const struct opts *o)
+{
+    double p = o->nranks;
+    return o->coll == STITCH_ALL_REDUCE ? 2.0 * (p - 1) / p : (p - 1) / p;
+}
+
+/* ---- element encoding, independent of the library ------------------------------------------------------------ */
+
+static int is_float(stitch_dtype_t t) { return t >= STITCH_FP16; }
+
+static uint16_t fp16_from_double(double x)
+{
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    x = fabs(x);
+    if (isnan(x))
+        return 0x7e00;
+    if (x < 0x1p-14) /* subnormal: m * 2^-24; m == 1024 is the smallest normal, which encodes the same */
+        return sign | (uint16_t)nearbyint(x * 0x1p24);
+    int e;
+    double f = frexp(x, &e); /* x = f * 2^e, f in [0.5, 1) */
+    int exp = e - 1;
+    long mant = lrint((f * 2.0 - 1.0) * 1024.0);
+    if (mant == 1024)
+        mant = 0, exp++;
+    if (exp > 15)
+        return sign | 0x7c00;
+    return sign | (uint16_t)((exp + 15) << 10) | (uint16_t)mant;
+}
+
+static double fp16_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static uint16_t bf16_from_double(double x)
+{
+    float f = (float)x;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (isnan(f))
+        return 0x7fc0;
+    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16); /* round to nearest even */
+}
+
+static double bf16_to_double(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Integers wrap modulo 2^bits, as two's complement (unsigned types stay non-negative). */
+static int64_t wrap_int(stitch_dtype_t t, int64_t v)
+{
+    switch (t) {
+    case STITCH_INT8: return (int64_t)(((uint64_t)v & 0xff) ^ 0x80) - 0x80;
+    case STITCH_UINT8: return (int64_t)((uint64_t)v & 0xff);
+    case STITCH_INT16: return (int64_t)(((uint64_t)v & 0xffff) ^ 0x8000) - 0x8000;
+    case STITCH_INT32: return (int64_t)(((uint64_t)v & 0xffffffffu) ^ 0x80000000u) - 0x80000000LL;
+    default: return v;
+    }
+}
+
+/* Store the value v (exactly representable, or an integer to wrap) as one element of type t (little-endian). */
+static void encode(stitch_dtype_t t, double v, unsigned char *dst)
+{
+    uint16_t h;
+    float f;
+    int64_t i;
+    switch (t) {
+    case STITCH_FP16: h = fp16_from_double(v); memcpy(dst, &h, 2); return;
+    case STITCH_BF16: h = bf16_from_double(v); memcpy(dst, &h, 2); return;
+    case STITCH_FP32: f = (float)v; memcpy(dst, &f, 4); return;
+    case STITCH_FP64: memcpy(dst, &v, 8); return;
+    default:
+        i = (int64_t)v;
+        memcpy(dst, &i, stitch_dtype_size(t)); /* the low bytes: wrapping on a little-endian host */
+        return;
+    }
+}
+
+static double decode(stitch_dtype_t t, const unsigned char *src)
+{
+    uint16_t h;
+    float f;
+    double d;
+    int64_t i = 0;
+    switch (t) {
+    case STITCH_FP16: memcpy(&h, src, 2); return fp16_to_double(h);
+    case STITCH_BF16: memcpy(&h, src, 2); return bf16_to_double(h);
+    case STITCH_FP32: memcpy(&f, src, 4); return f;
+    case STITCH_FP64: memcpy(&d, src, 8); return d;
+    default: memcpy(&i, src, stitch_dtype_size(t)); return (double)wrap_int(t, i);
+    }
+}
+
+/* ---- the values: inputs and expected outputs ------------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t x) /* splitmix64's finaliser */
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Ranks below this bound may contribute non-trivial sum terms (|term| <= 3): every partial sum, in any order, is
+ * an integer of magnitude <= 3 * bound, exactly representable in the type. Integers wrap, which is exact. */
+static int sum_rank_bound(stitch_dtype_t t)
+{
+    switch (t) {
+    case STITCH_BF16: return 256 / 3;
+    case STITCH_FP16: return 2048 / 3;
+    default: return MAX_RANKS;
+    }
+}
+
+/* Ranks below this bound may contribute factors 2 or 1/2: partial products stay within 2^+-bound. */
+static int prod_rank_bound(stitch_dtype_t t)
+{
+    switch (t) {
+    case STITCH_INT8: case STITCH_UINT8: return 6;
+    case STITCH_INT16: return 14;
+    case STITCH_FP16: return 14;
+    case STITCH_INT32: return 30;
+    case STITCH_INT64: return 62;
+    default: return 126;
+    }
+}
+
+/* The input element `i` of rank `r`, as an exact value. */
+static double gen_value(const struct opts *o, int r, size_t i)
+{
+    uint64_t h = mix(((uint64_t)r << 44) ^ i);
+    if (o->coll == STITCH_ALL_GATHER) /* distinct for every rank (< 251) and every shift (not a multiple of 251) */
+        return (double)(((uint64_t)r * 37 + i * 11) % 251);
+    switch (o->op) {
+    case STITCH_SUM:
+        return r < sum_rank_bound(o->dtype) ? (double)(h % 5) - 1.0 : 0.0;
+    case STITCH_PROD: {
+        double sign = (h >> 8) % 3 == 0 ? -1.0 : 1.0;
+        if (r >= prod_rank_bound(o->dtype))
+            return sign;
+        unsigned k = (unsigned)(h % 4);
+        return sign * (k == 0 ? 2.0 : k == 1 && is_float(o->dtype) ? 0.5 : 1.0);
+    }
+    default:
+        return (double)(h % 251);
+    }
+}
+
+/* The value as the type holds it: integers wrapped, floats unchanged (they are exact by construction). */
+static double typed(const struct opts *o, double v)
+{
+    return is_float(o->dtype) ? v : (double)wrap_int(o->dtype, (int64_t)v);
+}
+
+/* One reduction step on typed values. Values travel as doubles, which is exact here even for int64: sums stay
+ * below 3 * MAX_RANKS and products are +-2^k with k <= 62. Integer sums and products wrap like the type. */
+static double reduce2(const struct opts *o, double a, double b)
+{
+    uint64_t x = (uint64_t)(int64_t)a, y = (uint64_t)(int64_t)b;
+    switch (o->op) {
+    case STITCH_SUM: return is_float(o->dtype) ? a + b : (double)wrap_int(o->dtype, (int64_t)(x + y));
+    case STITCH_PROD: return is_float(o->dtype) ? a * b : (double)wrap_int(o->dtype, (int64_t)(x * y));
+    case STITCH_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+/* The expected value at global index g: all_reduce/reduce_scatter reduce index g over the ranks; all_gather's
+ * output g is element g % count of rank g / count. */
+static double expected_value(const struct opts *o, size_t count, size_t g)
+{
+    if (o->coll == STITCH_ALL_GATHER)
+        return typed(o, gen_value(o, (int)(g / count), g % count));
+    double acc = typed(o, gen_value(o, 0, g));
+    for (int r = 1; r < o->nranks; r++)
+        acc = reduce2(o, acc, typed(o, gen_value(o, r, g)));
+    return acc;
+}
+
+/* ---- shared state of the rank threads --------------------------------------------------------------------------- */
+
+struct bench;
+
+struct rank_state {
+    struct bench *b;
+    int rank;
+    pthread_t thread;
+    unsigned char *buf_a, *buf_b; /* out-of-place: send and recv; in-place: buf_a only */
+    double time;                 /* seconds per call of the last size */
+    size_t wrong;
+    stitch_status_t status;      /* first failure of the last size */
+    char error[512];
+    long long bad_index;         /* first wrong output element, -1 if none */
+    double got, want;
+};
+
+struct bench {
+    struct opts o;
+    size_t *sizes;
+    int nsizes;
+    stitch_comm_t *comms[MAX_RANKS];
+    struct rank_state ranks[MAX_RANKS];
+    pthread_barrier_t barrier;
+    unsigned char *expect;   /* expected bytes at every global index of the current size */
+    int passed, failed;
+    double busbw_sum;
+    int busbw_rows;
+    int rebuild, fatal;      /* set by rank 0 between barriers */
+};
+
+static void barrier(struct bench *b) { pthread_barrier_wait(&b->barrier); }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- communicators ---------------------------------------------------------------------------------------------- */
+
+/* Returns 0, or the exit status to leave with (2 for a bad configuration such as STITCH_ALGO). */
+static int make_comms(struct bench *b)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[512] = "";
+    cfg.timeout_ms = b->o.timeout_s * 1000;
+    stitch_status_t st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err);
+    if (st != STITCH_OK) {
+        fprintf(stderr, PROG ": error: stitch_comm_init_threads: %s%s%s\n", stitch_strerror(st), err[0] ? ": " : "",
+                err);
+        return st == STITCH_ERR_CONFIG ? 2 : 1;
+    }
+    for (int r = 0; b->o.algo != NULL && r < b->o.nranks; r++) {
+        st = stitch_comm_set_algorithm(b->comms[r], b->o.coll, b->o.algo);
+        if (st != STITCH_OK) {
+            fprintf(stderr, PROG ": error: stitch_comm_set_algorithm(%s): %s: %s\n", b->o.algo, stitch_strerror(st),
+                    stitch_comm_last_error(b->comms[r]));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void destroy_comms(struct bench *b)
+{
+    for (int r = 0; r < b->o.nranks; r++) {
+        if (b->comms[r] != NULL)
+            stitch_comm_destroy(b->comms[r]);
+        b->comms[r] = NULL;
+    }
+}
+
+/* ---- one rank ------------------------------------------------------------------------------------------------- */
+
+static void rank_buffers(const struct rank_state *rs, size_t count, void **send, void **recv)
+{
+    const struct opts *o = &rs->b->o;
+    size_t block = count * esize_of(o) * (size_t)rs->rank;
+    if (!o->inplace) {
+        *send = rs->buf_a, *recv = rs->buf_b;
+        return;
+    }
+    *send = *recv = rs->buf_a;
+    if (o->coll == STITCH_REDUCE_SCATTER)
+        *recv = rs->buf_a + block;
+    else if (o->coll == STITCH_ALL_GATHER)
+        *send = rs->buf_a + block;
+}
+
+static size_t in_count(const struct opts *o, size_t count)
+{
+    return o->coll == STITCH_REDUCE_SCATTER ? count * (size_t)o->nranks : count;
+}
+
+static size_t out_count(const struct opts *o, size_t count)
+{
+    return o->coll == STITCH_ALL_GATHER ? count * (size_t)o->nranks : count;
+}
+
+/* Global index of this rank's output element 0 in the expected array. */
+static size_t out_offset(const struct opts *o, size_t count, int rank)
+{
+    return o->coll == STITCH_REDUCE_SCATTER ? count * (size_t)rank : 0;
+}
+
+static stitch_status_t call(struct rank_state *rs, size_t count, const void *send, void *recv)
+{
+    const struct opts *o = &rs->b->o;
+    stitch_comm_t *comm = rs->b->comms[rs->rank];
+    switch (o->coll) {
+    case STITCH_ALL_REDUCE: return stitch_all_reduce(send, recv, count, o->dtype, o->op, comm);
+    case STITCH_REDUCE_SCATTER: return stitch_reduce_scatter(send, recv, count, o->dtype, o->op, comm);
+    default: return stitch_all_gather(send, recv, count, o->dtype, comm);
+    }
+}
+
+/* Run `n` calls; on the first failure record it, abort the communicator so peers fail fast, and stop. */
+static int run_calls(struct rank_state *rs, size_t count, int n)
+{
+    void *send, *recv;
+    rank_buffers(rs, count, &send, &recv);
+    for (int i = 0; i < n && rs->status == STITCH_OK; i++) {
+        stitch_status_t st = call(rs, count, send, recv);
+        if (st != STITCH_OK) {
+            rs->status = st;
+            snprintf(rs->error, sizeof rs->error, "%s", stitch_comm_last_error(rs->b->comms[rs->rank]));
+            stitch_comm_abort(rs->b->comms[rs->rank]);
+        }
+    }
+    return rs->status == STITCH_OK;
+}
+
+/* This rank's share of the expected array: global indices [rank * n / p, (rank + 1) * n / p). */
+static void fill_expected(struct rank_state *rs, size_t count)
+{
+    const struct opts *o = &rs->b->o;
+    size_t n = count * (o->coll == STITCH_ALL_REDUCE ? 1 : (size_t)o->nranks), es = esize_of(o);
+    size_t lo = n * (size_t)rs->rank / (size_t)o->nranks, hi = n * (size_t)(rs->rank + 1) / (size_t)o->nranks;
+    for (size_t g = lo; g < hi; g++)
+        encode(o->dtype, expected_value(o, count, g), rs->b->expect + g * es);
+}
+
+/* Outputs get the complement of the expected bytes (never right by chance), then the inputs are written (in
+ * place, over part of the output). */
+static void prepare_check(struct rank_state *rs, size_t count)
+{
+    const struct opts *o = &rs->b->o;
+    size_t es = esize_of(o), off = out_offset(o, count, rs->rank) * es, nout = out_count(o, count) * es;
+    unsigned char *send, *recv;
+    rank_buffers(rs, count, (void **)&send, (void **)&recv);
+    for (size_t k = 0; k < nout; k++)
+        recv[k] = (unsigned char)~rs->b->expect[off + k];
+    for (size_t i = 0; i < in_count(o, count); i++)
+        encode(o->dtype, gen_value(o, rs->rank, i), send + i * es);
+}
+
+static void check_output(struct rank_state *rs, size_t count)
+{
+    const struct opts *o = &rs->b->o;
+    size_t es = esize_of(o), n = out_count(o, count);
+    const unsigned char *want = rs->b->expect + out_offset(o, count, rs->rank) * es;
+    unsigned char *send, *recv;
+    rank_buffers(rs, count, (void **)&send, (void **)&recv);
+    if (memcmp(recv, want, n * es) == 0)
+        return;
+    for (size_t j = 0; j < n; j++) {
+        if (memcmp(recv + j * es, want + j * es, es) == 0)
+            continue;
+        if (rs->wrong++ == 0) {
+            rs->bad_index = (long long)j;
+            rs->got = decode(o->dtype, recv + j * es);
+            rs->want = decode(o->dtype, want + j * es);
+        }
+    }
+}
+
+static void check_size(struct rank_state *rs, size_t count)
+{
+    fill_expected(rs, count);
+    barrier(rs->b);
+    prepare_check(rs, count);
+    barrier(rs->b);
+    if (run_calls(rs, count, 1))
+        check_output(rs, count);
+}
+
+static void time_size(struct rank_state *rs, size_t count)
+{
+    const struct opts *o = &rs->b->o;
+    run_calls(rs, count, o->warmup);
+    barrier(rs->b);
+    double t0 = now();
+    run_calls(rs, count, o->iters);
+    barrier(rs->b);
+    rs->time = (now() - t0) / o->iters;
+}
+
+/* ---- reporting (rank 0, between barriers) --------------------------------------------------------------------- */
+
+static void report_errors(struct bench *b, size_t bytes)
+{
+    int printed = 0;
+    for (int pass = 0; pass < 2 && !printed; pass++) {
+        for (int r = 0; r < b->o.nranks; r++) {
+            struct rank_state *rs = &b->ranks[r];
+            /* ranks aborted by a peer only echo the peer's failure: show them when nothing else explains it */
+            if (rs->status == STITCH_OK || (pass == 0 && rs->status == STITCH_ERR_ABORTED))
+                continue;
+            fprintf(stderr, PROG ": error: size %zu: rank %d: %s: %s\n", bytes, r, stitch_strerror(rs->status),
+                    rs->error[0] ? rs->error : "(no detail)");
+            printed = 1;
+            if (pass == 1)
+                break;
+        }
+    }
+    for (int r = 0; r < b->o.nranks; r++) {
+        struct rank_state *rs = &b->ranks[r];
+        if (rs->wrong > 0)
+            fprintf(stderr, PROG ": error: size %zu: rank %d: %zu wrong elements, first at output index %lld: got %.17g, expected %.17g\n",
+                    bytes, r, rs->wrong, rs->bad_index, rs->got, rs->want);
+    }
+}
+
+static void report_row(struct bench *b, size_t bytes)
+{
+    const struct opts *o = &b->o;
+    double t = 0;
+    size_t wrong = 0;
+    int failed_calls = 0;
+    for (int r = 0; r < o->nranks; r++) {
+        t = b->ranks[r].time > t ? b->ranks[r].time : t;
+        wrong += b->ranks[r].wrong;
+        failed_calls |= b->ranks[r].status != STITCH_OK;
+    }
+    double algbw = t > 0 ? (double)bytes / t / 1e9 : 0, busbw = algbw * busbw_factor(o);
+    char wrong_col[32];
+    if (failed_calls)
+        snprintf(wrong_col, sizeof wrong_col, "error");
+    else if (o->check)
+        snprintf(wrong_col, sizeof wrong_col, "%zu", wrong);
+    else
+        snprintf(wrong_col, sizeof wrong_col, "N/A");
+    printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s\n", bytes, bytes / esize_of(o),
+           stitch_dtype_name(o->dtype), o->coll == STITCH_ALL_GATHER ? "none" : stitch_op_name(o->op), t * 1e6,
+           algbw, busbw, wrong_col);
+    fflush(stdout);
+    if (failed_calls || wrong)
+        report_errors(b, bytes);
+    if (failed_calls || wrong > 0) {
+        b->failed++;
+    } else {
+        b->passed++;
+        b->busbw_sum += busbw, b->busbw_rows++;
+    }
+    b->rebuild = failed_calls;
+}
+
+/* After a failed call the communicators are aborted for good: make new ones for the next size. */
+static void rebuild_comms(struct bench *b)
+{
+    destroy_comms(b);
+    if (make_comms(b) != 0) {
+        fprintf(stderr, PROG ": error: could not rebuild the communicators; the remaining sizes are not run\n");
+        b->fatal = 1;
+    }
+}
+
+static void reset_rank(struct rank_state *rs)
+{
+    rs->time = 0, rs->wrong = 0, rs->status = STITCH_OK, rs->error[0] = '\0', rs->bad_index = -1;
+}
+
+static void *rank_main(void *arg)
+{
+    struct rank_state *rs = arg;
+    struct bench *b = rs->b;
+    for (int s = 0; s < b->nsizes; s++) {
+        size_t count = api_count(&b->o, b->sizes[s]);
+        reset_rank(rs);
+        barrier(b);
+        if (b->o.check)
+            check_size(rs, count);
+        time_size(rs, count);
+        barrier(b);
+        if (rs->rank == 0) {
+            report_row(b, b->sizes[s]);
+            if (b->rebuild)
+                rebuild_comms(b);
+            if (b->fatal)
+                b->failed += b->nsizes - s - 1;
+        }
+        barrier(b);
+        if (b->fatal)
+            break;
+    }
+    return NULL;
+}
+
+/* ---- buffers -------------------------------------------------------------------------------------------------- */
+
+static unsigned char *alloc_touched(size_t bytes)
+{
+    size_t n = (bytes + 63) / 64 * 64;
+    unsigned char *p = aligned_alloc(64, n ? n : 64);
+    if (p != NULL)
+        memset(p, 0, n ? n : 64); /* first touch here, not inside the timed loop */
+    return p;
+}
+
+/* Runs in the rank's own thread before the sizes loop, so each rank first-touches its own pages. */
+static int alloc_rank(struct rank_state *rs, size_t maxbytes)
+{
+    const struct opts *o = &rs->b->o;
+    size_t small = maxbytes / (size_t)o->nranks;
+    size_t a = o->inplace || o->coll != STITCH_ALL_GATHER ? maxbytes : small;
+    size_t bb = o->inplace ? 0 : o->coll == STITCH_REDUCE_SCATTER ? small : maxbytes;
+    rs->buf_a = alloc_touched(a);
+    rs->buf_b = o->inplace ? NULL : alloc_touched(bb);
+    return rs->buf_a != NULL && (o->inplace || rs->buf_b != NULL);
+}
+
+static void *rank_thread(void *arg)
+{
+    struct rank_state *rs = arg;
+    struct bench *b = rs->b;
+    int ok = alloc_rank(rs, b->sizes[b->nsizes - 1]);
+    if (!ok)
+        __atomic_store_n(&b->fatal, 1, __ATOMIC_SEQ_CST);
+    barrier(b);
+    if (!b->fatal)
+        rank_main(rs);
+    free(rs->buf_a);
+    free(rs->buf_b);
+    return NULL;
+}
+
+/* ---- main ----------------------------------------------------------------------------------------------------- */
+
+static void print_header(const struct bench *b)
+{
+    const struct opts *o = &b->o;
+    printf("# stitch-perf %s, stitch %d.%d\n", stitch_coll_name(o->coll), STITCH_VERSION_MAJOR,
+           STITCH_VERSION_MINOR);
+    printf("# nThread %d nRanks %d (ranks are threads of one process) algorithm: %s dtype: %s op: %s in-place: %d\n",
+           o->nranks, o->nranks, stitch_comm_algorithm(b->comms[0], o->coll), stitch_dtype_name(o->dtype),
+           o->coll == STITCH_ALL_GATHER ? "none" : stitch_op_name(o->op), o->inplace);
+    printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
+           o->maxbytes, o->factor, o->warmup, o->iters, o->check);
+    printf("#\n");
+    printf("# %10s  %12s  %8s  %6s  %10s  %11s  %11s  %6s\n", "size", "count", "type", "redop", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    fflush(stdout);
+}
+
+static int run(struct bench *b)
+{
+    int n = b->o.nranks;
+    if (pthread_barrier_init(&b->barrier, NULL, (unsigned)n) != 0) {
+        fprintf(stderr, PROG ": error: pthread_barrier_init: %s\n", strerror(errno));
+        return 1;
+    }
+    int started = 0;
+    for (; started < n; started++) {
+        b->ranks[started] = (struct rank_state){.b = b, .rank = started, .bad_index = -1};
+        int err = pthread_create(&b->ranks[started].thread, NULL, rank_thread, &b->ranks[started]);
+        if (err != 0) {
+            /* the started threads wait at a barrier for n: nothing safe to do but leave */
+            fprintf(stderr, PROG ": error: pthread_create: %s\n", strerror(err));
+            exit(1);
+        }
+    }
+    for (int r = 0; r < n; r++)
+        pthread_join(b->ranks[r].thread, NULL);
+    pthread_barrier_destroy(&b->barrier);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct bench bench;
+    struct bench *b = &bench;
+    parse_args(argc, argv, &b->o);
+    b->sizes = size_list(&b->o, &b->nsizes);
+    int rc = make_comms(b);
+    if (rc != 0)
+        return rc;
+    b->expect = b->o.check ? alloc_touched(b->sizes[b->nsizes - 1]) : NULL;
+    if (b->o.check && b->expect == NULL) {
+        fprintf(stderr, PROG ": error: out of memory for %zu bytes\n", b->sizes[b->nsizes - 1]);
+        return 1;
+    }
+    print_header(b);
+    if (run(b) != 0)
+        return 1;
+    if (b->fatal && b->passed + b->failed < b->nsizes) {
+        fprintf(stderr, PROG ": error: out of memory for the buffers of %zu bytes\n", b->sizes[b->nsizes - 1]);
+        b->failed = b->nsizes;
+    }
+    printf("# Avg bus bandwidth : %.3f\n", b->busbw_rows ? b->busbw_sum / b->busbw_rows : 0.0);
+    printf("#\n");
+    printf("%d passed, %d failed\n", b->passed, b->failed);
+    destroy_comms(b);
+    free(b->expect);
+    free(b->sizes);
+    return b->failed == 0 ? 0 : 1;
+}
