@@ -463,14 +463,15 @@ static int st_check_self_reduce(const st_entry *e, int rank, char *err, size_t e
     return 1;
 }
 
-/* fw[u] = the first step at which rank q receives into unit u (nsteps when never). */
+/* fw[u] = the first step at which a peer writes into rank q's unit u (nsteps when never). A copy onto itself
+ * writes nothing: the executor skips it. */
 static void st_first_writes(const st_sched *s, int q, int32_t *fw)
 {
     for (int u = 0; u < s->nunits; u++)
         fw[u] = s->nsteps;
     for (int i = 0; i < s->nxfers; i++) {
         const st_xfer *x = &s->xfers[i];
-        for (int32_t r = x->run0; x->dst == q && r < x->run0 + x->nruns; r++)
+        for (int32_t r = x->run0; x->dst == q && x->src != q && r < x->run0 + x->nruns; r++)
             for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
                 if (x->step < fw[u])
                     fw[u] = x->step;
