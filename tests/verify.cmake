@@ -29,3 +29,8 @@ foreach(f ${sema_cases})
        -P ${CMAKE_CURRENT_SOURCE_DIR}/sema/run_check.cmake)
 endforeach()
 add_custom_target(update-golden-sema ${sema_updates} DEPENDS stitchc VERBATIM)
+
+# The spec's worked examples, step counts and volumes (tests/compiler/spec_examples.c).
+add_executable(spec_examples ${CMAKE_CURRENT_SOURCE_DIR}/compiler/spec_examples.c)
+target_link_libraries(spec_examples PRIVATE stitch_front)
+add_test(NAME compiler.spec_examples COMMAND spec_examples ${CMAKE_SOURCE_DIR}/algos.dsl)
