@@ -21,6 +21,9 @@ CTEST      ?= ctest
 # Debian packages the build needs. libc6-dev is listed because gcc only recommends it.
 DEPS_PKGS := cmake gcc libc6-dev make re2c lemon libyaml-dev pkg-config
 
+# cmake --build runs make underneath: keep its "Entering directory" lines out of the log.
+MAKEFLAGS += --no-print-directory
+
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
 .PHONY: all build deps demo test test-long sanitize clean
