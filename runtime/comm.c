@@ -40,18 +40,49 @@ stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const 
     return status;
 }
 
-/* Resolve every collective's algorithm name; unknown names fail with the list of known ones. */
+/* The names of every collective's algorithms, for messages. */
+static void st_all_names(char *buf, size_t len)
+{
+    size_t used = 0;
+    for (int c = 0; c < STITCH_COLL_COUNT && used < len; c++) {
+        char known[200];
+        st_registry_names((stitch_coll_t)c, known, sizeof known);
+        int n = snprintf(buf + used, len - used, "%s%s: %s", c ? "; " : "", stitch_coll_name((stitch_coll_t)c), known);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+/* One collective's algorithm: its own item must exist; a name for every collective falls back to the default
+ * where the collective has no algorithm of that name. */
+static const st_algo *st_resolve_one(const st_algo_spec *spec, int c)
+{
+    if (spec->coll[c][0])
+        return st_registry_find(spec->coll[c], (stitch_coll_t)c);
+    const st_algo *a = spec->every[0] ? st_registry_find(spec->every, (stitch_coll_t)c) : NULL;
+    return a ? a : st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
+}
+
+/* Resolve every collective's algorithm; unknown names fail with the list of known ones. */
 static stitch_status_t st_resolve_algos(const st_settings *s, const st_algo *out[STITCH_COLL_COUNT], char *err,
                                         size_t errlen)
 {
+    char known[400];
+    int every_used = 0;
     for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        out[c] = st_registry_find(s->algo[c], (stitch_coll_t)c);
+        out[c] = st_resolve_one(&s->algo, c);
+        every_used |= s->algo.every[0] && !s->algo.coll[c][0] && st_registry_find(s->algo.every, c) != NULL;
         if (out[c])
             continue;
-        char known[256];
+        const char *name = s->algo.coll[c][0] ? s->algo.coll[c] : ST_DEFAULT_ALGO;
         st_registry_names((stitch_coll_t)c, known, sizeof known);
         snprintf(err, errlen, "stitch_comm_init_threads: %s: unknown algorithm '%s' for %s (known: %s)",
-                 s->algo_source, s->algo[c], stitch_coll_name((stitch_coll_t)c), known);
+                 s->algo_source, name, stitch_coll_name((stitch_coll_t)c), known);
+        return STITCH_ERR_CONFIG;
+    }
+    if (s->algo.every[0] && !every_used) {
+        st_all_names(known, sizeof known);
+        snprintf(err, errlen, "stitch_comm_init_threads: %s: unknown algorithm '%s' (known: %s)", s->algo_source,
+                 s->algo.every, known);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
@@ -132,7 +163,7 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
 stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
                                          char *err, size_t errlen)
 {
-    char msg[512];
+    char msg[1024];
     st_settings s;
     const st_algo *algos[STITCH_COLL_COUNT];
     if (!comms || nranks < 1 || nranks > ST_MAX_RANKS) {
@@ -197,13 +228,17 @@ stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t col
                              !name ? "name is NULL" : "coll is not a stitch_coll_t");
     if (coll != STITCH_COLL_COUNT)
         return st_set_one(comm, coll, name);
-    /* every collective: check all names first so that a failure changes nothing */
+    /* every collective that has an algorithm of that name; an error only when none has */
+    int found = 0;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        if (!st_registry_find(name, (stitch_coll_t)c))
-            return st_set_one(comm, (stitch_coll_t)c, name);
-    for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        st_set_one(comm, (stitch_coll_t)c, name);
-    return STITCH_OK;
+        if (st_registry_find(name, (stitch_coll_t)c))
+            found = 1, comm->algo[c] = st_registry_find(name, (stitch_coll_t)c);
+    if (found)
+        return STITCH_OK;
+    char known[400];
+    st_all_names(known, sizeof known);
+    return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "stitch_comm_set_algorithm: unknown algorithm '%s' "
+                         "(known: %s)", name, known);
 }
 
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)

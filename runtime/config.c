@@ -1,8 +1,9 @@
 /* config.c - every tunable of the runtime, read in this one place.
  *
  * Tunables (environment variable, meaning, default):
- *   STITCH_ALGO            algorithm: "ring" for every collective, or "all_reduce=rhd,all_gather=mesh"   ring
- *                          (stitch_config_t.algo takes precedence)
+ *   STITCH_ALGO            algorithm: "rhd" for every collective that has one of that name (the others   ring
+ *                          keep ring), or "all_reduce=rhd,all_gather=mesh" per collective (must exist);
+ *                          stitch_config_t.algo takes precedence
  *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive number (e.g. 0.2)        300
  *                          (stitch_config_t.timeout_ms takes precedence)
  *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment; suffixes k, m          4 MiB
@@ -21,7 +22,6 @@
 
 #include "config.h"
 
-#define ST_DEFAULT_ALGO "ring"
 #define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
 #define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
 
@@ -40,16 +40,16 @@ static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
 }
 
 /* One item: "name" or "coll=name". */
-static stitch_status_t st_parse_item(const char *item, size_t n, char names[STITCH_COLL_COUNT][ST_NAME_MAX],
-                                     char *err, size_t errlen)
+static stitch_status_t st_parse_item(const char *item, size_t n, st_algo_spec *out, char *err, size_t errlen)
 {
     const char *eq = memchr(item, '=', n);
     char coll[ST_NAME_MAX], name[ST_NAME_MAX];
     if (!eq) {
         if (!st_copy_item(name, item, n))
             goto bad;
-        for (int c = 0; c < STITCH_COLL_COUNT; c++)
-            strcpy(names[c], name);
+        strcpy(out->every, name);
+        for (int c = 0; c < STITCH_COLL_COUNT; c++) /* a later plain name overrides earlier coll=name items */
+            out->coll[c][0] = '\0';
         return STITCH_OK;
     }
     if (!st_copy_item(coll, item, (size_t)(eq - item)) || !st_copy_item(name, eq + 1, n - (size_t)(eq - item) - 1))
@@ -59,21 +59,21 @@ static stitch_status_t st_parse_item(const char *item, size_t n, char names[STIT
         snprintf(err, errlen, "unknown collective '%s' (known: all_reduce, reduce_scatter, all_gather)", coll);
         return STITCH_ERR_CONFIG;
     }
-    strcpy(names[c], name);
+    strcpy(out->coll[c], name);
     return STITCH_OK;
 bad:
     snprintf(err, errlen, "malformed item '%.*s': expected an algorithm name or collective=name", (int)n, item);
     return STITCH_ERR_CONFIG;
 }
 
-stitch_status_t st_parse_algo_spec(const char *spec, char names[STITCH_COLL_COUNT][ST_NAME_MAX], char *err,
-                                   size_t errlen)
+stitch_status_t st_parse_algo_spec(const char *spec, st_algo_spec *out, char *err, size_t errlen)
 {
     const char *s = spec;
+    memset(out, 0, sizeof *out);
     for (;;) {
         const char *comma = strchr(s, ',');
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
-        stitch_status_t st = st_parse_item(s, n, names, err, errlen);
+        stitch_status_t st = st_parse_item(s, n, out, err, errlen);
         if (st != STITCH_OK)
             return st;
         if (!comma)
@@ -125,10 +125,8 @@ static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *
         spec = config->algo, out->algo_source = "config->algo";
     else if (env)
         spec = env, out->algo_source = "STITCH_ALGO";
-    for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        strcpy(out->algo[c], ST_DEFAULT_ALGO);
     char why[256];
-    if (st_parse_algo_spec(spec, out->algo, why, sizeof why) != STITCH_OK) {
+    if (st_parse_algo_spec(spec, &out->algo, why, sizeof why) != STITCH_OK) {
         snprintf(err, errlen, "%s='%s': %s", out->algo_source, spec, why);
         return STITCH_ERR_CONFIG;
     }

@@ -8,9 +8,17 @@
 #include "stitch.h"
 
 #define ST_NAME_MAX 64
+#define ST_DEFAULT_ALGO "ring"
+
+/* An algorithm choice as written: `every` applies to each collective that has an algorithm of that name (the
+ * others keep the default), `coll[c]` to collective c only and must exist; "" when not given. */
+typedef struct st_algo_spec {
+    char every[ST_NAME_MAX];
+    char coll[STITCH_COLL_COUNT][ST_NAME_MAX];
+} st_algo_spec;
 
 typedef struct st_settings {
-    char algo[STITCH_COLL_COUNT][ST_NAME_MAX]; /* algorithm name per collective, not yet checked */
+    st_algo_spec algo;                         /* names not yet checked against the catalogue */
     const char *algo_source;                   /* "config->algo", "STITCH_ALGO" or "default", for messages */
     int timeout_ms;                            /* < 0: wait forever */
     size_t segment_bytes;                      /* vector bytes per pipeline segment */
@@ -20,7 +28,6 @@ typedef struct st_settings {
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen);
 
 /* Parse an algorithm spec: "name" for every collective, or "coll=name,..." per collective (later items win). */
-stitch_status_t st_parse_algo_spec(const char *spec, char names[STITCH_COLL_COUNT][ST_NAME_MAX], char *err,
-                                   size_t errlen);
+stitch_status_t st_parse_algo_spec(const char *spec, st_algo_spec *out, char *err, size_t errlen);
 
 #endif

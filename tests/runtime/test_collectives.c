@@ -22,7 +22,8 @@ static int full_matrix;
 typedef struct coll_case {
     int coll, dtype, op;
     size_t count;
-    int inplace; /* 0 out of place; 1 the first in-place form; 2 reduce_scatter's recv = send + rank * count */
+    int inplace; /* 0 out of place; 1 the first in-place form; 2 reduce_scatter's recv = send + rank * count;
+                  * 3 odd ranks in place (form 1), even ranks out of place */
     int shift;   /* buffers start this many elements after a 64-byte boundary */
 } coll_case;
 
@@ -126,20 +127,21 @@ static void fail(team *t, const coll_case *c, int rank, const char *what)
 static void setup(const coll_case *c, int p, int r, bufs *m, void **send, void **recv)
 {
     size_t es = stitch_dtype_size(c->dtype), n = c->count, sh = (size_t)c->shift * es;
+    int inplace = c->inplace == 3 ? r % 2 : c->inplace;
     int op = c->coll == STITCH_ALL_GATHER ? STITCH_MAX : c->op;
     unsigned char *in = m->a + sh, *out = m->b + sh;
     memset(m->b, 0xab, (size_t)p * n * es + sh);
     size_t nin = c->coll == STITCH_REDUCE_SCATTER ? (size_t)p * n : n;
-    if (c->coll == STITCH_ALL_GATHER && c->inplace)
+    if (c->coll == STITCH_ALL_GATHER && inplace)
         in = out + (size_t)r * n * es;
     for (size_t i = 0; i < nin; i++)
         store(c->dtype, in, i, value(c->dtype, op, r, i));
     *send = in;
     *recv = out;
-    if (c->inplace && c->coll == STITCH_ALL_REDUCE)
+    if (inplace && c->coll == STITCH_ALL_REDUCE)
         *recv = in;
-    if (c->inplace && c->coll == STITCH_REDUCE_SCATTER)
-        *recv = c->inplace == 1 ? in : in + (size_t)r * n * es;
+    if (inplace && c->coll == STITCH_REDUCE_SCATTER)
+        *recv = inplace == 1 ? in : in + (size_t)r * n * es;
 }
 
 static int verify(const coll_case *c, int p, int r, const void *out, size_t *bad)
@@ -320,6 +322,70 @@ static void test_segmented(void)
     }
 }
 
+/* Ranks may differ in being in place or not (each rank's buffers are its own business). */
+static void test_mixed_in_place(void)
+{
+    static const coll_case cases[] = {
+        {STITCH_ALL_REDUCE, STITCH_FP32, STITCH_SUM, 1000, 3, 0},
+        {STITCH_ALL_REDUCE, STITCH_INT32, STITCH_MAX, 65537, 3, 1},
+        {STITCH_REDUCE_SCATTER, STITCH_FP64, STITCH_PROD, 1000, 3, 1},
+        {STITCH_ALL_GATHER, STITCH_INT8, STITCH_SUM, 1001, 3, 0},
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        const char *names[32];
+        int nalgos = stitch_algorithms(cases[i].coll, names, 32);
+        for (int a = 0; a < nalgos && a < 32; a++) {
+            char spec[128];
+            snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(cases[i].coll), names[a]);
+            run_team(spec, 5, &cases[i], 1);
+        }
+    }
+}
+
+/* Inputs whose sum depends on the order of additions: every rank and every run must still get the same bits. */
+enum { DET_P = 5, DET_N = 10007, DET_RUNS = 3 };
+static stitch_comm_t *det_comms[DET_P];
+static float det_out[DET_RUNS][DET_P][DET_N];
+
+static void *det_main(void *arg)
+{
+    int r = (int)(intptr_t)arg;
+    static _Thread_local float in[DET_N];
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
+    for (int i = 0; i < DET_N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        in[i] = (float)((double)(x >> 11) / 9007199254740992.0 * 1000.0 - 500.0);
+    }
+    for (int run = 0; run < DET_RUNS; run++) {
+        stitch_status_t st = stitch_all_reduce(in, det_out[run][r], DET_N, STITCH_FP32, STITCH_SUM, det_comms[r]);
+        CHECK(st == STITCH_OK, "rank %d: %s", r, stitch_comm_last_error(det_comms[r]));
+    }
+    return NULL;
+}
+
+static void test_deterministic(void)
+{
+    const char *names[32];
+    int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 32);
+    for (int a = 0; a < nalgos && a < 32; a++) {
+        stitch_config_t cfg = STITCH_CONFIG_INIT;
+        char err[512];
+        pthread_t th[DET_P];
+        cfg.algo = names[a];
+        CHECK(stitch_comm_init_threads(DET_P, &cfg, det_comms, err, sizeof err) == STITCH_OK, "%s", err);
+        for (int r = 0; r < DET_P; r++)
+            CHECK(pthread_create(&th[r], NULL, det_main, (void *)(intptr_t)r) == 0, "pthread_create");
+        for (int r = 0; r < DET_P; r++)
+            pthread_join(th[r], NULL);
+        for (int r = 0; r < DET_P; r++)
+            stitch_comm_destroy(det_comms[r]);
+        for (int run = 0; run < DET_RUNS; run++)
+            for (int r = 0; r < DET_P; r++)
+                CHECK(memcmp(det_out[run][r], det_out[0][0], sizeof det_out[0][0]) == 0,
+                      "%s: run %d rank %d differs from run 0 rank 0", names[a], run, r);
+    }
+}
+
 /* A different algorithm per collective, chosen through the environment, on one set of communicators. */
 static void test_mixed_algorithms(void)
 {
@@ -378,6 +444,8 @@ static const st_test tests[] = {
     {"matrix_large_p", test_matrix_large_p, 1200},
     {"segmented", test_segmented, 60},
     {"mixed_algorithms", test_mixed_algorithms, 30},
+    {"mixed_in_place", test_mixed_in_place, 60},
+    {"deterministic", test_deterministic, 60},
     {"oversubscribed", test_oversubscribed, 60},
 };
 

@@ -204,7 +204,7 @@ typedef struct env_case {
 } env_case;
 
 static const env_case env_cases[] = {
-    {"STITCH_ALGO", "garbage", STITCH_ERR_CONFIG, "STITCH_ALGO: unknown algorithm 'garbage' for all_reduce (known: "},
+    {"STITCH_ALGO", "garbage", STITCH_ERR_CONFIG, "STITCH_ALGO: unknown algorithm 'garbage' (known: all_reduce: "},
     {"STITCH_ALGO", "", STITCH_ERR_CONFIG, "STITCH_ALGO='': malformed item"},
     {"STITCH_ALGO", "all_reduce=", STITCH_ERR_CONFIG, "malformed item 'all_reduce='"},
     {"STITCH_ALGO", "broadcast=ring", STITCH_ERR_CONFIG, "unknown collective 'broadcast'"},
@@ -246,6 +246,15 @@ static void test_environment(void)
     CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), "ring") == 0, "default for the rest");
     CHECK(strcmp(stitch_comm_algorithm(comms[1], STITCH_ALL_GATHER), "mesh") == 0, "all_gather=mesh");
     destroy_comms(2, comms);
+    /* a plain name applies where it exists; the other collectives keep the default */
+    const char *names[32];
+    int n = stitch_algorithms(STITCH_ALL_REDUCE, names, 32);
+    for (int i = 0; i < n && i < 32; i++) {
+        setenv("STITCH_ALGO", names[i], 1);
+        make_comms(2, NULL, 0, comms);
+        CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), names[i]) == 0, "%s", names[i]);
+        destroy_comms(2, comms);
+    }
     setenv("STITCH_ALGO", "garbage", 1);
     make_comms(2, "mesh", 0, comms);
     CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "mesh") == 0, "config wins over env");
