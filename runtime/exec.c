@@ -74,9 +74,13 @@ static stitch_status_t st_wait_error(st_ctx *c, stitch_status_t st, int peer, ui
     if (st == STITCH_ERR_ABORTED)
         return st_comm_error(comm, st, "%s: communicator aborted while rank %d waited for rank %d at step %d "
                              "(segment %zu): %s", fn, comm->rank, peer, step, seg, st_job_reason(comm->job));
+    if (st == STITCH_ERR_TIMEOUT && g == 0)
+        return st_comm_fail(comm, st, "%s: rank %d timed out after %d ms waiting for rank %d, which has not "
+                            "entered this call (call number %llu)", fn, comm->rank, comm->timeout_ms, peer,
+                            (unsigned long long)c->fp.seq);
     if (st == STITCH_ERR_TIMEOUT)
         return st_comm_fail(comm, st, "%s: rank %d timed out after %d ms waiting for rank %d at step %d of %d "
-                            "(segment %zu of %zu): the peer did not reach the step", fn, comm->rank,
+                            "(segment %zu of %zu): the peer did not finish the step before", fn, comm->rank,
                             comm->timeout_ms, peer, step, c->nsteps, seg, c->nseg);
     return st_comm_fail(comm, st, "%s: rank %d: futex wait on rank %d's counter failed: %s", fn, comm->rank, peer,
                         strerror(sys_errno));
