@@ -8,14 +8,16 @@
  *
  * Protocol, per call, with `base` the value of every rank's counter when the call starts (the same on all ranks
  * because all run the same number of steps): publish the work pointer and the call's fingerprint, post base + 1;
- * check the fingerprint of every peer; then for each step g: (a) wait until the ranks that read from me at step
+ * check the fingerprint of every peer of the plan up front (not at first contact: a rank whose call has fewer
+ * steps could otherwise leave a peer waiting for a step that never comes, instead of a prompt mismatch);
+ * then for each step g: (a) wait until the ranks that read from me at step
  * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
  * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
  * (c) post base + 2 + g. At the end wait for the last step's readers, so the caller may reuse its buffers.
  *
  * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
  * once per segment, so the data a step touches stays in cache; the global step number g runs over all
- * segments. Segment k + 1's input is brought in just before the last step of segment k posts.
+ * segments. all_gather's input for segment k + 1 is copied in just before the last step of segment k posts.
  *
  * Lazy input. When the caller's input is not already in the work buffer (all_reduce out of place,
  * reduce_scatter), it is never copied in as a whole. A rank publishes its input pointer too; a unit that its
