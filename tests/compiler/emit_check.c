@@ -80,8 +80,8 @@ static void check_schedule(const st_catalogue *want, const st_catalogue *got, in
           ea.msg, eb.msg);
     if (ra == 0 && rb == 0) {
         CHECK(a.nunits == b.nunits && a.nsteps == b.nsteps && a.nxfers == b.nxfers && a.nruns == b.nruns &&
-                  memcmp(a.xfers, b.xfers, sizeof *a.xfers * (size_t)a.nxfers) == 0 &&
-                  memcmp(a.runs, b.runs, sizeof *a.runs * (size_t)a.nruns) == 0,
+                  (a.nxfers == 0 || memcmp(a.xfers, b.xfers, sizeof *a.xfers * (size_t)a.nxfers) == 0) &&
+                  (a.nruns == 0 || memcmp(a.runs, b.runs, sizeof *a.runs * (size_t)a.nruns) == 0),
               "%s %s, p = %d: schedules differ", want->algos[i].name, st_coll_name(want->algos[i].coll), p);
     }
     if (ra == 0)
