@@ -1,8 +1,8 @@
 /* verify.c - prove each algorithm of a catalogue correct for every p in a range (see verify.h).
  *
  * Abstract execution over units: the value of unit u at rank x is the set of ranks whose contribution it holds
- * (a bitset of p bits). Initially rank x holds {x} in every unit it owns (all units for reductions; its own block
- * for all_gather). A copy replaces the destination's set, a reduce unions it and must find the two sets disjoint.
+ * (a bitset of p bits). Initially every rank holds what the collective's contract gives it ({x} in every unit
+ * for reductions, its own block for all_gather, the root's data at the root for broadcast and scatter, ...). A copy replaces the destination's set, a reduce unions it and must find the two sets disjoint.
  * Each step is first checked for hazards (a rank reading a unit it writes in the same step, two writes of one
  * unit where one is a copy), then applied in schedule order, so the abstract state evolves exactly like the
  * runtime's buffers. Ranges are swept from the smallest p up, so the first failure is the smallest example.
@@ -18,20 +18,99 @@
 
 #include "sched.h"
 
+/* The abstract state is sparse: a rank has a cell only for the units it has held or been asked about, so an
+ * all_to_all with p*p units costs O(p) cells per rank, not O(p*p). Each cell carries the unit's contributor set
+ * (an index into a pool of W-word bitsets) and this step's hazard marks. */
+typedef struct cell {
+    int32_t unit;          /* -1: a free slot */
+    int32_t rmark, wmark;  /* step + 1 of the last read / write */
+    int32_t wsrc, wcopy;   /* source of that write, and whether it copied */
+    uint32_t val;          /* its set: pool + val * W */
+} cell;
+
+typedef struct rank_cells {
+    cell *v;
+    uint32_t cap, n;       /* cap is a power of two */
+} rank_cells;
+
 typedef struct absstate {
     const st_sched *s;
     int p, U, W;           /* W: 64-bit words per set */
-    uint64_t *val;         /* p * U * W */
-    int *rmark, *wmark;    /* p * U: step + 1 of the last read / write */
-    int *wcopy;            /* p * U: the last write of this step was a copy (1) or reduce (0) */
-    int *wsrc;             /* p * U: source of that write */
+    rank_cells *ranks;     /* p */
+    uint64_t *pool;
+    size_t npool, cappool; /* in sets */
+    int nomem;
     char msg[600];
     int line;
 } absstate;
 
-static uint64_t *at(absstate *a, int rank, int u)
+static cell *probe(rank_cells *rc, int u)
 {
-    return a->val + ((size_t)rank * a->U + u) * a->W;
+    uint32_t i = ((uint32_t)u * 2654435761u) & (rc->cap - 1);
+    while (rc->v[i].unit != -1 && rc->v[i].unit != u)
+        i = (i + 1) & (rc->cap - 1);
+    return &rc->v[i];
+}
+
+static int grow_cells(rank_cells *rc)
+{
+    rank_cells n = {calloc(rc->cap ? 2 * (size_t)rc->cap : 64, sizeof(cell)), rc->cap ? 2 * rc->cap : 64, rc->n};
+    if (!n.v)
+        return -1;
+    for (uint32_t i = 0; i < n.cap; i++)
+        n.v[i].unit = -1;
+    for (uint32_t i = 0; i < rc->cap; i++)
+        if (rc->v[i].unit != -1)
+            *probe(&n, rc->v[i].unit) = rc->v[i];
+    free(rc->v);
+    *rc = n;
+    return 0;
+}
+
+/* The cell of unit u at rank x; created empty when `create`, else NULL if absent. Creating may move other cells
+ * and sets: callers re-fetch after a create. */
+static cell *cell_of(absstate *a, int x, int u, int create)
+{
+    rank_cells *rc = &a->ranks[x];
+    if (rc->cap) {
+        cell *c = probe(rc, u);
+        if (c->unit == u)
+            return c;
+    }
+    if (!create)
+        return NULL;
+    if ((rc->n + 1) * 10 > rc->cap * 7 && grow_cells(rc))
+        goto nomem;
+    if (a->npool == a->cappool) {
+        size_t cap = a->cappool ? 2 * a->cappool : 1024;
+        uint64_t *pool = realloc(a->pool, cap * a->W * sizeof(uint64_t));
+        if (!pool)
+            goto nomem;
+        a->pool = pool;
+        a->cappool = cap;
+    }
+    cell *c = probe(rc, u);
+    *c = (cell){.unit = u, .val = (uint32_t)a->npool++};
+    memset(a->pool + (size_t)c->val * a->W, 0, sizeof(uint64_t) * a->W);
+    rc->n++;
+    return c;
+nomem:
+    a->nomem = 1;
+    return NULL;
+}
+
+static uint64_t *set_of(absstate *a, const cell *c)
+{
+    return a->pool + (size_t)c->val * a->W;
+}
+
+static const uint64_t zero_set[(ST_MAX_RANKS + 63) / 64];
+
+/* The set of unit u at rank x (the empty set when it has no cell). */
+static const uint64_t *value(absstate *a, int x, int u)
+{
+    cell *c = cell_of(a, x, u, 0);
+    return c ? set_of(a, c) : zero_set;
 }
 
 static int empty(const absstate *a, const uint64_t *v)
@@ -116,17 +195,69 @@ static int post_want(const absstate *a, int x, int u)
     }
 }
 
+/* The blocks whose units rank x holds before the first step (post = 0) or must hold after the last (post = 1),
+ * as a progression lo, lo + stride, ... (n blocks), so that no loop runs over all p * U pairs: an all_to_all has
+ * U = p * p units. init_holder and post_want decide each unit of these blocks. */
+static void blocks_of(const absstate *a, int x, int post, int *lo, int *stride, int *n)
+{
+    int p = a->p, root = a->s->root, all = st_coll_nblocks(a->s->algo->coll, p);
+    *lo = 0, *stride = 1, *n = all;
+    switch (a->s->algo->coll) {
+    case ST_COLL_REDUCE_SCATTER: if (post) *lo = x, *n = 1; break;
+    case ST_COLL_REDUCE: if (post && x != root) *n = 0; break;
+    case ST_COLL_ALL_GATHER: if (!post) *lo = x, *n = 1; break;
+    case ST_COLL_GATHER: if (!post) *lo = x, *n = 1; else if (x != root) *n = 0; break;
+    case ST_COLL_BROADCAST: if (!post && x != root) *n = 0; break;
+    case ST_COLL_SCATTER: if (!post && x != root) *n = 0; else if (post) *lo = x, *n = 1; break;
+    case ST_COLL_ALL_TO_ALL:
+    case ST_COLL_ALL_TO_ALL_V: *lo = post ? x : x * p, *stride = post ? p : 1, *n = p; break;
+    default: break; /* all_reduce: every block, before and after */
+    }
+}
+
 static void init_state(absstate *a)
 {
-    for (int x = 0; x < a->p; x++)
-        for (int u = 0; u < a->U; u++) {
-            int h = init_holder(a, x, u);
-            if (h >= 0)
-                at(a, x, u)[h / 64] |= 1ull << (h % 64);
-        }
+    int per = a->U / st_coll_nblocks(a->s->algo->coll, a->p), lo, stride, n;
+    for (int x = 0; x < a->p; x++) {
+        blocks_of(a, x, 0, &lo, &stride, &n);
+        for (int i = 0; i < n; i++)
+            for (int u = (lo + i * stride) * per; u < (lo + i * stride + 1) * per; u++) {
+                int h = init_holder(a, x, u);
+                cell *c = h >= 0 ? cell_of(a, x, u, 1) : NULL;
+                if (c)
+                    set_of(a, c)[h / 64] |= 1ull << (h % 64);
+            }
+    }
 }
 
 /* Pass A of a step: hazards and "sends only what it holds". */
+static int check_unit(absstate *a, int step, const st_xfer *x, int u)
+{
+    cell *sc = cell_of(a, x->src, u, 0);
+    if (!sc || empty(a, set_of(a, sc)))
+        return failf(a, x->line, "at step %d rank %d sends unit %d to rank %d but holds no data for it", step,
+                     x->src, u, x->dst);
+    if (x->src == x->dst)
+        return 0; /* a local transfer within one buffer is a no-op */
+    if (sc->wmark == step + 1)
+        return failf(a, x->line, "at step %d rank %d sends unit %d while it also receives it in the same step "
+                     "(from rank %d): read/write hazard", step, x->src, u, sc->wsrc);
+    sc->rmark = step + 1;
+    cell *dc = cell_of(a, x->dst, u, 1);
+    if (!dc)
+        return failf(a, x->line, "out of memory");
+    if (dc->rmark == step + 1)
+        return failf(a, x->line, "at step %d rank %d receives unit %d from rank %d while it also sends it in the "
+                     "same step: read/write hazard", step, x->dst, u, x->src);
+    if (dc->wmark == step + 1 && (dc->wcopy || x->op == ST_X_COPY))
+        return failf(a, x->line, "at step %d unit %d of rank %d is written by rank %d and by rank %d, and one of "
+                     "them copies: the result would depend on arrival order", step, u, x->dst, dc->wsrc, x->src);
+    dc->wmark = step + 1;
+    dc->wcopy = x->op == ST_X_COPY;
+    dc->wsrc = x->src;
+    return 0;
+}
+
 static int check_step(absstate *a, int step)
 {
     const st_sched *s = a->s;
@@ -134,112 +265,104 @@ static int check_step(absstate *a, int step)
         const st_xfer *x = &s->xfers[i];
         for (int k = 0; k < x->nruns; k++) {
             const st_run *rn = &s->runs[x->run0 + k];
-            for (int u = rn->start; u < rn->start + rn->len; u++) {
-                size_t si = (size_t)x->src * a->U + u, di = (size_t)x->dst * a->U + u;
-                if (empty(a, at(a, x->src, u)))
-                    return failf(a, x->line, "at step %d rank %d sends unit %d to rank %d but holds no data for it",
-                                 step, x->src, u, x->dst);
-                if (x->src == x->dst)
-                    continue; /* a local transfer within one buffer is a no-op */
-                if (a->wmark[si] == step + 1)
-                    return failf(a, x->line, "at step %d rank %d sends unit %d while it also receives it in the "
-                                 "same step (from rank %d): read/write hazard", step, x->src, u, a->wsrc[si]);
-                a->rmark[si] = step + 1;
-                if (a->rmark[di] == step + 1)
-                    return failf(a, x->line, "at step %d rank %d receives unit %d from rank %d while it also "
-                                 "sends it in the same step: read/write hazard", step, x->dst, u, x->src);
-                if (a->wmark[di] == step + 1 && (a->wcopy[di] || x->op == ST_X_COPY))
-                    return failf(a, x->line, "at step %d unit %d of rank %d is written by rank %d and by rank %d, "
-                                 "and one of them copies: the result would depend on arrival order", step, u,
-                                 x->dst, a->wsrc[di], x->src);
-                a->wmark[di] = step + 1;
-                a->wcopy[di] = x->op == ST_X_COPY;
-                a->wsrc[di] = x->src;
-            }
+            for (int u = rn->start; u < rn->start + rn->len; u++)
+                if (check_unit(a, step, x, u))
+                    return -1;
         }
     }
     return 0;
 }
 
-/* Pass B of a step: apply the transfers in schedule order. */
+/* Pass B of a step: apply the transfers in schedule order. The destination's cell exists (pass A made it). */
+static int apply_unit(absstate *a, int step, const st_xfer *x, int u)
+{
+    char have[120], brings[120];
+    uint64_t *d = set_of(a, cell_of(a, x->dst, u, 0));
+    const uint64_t *v = value(a, x->src, u);
+    if (x->op == ST_X_COPY) {
+        memcpy(d, v, sizeof(uint64_t) * a->W);
+        return 0;
+    }
+    if (empty(a, d))
+        return failf(a, x->line, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, u);
+    for (int w = 0; w < a->W; w++)
+        if (d[w] & v[w]) {
+            set_text(a, d, have, sizeof have);
+            set_text(a, v, brings, sizeof brings);
+            return failf(a, x->line, "at step %d rank %d reduces unit %d from rank %d twice over: it holds %s and "
+                         "receives %s (a contribution reduced twice)", step, x->dst, u, x->src, have, brings);
+        }
+    for (int w = 0; w < a->W; w++)
+        d[w] |= v[w];
+    return 0;
+}
+
 static int apply_step(absstate *a, int step)
 {
     const st_sched *s = a->s;
-    char have[120], brings[120];
     for (int i = s->step_first[step]; i < s->step_first[step + 1]; i++) {
         const st_xfer *x = &s->xfers[i];
+        if (x->src == x->dst)
+            continue;
         for (int k = 0; k < x->nruns; k++) {
             const st_run *rn = &s->runs[x->run0 + k];
-            for (int u = rn->start; u < rn->start + rn->len; u++) {
-                uint64_t *d = at(a, x->dst, u), *v = at(a, x->src, u);
-                if (x->src == x->dst)
-                    continue;
-                if (x->op == ST_X_COPY) {
-                    memcpy(d, v, sizeof(uint64_t) * a->W);
-                    continue;
-                }
-                if (empty(a, d))
-                    return failf(a, x->line, "at step %d rank %d reduces into unit %d, which it does not hold",
-                                 step, x->dst, u);
-                for (int w = 0; w < a->W; w++)
-                    if (d[w] & v[w]) {
-                        set_text(a, d, have, sizeof have);
-                        set_text(a, v, brings, sizeof brings);
-                        return failf(a, x->line, "at step %d rank %d reduces unit %d from rank %d twice over: it "
-                                     "holds %s and receives %s (a contribution reduced twice)", step, x->dst, u,
-                                     x->src, have, brings);
-                    }
-                for (int w = 0; w < a->W; w++)
-                    d[w] |= v[w];
-            }
+            for (int u = rn->start; u < rn->start + rn->len; u++)
+                if (apply_unit(a, step, x, u))
+                    return -1;
         }
     }
     return 0;
+}
+
+static int check_unit_post(absstate *a, int x, int u)
+{
+    char have[120];
+    int want = post_want(a, x, u);
+    if (want == -2)
+        return 0;
+    const uint64_t *v = value(a, x, u);
+    int n = count(a, v);
+    if ((want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1)))
+        return 0;
+    set_text(a, v, have, sizeof have);
+    if (want == -1)
+        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds the contributions of %s, "
+                     "not of all %d ranks", u, x, have, a->p);
+    return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s, not rank %d's data", u, x,
+                 have, want);
 }
 
 static int check_post(absstate *a)
 {
-    char have[120];
-    for (int x = 0; x < a->p; x++)
-        for (int u = 0; u < a->U; u++) {
-            uint64_t *v = at(a, x, u);
-            int want = post_want(a, x, u), n = count(a, v);
-            if (want == -2 || (want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1)))
-                continue;
-            set_text(a, v, have, sizeof have);
-            if (want == -1)
-                return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds the contributions "
-                             "of %s, not of all %d ranks", u, x, have, a->p);
-            return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s, not rank %d's data",
-                         u, x, have, want);
-        }
+    int per = a->U / st_coll_nblocks(a->s->algo->coll, a->p), lo, stride, n;
+    for (int x = 0; x < a->p; x++) {
+        blocks_of(a, x, 1, &lo, &stride, &n);
+        for (int i = 0; i < n; i++)
+            for (int u = (lo + i * stride) * per; u < (lo + i * stride + 1) * per; u++)
+                if (check_unit_post(a, x, u))
+                    return -1;
+    }
     return 0;
 }
 
 static int run_abstract(absstate *a)
 {
-    size_t n = (size_t)a->p * a->U;
-    a->val = calloc(n * a->W, sizeof(uint64_t));
-    a->rmark = calloc(n, sizeof(int));
-    a->wmark = calloc(n, sizeof(int));
-    a->wcopy = calloc(n, sizeof(int));
-    a->wsrc = calloc(n, sizeof(int));
     int rc = -1;
-    if (!a->val || !a->rmark || !a->wmark || !a->wcopy || !a->wsrc) {
-        failf(a, 0, "out of memory for p = %d, %d units", a->p, a->U);
-        goto out;
+    a->ranks = calloc((size_t)a->p, sizeof(rank_cells));
+    if (!a->ranks) {
+        failf(a, 0, "out of memory for p = %d", a->p);
+        return -1;
     }
     init_state(a);
-    for (int st = 0; st < a->s->nsteps; st++)
+    for (int st = 0; st < a->s->nsteps && !a->nomem; st++)
         if (check_step(a, st) || apply_step(a, st))
             goto out;
-    rc = check_post(a);
+    rc = a->nomem ? failf(a, 0, "out of memory for p = %d, %d units", a->p, a->U) : check_post(a);
 out:
-    free(a->val);
-    free(a->rmark);
-    free(a->wmark);
-    free(a->wcopy);
-    free(a->wsrc);
+    for (int x = 0; x < a->p; x++)
+        free(a->ranks[x].v);
+    free(a->ranks);
+    free(a->pool);
     return rc;
 }
 

@@ -8,7 +8,7 @@
 
 add_test(NAME verify.catalogue COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl --ranks 1..64)
 add_test(NAME verify.catalogue_512 COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl --ranks 1..512)
-set_tests_properties(verify.catalogue_512 PROPERTIES LABELS long TIMEOUT 1800)
+set_tests_properties(verify.catalogue_512 PROPERTIES LABELS long TIMEOUT 3600)
 
 file(GLOB broken ${CMAKE_CURRENT_SOURCE_DIR}/verify/*.dsl)
 foreach(f ${broken})
