@@ -1,0 +1,772 @@
+/* bootstrap.c - launcher detection, rendezvous at the root, the pairwise mesh and a barrier (bootstrap.h).
+ *
+ * Launchers, in this fixed order (the first whose variables are present wins; STITCH_DEBUG logs the choice):
+ *   openmpi   OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK; root: 127.0.0.1 when every rank is on this host
+ *             (OMPI_COMM_WORLD_LOCAL_SIZE == SIZE), else the mpirun host of OMPI_MCA_orte_hnp_uri (rank 0 runs
+ *             there under mpirun's default mapping); port from OMPI_MCA_ess_base_jobid
+ *   mpich     PMI_RANK/PMI_SIZE; root 127.0.0.1 unless STITCH_ROOT; port from PMI_KVSNAME / the parent pid
+ *   slurm     SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID; root: first host of SLURM_STEP_NODELIST or
+ *             SLURM_JOB_NODELIST; port from SLURM_JOB_ID and SLURM_STEP_ID
+ *   torchrun  RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT; root port MASTER_PORT + 1 (MASTER_PORT itself
+ *             is torchrun's own store)
+ *   stitch    STITCH_RANK/STITCH_SIZE/STITCH_ROOT=host:port
+ * Derived ports are 20000 + hash(job id) % 30000: every rank computes the same one without talking.
+ *
+ * Authentication. The key is SipHash-2-4 of the secret under two fixed keys; the secret is STITCH_SECRET, else
+ * the unique id's 128 random bits, else the launcher's job id. A job id is not secret: it keeps jobs (and stray
+ * scanners) apart, it does not stop an attacker on the network; set STITCH_SECRET for that. An acceptor sends a
+ * 16-byte random challenge; the connector answers with a hello whose mac is SipHash(key, challenge || hello
+ * fields). A connection that sends garbage, the wrong mac, a foreign size or nothing within 2 s is logged and
+ * closed; the acceptor goes on waiting for the real ranks until its deadline.
+ *
+ * Everything here blocks (init is not a hot path) but every read, write, connect and accept waits with poll
+ * against a deadline, so no phase can hang.
+ */
+#define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+
+#define ST_BOOT_MAGIC 0x53544231u /* "STB1" */
+#define ST_HANDSHAKE_MS 2000
+
+enum { ST_CH_BOOT, ST_CH_CTRL, ST_CH_DATA };
+
+typedef struct st_hello {
+    uint32_t magic, channel;
+    int32_t rank, size;
+    uint64_t mac;
+} st_hello;
+
+int st_debug(void)
+{
+    const char *v = getenv("STITCH_DEBUG");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* ---- SipHash-2-4 ------------------------------------------------------------------------------------------ */
+
+#define ST_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define ST_SIPROUND(v0, v1, v2, v3)                                                                            \
+    do {                                                                                                     \
+        v0 += v1; v1 = ST_ROTL(v1, 13); v1 ^= v0; v0 = ST_ROTL(v0, 32);                                      \
+        v2 += v3; v3 = ST_ROTL(v3, 16); v3 ^= v2;                                                            \
+        v0 += v3; v3 = ST_ROTL(v3, 21); v3 ^= v0;                                                            \
+        v2 += v1; v1 = ST_ROTL(v1, 17); v1 ^= v2; v2 = ST_ROTL(v2, 32);                                      \
+    } while (0)
+
+uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len)
+{
+    const unsigned char *m = msg;
+    uint64_t v0 = 0x736f6d6570736575ULL ^ key[0], v1 = 0x646f72616e646f6dULL ^ key[1];
+    uint64_t v2 = 0x6c7967656e657261ULL ^ key[0], v3 = 0x7465646279746573ULL ^ key[1];
+    size_t full = len & ~(size_t)7;
+    for (size_t i = 0; i < full; i += 8) {
+        uint64_t w;
+        memcpy(&w, m + i, 8);
+        v3 ^= w;
+        ST_SIPROUND(v0, v1, v2, v3);
+        ST_SIPROUND(v0, v1, v2, v3);
+        v0 ^= w;
+    }
+    uint64_t b = (uint64_t)len << 56;
+    for (size_t i = 0; i < (len & 7); i++)
+        b |= (uint64_t)m[full + i] << (8 * i);
+    v3 ^= b;
+    ST_SIPROUND(v0, v1, v2, v3);
+    ST_SIPROUND(v0, v1, v2, v3);
+    v0 ^= b;
+    v2 ^= 0xff;
+    for (int i = 0; i < 4; i++)
+        ST_SIPROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static void st_derive_key(const char *secret, uint64_t key[2])
+{
+    static const uint64_t k0[2] = {0x7374697463682d6bULL, 0x6579302d626f6f74ULL};
+    static const uint64_t k1[2] = {0x7374697463682d6bULL, 0x6579312d626f6f74ULL};
+    key[0] = st_siphash(k0, secret, strlen(secret));
+    key[1] = st_siphash(k1, secret, strlen(secret));
+}
+
+static uint64_t st_hello_mac(const uint64_t key[2], const unsigned char nonce[16], const st_hello *h)
+{
+    unsigned char buf[32];
+    memcpy(buf, nonce, 16);
+    memcpy(buf + 16, h, 16); /* magic, channel, rank, size */
+    return st_siphash(key, buf, sizeof buf);
+}
+
+/* ---- environment ------------------------------------------------------------------------------------------ */
+
+static uint32_t st_fnv(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int st_port_of(const char *jobid)
+{
+    return 20000 + (int)(st_fnv(jobid) % 30000u);
+}
+
+static int st_int_env(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return 0;
+    long x = strtol(v, &end, 10);
+    if (*end || x < 0 || x > 1 << 30)
+        return -1;
+    *out = (int)x;
+    return 1;
+}
+
+/* "host:port" into e->root_host / root_port. */
+static int st_parse_hostport(const char *v, st_boot_env *e)
+{
+    const char *colon = strrchr(v, ':');
+    char *end;
+    if (!colon || colon == v || (size_t)(colon - v) >= sizeof e->root_host)
+        return -1;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 1 || port > 65535)
+        return -1;
+    memcpy(e->root_host, v, (size_t)(colon - v));
+    e->root_host[colon - v] = '\0';
+    e->root_port = (int)port;
+    return 0;
+}
+
+/* The first host of a Slurm node list: "n[01-04,7],m" -> "n01". */
+static void st_slurm_first(const char *list, char *out, size_t len)
+{
+    size_t n = strcspn(list, ",[");
+    snprintf(out, len, "%.*s", (int)n, list);
+    if (list[n] == '[') {
+        const char *num = list + n + 1;
+        size_t k = strcspn(num, "-,]");
+        snprintf(out + strlen(out), len - strlen(out), "%.*s", (int)k, num);
+    }
+}
+
+/* The host of "jobid.0;tcp://192.0.2.2:40109;..." */
+static int st_ompi_hnp_host(char *out, size_t len)
+{
+    const char *uri = getenv("OMPI_MCA_orte_hnp_uri"), *t = uri ? strstr(uri, "tcp://") : NULL;
+    if (!t)
+        return 0;
+    t += 6;
+    size_t n = strcspn(t, ",:;");
+    snprintf(out, len, "%.*s", (int)n, t);
+    return 1;
+}
+
+/* Rank, size, local rank from three variables; 1 found, 0 absent, -1 malformed. */
+static int st_triple(st_boot_env *e, const char *r, const char *s, const char *l, char *err, size_t errlen)
+{
+    int a = st_int_env(r, &e->rank), b = st_int_env(s, &e->size);
+    if (a == 0 && b == 0)
+        return 0;
+    if (a <= 0 || b <= 0 || e->size < 1 || e->rank >= e->size) {
+        snprintf(err, errlen, "%s/%s: expected 0 <= rank < size, got '%s' and '%s'", r, s,
+                 getenv(r) ? getenv(r) : "(unset)", getenv(s) ? getenv(s) : "(unset)");
+        return -1;
+    }
+    e->local_rank = -1;
+    if (l && st_int_env(l, &e->local_rank) < 0)
+        e->local_rank = -1;
+    return 1;
+}
+
+static int st_detect_launcher(st_boot_env *e, char *err, size_t errlen)
+{
+    int found, ls = 0;
+    char jobid[128] = "";
+    if ((found = st_triple(e, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", err,
+                           errlen)) != 0) {
+        snprintf(e->launcher, sizeof e->launcher, "openmpi");
+        snprintf(jobid, sizeof jobid, "ompi:%s", getenv("OMPI_MCA_ess_base_jobid") ? getenv("OMPI_MCA_ess_base_jobid") : "");
+        st_int_env("OMPI_COMM_WORLD_LOCAL_SIZE", &ls);
+        if (ls == e->size || !st_ompi_hnp_host(e->root_host, sizeof e->root_host))
+            snprintf(e->root_host, sizeof e->root_host, "127.0.0.1");
+    } else if ((found = st_triple(e, "PMI_RANK", "PMI_SIZE", NULL, err, errlen)) != 0) {
+        snprintf(e->launcher, sizeof e->launcher, "mpich");
+        snprintf(jobid, sizeof jobid, "pmi:%s:%d", getenv("PMI_KVSNAME") ? getenv("PMI_KVSNAME") : "", (int)getppid());
+        snprintf(e->root_host, sizeof e->root_host, "127.0.0.1");
+    } else if ((found = st_triple(e, "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", err, errlen)) != 0) {
+        const char *nl = getenv("SLURM_STEP_NODELIST") ? getenv("SLURM_STEP_NODELIST") : getenv("SLURM_JOB_NODELIST");
+        snprintf(e->launcher, sizeof e->launcher, "slurm");
+        snprintf(jobid, sizeof jobid, "slurm:%s.%s", getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "",
+                 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
+        st_slurm_first(nl ? nl : "127.0.0.1", e->root_host, sizeof e->root_host);
+    } else if ((found = st_triple(e, "RANK", "WORLD_SIZE", "LOCAL_RANK", err, errlen)) != 0) {
+        const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+        snprintf(e->launcher, sizeof e->launcher, "torchrun");
+        if (found > 0 && (!addr || !port || atoi(port) < 1 || atoi(port) > 65534) && !getenv("STITCH_ROOT")) {
+            snprintf(err, errlen, "torchrun-style RANK/WORLD_SIZE found but MASTER_ADDR/MASTER_PORT missing or bad");
+            return -1;
+        }
+        snprintf(e->root_host, sizeof e->root_host, "%s", addr ? addr : "");
+        e->root_port = port ? atoi(port) + 1 : 0;
+        snprintf(jobid, sizeof jobid, "torchrun:%s:%s", addr ? addr : "", port ? port : "");
+    } else if ((found = st_triple(e, "STITCH_RANK", "STITCH_SIZE", NULL, err, errlen)) != 0) {
+        snprintf(e->launcher, sizeof e->launcher, "stitch");
+        if (found > 0 && !getenv("STITCH_ROOT")) {
+            snprintf(err, errlen, "STITCH_RANK/STITCH_SIZE set but STITCH_ROOT=host:port is missing");
+            return -1;
+        }
+        snprintf(jobid, sizeof jobid, "stitch:%s", getenv("STITCH_ROOT"));
+    }
+    if (found <= 0)
+        return found;
+    if (!e->root_port)
+        e->root_port = st_port_of(jobid);
+    snprintf(e->secret, sizeof e->secret, "%s", jobid);
+    return 1;
+}
+
+int st_boot_detect(st_boot_env *e, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    int found = st_detect_launcher(e, err, errlen);
+    if (found <= 0)
+        return found;
+    const char *root = getenv("STITCH_ROOT"), *secret = getenv("STITCH_SECRET");
+    if (root && st_parse_hostport(root, e) != 0) {
+        snprintf(err, errlen, "STITCH_ROOT='%s': expected host:port", root);
+        return -1;
+    }
+    if (secret && *secret)
+        snprintf(e->secret, sizeof e->secret, "%s", secret);
+    if (st_debug())
+        fprintf(stderr, "stitch: rank %d of %d: bootstrap from %s (tried openmpi, mpich, slurm, torchrun, stitch), "
+                "root %s:%d\n", e->rank, e->size, e->launcher, e->root_host, e->root_port);
+    return 1;
+}
+
+/* ---- sockets with deadlines ------------------------------------------------------------------------------- */
+
+static long st_ms_left(const struct timespec *at)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (at->tv_sec - now.tv_sec) * 1000 + (at->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+static void st_deadline_in(struct timespec *at, int ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, at);
+    at->tv_sec += ms / 1000;
+    at->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (at->tv_nsec >= 1000000000L)
+        at->tv_sec++, at->tv_nsec -= 1000000000L;
+}
+
+/* Wait for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error (errno). */
+static int st_poll1(int fd, short events, const struct timespec *at)
+{
+    for (;;) {
+        long left = st_ms_left(at);
+        if (left <= 0)
+            return 0;
+        struct pollfd p = {fd, events, 0};
+        int n = poll(&p, 1, left > 1000 ? 1000 : (int)left);
+        if (n > 0)
+            return 1;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/* Read or write exactly len bytes before the deadline; 0, or -1 with a message. */
+static int st_io_all(int fd, void *buf, size_t len, int writing, const struct timespec *at, char *err, size_t errlen)
+{
+    size_t done = 0;
+    while (done < len) {
+        int r = st_poll1(fd, writing ? POLLOUT : POLLIN, at);
+        if (r <= 0) {
+            snprintf(err, errlen, "%s", r == 0 ? "timed out" : strerror(errno));
+            return -1;
+        }
+        ssize_t n = writing ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : recv(fd, (char *)buf + done, len - done, MSG_DONTWAIT);
+        if (n == 0 && !writing) {
+            snprintf(err, errlen, "connection closed by the other side");
+            return -1;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            snprintf(err, errlen, "%s", strerror(errno));
+            return -1;
+        }
+        done += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+static int st_resolve(const char *host, int port, struct sockaddr_in *sa, char *err, size_t errlen)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc != 0 || !res) {
+        snprintf(err, errlen, "cannot resolve root host '%s': %s", host, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(sa, res->ai_addr, sizeof *sa);
+    sa->sin_port = htons((uint16_t)port);
+    freeaddrinfo(res);
+    return 0;
+}
+
+/* Connect with retries until the deadline (the listener may not be up yet). */
+static int st_connect(const struct sockaddr_in *sa, const struct timespec *at, char *err, size_t errlen)
+{
+    int last = 0;
+    while (st_ms_left(at) > 0) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+            snprintf(err, errlen, "socket: %s", strerror(errno));
+            return -1;
+        }
+        int rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa), soerr = 0;
+        socklen_t sl = sizeof soerr;
+        if (rc < 0 && errno == EINPROGRESS && st_poll1(fd, POLLOUT, at) == 1 &&
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
+            rc = 0;
+        else if (rc < 0)
+            last = soerr ? soerr : errno;
+        if (rc == 0) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            return fd;
+        }
+        close(fd);
+        usleep(50000);
+    }
+    snprintf(err, errlen, "cannot connect to %s:%d before the deadline: %s", inet_ntoa(sa->sin_addr),
+             ntohs(sa->sin_port), last ? strerror(last) : "timed out");
+    return -1;
+}
+
+static int st_listen(uint32_t ip, int port, char *err, size_t errlen)
+{
+    struct sockaddr_in sa = {0};
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = ip;
+    sa.sin_port = htons((uint16_t)port);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 1024) != 0) {
+        snprintf(err, errlen, "cannot listen on port %d: %s", port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- addresses and host identity -------------------------------------------------------------------------- */
+
+/* Does interface `name` pass STITCH_SOCKET_IFNAME ("eth,ib" prefixes; "^docker,lo" excludes)? */
+static int st_if_ok(const char *name, const char *spec)
+{
+    int exclude = spec[0] == '^';
+    const char *s = spec + exclude;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        if (n && strncmp(name, s, n) == 0)
+            return !exclude;
+        s += n + (s[n] == ',');
+    }
+    return exclude;
+}
+
+static int st_ifname_addr(const char *spec, uint32_t *ip, char *err, size_t errlen)
+{
+    struct ifaddrs *ifs, *i;
+    if (getifaddrs(&ifs) != 0) {
+        snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
+        return -1;
+    }
+    for (i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) && st_if_ok(i->ifa_name, spec))
+            break;
+    if (i)
+        *ip = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+    freeifaddrs(ifs);
+    if (!i)
+        snprintf(err, errlen, "STITCH_SOCKET_IFNAME='%s': no IPv4 interface that is up matches", spec);
+    return i ? 0 : -1;
+}
+
+/* My address as peers should dial it: the interface of STITCH_SOCKET_IFNAME, else the source address the kernel
+ * would use to reach `toward` (a UDP connect sends nothing). */
+static int st_local_addr(const struct sockaddr_in *toward, uint32_t *ip, char *err, size_t errlen)
+{
+    const char *spec = getenv("STITCH_SOCKET_IFNAME");
+    if (spec && *spec)
+        return st_ifname_addr(spec, ip, err, errlen);
+    struct sockaddr_in me;
+    socklen_t sl = sizeof me;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (const struct sockaddr *)toward, sizeof *toward) != 0 ||
+        getsockname(fd, (struct sockaddr *)&me, &sl) != 0) {
+        snprintf(err, errlen, "cannot find a local address toward %s: %s", inet_ntoa(toward->sin_addr), strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    *ip = me.sin_addr.s_addr;
+    return 0;
+}
+
+static void st_read_small(const char *path, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    out[0] = '\0';
+    if (f) {
+        if (!fgets(out, (int)len, f))
+            out[0] = '\0';
+        fclose(f);
+    }
+}
+
+/* Same hostname, same boot and same network namespace: the processes can share memory and see the same
+ * loopback. Network namespaces count as hosts, which is what the netns tests rely on. */
+static uint64_t st_host_id(char *hostname, size_t len)
+{
+    char boot[64], ns[64] = "", all[256];
+    gethostname(hostname, len);
+    hostname[len - 1] = '\0';
+    st_read_small("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+    ssize_t n = readlink("/proc/self/ns/net", ns, sizeof ns - 1);
+    ns[n > 0 ? n : 0] = '\0';
+    snprintf(all, sizeof all, "%s|%s|%s", hostname, boot, ns);
+    static const uint64_t k[2] = {1, 2};
+    return st_siphash(k, all, strlen(all));
+}
+
+stitch_status_t st_boot_pick_root(char *host, size_t hostlen, int *port, char *err, size_t errlen)
+{
+    struct sockaddr_in probe = {0}, sa;
+    uint32_t ip = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    probe.sin_family = AF_INET;
+    probe.sin_port = htons(9);
+    probe.sin_addr.s_addr = htonl(0xC0000201u); /* 192.0.2.1, TEST-NET: only the route is looked up */
+    if (st_local_addr(&probe, &ip, err, errlen) != 0)
+        ip = htonl(INADDR_LOOPBACK);
+    int fd = st_listen(INADDR_ANY, 0, err, errlen);
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return STITCH_ERR_SYSTEM;
+    }
+    *port = ntohs(sa.sin_port);
+    close(fd);
+    struct in_addr a = {ip};
+    snprintf(host, hostlen, "%s", inet_ntoa(a));
+    return STITCH_OK;
+}
+
+/* ---- handshakes ------------------------------------------------------------------------------------------- */
+
+/* Connector side: read the challenge, answer with the hello. */
+static int st_hello_send(int fd, const uint64_t key[2], uint32_t channel, int rank, int size,
+                         const struct timespec *at, char *err, size_t errlen)
+{
+    unsigned char nonce[16];
+    st_hello h = {ST_BOOT_MAGIC, channel, rank, size, 0};
+    if (st_io_all(fd, nonce, sizeof nonce, 0, at, err, errlen) != 0)
+        return -1;
+    h.mac = st_hello_mac(key, nonce, &h);
+    return st_io_all(fd, &h, sizeof h, 1, at, err, errlen);
+}
+
+static void st_reject(int fd, const struct sockaddr_in *from, const char *why)
+{
+    fprintf(stderr, "stitch: bootstrap: rejected a connection from %s:%d: %s\n", inet_ntoa(from->sin_addr),
+            ntohs(from->sin_port), why);
+    close(fd);
+}
+
+/* Acceptor side: accept one connection that proves it is a rank of this job; foreign ones are logged and
+ * dropped. Returns the fd with *h filled, or -1 at the deadline / on a system error. */
+static int st_accept_hello(int lfd, const uint64_t key[2], int size, st_hello *h, const struct timespec *at,
+                           char *err, size_t errlen)
+{
+    for (;;) {
+        int r = st_poll1(lfd, POLLIN, at);
+        if (r <= 0) {
+            snprintf(err, errlen, "%s", r == 0 ? "timed out waiting for peers to connect" : strerror(errno));
+            return -1;
+        }
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        int fd = accept4(lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            continue; /* EAGAIN or a connection reset before accept */
+        unsigned char nonce[16];
+        char why[128];
+        struct timespec hs;
+        st_deadline_in(&hs, ST_HANDSHAKE_MS);
+        if (getrandom(nonce, sizeof nonce, 0) != sizeof nonce) {
+            st_reject(fd, &from, "getrandom failed");
+            continue;
+        }
+        if (st_io_all(fd, nonce, sizeof nonce, 1, &hs, why, sizeof why) != 0 ||
+            st_io_all(fd, h, sizeof *h, 0, &hs, why, sizeof why) != 0) {
+            st_reject(fd, &from, why);
+            continue;
+        }
+        if (h->magic != ST_BOOT_MAGIC || h->mac != st_hello_mac(key, nonce, h)) {
+            st_reject(fd, &from, h->magic != ST_BOOT_MAGIC ? "not a stitch hello" : "wrong job secret (bad mac)");
+            continue;
+        }
+        if (h->size != size || h->rank < 0 || h->rank >= size || h->channel > ST_CH_DATA) {
+            snprintf(why, sizeof why, "rank %d of %d (channel %u) does not fit this job of %d ranks", h->rank,
+                     h->size, h->channel, size);
+            st_reject(fd, &from, why);
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return fd;
+    }
+}
+
+/* ---- the phases ------------------------------------------------------------------------------------------- */
+
+static void st_boot_free(st_boot *b)
+{
+    free(b->peers);
+    free(b->ctrl);
+    free(b->data);
+    b->peers = NULL, b->ctrl = b->data = NULL;
+}
+
+void st_boot_close(st_boot *b)
+{
+    for (int i = 0; b->ctrl && i < b->size; i++) {
+        if (b->ctrl[i] >= 0)
+            close(b->ctrl[i]);
+        if (b->data[i] >= 0)
+            close(b->data[i]);
+    }
+    st_boot_free(b);
+}
+
+/* Phase 1 at the root: collect everyone's info, send the table back. */
+static int st_root_gather(st_boot *b, int lfd, const struct timespec *at, char *err, size_t errlen)
+{
+    int *fds = malloc(sizeof *fds * (size_t)b->size), got = 1, rc = 0;
+    if (!fds) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < b->size; i++)
+        fds[i] = -1;
+    while (rc == 0 && got < b->size) {
+        st_hello h;
+        char why[160];
+        int fd = st_accept_hello(lfd, b->key, b->size, &h, at, err, errlen);
+        if (fd < 0) {
+            snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived)", got, b->size);
+            rc = -1;
+        } else if (h.channel != ST_CH_BOOT || h.rank == 0 || fds[h.rank] >= 0) {
+            fprintf(stderr, "stitch: bootstrap: root dropped a %s hello from rank %d\n",
+                    h.channel != ST_CH_BOOT ? "premature mesh" : "duplicate", h.rank);
+            close(fd);
+        } else if (st_io_all(fd, &b->peers[h.rank], sizeof *b->peers, 0, at, why, sizeof why) != 0) {
+            fprintf(stderr, "stitch: bootstrap: root dropped rank %d: %s\n", h.rank, why);
+            close(fd);
+        } else {
+            fds[h.rank] = fd, got++;
+        }
+    }
+    for (int i = 1; rc == 0 && i < b->size; i++)
+        if (st_io_all(fds[i], b->peers, sizeof *b->peers * (size_t)b->size, 1, at, err, errlen) != 0)
+            rc = -1;
+    for (int i = 1; i < b->size; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    return rc;
+}
+
+static int st_leaf_gather(st_boot *b, const struct sockaddr_in *root, const struct timespec *at, char *err,
+                          size_t errlen)
+{
+    char why[256];
+    int fd = st_connect(root, at, why, sizeof why);
+    if (fd < 0) {
+        snprintf(err, errlen, "rank %d: root: %s", b->rank, why);
+        return -1;
+    }
+    int rc = st_hello_send(fd, b->key, ST_CH_BOOT, b->rank, b->size, at, why, sizeof why);
+    if (rc == 0)
+        rc = st_io_all(fd, &b->peers[b->rank], sizeof *b->peers, 1, at, why, sizeof why);
+    if (rc == 0)
+        rc = st_io_all(fd, b->peers, sizeof *b->peers * (size_t)b->size, 0, at, why, sizeof why);
+    if (rc != 0)
+        snprintf(err, errlen, "rank %d: exchange with the root: %s", b->rank, why);
+    close(fd);
+    return rc;
+}
+
+/* Phase 2: I dial every lower rank, then accept every higher one. Rank 0 only accepts, so by induction every
+ * dial meets an acceptor. */
+static int st_mesh(st_boot *b, int lfd, int (*need_data)(const st_boot *, int, void *), void *arg,
+                   const struct timespec *at, char *err, size_t errlen)
+{
+    int expect = 0;
+    char why[256];
+    for (int j = 0; j < b->rank; j++) {
+        for (int ch = ST_CH_CTRL; ch <= (need_data(b, j, arg) ? ST_CH_DATA : ST_CH_CTRL); ch++) {
+            struct sockaddr_in sa = {0};
+            sa.sin_family = AF_INET, sa.sin_addr.s_addr = b->peers[j].ip, sa.sin_port = b->peers[j].port;
+            int fd = st_connect(&sa, at, why, sizeof why);
+            if (fd < 0 || st_hello_send(fd, b->key, (uint32_t)ch, b->rank, b->size, at, why, sizeof why) != 0) {
+                if (fd >= 0)
+                    close(fd);
+                snprintf(err, errlen, "rank %d: connecting to rank %d (%s): %s", b->rank, j, b->peers[j].hostname, why);
+                return -1;
+            }
+            *(ch == ST_CH_CTRL ? &b->ctrl[j] : &b->data[j]) = fd;
+        }
+    }
+    for (int j = b->rank + 1; j < b->size; j++)
+        expect += 1 + (need_data(b, j, arg) != 0);
+    while (expect > 0) {
+        st_hello h;
+        int fd = st_accept_hello(lfd, b->key, b->size, &h, at, why, sizeof why);
+        if (fd < 0) {
+            snprintf(err, errlen, "rank %d: waiting for higher ranks to connect: %s", b->rank, why);
+            return -1;
+        }
+        int *slot = h.channel == ST_CH_CTRL ? &b->ctrl[h.rank] : h.channel == ST_CH_DATA ? &b->data[h.rank] : NULL;
+        if (h.rank <= b->rank || !slot || *slot >= 0) {
+            fprintf(stderr, "stitch: bootstrap: rank %d dropped an unexpected hello from rank %d channel %u\n",
+                    b->rank, h.rank, h.channel);
+            close(fd);
+            continue;
+        }
+        *slot = fd, expect--;
+    }
+    return 0;
+}
+
+static int st_boot_alloc(st_boot *b, int rank, int size)
+{
+    memset(b, 0, sizeof *b);
+    b->rank = rank, b->size = size;
+    b->peers = calloc((size_t)size, sizeof *b->peers);
+    b->ctrl = malloc(sizeof *b->ctrl * (size_t)size);
+    b->data = malloc(sizeof *b->data * (size_t)size);
+    if (!b->peers || !b->ctrl || !b->data) {
+        st_boot_free(b);
+        return -1;
+    }
+    for (int i = 0; i < size; i++)
+        b->ctrl[i] = b->data[i] = -1;
+    return 0;
+}
+
+/* My listener and my own entry of the table. */
+static int st_boot_me(st_boot *b, const st_boot_env *e, const struct sockaddr_in *root, char *err, size_t errlen)
+{
+    st_peer_info *me = &b->peers[b->rank];
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    uint32_t ip;
+    if (ntohl(root->sin_addr.s_addr) >> 24 == 127 && !getenv("STITCH_SOCKET_IFNAME"))
+        ip = root->sin_addr.s_addr; /* a job on loopback stays on loopback */
+    else if (st_local_addr(root, &ip, err, errlen) != 0)
+        return -1;
+    int lfd = st_listen(b->rank == 0 ? INADDR_ANY : ip, b->rank == 0 ? e->root_port : 0, err, errlen);
+    if (lfd < 0 || getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+        if (lfd >= 0)
+            close(lfd);
+        return -1;
+    }
+    me->ip = ip, me->port = sa.sin_port, me->pid = (uint32_t)getpid();
+    me->host = st_host_id(me->hostname, sizeof me->hostname);
+    return lfd;
+}
+
+stitch_status_t st_boot_run(const st_boot_env *e, int timeout_ms, int (*need_data)(const st_boot *, int, void *),
+                            void *arg, st_boot *out, char *err, size_t errlen)
+{
+    struct sockaddr_in root;
+    struct timespec at;
+    char why[400];
+    st_deadline_in(&at, timeout_ms < 0 ? 24 * 3600 * 1000 : timeout_ms);
+    if (st_boot_alloc(out, e->rank, e->size) != 0) {
+        snprintf(err, errlen, "bootstrap: out of memory for %d ranks", e->size);
+        return STITCH_ERR_NO_MEMORY;
+    }
+    st_derive_key(e->secret, out->key);
+    if (st_resolve(e->root_host, e->root_port, &root, why, sizeof why) != 0) {
+        snprintf(err, errlen, "bootstrap (%s): %s", e->launcher, why);
+        st_boot_free(out);
+        return STITCH_ERR_SYSTEM;
+    }
+    int lfd = st_boot_me(out, e, &root, why, sizeof why);
+    int rc = lfd < 0 ? -1 : e->rank == 0 ? st_root_gather(out, lfd, &at, why, sizeof why)
+                                         : st_leaf_gather(out, &root, &at, why, sizeof why);
+    if (rc == 0)
+        rc = st_mesh(out, lfd, need_data, arg, &at, why, sizeof why);
+    if (lfd >= 0)
+        close(lfd);
+    if (rc != 0) {
+        snprintf(err, errlen, "bootstrap (%s, root %s:%d, rank %d of %d): %s", e->launcher, e->root_host,
+                 e->root_port, e->rank, e->size, why);
+        st_boot_close(out);
+        return lfd < 0 ? STITCH_ERR_SYSTEM : STITCH_ERR_TIMEOUT;
+    }
+    return STITCH_OK;
+}
+
+stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t errlen)
+{
+    struct timespec at;
+    char token = 'B', why[128];
+    st_deadline_in(&at, timeout_ms < 0 ? 24 * 3600 * 1000 : timeout_ms);
+    for (int i = 0; i < b->size; i++)
+        if (i != b->rank && st_io_all(b->ctrl[i], &token, 1, 1, &at, why, sizeof why) != 0)
+            goto fail;
+    for (int i = 0; i < b->size; i++)
+        if (i != b->rank && (st_io_all(b->ctrl[i], &token, 1, 0, &at, why, sizeof why) != 0 || token != 'B'))
+            goto fail;
+    return STITCH_OK;
+fail:
+    if (token != 'B')
+        snprintf(why, sizeof why, "unexpected byte on a control channel");
+    snprintf(err, errlen, "bootstrap barrier: rank %d: %s", b->rank, why);
+    return STITCH_ERR_TIMEOUT;
+}

@@ -1,0 +1,68 @@
+/* bootstrap.h - how the ranks of a process-mode communicator find each other (bootstrap.c).
+ *
+ * Three phases, all over TCP and all bounded by a deadline: (1) every rank connects to the root (rank 0's
+ * address, from the launcher's environment or a unique id) and sends its listen address and host identity;
+ * the root answers everyone with the whole table (an allgather); (2) every pair of ranks connects directly:
+ * a control channel always, and a data channel when the pair's data goes over tcp; (3) a barrier over the
+ * control channels. Every connection proves it belongs to the job with a keyed hash (SipHash-2-4) of a fresh
+ * challenge; anything else is logged and dropped, never trusted and never waited on for long.
+ */
+#ifndef ST_BOOTSTRAP_H
+#define ST_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stitch.h"
+
+/* Where a job's ranks come from. */
+typedef struct st_boot_env {
+    char launcher[32]; /* "openmpi", "mpich", "slurm", "torchrun", "stitch", "unique-id" */
+    int rank, size, local_rank;
+    char root_host[256];
+    int root_port;
+    char secret[160];  /* what the connection key is derived from (STITCH_SECRET, the unique id, or the job id) */
+} st_boot_env;
+
+/* Fill `e` from the environment, launchers tried in a fixed order: Open MPI, MPICH Hydra, Slurm, torchrun,
+ * stitch's own STITCH_RANK/STITCH_SIZE/STITCH_ROOT. STITCH_ROOT and STITCH_SECRET override what a launcher gives.
+ * Returns 1 when found, 0 when no launcher is present, -1 with a message when one is present but incomplete. */
+int st_boot_detect(st_boot_env *e, char *err, size_t errlen);
+
+/* What every rank tells the others. */
+typedef struct st_peer_info {
+    uint32_t ip;       /* network order */
+    uint16_t port;     /* network order */
+    uint16_t pad;
+    uint32_t pid;
+    uint64_t host;     /* identity of the host (hostname, boot id, network namespace): equal means shm works */
+    char hostname[64];
+} st_peer_info;
+
+typedef struct st_boot {
+    int rank, size;
+    st_peer_info *peers; /* size entries */
+    int *ctrl;           /* per rank: control socket, -1 for myself */
+    int *data;           /* per rank: data socket, -1 when the pair does not use tcp for data */
+    uint64_t key[2];     /* the job's connection key */
+} st_boot;
+
+/* Run the three phases. need_data(boot, peer, arg) says whether the pair (me, peer) needs a data socket; it must
+ * give the same answer on both sides (it sees the whole table). On failure nothing is left open. */
+stitch_status_t st_boot_run(const st_boot_env *e, int timeout_ms, int (*need_data)(const st_boot *, int, void *),
+                            void *arg, st_boot *out, char *err, size_t errlen);
+void st_boot_close(st_boot *b); /* closes the sockets still owned (entries set to -1 are skipped) */
+
+/* Barrier over the control sockets (blocking, bounded). */
+stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t errlen);
+
+/* SipHash-2-4 of msg under the 128-bit key. */
+uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len);
+
+/* A fresh root address for a unique id: this host's address (STITCH_SOCKET_IFNAME or the one routing to the
+ * default gateway, else loopback) and a free port. */
+stitch_status_t st_boot_pick_root(char *host, size_t hostlen, int *port, char *err, size_t errlen);
+
+int st_debug(void); /* STITCH_DEBUG is set */
+
+#endif

@@ -1,0 +1,465 @@
+/* proc.c - process-mode communicators: transports per peer, shm segments, control channels, waiting (proc.h).
+ *
+ * Tunables of process mode (read here, next to what they tune; the thread-mode ones stay in config.c):
+ *   STITCH_TRANSPORT        auto | shm | tcp: auto uses shm between ranks of one host, tcp across hosts    auto
+ *   STITCH_SHM_RING_BYTES   bytes of each shm ring (one per ordered pair of ranks on a host), power of 2   4M
+ *   STITCH_TCP_RING_BYTES   bytes of each tcp receive staging ring, power of 2                              4M
+ *   STITCH_SOCKET_IFNAME    interfaces to use ("eth0", "eth,ib", "^docker,lo" to exclude) (bootstrap.c)
+ *
+ * Shared memory. Each rank creates one segment holding its doorbell and one ring per other rank of its host
+ * (the rings it receives from), all ranks map every segment of their host, a barrier, and every rank unlinks
+ * its own: from then on a crash leaves nothing in /dev/shm (the memory goes away with the last mapping). On a
+ * failure before that point the creator unlinks at once.
+ *
+ * Control frames are 16-byte headers (magic, kind, length) + text. Only one thread ever writes them (the one
+ * that wins ctrl_owner), so stitch_comm_abort from another thread never interleaves with the executor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "config.h"
+#include "proc.h"
+#include "registry.h"
+
+#define ST_CTRL_MAGIC 0x53544331u /* "STC1" */
+enum { ST_CTRL_ABORT = 2, ST_CTRL_BYE = 3 };
+enum { ST_TP_AUTO, ST_TP_SHM, ST_TP_TCP };
+
+typedef struct st_ctrl_hdr {
+    uint32_t magic, kind, len, pad;
+} st_ctrl_hdr;
+
+typedef struct st_proc_settings {
+    int transport;
+    size_t shm_ring, tcp_ring;
+} st_proc_settings;
+
+static int st_pow2_env(const char *name, size_t def, size_t *out, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    char *end;
+    *out = def;
+    if (!v || !*v)
+        return 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        n <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        n <<= 20, end++;
+    if (*end || n < 4096 || n > (1ull << 30) || (n & (n - 1))) {
+        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
+        return -1;
+    }
+    *out = (size_t)n;
+    return 0;
+}
+
+static int st_proc_settings_load(st_proc_settings *s, char *err, size_t errlen)
+{
+    const char *t = getenv("STITCH_TRANSPORT");
+    s->transport = ST_TP_AUTO;
+    if (t && *t && strcmp(t, "auto") != 0) {
+        if (strcmp(t, "shm") == 0)
+            s->transport = ST_TP_SHM;
+        else if (strcmp(t, "tcp") == 0)
+            s->transport = ST_TP_TCP;
+        else {
+            snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, shm or tcp", t);
+            return -1;
+        }
+    }
+    if (st_pow2_env("STITCH_SHM_RING_BYTES", (size_t)4 << 20, &s->shm_ring, err, errlen) != 0 ||
+        st_pow2_env("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &s->tcp_ring, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- choosing transports ---------------------------------------------------------------------------------- */
+
+static int st_same_host(const st_boot *b, int peer)
+{
+    return b->peers[peer].host == b->peers[b->rank].host;
+}
+
+static int st_need_data(const st_boot *b, int peer, void *arg)
+{
+    const st_proc_settings *s = arg;
+    return s->transport == ST_TP_TCP || !st_same_host(b, peer);
+}
+
+/* ---- shared memory ---------------------------------------------------------------------------------------- */
+
+#define ST_RING_HDR 128 /* offsetof(st_ring, data) */
+
+static void st_seg_name(const st_boot *b, int rank, char *out, size_t len)
+{
+    snprintf(out, len, "/stitch-%016llx-%u-%d", (unsigned long long)(b->key[0] ^ b->peers[rank].host),
+             b->peers[0].pid, rank);
+}
+
+/* Index of ring "from rank `from`" inside `owner`'s segment: from's position among the other ranks of the host. */
+static int st_ring_index(const st_boot *b, int owner, int from)
+{
+    int k = 0;
+    for (int i = 0; i < from; i++)
+        k += i != owner && b->peers[i].host == b->peers[owner].host;
+    return k;
+}
+
+static st_ring *st_ring_at(const st_proc *pr, int owner, int from)
+{
+    char *base = (char *)pr->seg[owner] + 4096;
+    return (st_ring *)(base + (size_t)st_ring_index(&pr->boot, owner, from) * (ST_RING_HDR + pr->ring_bytes));
+}
+
+static void *st_seg_map(const char *name, size_t bytes, int create, char *err, size_t errlen)
+{
+    int fd = shm_open(name, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "shm_open(%s): %s", name, strerror(errno));
+        return NULL;
+    }
+    if (create && ftruncate(fd, (off_t)bytes) != 0) {
+        snprintf(err, errlen, "ftruncate(%s, %zu): %s", name, bytes, strerror(errno));
+        close(fd);
+        shm_unlink(name);
+        return NULL;
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "mmap(%s, %zu): %s", name, bytes, strerror(errno));
+        if (create)
+            shm_unlink(name);
+        return NULL;
+    }
+    return p;
+}
+
+static int st_local_count(const st_boot *b)
+{
+    int n = 0;
+    for (int i = 0; i < b->size; i++)
+        n += st_same_host(b, i);
+    return n;
+}
+
+/* Create mine, barrier, map theirs, barrier, unlink mine. Every rank takes part in both barriers (they run over
+ * all ranks), whether or not it has a peer on its host. */
+static stitch_status_t st_shm_setup(st_proc *pr, const st_proc_settings *s, int timeout_ms, char *err,
+                                    size_t errlen)
+{
+    st_boot *b = &pr->boot;
+    char name[96] = "", why[256];
+    int nlocal = st_local_count(b);
+    int use = s->transport != ST_TP_TCP && nlocal > 1;
+    pr->seg_bytes = 4096 + (size_t)(nlocal > 1 ? nlocal - 1 : 0) * (ST_RING_HDR + pr->ring_bytes);
+    if (use) {
+        st_seg_name(b, b->rank, name, sizeof name);
+        if (!(pr->seg[b->rank] = st_seg_map(name, pr->seg_bytes, 1, why, sizeof why))) {
+            snprintf(err, errlen, "rank %d: shared memory: %s", b->rank, why);
+            return STITCH_ERR_SYSTEM; /* the peers' barrier fails at its deadline, or at our control EOF */
+        }
+        pr->bell = pr->seg[b->rank];
+    }
+    stitch_status_t st = st_boot_barrier(b, timeout_ms, err, errlen);
+    for (int i = 0; use && st == STITCH_OK && i < b->size; i++) {
+        if (i == b->rank || st_need_data(b, i, (void *)s))
+            continue;
+        char other[96];
+        st_seg_name(b, i, other, sizeof other);
+        if (!(pr->seg[i] = st_seg_map(other, pr->seg_bytes, 0, why, sizeof why))) {
+            snprintf(err, errlen, "rank %d: shared memory of rank %d: %s", b->rank, i, why);
+            st = STITCH_ERR_SYSTEM;
+        }
+    }
+    if (st == STITCH_OK)
+        st = st_boot_barrier(b, timeout_ms, err, errlen);
+    if (use)
+        shm_unlink(name);
+    return st;
+}
+
+/* ---- the communicator ------------------------------------------------------------------------------------- */
+
+static stitch_status_t st_make_tps(st_proc *pr, const st_proc_settings *s, char *err, size_t errlen)
+{
+    st_boot *b = &pr->boot;
+    for (int j = 0; j < b->size; j++) {
+        if (j == b->rank)
+            continue;
+        if (b->data[j] >= 0) {
+            pr->tp[j] = st_tp_tcp_new(b->data[j], j, s->tcp_ring);
+            b->data[j] = -1; /* owned by the transport now, closed by it even on failure */
+            pr->ntcp++;
+        } else {
+            st_bell *peer_bell = pr->seg[j];
+            pr->tp[j] = st_tp_shm_new(st_ring_at(pr, j, b->rank), st_ring_at(pr, b->rank, j), pr->ring_bytes,
+                                      peer_bell, j);
+            pr->nshm++;
+        }
+        if (!pr->tp[j]) {
+            snprintf(err, errlen, "rank %d: out of memory for the transport to rank %d", b->rank, j);
+            return STITCH_ERR_NO_MEMORY;
+        }
+    }
+    return STITCH_OK;
+}
+
+static int st_proc_alloc(st_proc *pr, int size)
+{
+    pr->tp = calloc((size_t)size, sizeof *pr->tp);
+    pr->ctrl = calloc((size_t)size, sizeof *pr->ctrl);
+    pr->seg = calloc((size_t)size, sizeof *pr->seg);
+    pr->pfds = calloc((size_t)size * 2, sizeof *pr->pfds);
+    pr->pfd_peer = calloc((size_t)size * 2, sizeof *pr->pfd_peer);
+    return pr->tp && pr->ctrl && pr->seg && pr->pfds && pr->pfd_peer ? 0 : -1;
+}
+
+static void st_proc_release(st_proc *pr)
+{
+    for (int j = 0; pr->tp && j < pr->size; j++)
+        if (pr->tp[j])
+            pr->tp[j]->ops->close(pr->tp[j]);
+    for (int j = 0; pr->seg && j < pr->size; j++)
+        if (pr->seg[j])
+            munmap(pr->seg[j], pr->seg_bytes);
+    if (pr->boot.ctrl)
+        st_boot_close(&pr->boot);
+    free(pr->tp);
+    free(pr->ctrl);
+    free(pr->seg);
+    free(pr->pfds);
+    free(pr->pfd_peer);
+    free(pr);
+}
+
+static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, int timeout_ms, char *err, size_t errlen)
+{
+    st_proc_settings s;
+    if (st_proc_settings_load(&s, err, errlen) != 0)
+        return STITCH_ERR_CONFIG;
+    pr->ring_bytes = s.shm_ring;
+    stitch_status_t st = st_boot_run(env, timeout_ms, st_need_data, &s, &pr->boot, err, errlen);
+    if (st == STITCH_OK)
+        st = st_shm_setup(pr, &s, timeout_ms, err, errlen);
+    if (st == STITCH_OK)
+        st = st_make_tps(pr, &s, err, errlen);
+    if (st == STITCH_OK && st_debug())
+        fprintf(stderr, "stitch: rank %d of %d on %s (pid %u): %d peers over shm, %d over tcp\n", pr->rank, pr->size,
+                pr->boot.peers[pr->rank].hostname, pr->boot.peers[pr->rank].pid, pr->nshm, pr->ntcp);
+    return st;
+}
+
+/* The algorithm of each collective, as comm.c resolves them for thread communicators. */
+static stitch_status_t st_proc_algos(const st_settings *s, const st_algo **algo, char *err, size_t errlen)
+{
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        const st_algo *a = NULL;
+        if (s->algo.coll[c][0])
+            a = st_registry_find(s->algo.coll[c], (stitch_coll_t)c);
+        else if (s->algo.every[0])
+            a = st_registry_find(s->algo.every, (stitch_coll_t)c);
+        if (!a && !s->algo.coll[c][0])
+            a = st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
+        if (!a) {
+            snprintf(err, errlen, "%s: unknown algorithm '%s' for %s", s->algo_source,
+                     s->algo.coll[c][0] ? s->algo.coll[c] : ST_DEFAULT_ALGO, stitch_coll_name((stitch_coll_t)c));
+            return STITCH_ERR_CONFIG;
+        }
+        algo[c] = a;
+    }
+    return STITCH_OK;
+}
+
+static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_algo **algo)
+{
+    stitch_comm_t *comm = calloc(1, sizeof *comm);
+    if (!comm)
+        return NULL;
+    comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
+    comm->job = st_job_new(1); /* only its abort flag and reason are used in process mode */
+    comm->proc = calloc(1, sizeof *comm->proc);
+    if (!comm->cache || !comm->job || !comm->proc || st_proc_alloc(comm->proc, env->size) != 0) {
+        if (comm->proc)
+            st_proc_release(comm->proc);
+        if (comm->job)
+            st_job_unref(comm->job);
+        free(comm->cache);
+        free(comm);
+        return NULL;
+    }
+    comm->rank = env->rank, comm->p = env->size;
+    memcpy(comm->algo, algo, sizeof comm->algo);
+    comm->timeout_ms = s->timeout_ms;
+    comm->segment_bytes = s->segment_bytes;
+    comm->proc->rank = env->rank, comm->proc->size = env->size;
+    return comm;
+}
+
+stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
+                                 char *err, size_t errlen)
+{
+    st_settings s;
+    const st_algo *algo[STITCH_COLL_COUNT];
+    char why[512];
+    stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
+    if (st == STITCH_OK)
+        st = st_proc_algos(&s, algo, why, sizeof why);
+    if (st != STITCH_OK) {
+        snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
+        return st;
+    }
+    stitch_comm_t *comm = st_proc_shell(env, &s, algo);
+    if (!comm) {
+        snprintf(err, errlen, "stitch_comm_init_rank: out of memory");
+        return STITCH_ERR_NO_MEMORY;
+    }
+    int boot_ms = s.timeout_ms < 0 ? -1 : s.timeout_ms;
+    if ((st = st_proc_connect(comm->proc, env, boot_ms, why, sizeof why)) != STITCH_OK) {
+        snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
+        stitch_comm_destroy(comm);
+        return st;
+    }
+    *out = comm;
+    return STITCH_OK;
+}
+
+/* ---- control frames --------------------------------------------------------------------------------------- */
+
+static void st_ctrl_send_all(st_proc *pr, uint32_t kind, const char *text)
+{
+    struct {
+        st_ctrl_hdr h;
+        char text[640];
+    } f;
+    size_t n = text ? strlen(text) : 0;
+    n = n < sizeof f.text ? n : sizeof f.text;
+    f.h = (st_ctrl_hdr){ST_CTRL_MAGIC, kind, (uint32_t)n, 0};
+    if (n)
+        memcpy(f.text, text, n);
+    for (int j = 0; pr->boot.ctrl && j < pr->size; j++)
+        if (pr->boot.ctrl[j] >= 0) /* the channel is otherwise idle: a frame this small fits its buffer */
+            (void)!send(pr->boot.ctrl[j], &f, sizeof f.h + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void st_proc_abort(st_proc *pr, const char *reason)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&pr->ctrl_owner, &expected, 1)) {
+        snprintf(pr->reason, sizeof pr->reason, "%.600s", reason);
+        atomic_store(&pr->aborted, 1);
+        st_ctrl_send_all(pr, ST_CTRL_ABORT, reason);
+    }
+    if (pr->bell)
+        st_bell_ring(pr->bell); /* wake my own executor if it sleeps */
+}
+
+void st_proc_free(st_proc *pr)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&pr->ctrl_owner, &expected, 1))
+        st_ctrl_send_all(pr, ST_CTRL_BYE, NULL);
+    st_proc_release(pr);
+}
+
+/* One peer's control channel has bytes (or EOF): parse complete frames. 0, or -1 on death/abort. */
+static int st_ctrl_read(st_proc *pr, int j)
+{
+    st_ctrl_in *c = &pr->ctrl[j];
+    const st_peer_info *pi = &pr->boot.peers[j];
+    char msg[900];
+    ssize_t n = recv(pr->boot.ctrl[j], c->buf + c->fill, sizeof c->buf - c->fill, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        close(pr->boot.ctrl[j]);
+        pr->boot.ctrl[j] = -1;
+        if (c->state != 0)
+            return 0;
+        c->state = 2;
+        snprintf(msg, sizeof msg, "rank %d (pid %u on %s) died: its control connection closed without a goodbye%s%s",
+                 j, pi->pid, pi->hostname, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+        st_proc_abort(pr, msg);
+        return -1;
+    }
+    c->fill += (size_t)n;
+    st_ctrl_hdr h;
+    while (c->fill >= sizeof h) {
+        memcpy(&h, c->buf, sizeof h);
+        if (h.magic != ST_CTRL_MAGIC || h.len > sizeof c->buf - sizeof h) {
+            snprintf(msg, sizeof msg, "rank %d sent a malformed control frame", j);
+            st_proc_abort(pr, msg);
+            return -1;
+        }
+        if (c->fill < sizeof h + h.len)
+            break;
+        if (h.kind == ST_CTRL_BYE) {
+            c->state = 1;
+        } else {
+            c->state = 3;
+            snprintf(msg, sizeof msg, "rank %d aborted: %.*s", j, (int)h.len, c->buf + sizeof h);
+            st_proc_abort(pr, msg);
+        }
+        memmove(c->buf, c->buf + sizeof h + h.len, c->fill - sizeof h - h.len);
+        c->fill -= sizeof h + h.len;
+    }
+    return atomic_load(&pr->aborted) ? -1 : 0;
+}
+
+/* Fill pfds with the control fds (and the tcp data fds when `data`); returns how many. */
+static int st_fill_pfds(st_proc *pr, int data)
+{
+    int n = 0;
+    for (int j = 0; j < pr->size; j++) {
+        if (pr->boot.ctrl[j] >= 0)
+            pr->pfds[n] = (struct pollfd){pr->boot.ctrl[j], POLLIN, 0}, pr->pfd_peer[n++] = j;
+        if (data && pr->tp[j] && pr->tp[j]->ops->pollfd(pr->tp[j]) >= 0)
+            pr->pfds[n] = (struct pollfd){pr->tp[j]->ops->pollfd(pr->tp[j]), POLLIN, 0}, pr->pfd_peer[n++] = -1;
+    }
+    return n;
+}
+
+static int st_ctrl_ready(st_proc *pr, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++)
+        if (pr->pfd_peer[i] >= 0 && pr->pfds[i].revents && pr->boot.ctrl[pr->pfd_peer[i]] >= 0)
+            rc |= st_ctrl_read(pr, pr->pfd_peer[i]);
+    return rc;
+}
+
+int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
+{
+    int n = st_fill_pfds(pr, 0);
+    if (atomic_load(&pr->aborted))
+        return -1;
+    if (n == 0 || poll(pr->pfds, (nfds_t)n, timeout_ms) <= 0)
+        return atomic_load(&pr->aborted) ? -1 : 0;
+    return st_ctrl_ready(pr, n);
+}
+
+void st_proc_block(st_proc *pr, int timeout_ms)
+{
+    if (pr->nshm > 0 && pr->ntcp == 0) {
+        uint32_t seen = __atomic_load_n(&pr->bell->word, __ATOMIC_SEQ_CST);
+        if (st_proc_poll_ctrl(pr, 0) != 0)
+            return;
+        st_bell_wait(pr->bell, seen, timeout_ms);
+        return;
+    }
+    int n = st_fill_pfds(pr, 1);
+    if (pr->nshm > 0 && timeout_ms > 1)
+        timeout_ms = 1; /* shm data cannot wake poll: check it often */
+    if (poll(pr->pfds, (nfds_t)n, timeout_ms) > 0)
+        st_ctrl_ready(pr, n);
+}

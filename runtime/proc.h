@@ -1,0 +1,53 @@
+/* proc.h - a communicator whose ranks are processes (one per process, on one host or many): its transports,
+ * its control channels, and how its executor waits (proc.c); the executor itself is exec_msg.c.
+ *
+ * Every pair of ranks has a tcp control channel for the communicator's whole life: it carries only "abort,
+ * because ..." and "goodbye" frames, and its EOF without a goodbye is how a dead peer is noticed (the kernel
+ * closes a killed process's sockets), whether or not the pair exchanges data. Data goes over one transport per
+ * peer, chosen in preference order shm (same host), tcp, unless STITCH_TRANSPORT forces one.
+ */
+#ifndef ST_PROC_H
+#define ST_PROC_H
+
+#include <stdatomic.h>
+#include <time.h>
+
+#include "bootstrap.h"
+#include "transport.h"
+
+typedef struct st_ctrl_in {
+    char buf[720];
+    size_t fill;
+    int state; /* 0 open, 1 said goodbye, 2 closed without goodbye, 3 sent an abort */
+} st_ctrl_in;
+
+typedef struct st_proc {
+    int rank, size;
+    st_boot boot;             /* the table and the control sockets (data sockets move into tp) */
+    st_tp **tp;               /* per peer: its data transport, NULL for myself */
+    st_ctrl_in *ctrl;         /* per peer */
+    void **seg;               /* per peer on my host (and me): its mapped shm segment, NULL otherwise */
+    size_t seg_bytes, ring_bytes;
+    st_bell *bell;            /* mine, in my segment; NULL when no peer shares my host */
+    int nshm, ntcp;           /* data peers per transport */
+    atomic_int aborted;
+    atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
+    char reason[640];
+    struct pollfd *pfds;      /* scratch for waiting */
+    int *pfd_peer;
+} st_proc;
+
+/* Make a communicator for rank env->rank of env->size; on failure return a status with a message in err. */
+stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
+                                 char *err, size_t errlen);
+void st_proc_free(st_proc *pr);   /* says goodbye, closes, unmaps */
+void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first reason wins */
+
+/* Read what the control channels have (non-blocking). Returns 0, or -1 when a peer died or aborted (the
+ * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
+int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
+
+/* Block until something may have changed (data or space on a transport, a control frame) or timeout_ms. */
+void st_proc_block(st_proc *pr, int timeout_ms);
+
+#endif

@@ -1,0 +1,126 @@
+/* tp_tcp.c - the tcp transport: one non-blocking socket per peer and direction pair, an rx staging ring.
+ *
+ * send() goes straight from the caller's buffer into the kernel (no staging on the way out). Incoming bytes are
+ * read into a power-of-two ring so the executor can reduce out of it in place (transport.h); the ring is refilled
+ * on every peek, so the kernel's socket buffer keeps draining while the executor works on what it already has.
+ * TCP_NODELAY because every message of a step is latency-bound at small sizes; a step's frames are written
+ * back to back so Nagle would only delay the last one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+typedef struct st_tcp {
+    st_tp base;
+    int fd;
+    int eof;
+    char *ring;
+    size_t cap;
+    uint64_t head, tail; /* bytes read into the ring, bytes consumed */
+} st_tcp;
+
+static ssize_t st_tcp_send(st_tp *t, const void *buf, size_t len, char *err, size_t errlen)
+{
+    st_tcp *c = (st_tcp *)t;
+    if (len == 0)
+        return 0;
+    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0)
+        return n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 0;
+    snprintf(err, errlen, "tcp send to rank %d failed: %s", t->peer, strerror(errno));
+    return -1;
+}
+
+/* Read what the kernel has into the free contiguous part of the ring. */
+static int st_tcp_fill(st_tcp *c, char *err, size_t errlen)
+{
+    for (int i = 0; i < 2 && !c->eof; i++) {
+        size_t used = (size_t)(c->head - c->tail), at = (size_t)(c->head & (c->cap - 1));
+        size_t room = c->cap - used, contig = c->cap - at;
+        if (room == 0)
+            return 0;
+        ssize_t n = recv(c->fd, c->ring + at, room < contig ? room : contig, MSG_DONTWAIT);
+        if (n > 0) {
+            c->head += (uint64_t)n;
+            if ((size_t)n < contig)
+                return 0;
+            continue; /* filled to the end of the ring: try the start too */
+        }
+        if (n == 0) {
+            c->eof = 1;
+            break;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            return 0;
+        snprintf(err, errlen, "tcp receive from rank %d failed: %s", c->base.peer, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static ssize_t st_tcp_peek(st_tp *t, const void **ptr, char *err, size_t errlen)
+{
+    st_tcp *c = (st_tcp *)t;
+    if (st_tcp_fill(c, err, errlen) < 0)
+        return -1;
+    size_t used = (size_t)(c->head - c->tail), at = (size_t)(c->tail & (c->cap - 1));
+    if (used == 0 && c->eof) {
+        snprintf(err, errlen, "rank %d closed its tcp connection (the process exited or died)", t->peer);
+        return -1;
+    }
+    size_t contig = c->cap - at;
+    *ptr = c->ring + at;
+    return (ssize_t)(used < contig ? used : contig);
+}
+
+static void st_tcp_consume(st_tp *t, size_t n)
+{
+    ((st_tcp *)t)->tail += n;
+}
+
+static int st_tcp_pollfd(const st_tp *t)
+{
+    return ((const st_tcp *)t)->fd;
+}
+
+static void st_tcp_close(st_tp *t)
+{
+    st_tcp *c = (st_tcp *)t;
+    close(c->fd);
+    free(c->ring);
+    free(c);
+}
+
+static const st_tp_ops st_tcp_ops = {"tcp", st_tcp_send, st_tcp_peek, st_tcp_consume, st_tcp_pollfd, st_tcp_close,
+                                     NULL, NULL};
+
+st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
+{
+    st_tcp *c = calloc(1, sizeof *c);
+    char *buf = aligned_alloc(64, ring);
+    if (!c || !buf) {
+        free(c);
+        free(buf);
+        close(fd);
+        return NULL;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* best effort: not fatal if refused */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    c->base.ops = &st_tcp_ops;
+    c->base.peer = peer;
+    c->fd = fd;
+    c->ring = buf;
+    c->cap = ring;
+    return &c->base;
+}

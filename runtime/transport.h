@@ -1,0 +1,75 @@
+/* transport.h - byte streams between two ranks of a process-mode communicator: one small table per transport.
+ *
+ * Why streams. The message executor (exec_msg.c) sends a deterministic sequence of framed messages to each peer
+ * and knows exactly which message comes next from each; all it needs from a transport is an ordered, reliable
+ * byte stream per direction, pushed and drained without blocking. Receiving is "peek, use, consume": the
+ * executor reduces straight out of the transport's own buffer (the shm ring, the tcp staging ring), so no
+ * scratch copy sits between the wire and the reduction, and a large message is reduced piece by piece as it
+ * arrives (transfer and reduction overlap).
+ *
+ * Rules every transport keeps, which the executor relies on:
+ * - buffers behind peek are 64-byte aligned rings whose capacity is a power of two, so a stream offset that is
+ *   a multiple of an element size is never split by the wrap (frames are 64-byte headers + element payloads);
+ * - send and peek never block; 0 means "not now", -1 means the stream is broken and err says why;
+ * - `wake` is what a blocked rank sleeps on: a pollable fd (tcp) or the shm doorbell (proc.c decides how).
+ *
+ * RDMA later. A verbs transport fits the same table: `send` posts RDMA writes with immediate into a ring the
+ * peer registered at connect time (the shm ring layout, in registered memory), `peek` polls the CQ. The two
+ * optional members reg/write are reserved for a one-sided large-message path (register the work buffer once,
+ * write straight into the peer's); no transport implements them yet and callers must check for NULL.
+ */
+#ifndef ST_TRANSPORT_H
+#define ST_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct st_tp st_tp;
+
+typedef struct st_tp_ops {
+    const char *name; /* "shm", "tcp" */
+    /* Accept up to len bytes of the stream; returns how many (0: full now), or -1 with a message in err. */
+    ssize_t (*send)(st_tp *t, const void *buf, size_t len, char *err, size_t errlen);
+    /* Point *ptr at the next readable bytes; returns how many are contiguous (0: none now), -1 on error/EOF. */
+    ssize_t (*peek)(st_tp *t, const void **ptr, char *err, size_t errlen);
+    void (*consume)(st_tp *t, size_t n);
+    int (*pollfd)(const st_tp *t); /* an fd that becomes readable when data arrives; -1: none (shm) */
+    void (*close)(st_tp *t);
+    /* reserved for one-sided transports (RDMA): register memory, write into a registered remote range */
+    int (*reg)(st_tp *t, void *buf, size_t len, uint64_t *key);
+    int (*write)(st_tp *t, const void *buf, size_t len, uint64_t rkey, size_t roff);
+} st_tp_ops;
+
+struct st_tp {
+    const st_tp_ops *ops;
+    int peer; /* rank at the other end, for messages */
+};
+
+/* tcp: takes ownership of a connected socket (made non-blocking, TCP_NODELAY); rx ring of `ring` bytes
+ * (a power of two, >= 4096). NULL when out of memory (fd is closed then). */
+st_tp *st_tp_tcp_new(int fd, int peer, size_t ring);
+
+/* shm: a single-producer single-consumer byte ring in shared memory. */
+typedef struct st_ring {
+    _Alignas(64) uint64_t head; /* bytes ever written; only the producer stores it (__atomic release) */
+    _Alignas(64) uint64_t tail; /* bytes ever consumed; only the consumer stores it (__atomic release) */
+    _Alignas(64) char data[];
+} st_ring;
+
+/* The doorbell of one rank: bumped by whoever gives it something to do (data in, space freed), slept on with
+ * FUTEX_WAIT (shared, not private: it lives in a segment mapped by several processes). */
+typedef struct st_bell {
+    _Alignas(64) uint32_t word;
+    uint32_t sleeping;
+} st_bell;
+
+void st_bell_ring(st_bell *b);
+/* Sleep until the bell's word differs from `seen` or timeout_ms passes (EINTR and spurious wake-ups return). */
+void st_bell_wait(st_bell *b, uint32_t seen, int timeout_ms);
+
+/* An shm endpoint: `out` is the ring I produce into (lives in the peer's segment), `in` the ring the peer
+ * produces into (in mine); `peer_bell` is rung after producing or consuming, so the peer notices. */
+st_tp *st_tp_shm_new(st_ring *out, st_ring *in, size_t cap, st_bell *peer_bell, int peer);
+
+#endif

@@ -1,0 +1,351 @@
+/* test_proc.c - process-mode communicators: ranks are forked processes of this test, joined by a unique id.
+ *
+ *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch foreign abort (default: all)
+ *
+ * Every scenario forks its ranks, bounds the whole run with a deadline (children that outlive it are killed
+ * and the scenario fails), and checks exit codes and the error text each rank reports through a pipe. The
+ * checks are exact values (sums of small integers), so any reduction order gives the same result. Prints TAP.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stitch.h"
+
+#define MAXR 16
+#define DEADLINE_S 60
+
+typedef struct run {
+    int n;
+    pid_t pid[MAXR];
+    int fd[MAXR];       /* read end: the child's report */
+    int status[MAXR];
+    char text[MAXR][2048];
+} run;
+
+typedef int (*rank_fn)(stitch_comm_t *comm, int rank, int n, int out);
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void say(int out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int out, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (write(out, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : strlen(buf)) < 0)
+        _exit(9);
+}
+
+/* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
+static void spawn(run *r, int n, rank_fn fn, const char *transport)
+{
+    stitch_unique_id_t id;
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    if (stitch_get_unique_id(&id) != STITCH_OK) {
+        fprintf(stderr, "stitch_get_unique_id failed\n");
+        exit(1);
+    }
+    for (int i = 0; i < n; i++) {
+        int p[2];
+        if (pipe(p) != 0) {
+            perror("pipe");
+            exit(1);
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(p[0]);
+            if (transport)
+                setenv("STITCH_TRANSPORT", transport, 1);
+            stitch_comm_t *comm = NULL;
+            char err[1024] = "";
+            stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, NULL, err, sizeof err);
+            if (st != STITCH_OK) {
+                say(p[1], "init: %s: %s\n", stitch_strerror(st), err);
+                _exit(2);
+            }
+            int rc = fn(comm, i, n, p[1]);
+            stitch_comm_destroy(comm);
+            _exit(rc);
+        }
+        close(p[1]);
+        r->pid[i] = pid, r->fd[i] = p[0];
+    }
+}
+
+/* Collect reports and exit codes; kill whatever outlives the deadline. Returns seconds taken. */
+static double reap(run *r, double limit)
+{
+    double t0 = now();
+    int left = r->n;
+    size_t fill[MAXR] = {0};
+    while (left > 0) {
+        struct pollfd pf[MAXR];
+        for (int i = 0; i < r->n; i++)
+            pf[i] = (struct pollfd){r->fd[i], POLLIN, 0};
+        poll(pf, (nfds_t)r->n, 50);
+        for (int i = 0; i < r->n; i++) {
+            if (r->fd[i] < 0 || !pf[i].revents)
+                continue;
+            ssize_t k = read(r->fd[i], r->text[i] + fill[i], sizeof r->text[i] - 1 - fill[i]);
+            if (k > 0)
+                fill[i] += (size_t)k;
+            else
+                close(r->fd[i]), r->fd[i] = -1;
+        }
+        for (int i = 0; i < r->n; i++) {
+            int st;
+            if (r->pid[i] > 0 && waitpid(r->pid[i], &st, WNOHANG) == r->pid[i]) {
+                r->status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                r->pid[i] = 0, left--;
+            }
+        }
+        if (now() - t0 > limit) {
+            for (int i = 0; i < r->n; i++)
+                if (r->pid[i] > 0) {
+                    kill(r->pid[i], SIGKILL);
+                    waitpid(r->pid[i], NULL, 0);
+                    r->status[i] = 200, r->pid[i] = 0, left--;
+                    snprintf(r->text[i] + fill[i], sizeof r->text[i] - fill[i], "(killed at the test deadline)");
+                }
+        }
+    }
+    for (int i = 0; i < r->n; i++)
+        if (r->fd[i] >= 0)
+            close(r->fd[i]);
+    return now() - t0;
+}
+
+/* ---- rank bodies ------------------------------------------------------------------------------------------ */
+
+static int check_coll(stitch_comm_t *comm, int rank, int n, int out, stitch_coll_t coll, size_t count)
+{
+    size_t total = coll == STITCH_ALL_REDUCE ? count : count * (size_t)n;
+    float *in = malloc(sizeof(float) * total), *res = malloc(sizeof(float) * total);
+    stitch_status_t st;
+    for (size_t i = 0; i < total; i++)
+        in[i] = (float)((i * 7 + (size_t)rank * 3) % 64), res[i] = -1;
+    if (coll == STITCH_ALL_REDUCE)
+        st = stitch_all_reduce(in, res, count, STITCH_FP32, STITCH_SUM, comm);
+    else if (coll == STITCH_REDUCE_SCATTER)
+        st = stitch_reduce_scatter(in, res, count, STITCH_FP32, STITCH_SUM, comm);
+    else
+        st = stitch_all_gather(in, res, count, STITCH_FP32, comm);
+    int bad = 0;
+    if (st != STITCH_OK) {
+        say(out, "%s count %zu: %s: %s\n", stitch_coll_name(coll), count, stitch_strerror(st),
+            stitch_comm_last_error(comm));
+        bad = 1;
+    }
+    size_t nout = coll == STITCH_REDUCE_SCATTER ? count : total;
+    for (size_t i = 0; !bad && i < nout; i++) {
+        double want = 0;
+        if (coll == STITCH_ALL_GATHER) {
+            size_t q = i / count, j = i % count;
+            want = (double)((j * 7 + q * 3) % 64);
+        } else {
+            size_t g = coll == STITCH_REDUCE_SCATTER ? (size_t)rank * count + i : i;
+            for (int q = 0; q < n; q++)
+                want += (double)((g * 7 + (size_t)q * 3) % 64);
+        }
+        if (res[i] != (float)want) {
+            say(out, "%s count %zu: element %zu is %g, expected %g\n", stitch_coll_name(coll), count, i, res[i], want);
+            bad = 1;
+        }
+    }
+    free(in);
+    free(res);
+    return bad;
+}
+
+static int body_data(stitch_comm_t *comm, int rank, int n, int out)
+{
+    static const size_t counts[] = {1, 2, 7, 1000, 65536, 3 << 20};
+    int bad = 0;
+    for (size_t c = 0; c < sizeof counts / sizeof *counts && !bad; c++)
+        for (int coll = 0; coll < 3 && !bad; coll++)
+            bad = check_coll(comm, rank, n, out, (stitch_coll_t)coll, counts[c]);
+    if (!bad && stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, "rhd") == STITCH_OK)
+        bad = check_coll(comm, rank, n, out, STITCH_ALL_REDUCE, 100003);
+    return bad;
+}
+
+static int body_long(stitch_comm_t *comm, int rank, int n, int out)
+{
+    size_t count = 4 << 20;
+    float *buf = calloc(count, sizeof *buf);
+    (void)n;
+    for (int i = 0; i < 100000; i++) {
+        stitch_status_t st = stitch_all_reduce(buf, buf, count, STITCH_FP32, STITCH_SUM, comm);
+        if (st != STITCH_OK) {
+            say(out, "rank %d: %s: %s\n", rank, stitch_strerror(st), stitch_comm_last_error(comm));
+            free(buf);
+            return 3;
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+static int body_mismatch(stitch_comm_t *comm, int rank, int n, int out)
+{
+    size_t count = rank == 1 ? 2000 : 1000;
+    float *buf = calloc(count, sizeof *buf);
+    (void)n;
+    stitch_status_t st = stitch_all_reduce(buf, buf, count, STITCH_FP32, STITCH_SUM, comm);
+    free(buf);
+    if (st == STITCH_OK)
+        return 0;
+    say(out, "%s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
+    return 3;
+}
+
+static int body_abort(stitch_comm_t *comm, int rank, int n, int out)
+{
+    float x = 1;
+    (void)n;
+    if (rank == 0) {
+        stitch_comm_abort(comm);
+        return 3;
+    }
+    stitch_status_t st = stitch_all_reduce(&x, &x, 1, STITCH_FP32, STITCH_SUM, comm);
+    say(out, "%s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
+    return st == STITCH_OK ? 0 : 3;
+}
+
+/* ---- scenarios -------------------------------------------------------------------------------------------- */
+
+static int shm_leftovers(void)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, "stitch-", 7) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int all_ok(const run *r, const char *what)
+{
+    int ok = 1;
+    for (int i = 0; i < r->n; i++)
+        if (r->status[i] != 0) {
+            printf("# %s: rank %d exited %d: %s\n", what, i, r->status[i], r->text[i]);
+            ok = 0;
+        }
+    return ok;
+}
+
+static int sc_data(int n, const char *transport)
+{
+    run r;
+    spawn(&r, n, body_data, transport);
+    reap(&r, DEADLINE_S);
+    return all_ok(&r, transport) && shm_leftovers() == 0;
+}
+
+static int sc_shm(void) { return sc_data(4, "shm"); }
+static int sc_tcp(void) { return sc_data(3, "tcp"); }
+static int sc_odd(void) { return sc_data(5, NULL); }
+
+static int sc_kill(void)
+{
+    run r;
+    setenv("STITCH_TIMEOUT", "3", 1);
+    spawn(&r, 4, body_long, NULL);
+    usleep(1500 * 1000);
+    kill(r.pid[2], SIGKILL);
+    double t0 = now();
+    reap(&r, 10);
+    double took = now() - t0;
+    unsetenv("STITCH_TIMEOUT");
+    int ok = took < 6.0 && shm_leftovers() == 0;
+    for (int i = 0; i < 4; i++) {
+        if (i == 2)
+            continue;
+        int named = strstr(r.text[i], "rank 2") != NULL;
+        if (r.status[i] != 3 || !named) {
+            printf("# kill: rank %d exited %d (want 3) with '%s'\n", i, r.status[i], r.text[i]);
+            ok = 0;
+        }
+    }
+    printf("# kill: survivors done %.3f s after the kill; /dev/shm stitch entries: %d; rank 0 said: %s", took,
+           shm_leftovers(), r.text[0]);
+    return ok;
+}
+
+static int sc_mismatch(void)
+{
+    run r;
+    setenv("STITCH_TIMEOUT", "5", 1);
+    spawn(&r, 3, body_mismatch, NULL);
+    reap(&r, 20);
+    unsetenv("STITCH_TIMEOUT");
+    int ok = 1, named = 0;
+    for (int i = 0; i < 3; i++) {
+        ok &= r.status[i] == 3;
+        named += strstr(r.text[i], "count 1000") && strstr(r.text[i], "count 2000");
+        printf("# mismatch: rank %d exited %d: %s", i, r.status[i], r.text[i]);
+    }
+    return ok && named >= 2;
+}
+
+static int sc_abort(void)
+{
+    run r;
+    setenv("STITCH_TIMEOUT", "5", 1);
+    spawn(&r, 3, body_abort, NULL);
+    double took = reap(&r, 20);
+    unsetenv("STITCH_TIMEOUT");
+    int ok = took < 4;
+    for (int i = 1; i < 3; i++) {
+        ok &= r.status[i] == 3 && strstr(r.text[i], "abort") != NULL;
+        printf("# abort: rank %d exited %d: %s", i, r.status[i], r.text[i]);
+    }
+    return ok;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} scenarios[] = {
+    {"shm", sc_shm}, {"tcp", sc_tcp}, {"odd", sc_odd}, {"kill", sc_kill}, {"mismatch", sc_mismatch},
+    {"abort", sc_abort},
+};
+
+int main(int argc, char **argv)
+{
+    int n = (int)(sizeof scenarios / sizeof *scenarios), failed = 0, k = 0;
+    signal(SIGPIPE, SIG_IGN);
+    printf("1..%d\n", argc > 1 ? argc - 1 : n);
+    for (int i = 0; i < n; i++) {
+        int want = argc == 1;
+        for (int a = 1; a < argc; a++)
+            want |= strcmp(argv[a], scenarios[i].name) == 0;
+        if (!want)
+            continue;
+        fflush(stdout);
+        int ok = scenarios[i].fn();
+        printf("%s %d - %s\n", ok ? "ok" : "not ok", ++k, scenarios[i].name);
+        failed += !ok;
+    }
+    return failed ? 1 : 0;
+}
