@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "exec.h"
+#include "exec_msg.h"
 
 /* The buffers of one call and how long each is in bytes. */
 typedef struct st_bufs {
@@ -101,6 +102,8 @@ static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
     if (!comm)
         return STITCH_ERR_INVALID_ARGUMENT;
     stitch_status_t st = st_check(comm, a);
+    if (st == STITCH_OK && comm->proc) /* ranks are processes */
+        return st_exec_msg(comm, a);
     return st != STITCH_OK ? st : st_exec(comm, a);
 }
 

@@ -12,6 +12,7 @@
 #include "comm.h"
 #include "config.h"
 #include "exec.h"
+#include "proc.h"
 #include "registry.h"
 
 static void st_vformat(stitch_comm_t *comm, const char *fmt, va_list ap)
@@ -190,6 +191,8 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm)
     if (!comm)
         return STITCH_ERR_INVALID_ARGUMENT;
     st_job *job = comm->job;
+    if (comm->proc)
+        st_proc_free(comm->proc);
     st_comm_free(comm);
     st_job_unref(job);
     return STITCH_OK;
@@ -250,6 +253,8 @@ const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 
 void stitch_comm_abort(stitch_comm_t *comm)
 {
+    if (comm && comm->proc)
+        st_proc_abort(comm->proc, "stitch_comm_abort was called");
     if (comm)
         st_job_abort(comm->job, "stitch_comm_abort was called");
 }

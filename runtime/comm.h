@@ -38,6 +38,7 @@ struct stitch_comm {
     int timeout_ms;
     size_t segment_bytes;
     char last_error[512];
+    struct st_proc *proc; /* process mode (proc.h); NULL for thread communicators */
 };
 
 /* Record `fmt` as the last error and return status. */

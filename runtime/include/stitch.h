@@ -101,6 +101,23 @@ stitch_status_t stitch_reduce_scatter(const void *sendbuf, void *recvbuf, size_t
 stitch_status_t stitch_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype,
                                   stitch_comm_t *comm);
 
+/* Process mode: one rank per process, on one host or many (shm between processes of a host, tcp between hosts).
+ * NCCL-style: one process calls stitch_get_unique_id on the host where rank 0 will run, hands the id to every
+ * rank, and each calls stitch_comm_init_rank. stitch_comm_init_env reads a launcher's environment instead (Open
+ * MPI, MPICH Hydra, Slurm, torchrun, or STITCH_RANK/STITCH_SIZE/STITCH_ROOT=host:port, in that order);
+ * stitch_launcher names the launcher found ("openmpi", ...) or returns NULL. Both block until every rank has
+ * joined or the timeout passes. Environment: STITCH_TRANSPORT=auto|shm|tcp, STITCH_SOCKET_IFNAME, STITCH_SECRET,
+ * STITCH_ROOT, STITCH_DEBUG (see runtime/bootstrap.c and runtime/proc.c). */
+typedef struct stitch_unique_id {
+    char internal[128];
+} stitch_unique_id_t;
+
+stitch_status_t stitch_get_unique_id(stitch_unique_id_t *id);
+stitch_status_t stitch_comm_init_rank(stitch_comm_t **comm, int nranks, stitch_unique_id_t id, int rank,
+                                      const stitch_config_t *config, char *err, size_t errlen);
+stitch_status_t stitch_comm_init_env(stitch_comm_t **comm, const stitch_config_t *config, char *err, size_t errlen);
+const char *stitch_launcher(void);
+
 /* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED.
  * Never blocks; safe from any thread. */
 void stitch_comm_abort(stitch_comm_t *comm);
