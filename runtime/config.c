@@ -10,6 +10,9 @@
  *                          (64 MiB fp32 ring all_reduce on the 2-core VM, p = 2 and 4: 256 KiB-1 MiB
  *                          were 1.5-3x slower than 2-8 MiB, per-step synchronisation outweighing cache
  *                          locality; 4 MiB was best or within noise of it)
+ *   STITCH_GROUPS          groups of consecutive ranks (servers) for topology-aware algorithms   one group
+ *                          (pipeline): "SxL" = S groups of L ranks, or sizes "2,2,2"; must add up to
+ *                          the number of ranks (checked at init); stitch_config_t.groups takes precedence
  * A malformed value is an error at communicator creation, never a silent default: a typo in a timeout
  * would otherwise surface as a hang hours later.
  */
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "steptab.h"
 
 #define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
 #define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
@@ -56,7 +60,7 @@ static stitch_status_t st_parse_item(const char *item, size_t n, st_algo_spec *o
         goto bad;
     int c = stitch_coll_from_name(coll);
     if (c < 0) {
-        snprintf(err, errlen, "unknown collective '%s' (known: all_reduce, reduce_scatter, all_gather)", coll);
+        snprintf(err, errlen, "unknown collective '%s' (known: %s)", coll, st_coll_list());
         return STITCH_ERR_CONFIG;
     }
     strcpy(out->coll[c], name);
@@ -133,6 +137,49 @@ static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *
     return STITCH_OK;
 }
 
+/* One positive size of a groups spec; advances *s past it. */
+static int st_group_size(const char **s, int p)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(*s, &end, 10);
+    if (end == *s || errno || v < 1 || v > p || !isdigit((unsigned char)**s))
+        return -1;
+    *s = end;
+    return (int)v;
+}
+
+stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen)
+{
+    const char *s = spec;
+    int n = 0, total = 0, v = st_group_size(&s, p);
+    if (v > 0 && (*s == 'x' || *s == 'X')) { /* S x L */
+        s++;
+        int l = st_group_size(&s, p);
+        if (l > 0 && *s == '\0' && (long)v * l == p)
+            for (n = 0; n < v; n++)
+                sizes[n] = l;
+        total = n ? p : -1;
+    } else {
+        while (v > 0 && n < p && total + v <= p) {
+            sizes[n++] = v, total += v;
+            if (*s != ',')
+                break;
+            s++;
+            v = st_group_size(&s, p);
+        }
+        if (v <= 0)
+            total = -1;
+    }
+    if (total != p || *s != '\0') {
+        snprintf(err, errlen, "'%s': expected SxL (S groups of L ranks, S * L = %d) or group sizes adding up to "
+                 "%d, e.g. \"2,2\"", spec, p, p);
+        return STITCH_ERR_CONFIG;
+    }
+    *ngroups = n;
+    return STITCH_OK;
+}
+
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
 {
     stitch_status_t st = st_load_algo(config, out, err, errlen);
@@ -148,5 +195,7 @@ stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out
     env = getenv("STITCH_SEGMENT_BYTES");
     if (env && (st = st_parse_segment(env, &out->segment_bytes, err, errlen)) != STITCH_OK)
         return st;
+    out->groups = config && config->groups ? config->groups : getenv("STITCH_GROUPS");
+    out->groups_source = config && config->groups ? "config->groups" : "STITCH_GROUPS";
     return STITCH_OK;
 }

@@ -22,10 +22,16 @@ typedef struct st_settings {
     const char *algo_source;                   /* "config->algo", "STITCH_ALGO" or "default", for messages */
     int timeout_ms;                            /* < 0: wait forever */
     size_t segment_bytes;                      /* vector bytes per pipeline segment */
+    const char *groups;                        /* groups spec as given ("3x2", "2,2,2"); NULL: one group */
+    const char *groups_source;                 /* "config->groups" or "STITCH_GROUPS", for messages */
 } st_settings;
 
 /* Fill `out`; on a malformed value return STITCH_ERR_CONFIG with what, where and why in err. */
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen);
+
+/* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups
+ * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */
+stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen);
 
 /* Parse an algorithm spec: "name" for every collective, or "coll=name,..." per collective (later items win). */
 stitch_status_t st_parse_algo_spec(const char *spec, st_algo_spec *out, char *err, size_t errlen);

@@ -1,31 +1,54 @@
 /* exec.c - the executor: one rank runs its plan of a schedule for one collective call, threads transport.
  *
- * Model. Every rank keeps the whole vector in a work buffer (all_reduce and all_gather: recvbuf; reduce_scatter:
- * a scratch of p * count elements). A transfer (src, dst, units, copy|reduce) at step s is executed by its
- * receiver, which reads the sender's work buffer directly (zero-copy pull) and copies or reduces into its own.
- * Transfers into one rank within a step are applied in schedule order, so the reduction order, hence the result
- * bits, is fixed by the schedule alone.
+ * Model. Every rank sees the collective's vector as `nblocks` blocks (sched.h: 1, p or p * p) and keeps each block
+ * it holds somewhere; where is the layout of the call (st_ctx_init), chosen so that data is copied as little as
+ * possible:
+ *   all_reduce, all_gather, broadcast     recvbuf (broadcast's root reads its sendbuf lazily, see below)
+ *   reduce_scatter                        a scratch of p blocks; my block is copied to recvbuf at the end
+ *   reduce                                root: recvbuf; others: a scratch, only when the plan receives into it
+ *   scatter                               root: its sendbuf; others: a scratch of p blocks (only when they forward),
+ *                                         except their own block, which is recvbuf itself
+ *   gather                                root: recvbuf; others: a scratch (when they forward), their own block
+ *                                         being their sendbuf
+ *   all_to_all(_v)                        unit (i, j) = data from i to j: at rank x block (x, j) is in sendbuf
+ *                                         (block j, or sdispls[j]), block (i, x) in recvbuf; (x, x) is copied by
+ *                                         the runtime before the first step; other blocks have no storage
+ * A slot publishes `work` (block b at work + b * count) and one exception `alt` (block alt_block lives there);
+ * for all_to_all, `work` is the send buffer and `alt` the receive buffer. Which blocks of a rank are its
+ * caller's input (read-only), its output, scratch or nothing is a function of (collective, p, root, rank)
+ * alone (st_block_class), so a plan is checked once when it enters the cache: it must never receive into an
+ * input block or into a block without storage, and it must never send a block without storage (an all_to_all
+ * that forwards through third ranks would need a scratch the runtime does not provide: STITCH_ERR_UNSUPPORTED).
+ *
+ * A transfer (src, dst, units, copy|reduce) at step s is executed by its receiver, which reads the sender's
+ * blocks directly (zero-copy pull) and copies or reduces into its own. Transfers into one rank within a step are
+ * applied in schedule order, so the reduction order, hence the result bits, is fixed by the schedule alone.
  *
  * Protocol, per call, with `base` the value of every rank's counter when the call starts (the same on all ranks
- * because all run the same number of steps): publish the work pointer and the call's fingerprint, post base + 1;
+ * because all run the same number of steps): publish the layout and the call's fingerprint, post base + 1;
  * check the fingerprint of every peer of the plan up front (not at first contact: a rank whose call has fewer
  * steps could otherwise leave a peer waiting for a step that never comes, instead of a prompt mismatch);
  * then for each step g: (a) wait until the ranks that read from me at step
  * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
  * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
  * (c) post base + 2 + g. At the end wait for the last step's readers, so the caller may reuse its buffers.
+ * all_to_all_v's counts differ per pair, so they are not in the fingerprint: a receiver checks its recvcounts[q]
+ * against q's sendcounts[me] when it applies a transfer from q (q is inside the call then, its arrays valid).
  *
  * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
  * once per segment, so the data a step touches stays in cache; the global step number g runs over all
- * segments. all_gather's input for segment k + 1 is copied in just before the last step of segment k posts.
+ * segments. Inputs copied in (all_gather's and gather's own block, all_to_all's (x, x)) for segment k + 1 are
+ * copied just before the last step of segment k posts. all_to_all_v runs as one segment: its blocks have
+ * different lengths and the ranks could not agree on a segment count without talking.
  *
  * Lazy input. When the caller's input is not already in the work buffer (all_reduce out of place,
- * reduce_scatter), it is never copied in as a whole. A rank publishes its input pointer too; a unit that its
- * owner has not yet written in the current segment ("fresh": known from the schedule, precomputed per transfer)
- * is read by peers straight from the owner's input, and the first reduction into a fresh unit of mine reads my
- * input directly (dst = input op peer). Only output units still fresh at the end of a segment are copied. This
- * saves a whole pass over the vector, most of the cost where memory bandwidth is the limit. reduce_scatter
- * copies its block out after the last wait, since recvbuf may lie inside sendbuf, which peers may be reading.
+ * reduce_scatter, reduce, broadcast's root out of place), it is never copied in as a whole. A rank publishes its
+ * input pointer too; a unit that its owner has not yet written in the current segment ("fresh": known from the
+ * schedule, precomputed per transfer) is read by peers straight from the owner's input, and the first reduction
+ * into a fresh unit of mine reads my input directly (dst = input op peer). Only output units still fresh at the
+ * end of a segment are copied. This saves a whole pass over the vector, most of the cost where memory bandwidth
+ * is the limit. reduce_scatter copies its block out after the last wait, since recvbuf may lie inside sendbuf,
+ * which peers may be reading; scatter's root copies its own block out then too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,10 +67,13 @@ typedef struct st_ctx {
     st_reduce_fn kernel;
     st_reduce3_fn kernel3;
     size_t esize;
-    char *work;
+    char *work;         /* my blocks (see the layout above); NULL when the plan never needs them */
     const char *in;     /* lazy input: the caller's input, laid out as the work buffer; NULL when not lazy */
+    char *alt;          /* block alt_block lives here instead */
+    int alt_block;
     unsigned char *fresh;
     int nblocks, units_per_block, nsteps;
+    int a2a;            /* all_to_all or all_to_all_v */
     size_t seg, nseg;   /* elements of a block per segment; segments */
     uint32_t base;
     st_deadline dl;
@@ -62,6 +88,11 @@ static const st_xfer *st_x(const st_ctx *c, int32_t i)
 static uint32_t st_total_steps(const st_ctx *c)
 {
     return (uint32_t)(c->nseg * (size_t)c->nsteps);
+}
+
+int st_coll_reduces(stitch_coll_t coll)
+{
+    return coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE_SCATTER || coll == STITCH_REDUCE;
 }
 
 /* ---- waiting, with the error message for each way a wait can end ---------------------------------------- */
@@ -108,6 +139,12 @@ static int st_fp_field(const st_fingerprint *f, int i, char *buf, size_t len)
     case 3: snprintf(buf, len, "count %zu", f->count); return 1;
     case 4: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)f->dtype)); return 1;
     case 5: snprintf(buf, len, "op %s", f->op < 0 ? "none" : stitch_op_name((stitch_op_t)f->op)); return 1;
+    case 6:
+        if (f->root < 0)
+            snprintf(buf, len, "no root");
+        else
+            snprintf(buf, len, "root %d", (int)f->root);
+        return 1;
     default: return 0;
     }
 }
@@ -156,66 +193,111 @@ static stitch_status_t st_check_peers(st_ctx *c)
     return STITCH_OK;
 }
 
-/* ---- moving data --------------------------------------------------------------------------------------- */
+/* ---- where blocks live ----------------------------------------------------------------------------------- */
 
-/* Elements of the work buffer that unit u covers in segment k: st_unit_span over the segment's blocks, then
- * moved to the block's place in the whole vector (units never straddle blocks). */
-static void st_span(const st_ctx *c, size_t k, int u, size_t *off, size_t *len)
+/* Where rank x (whose slot is q) keeps block b; NULL when it keeps it nowhere (or nowhere yet: no scratch). */
+static const char *st_block_at(const st_ctx *c, const st_slot *q, int x, int b)
 {
-    size_t n = c->a->count - k * c->seg;
+    size_t es = c->esize, n = c->a->count, p = (size_t)c->comm->p;
+    if (c->a2a) {
+        size_t i = (size_t)b / p, j = (size_t)b % p;
+        if (i == (size_t)x)
+            return q->work + (q->sdispls ? q->sdispls[j] : j * n) * es;
+        if (j == (size_t)x)
+            return q->alt + (q->rdispls ? q->rdispls[i] : i * n) * es;
+        return NULL;
+    }
+    if (q->alt && b == q->alt_block)
+        return q->alt;
+    return q->work ? q->work + (size_t)b * n * es : NULL;
+}
+
+/* Elements of block b that my unit-u data covers in segment k: [*off, *off + *len) from the block's start.
+ * st_unit_span over the segment's blocks; units never straddle blocks. all_to_all_v's blocks have their own
+ * lengths (my counts: the blocks I touch are my row and my column). */
+static int st_span(const st_ctx *c, size_t k, int u, size_t *off, size_t *len)
+{
+    int b = u / c->units_per_block, me = c->comm->rank, p = c->comm->p;
+    size_t n = c->a->count - k * c->seg, o;
     if (n > c->seg)
         n = c->seg;
-    size_t o;
+    if (c->a->coll == STITCH_ALL_TO_ALL_V)
+        n = b / p == me ? c->a->scounts[b % p] : b % p == me ? c->a->rcounts[b / p] : 0;
     st_unit_span(c->e->sched.nunits, c->nblocks, n, u, &o, len);
-    size_t b = (size_t)(u / c->units_per_block);
-    *off = b * c->a->count + k * c->seg + (o - b * n);
+    *off = o - (size_t)b * n + k * c->seg;
+    return b;
 }
+
+/* ---- moving data --------------------------------------------------------------------------------------- */
 
 enum { ST_COPY, ST_REDUCE, ST_REDUCE_INPUT };
 
-static void st_move(const st_ctx *c, int mode, const char *src, size_t off, size_t len)
+/* A contiguous piece of one transfer: len elements from src into dst. */
+typedef struct st_piece {
+    char *dst;
+    const char *src;
+    size_t len;
+    int mode;
+} st_piece;
+
+static void st_move(const st_ctx *c, const st_piece *m)
 {
-    char *d = c->work + off * c->esize;
-    const char *s = src + off * c->esize;
-    if (mode == ST_COPY)
-        memcpy(d, s, len * c->esize);
-    else if (mode == ST_REDUCE)
-        c->kernel(d, s, len);
-    else
-        c->kernel3(d, c->in + off * c->esize, s, len);
+    if (m->len == 0)
+        return;
+    if (m->mode == ST_COPY)
+        memcpy(m->dst, m->src, m->len * c->esize);
+    else if (m->mode == ST_REDUCE)
+        c->kernel(m->dst, m->src, m->len);
+    else /* lazy input is only used with a plain layout: my input sits at the same offset as the work buffer */
+        c->kernel3(m->dst, c->in + (m->dst - c->work), m->src, m->len);
+}
+
+/* all_to_all_v: my recvcounts[q] must be q's sendcounts[me]. */
+static stitch_status_t st_check_counts(st_ctx *c, int q, const st_slot *s)
+{
+    int me = c->comm->rank;
+    size_t mine = c->a->rcounts[q], theirs = s->scounts[me];
+    if (mine == theirs)
+        return STITCH_OK;
+    return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d expects %zu elements from rank %d "
+                        "(recvcounts[%d]) but rank %d sends it %zu (sendcounts[%d])", c->a->fn, me, mine, q, q, q,
+                        theirs, me);
 }
 
 /* Apply transfer recvs[i] of my plan for segment k, merging adjacent units read and written alike. */
-static void st_apply(const st_ctx *c, int32_t i, size_t k)
+static stitch_status_t st_apply(st_ctx *c, int32_t i, size_t k)
 {
     const st_xfer *x = st_x(c, c->e->plan.recvs[i]);
-    const st_slot *q = &c->comm->job->slots[x->src];
+    const st_slot *q = &c->comm->job->slots[x->src], *me = &c->comm->job->slots[c->comm->rank];
     const unsigned char *src_fresh = c->e->src_fresh + c->e->src_fresh_at[i];
-    size_t run_off = 0, run_len = 0;
-    int run_mode = ST_COPY;
-    const char *run_src = NULL;
+    stitch_status_t st;
+    if (c->a->coll == STITCH_ALL_TO_ALL_V && (st = st_check_counts(c, x->src, q)) != STITCH_OK)
+        return st;
+    st_piece run = {NULL, NULL, 0, ST_COPY};
     for (int32_t r = x->run0; r < x->run0 + x->nruns; r++) {
-        const st_run *run = &c->e->sched.runs[r];
-        for (int32_t u = run->start; u < run->start + run->len; u++, src_fresh++) {
-            size_t off, len;
+        const st_run *ru = &c->e->sched.runs[r];
+        for (int32_t u = ru->start; u < ru->start + ru->len; u++, src_fresh++) {
+            size_t off, len, es = c->esize;
             int mode = x->op == ST_X_COPY ? ST_COPY : c->in && c->fresh[u] ? ST_REDUCE_INPUT : ST_REDUCE;
-            const char *src = *src_fresh && q->input ? q->input : q->work;
-            st_span(c, k, u, &off, &len);
+            int b = st_span(c, k, u, &off, &len);
             if (c->in)
                 c->fresh[u] = 0;
             if (len == 0)
                 continue;
-            if (run_len && off == run_off + run_len && mode == run_mode && src == run_src) {
-                run_len += len;
+            const char *src = *src_fresh && q->input ? q->input + (size_t)b * c->a->count * es
+                                                     : st_block_at(c, q, x->src, b);
+            char *dst = (char *)st_block_at(c, me, c->comm->rank, b);
+            src += off * es, dst += off * es;
+            if (run.len && dst == run.dst + run.len * es && src == run.src + run.len * es && mode == run.mode) {
+                run.len += len;
                 continue;
             }
-            if (run_len)
-                st_move(c, run_mode, run_src, run_off, run_len);
-            run_off = off, run_len = len, run_mode = mode, run_src = src;
+            st_move(c, &run);
+            run = (st_piece){dst, src, len, mode};
         }
     }
-    if (run_len)
-        st_move(c, run_mode, run_src, run_off, run_len);
+    st_move(c, &run);
+    return STITCH_OK;
 }
 
 /* Lazy input: copy unit u of segment k in, unless it is there already. */
@@ -225,30 +307,48 @@ static void st_materialize(const st_ctx *c, size_t k, int u)
     if (!c->fresh[u])
         return;
     c->fresh[u] = 0;
-    st_span(c, k, u, &off, &len);
-    memcpy(c->work + off * c->esize, c->in + off * c->esize, len * c->esize);
+    int b = st_span(c, k, u, &off, &len);
+    size_t at = ((size_t)b * c->a->count + off) * c->esize;
+    memcpy(c->work + at, c->in + at, len * c->esize);
 }
 
-/* When the input is not lazy: all_gather's input goes to my block of the output (unless it is there already);
- * all_reduce in place has nothing to copy. */
+/* When the input is not lazy, my own input block goes where the layout keeps it, unless it is there already:
+ * all_gather's and gather's root's block of the output, all_to_all's (me, me) from sendbuf to recvbuf. */
 static void st_copy_in(const st_ctx *c, size_t k)
 {
     const st_args *a = c->a;
+    int me = c->comm->rank;
     size_t off = k * c->seg, n = a->count - off, es = c->esize;
+    const char *src = NULL;
+    char *dst = NULL;
     if (n > c->seg)
         n = c->seg;
-    char *mine = c->work + ((size_t)c->comm->rank * a->count + off) * es;
-    if (a->coll == STITCH_ALL_GATHER && (const char *)a->send + off * es != mine)
-        memcpy(mine, (const char *)a->send + off * es, n * es);
+    if (a->coll == STITCH_ALL_GATHER || (a->coll == STITCH_GATHER && me == a->root)) {
+        src = (const char *)a->send + off * es;
+        dst = c->work + ((size_t)me * a->count + off) * es;
+    } else if (c->a2a) {
+        const st_slot *s = &c->comm->job->slots[me];
+        int b = me * c->comm->p + me;
+        if (a->coll == STITCH_ALL_TO_ALL_V)
+            n = a->scounts[me];
+        src = st_block_at(c, s, me, b) + off * es;
+        dst = a->coll == STITCH_ALL_TO_ALL_V ? c->alt + (a->rdispls[me] + off) * es
+                                             : c->alt + ((size_t)me * a->count + off) * es;
+    }
+    if (src && src != dst && n)
+        memcpy(dst, src, n * es);
 }
 
-/* reduce_scatter: my block of the scratch to recvbuf, once every peer is done reading (recvbuf may be inside
- * sendbuf, which peers read fresh units from). */
+/* After the last wait: reduce_scatter's block of the scratch to recvbuf (recvbuf may lie inside sendbuf, which
+ * peers read fresh units from); scatter's root's own block, unless in place. */
 static void st_copy_out(const st_ctx *c)
 {
     const st_args *a = c->a;
+    size_t bytes = a->count * c->esize, mine = (size_t)c->comm->rank * bytes;
     if (a->coll == STITCH_REDUCE_SCATTER)
-        memcpy(a->recv, c->work + (size_t)c->comm->rank * a->count * c->esize, a->count * c->esize);
+        memcpy(a->recv, c->work + mine, bytes);
+    if (a->coll == STITCH_SCATTER && c->comm->rank == a->root && (const char *)a->send + mine != a->recv)
+        memcpy(a->recv, (const char *)a->send + mine, bytes);
 }
 
 static void st_begin_segment(const st_ctx *c, size_t k)
@@ -259,13 +359,18 @@ static void st_begin_segment(const st_ctx *c, size_t k)
         st_copy_in(c, k);
 }
 
-/* The output units (all of all_reduce's; my block of reduce_scatter's) still fresh get my input. */
+/* The output units still fresh get my input: all of all_reduce's, broadcast's and the root's of reduce; my block
+ * of reduce_scatter's; none at the other ranks of reduce (they have no output). */
 static void st_end_segment(const st_ctx *c, size_t k)
 {
     if (!c->in)
         return;
-    int all = c->a->coll == STITCH_ALL_REDUCE, first = all ? 0 : c->comm->rank * c->units_per_block;
-    int last = all ? c->e->sched.nunits : first + c->units_per_block;
+    stitch_coll_t coll = c->a->coll;
+    int me = c->comm->rank, first = 0, last = c->e->sched.nunits;
+    if (coll == STITCH_REDUCE_SCATTER)
+        first = me * c->units_per_block, last = first + c->units_per_block;
+    if (coll == STITCH_REDUCE && me != c->a->root)
+        last = 0;
     for (int u = first; u < last; u++)
         st_materialize(c, k, u);
 }
@@ -296,9 +401,8 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         const st_xfer *x = st_x(c, pl->recvs[i]);
         if (x->src == c->comm->rank) /* a copy onto itself (a reduce is refused when the plan is cached) */
             continue;
-        if ((st = st_wait_peer(c, x->src, g)) != STITCH_OK)
+        if ((st = st_wait_peer(c, x->src, g)) != STITCH_OK || (st = st_apply(c, i, k)) != STITCH_OK)
             return st;
-        st_apply(c, i, k);
     }
     if (s == c->nsteps - 1) {
         st_end_segment(c, k);
@@ -313,10 +417,15 @@ static stitch_status_t st_run_call(st_ctx *c)
 {
     st_slot *me = &c->comm->job->slots[c->comm->rank];
     stitch_status_t st;
-    st_begin_segment(c, 0);
     me->work = c->work;
     me->input = c->in;
+    me->alt = c->alt;
+    me->alt_block = c->alt_block;
+    me->scounts = c->a->scounts;
+    me->sdispls = c->a->sdispls;
+    me->rdispls = c->a->rdispls;
     me->fp = c->fp;
+    st_begin_segment(c, 0);
     st_post(me, c->base + 1);
     if ((st = st_check_peers(c)) != STITCH_OK)
         return st;
@@ -341,9 +450,60 @@ static void st_segments(st_ctx *c)
     if (per_block == 0)
         per_block = 1;
     c->seg = count, c->nseg = 1;
-    if (c->nsteps > 0 && count > per_block) {
+    if (c->nsteps > 0 && count > per_block && c->a->coll != STITCH_ALL_TO_ALL_V) {
         c->seg = per_block;
         c->nseg = (count + per_block - 1) / per_block;
+    }
+}
+
+/* A scratch of `blocks` blocks as the work buffer, when the plan receives into scratch at all. */
+static stitch_status_t st_use_scratch(st_ctx *c, size_t blocks)
+{
+    if (!c->e->needs_scratch)
+        return STITCH_OK;
+    return st_comm_scratch(c->comm, blocks * c->a->count * c->esize, c->a->fn, &c->work);
+}
+
+/* Where my blocks live for this call (the table at the top of this file). */
+static stitch_status_t st_layout(st_ctx *c)
+{
+    const st_args *a = c->a;
+    int me = c->comm->rank, root = me == a->root;
+    char *send = (char *)a->send; /* never written: st_exec_prepare_entry refuses plans that would */
+    size_t p = (size_t)c->comm->p;
+    switch (a->coll) {
+    case STITCH_ALL_REDUCE: /* the vector; lazy out of place */
+    case STITCH_BROADCAST:  /* the root lazy out of place; the others have no input */
+        c->work = a->recv;
+        c->in = (a->coll == STITCH_ALL_REDUCE || root) && a->send != a->recv ? a->send : NULL;
+        return STITCH_OK;
+    case STITCH_REDUCE_SCATTER:
+        c->in = a->send;
+        return st_comm_scratch(c->comm, p * a->count * c->esize, a->fn, &c->work);
+    case STITCH_REDUCE: /* every rank's input is lazy; only the root has an output */
+        c->in = root && a->send == a->recv ? NULL : a->send;
+        if (root)
+            c->work = a->recv;
+        return root ? STITCH_OK : st_use_scratch(c, 1);
+    case STITCH_SCATTER: /* the root's input is its blocks; the others' own block is their output */
+        if (root)
+            c->work = send;
+        else
+            c->alt = a->recv, c->alt_block = me;
+        return root ? STITCH_OK : st_use_scratch(c, p);
+    case STITCH_GATHER: /* the root's output is its blocks; the others' own block is their input */
+        if (root)
+            c->work = a->recv;
+        else
+            c->alt = send, c->alt_block = me;
+        return root ? STITCH_OK : st_use_scratch(c, p);
+    case STITCH_ALL_TO_ALL:
+    case STITCH_ALL_TO_ALL_V:
+        c->work = send, c->alt = a->recv, c->a2a = 1;
+        return STITCH_OK;
+    default: /* all_gather */
+        c->work = a->recv;
+        return STITCH_OK;
     }
 }
 
@@ -352,24 +512,20 @@ static stitch_status_t st_ctx_init(st_ctx *c, stitch_comm_t *comm, const st_args
     memset(c, 0, sizeof *c);
     c->comm = comm, c->a = a, c->e = e;
     c->esize = stitch_dtype_size(a->dtype);
-    c->kernel = a->coll == STITCH_ALL_GATHER ? NULL : st_reduce_kernel(a->dtype, a->op);
-    c->kernel3 = a->coll == STITCH_ALL_GATHER ? NULL : st_reduce3_kernel(a->dtype, a->op);
+    int reduces = st_coll_reduces(a->coll), rooted = st_coll_rooted((int)a->coll);
+    c->kernel = reduces ? st_reduce_kernel(a->dtype, a->op) : NULL;
+    c->kernel3 = reduces ? st_reduce3_kernel(a->dtype, a->op) : NULL;
     c->fresh = e->fresh;
-    if (a->coll == STITCH_REDUCE_SCATTER || (a->coll == STITCH_ALL_REDUCE && a->send != a->recv))
-        c->in = a->send;
+    c->alt_block = -1;
     c->nblocks = st_coll_nblocks(a->coll, comm->p);
     c->units_per_block = e->sched.nunits / c->nblocks;
     c->nsteps = e->sched.nsteps;
     c->base = comm->base;
-    c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype,
-                             a->coll == STITCH_ALL_GATHER ? -1 : (int32_t)a->op, a->count, comm->algo[a->coll]};
+    c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype, reduces ? (int32_t)a->op : -1,
+                             rooted ? a->root : -1, a->count, comm->algo[a->coll]};
     st_segments(c);
     st_deadline_start(&c->dl, comm->timeout_ms);
-    if (a->coll != STITCH_REDUCE_SCATTER) {
-        c->work = a->recv;
-        return STITCH_OK;
-    }
-    return st_comm_scratch(comm, (size_t)comm->p * a->count * c->esize, a->fn, &c->work);
+    return st_layout(c);
 }
 
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
@@ -379,10 +535,10 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
     if (st_job_aborted(comm->job))
         return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
                              st_job_reason(comm->job));
-    stitch_status_t st = st_comm_entry(comm, a->coll, a->fn, &e);
+    stitch_status_t st = st_comm_entry_root(comm, a->coll, a->root, a->fn, &e);
     if (st != STITCH_OK)
         return st;
-    if (a->count == 0) {
+    if (a->count == 0 && a->coll != STITCH_ALL_TO_ALL_V) { /* every rank agrees: nothing to do */
         comm->seq++;
         return STITCH_OK;
     }
@@ -512,6 +668,48 @@ static int st_fresh_tables(st_entry *e)
     return 1;
 }
 
+/* What rank x keeps block b in, whatever the call's buffers (the layout table at the top of this file). */
+enum { ST_B_NONE, ST_B_INPUT, ST_B_OUTPUT, ST_B_SCRATCH };
+
+static int st_block_class(int coll, int p, int root, int x, int b)
+{
+    switch (coll) {
+    case ST_COLL_REDUCE_SCATTER: return ST_B_SCRATCH;
+    case ST_COLL_REDUCE: return x == root ? ST_B_OUTPUT : ST_B_SCRATCH;
+    case ST_COLL_SCATTER: return x == root ? ST_B_INPUT : b == x ? ST_B_OUTPUT : ST_B_SCRATCH;
+    case ST_COLL_GATHER: return x == root ? ST_B_OUTPUT : b == x ? ST_B_INPUT : ST_B_SCRATCH;
+    case ST_COLL_ALL_TO_ALL:
+    case ST_COLL_ALL_TO_ALL_V: return b / p == x ? ST_B_INPUT : b % p == x ? ST_B_OUTPUT : ST_B_NONE;
+    default: return ST_B_OUTPUT;
+    }
+}
+
+/* Every unit `rank` receives must land in writable storage, every unit it sends must exist; notes whether it
+ * receives into scratch. */
+static int st_check_storage(st_entry *e, int rank, char *err, size_t errlen)
+{
+    const st_sched *s = &e->sched;
+    int coll = s->algo->coll, upb = s->nunits / st_coll_nblocks(coll, s->p);
+    e->needs_scratch = 0;
+    for (int i = 0; i < s->nxfers; i++) {
+        const st_xfer *x = &s->xfers[i];
+        int recv = x->dst == rank && x->src != rank, send = x->src == rank && x->dst != rank;
+        for (int32_t r = x->run0; (recv || send) && r < x->run0 + x->nruns; r++)
+            for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++) {
+                int b = u / upb, k = st_block_class(coll, s->p, s->root, rank, b);
+                e->needs_scratch |= recv && k == ST_B_SCRATCH;
+                if ((recv && (k == ST_B_INPUT || k == ST_B_NONE)) || (send && k == ST_B_NONE)) {
+                    snprintf(err, errlen, "at step %d rank %d would %s unit %d (block %d), which it keeps %s "
+                             "(line %d)%s", x->step, rank, recv ? "receive" : "send", u, b, k == ST_B_NONE ?
+                             "nowhere" : "only in its caller's input", x->line, k == ST_B_NONE ? ": forwarding "
+                             "through third ranks needs a scratch, which the runtime does not provide" : "");
+                    return 0;
+                }
+            }
+    }
+    return 1;
+}
+
 stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen)
 {
     unsigned char *marks = calloc((size_t)e->sched.nunits + 1, 1);
@@ -519,7 +717,7 @@ stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t e
         snprintf(err, errlen, "out of memory checking the plan");
         return STITCH_ERR_NO_MEMORY;
     }
-    int ok = st_check_self_reduce(e, rank, err, errlen);
+    int ok = st_check_self_reduce(e, rank, err, errlen) && st_check_storage(e, rank, err, errlen);
     for (int s = 0; ok && s < e->plan.nsteps; s++)
         ok = st_check_step(e, rank, s, marks, err, errlen);
     free(marks);

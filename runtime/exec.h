@@ -13,8 +13,13 @@ typedef struct st_args {
     void *recv;
     size_t count;
     stitch_dtype_t dtype;
-    stitch_op_t op; /* ignored for all_gather */
+    stitch_op_t op; /* ignored by the collectives that do not reduce */
+    int root;       /* rooted collectives (broadcast, reduce, scatter, gather); 0 otherwise */
+    const size_t *scounts, *sdispls, *rcounts, *rdispls; /* all_to_all_v, in elements; NULL otherwise */
 } st_args;
+
+/* Does the collective reduce (take an op)? */
+int st_coll_reduces(stitch_coll_t coll);
 
 /* Run the collective; arguments are already checked (api.c). */
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);

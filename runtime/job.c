@@ -45,8 +45,23 @@ void st_job_unref(st_job *job)
 {
     if (atomic_fetch_sub(&job->refs, 1) != 1)
         return;
+    free(job->topo_mem);
     free(job->slots);
     free(job);
+}
+
+int st_job_set_groups(st_job *job, int ngroups, const int *sizes)
+{
+    size_t p = (size_t)job->p;
+    int32_t *m = malloc(sizeof *m * (3 * p + (size_t)ngroups + 1));
+    if (!m || st_topo_uniform(&job->topo, job->p, ngroups, sizes, m, m + ngroups + 1, m + ngroups + 1 + p,
+                              m + ngroups + 1 + 2 * p) != 0) {
+        free(m);
+        return -1;
+    }
+    free(job->topo_mem);
+    job->topo_mem = m;
+    return 0;
 }
 
 static long st_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)

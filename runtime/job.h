@@ -15,14 +15,16 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "sched.h"
 #include "steptab.h"
 #include "stitch.h"
 
 /* What every rank must agree on for one collective call. */
 typedef struct st_fingerprint {
     uint64_t seq;        /* collectives called on this communicator before this one */
-    int32_t coll, dtype, op; /* op is -1 for all_gather */
-    size_t count;
+    int32_t coll, dtype, op; /* op is -1 where the collective does not reduce */
+    int32_t root;        /* -1 for collectives without a root */
+    size_t count;        /* 0 for all_to_all_v, whose counts are checked pair by pair (exec.c) */
     const st_algo *algo;
 } st_fingerprint;
 
@@ -31,6 +33,9 @@ typedef struct st_slot {
     _Atomic uint32_t sleepers;
     const char *work;      /* valid once posted reaches the call's base + 1, until the call ends */
     const char *input;     /* the caller's input laid out as `work`, for units not yet written; NULL: in work */
+    const char *alt;       /* block alt_block lives here, not in work (all_to_all: the recv buffer); NULL: none */
+    int32_t alt_block;
+    const size_t *scounts, *sdispls, *rdispls; /* all_to_all_v: the caller's arrays, in elements */
     st_fingerprint fp;
 } st_slot;
 
@@ -40,6 +45,8 @@ typedef struct st_job {
     _Atomic int abort_state; /* 0 running; 1 an aborter is writing `reason`; 2 aborted, reason readable */
     char reason[640];
     st_slot *slots;
+    st_topo topo;            /* the groups of STITCH_GROUPS / stitch_config_t.groups; ngroups 0: none given */
+    int32_t *topo_mem;       /* topo's arrays */
 } st_job;
 
 typedef struct st_deadline {
@@ -49,6 +56,10 @@ typedef struct st_deadline {
 
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
+
+/* Give the job ngroups groups of consecutive ranks of the given sizes (they add up to p, checked by config.c).
+ * Returns -1 when out of memory or the sizes do not add up. */
+int st_job_set_groups(st_job *job, int ngroups, const int *sizes);
 
 /* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
 void st_job_abort(st_job *job, const char *reason);

@@ -10,15 +10,25 @@
 
 #include "registry.h"
 
-_Static_assert((int)STITCH_ALL_REDUCE == (int)ST_COLL_ALL_REDUCE && (int)STITCH_REDUCE_SCATTER ==
-               (int)ST_COLL_REDUCE_SCATTER && (int)STITCH_ALL_GATHER == (int)ST_COLL_ALL_GATHER,
+#define ST_SAME_COLL(id, name) && (int)STITCH_##id == (int)ST_COLL_##id
+_Static_assert(1 ST_COLLECTIVES(ST_SAME_COLL) && (int)STITCH_COLL_COUNT == (int)ST_COLL_COUNT,
                "stitch_coll_t and st_coll must agree");
+#undef ST_SAME_COLL
 
 const st_algo *st_registry_find(const char *name, stitch_coll_t coll)
 {
     const st_catalogue *cat = &st_builtin_catalogue;
     for (int i = 0; name && i < cat->nalgos; i++)
         if (cat->algos[i].coll == (int32_t)coll && strcasecmp(cat->algos[i].name, name) == 0)
+            return &cat->algos[i];
+    return NULL;
+}
+
+const st_algo *st_registry_first(stitch_coll_t coll)
+{
+    const st_catalogue *cat = &st_builtin_catalogue;
+    for (int i = 0; i < cat->nalgos; i++)
+        if (cat->algos[i].coll == (int32_t)coll)
             return &cat->algos[i];
     return NULL;
 }

@@ -26,7 +26,9 @@ static const struct { const char *name; size_t size; } st_dtypes[STITCH_DTYPE_CO
     [STITCH_BF16] = {"bf16", 2},   [STITCH_FP32] = {"fp32", 4},   [STITCH_FP64] = {"fp64", 8},
 };
 static const char *const st_ops[STITCH_OP_COUNT] = {"sum", "prod", "max", "min"};
-static const char *const st_colls[STITCH_COLL_COUNT] = {"all_reduce", "reduce_scatter", "all_gather"};
+static const char *const st_colls[STITCH_COLL_COUNT] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",
+                                                         "reduce", "scatter", "gather", "all_to_all",
+                                                         "all_to_all_v"};
 
 const char *stitch_dtype_name(stitch_dtype_t dtype)
 {

@@ -82,6 +82,7 @@ static int st_run_tests(const st_test *tests, int n, int argc, char **argv)
     unsetenv("STITCH_ALGO");
     unsetenv("STITCH_TIMEOUT");
     unsetenv("STITCH_SEGMENT_BYTES");
+    unsetenv("STITCH_GROUPS");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--list") == 0) {
             for (int j = 0; j < n; j++)
