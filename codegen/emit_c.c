@@ -47,6 +47,7 @@ static const char *const opcode_names[ST_OP_COUNT] = {
     [ST_OP_UNITS] = "UNITS",         [ST_OP_STEP] = "STEP",
     [ST_OP_SET_ADD] = "SET_ADD",     [ST_OP_SET_RANGE] = "SET_RANGE",
     [ST_OP_SET_ALL] = "SET_ALL",     [ST_OP_SEND] = "SEND",
+    [ST_OP_SCRATCH] = "SCRATCH",     [ST_OP_SET_AT] = "SET_AT",
     [ST_OP_PHASE] = "PHASE",
 };
 

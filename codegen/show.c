@@ -1,4 +1,5 @@
-/* show.c - a schedule as people read it (`stitchc show`): a text table, or JSON for scripts and pictures.
+/* show.c - a schedule as people read it (`stitchc show`): a text table, or JSON for scripts; pictures (SVG, DOT)
+ * live in show_svg.c and share the unit-set notation and the heading line defined here.
  *
  * The schedule always comes from st_sched_build, the same instantiation the verifier checks and the runtime runs,
  * so a view can never disagree with what executes. This file only formats it:
@@ -42,32 +43,61 @@ static int digits(int v)
     return d;
 }
 
-/* `{0..3,7}`: inclusive ranges in unit numbers, as the spec writes them. */
-static void put_unit_set(FILE *out, const runs *u)
+/* One run as the spec writes it, after a comma unless it is the first: `0..3`, `4,5` or `7`. */
+static int run_text(char *buf, size_t size, const st_run *r, int first)
 {
-    fputc('{', out);
-    for (int i = 0; i < u->n; i++) {
-        int lo = u->v[i].start, hi = u->v[i].start + u->v[i].len - 1;
-        fprintf(out, "%s%d", i ? "," : "", lo);
-        if (hi == lo + 1)
-            fprintf(out, ",%d", hi);
-        else if (hi > lo)
-            fprintf(out, "..%d", hi);
+    int lo = r->start, hi = r->start + r->len - 1;
+    const char *sep = first ? "" : ",";
+    if (hi == lo + 1)
+        return snprintf(buf, size, "%s%d,%d", sep, lo, hi);
+    if (hi > lo)
+        return snprintf(buf, size, "%s%d..%d", sep, lo, hi);
+    return snprintf(buf, size, "%s%d", sep, lo);
+}
+
+/* `{0..3,7}`: inclusive ranges in unit numbers. With a limit, whole runs are left out from the first one that would
+ * take the text past `limit` characters (room kept for `,...}`); the first run is always written. */
+int st_show_units(FILE *out, const st_sched *s, const st_xfer *x, int limit)
+{
+    runs u = xfer_runs(s, x);
+    char piece[48];
+    int n = 1;
+    if (out)
+        fputc('{', out);
+    for (int i = 0; i < u.n; i++) {
+        int k = run_text(piece, sizeof piece, &u.v[i], i == 0);
+        int tail = i + 1 < u.n ? 5 : 1; /* ",...}" may still follow, or just "}" */
+        if (limit > 0 && i > 0 && n + k + tail > limit) {
+            if (out)
+                fputs(",...}", out);
+            return n + 5;
+        }
+        if (out)
+            fputs(piece, out);
+        n += k;
     }
-    fputc('}', out);
+    if (out)
+        fputc('}', out);
+    return n + 1;
 }
 
 /* One transfer as seen from `rank`: `->r1 {4} reduce`, `<-r4 {3} reduce`, or `local {2} copy`. */
 static void put_rank_xfer(FILE *out, const st_sched *s, const st_xfer *x, int rank)
 {
-    runs u = xfer_runs(s, x);
     if (x->src == x->dst)
         fputs("local ", out);
     else if (x->src == rank)
         fprintf(out, "->r%d ", (int)x->dst);
     else
         fprintf(out, "<-r%d ", (int)x->src);
-    put_unit_set(out, &u);
+    st_show_units(out, s, x, 0);
+    if (st_xfer_mapped(x)) { /* `at`: where the units land */
+        st_xfer at = *x;
+        at.run0 = x->drun0;
+        at.nruns = x->dnruns;
+        fputs(" at ", out);
+        st_show_units(out, s, &at, 0);
+    }
     fprintf(out, " %s", xop_name(x->op));
 }
 
@@ -145,16 +175,25 @@ static void put_groups(FILE *out, const st_topo *t, const char *sep)
         fprintf(out, "%s%d", g ? sep : "", (int)(t->first[g + 1] - t->first[g]));
 }
 
-static int show_table(const st_sched *s, const st_inst *in, FILE *out)
+void st_show_heading(FILE *out, const st_sched *s, const st_inst *in)
 {
-    fprintf(out, "# %s %s, p = %d", s->algo->name, st_coll_name(s->algo->coll), s->p);
+    fprintf(out, "%s %s, p = %d", s->algo->name, st_coll_name(s->algo->coll), s->p);
     if (st_coll_rooted(s->algo->coll))
         fprintf(out, ", root = %d", s->root);
     if (in->topo) {
         fputs(", groups ", out);
         put_groups(out, in->topo, "+");
     }
-    fprintf(out, ", U = %d units, %d steps\n", s->nunits, s->nsteps);
+    fprintf(out, ", U = %d units, %d steps", s->nunits, s->nsteps);
+    if (s->nscratch)
+        fprintf(out, ", %d scratch units", s->nscratch);
+}
+
+static int show_table(const st_sched *s, const st_inst *in, FILE *out)
+{
+    fputs("# ", out);
+    st_show_heading(out, s, in);
+    fputc('\n', out);
     int wstep = digits(s->nsteps > 0 ? s->nsteps - 1 : 0);
     int wrank = digits(s->p - 1) + 2; /* "r", the number, ":" */
     for (int st = 0; st < s->nsteps; st++)
@@ -189,6 +228,13 @@ static void put_json_xfer(FILE *out, const st_sched *s, const st_xfer *x)
     fprintf(out, "{\"src\": %d, \"dst\": %d, \"units\": [", (int)x->src, (int)x->dst);
     for (int i = 0; i < u.n; i++)
         fprintf(out, "%s[%d, %d]", i ? ", " : "", (int)u.v[i].start, (int)(u.v[i].start + u.v[i].len));
+    if (st_xfer_mapped(x)) { /* `at`: the destination units, matched in order */
+        fputs("], \"at\": [", out);
+        for (int i = 0; i < x->dnruns; i++) {
+            const st_run *r = &s->runs[x->drun0 + i];
+            fprintf(out, "%s[%d, %d]", i ? ", " : "", (int)r->start, (int)(r->start + r->len));
+        }
+    }
     fprintf(out, "], \"op\": \"%s\", \"line\": %d}", xop_name(x->op), (int)x->line);
 }
 
@@ -222,6 +268,15 @@ static int show_json(const st_sched *s, const st_inst *in, FILE *out)
 
 /* ---- entry ---------------------------------------------------------------------------------------------------- */
 
+int st_show_format_known(const char *format)
+{
+    static const char *const known[] = {"table", "json", "svg", "dot"};
+    for (size_t i = 0; format && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(format, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err)
 {
     st_inst in = {.p = p, .root = 0, .topo = NULL};
@@ -233,13 +288,23 @@ int st_show_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, 
 {
     int (*fmt)(const st_sched *, const st_inst *, FILE *) = NULL;
     err->line = 0;
+    int picture = 0; /* svg and dot draw every rank: bounded by ST_SHOW_PICTURE_MAX_RANKS */
     if (format && strcmp(format, "table") == 0)
         fmt = show_table;
     else if (format && strcmp(format, "json") == 0)
         fmt = show_json;
+    else if (format && strcmp(format, "svg") == 0)
+        fmt = st_show_svg, picture = 1;
+    else if (format && strcmp(format, "dot") == 0)
+        fmt = st_show_dot, picture = 1;
     if (!fmt) {
         snprintf(err->msg, sizeof err->msg, "unknown format '%s' (expected one of: %s)", format ? format : "",
                  ST_SHOW_FORMATS);
+        return -1;
+    }
+    if (picture && in->p > ST_SHOW_PICTURE_MAX_RANKS) {
+        snprintf(err->msg, sizeof err->msg, "format '%s' draws at most %d ranks, not %d (use table or json)",
+                 format, ST_SHOW_PICTURE_MAX_RANKS, in->p);
         return -1;
     }
     st_sched s;

@@ -78,13 +78,13 @@ typedef struct st_param {
 } st_param;
 
 typedef enum st_stmt_kind {
-    ST_S_UNITS, /* units expr                                   (algorithm level) */
+    ST_S_UNITS, /* units expr [scratch expr]                    (algorithm level) */
     ST_S_LET,   /* let name = expr                              (one binding; `let a = 1, b = 2` gives two) */
     ST_S_FN,    /* fn name(params) = expr                       (algorithm level) */
     ST_S_STEP,  /* step [var in lo .. hi] { body }              (algorithm level; a family when var is set) */
     ST_S_FOR,   /* for var in lo .. hi { body }                 (anywhere) */
     ST_S_IF,    /* if expr { body } [else { else_body }]        (anywhere; `else if` nests an IF in else_body) */
-    ST_S_SEND,  /* send uset to expr [copy|reduce]              (inside a step) */
+    ST_S_SEND,  /* send uset to expr [at uset] [copy|reduce]    (inside a step) */
     ST_S_PHASE, /* phase coll using algo                        (algorithm level) */
     ST_S_LAYOUT /* layout fn                                    (algorithm level): renumber units of later sends */
 } st_stmt_kind;
@@ -98,6 +98,8 @@ typedef struct st_stmt {
     st_expr *expr;        /* UNITS, LET, FN body, IF condition, SEND destination */
     st_expr *lo, *hi;     /* STEP (family), FOR: inclusive bounds */
     st_uset *units;       /* SEND */
+    st_uset *at;          /* SEND: destination units (NULL: the same as `units`) */
+    st_expr *scratch;     /* UNITS: scratch units after the vector's (NULL: none) */
     int xop;              /* SEND: st_xop */
     st_str coll, algo;    /* PHASE: collective and algorithm names */
     st_pos coll_pos, algo_pos;

@@ -530,6 +530,10 @@ static void stmt(cg *g, const st_stmt *s, where at)
     case ST_S_UNITS:
         expr(g, s->expr);
         emit(g, ST_OP_UNITS, 0);
+        if (s->scratch) {
+            expr(g, s->scratch);
+            emit(g, ST_OP_SCRATCH, 0);
+        }
         break;
     case ST_S_LET: {
         expr(g, s->expr);
@@ -548,9 +552,13 @@ static void stmt(cg *g, const st_stmt *s, where at)
     case ST_S_IF: if_stmt(g, s, inner); break;
     case ST_S_SEND:
         uset(g, s->units);
+        if (s->at) {
+            emit(g, ST_OP_SET_AT, 0);
+            uset(g, s->at);
+        }
         expr(g, s->expr);
         g->line = s->pos.line;
-        emit(g, ST_OP_SEND, s->xop);
+        emit(g, ST_OP_SEND, s->xop | (s->at ? 2 : 0));
         break;
     case ST_S_PHASE: phase_stmt(g, s); break;
     case ST_S_LAYOUT: layout_stmt(g, s); break;

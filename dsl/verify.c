@@ -25,6 +25,7 @@ typedef struct cell {
     int32_t unit;          /* -1: a free slot */
     int32_t rmark, wmark;  /* step + 1 of the last read / write */
     int32_t wsrc, wcopy;   /* source of that write, and whether it copied */
+    int32_t tag;           /* which vector unit's data it holds (scratch units and `at` move data between units) */
     uint32_t val;          /* its set: pool + val * W */
 } cell;
 
@@ -90,7 +91,7 @@ static cell *cell_of(absstate *a, int x, int u, int create)
         a->cappool = cap;
     }
     cell *c = probe(rc, u);
-    *c = (cell){.unit = u, .val = (uint32_t)a->npool++};
+    *c = (cell){.unit = u, .tag = u, .val = (uint32_t)a->npool++};
     memset(a->pool + (size_t)c->val * a->W, 0, sizeof(uint64_t) * a->W);
     rc->n++;
     return c;
@@ -230,28 +231,55 @@ static void init_state(absstate *a)
     }
 }
 
+/* The transfer's (source unit, destination unit) pairs: its runs and its `at` runs, matched in order. */
+typedef struct unit_pairs {
+    const st_sched *s;
+    const st_xfer *x;
+    int k, dk, u, du;      /* run indices and positions */
+} unit_pairs;
+
+static unit_pairs pairs_of(const st_sched *s, const st_xfer *x)
+{
+    return (unit_pairs){s, x, 0, 0, s->runs[x->run0].start, s->runs[x->drun0].start};
+}
+
+static int next_pair(unit_pairs *it, int *su, int *du)
+{
+    const st_sched *s = it->s;
+    const st_xfer *x = it->x;
+    if (it->k >= x->nruns)
+        return 0;
+    *su = it->u++;
+    *du = it->du++;
+    if (it->u == s->runs[x->run0 + it->k].start + s->runs[x->run0 + it->k].len && ++it->k < x->nruns)
+        it->u = s->runs[x->run0 + it->k].start;
+    if (it->du == s->runs[x->drun0 + it->dk].start + s->runs[x->drun0 + it->dk].len && ++it->dk < x->dnruns)
+        it->du = s->runs[x->drun0 + it->dk].start;
+    return 1;
+}
+
 /* Pass A of a step: hazards and "sends only what it holds". */
-static int check_unit(absstate *a, int step, const st_xfer *x, int u)
+static int check_unit(absstate *a, int step, const st_xfer *x, int u, int du)
 {
     cell *sc = cell_of(a, x->src, u, 0);
     if (!sc || empty(a, set_of(a, sc)))
         return failf(a, x->line, "at step %d rank %d sends unit %d to rank %d but holds no data for it", step,
                      x->src, u, x->dst);
-    if (x->src == x->dst)
-        return 0; /* a local transfer within one buffer is a no-op */
+    if (x->src == x->dst && u == du)
+        return 0; /* a local transfer onto itself is a no-op */
     if (sc->wmark == step + 1)
         return failf(a, x->line, "at step %d rank %d sends unit %d while it also receives it in the same step "
                      "(from rank %d): read/write hazard", step, x->src, u, sc->wsrc);
     sc->rmark = step + 1;
-    cell *dc = cell_of(a, x->dst, u, 1);
+    cell *dc = cell_of(a, x->dst, du, 1);
     if (!dc)
         return failf(a, x->line, "out of memory");
     if (dc->rmark == step + 1)
         return failf(a, x->line, "at step %d rank %d receives unit %d from rank %d while it also sends it in the "
-                     "same step: read/write hazard", step, x->dst, u, x->src);
+                     "same step: read/write hazard", step, x->dst, du, x->src);
     if (dc->wmark == step + 1 && (dc->wcopy || x->op == ST_X_COPY))
         return failf(a, x->line, "at step %d unit %d of rank %d is written by rank %d and by rank %d, and one of "
-                     "them copies: the result would depend on arrival order", step, u, x->dst, dc->wsrc, x->src);
+                     "them copies: the result would depend on arrival order", step, du, x->dst, dc->wsrc, x->src);
     dc->wmark = step + 1;
     dc->wcopy = x->op == ST_X_COPY;
     dc->wsrc = x->src;
@@ -262,35 +290,37 @@ static int check_step(absstate *a, int step)
 {
     const st_sched *s = a->s;
     for (int i = s->step_first[step]; i < s->step_first[step + 1]; i++) {
-        const st_xfer *x = &s->xfers[i];
-        for (int k = 0; k < x->nruns; k++) {
-            const st_run *rn = &s->runs[x->run0 + k];
-            for (int u = rn->start; u < rn->start + rn->len; u++)
-                if (check_unit(a, step, x, u))
-                    return -1;
-        }
+        unit_pairs it = pairs_of(s, &s->xfers[i]);
+        for (int u, du; next_pair(&it, &u, &du);)
+            if (check_unit(a, step, &s->xfers[i], u, du))
+                return -1;
     }
     return 0;
 }
 
 /* Pass B of a step: apply the transfers in schedule order. The destination's cell exists (pass A made it). */
-static int apply_unit(absstate *a, int step, const st_xfer *x, int u)
+static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
 {
     char have[120], brings[120];
-    uint64_t *d = set_of(a, cell_of(a, x->dst, u, 0));
-    const uint64_t *v = value(a, x->src, u);
+    cell *dc = cell_of(a, x->dst, du, 0), *sc = cell_of(a, x->src, u, 0);
+    uint64_t *d = set_of(a, dc);
+    const uint64_t *v = set_of(a, sc);
     if (x->op == ST_X_COPY) {
         memcpy(d, v, sizeof(uint64_t) * a->W);
+        dc->tag = sc->tag;
         return 0;
     }
     if (empty(a, d))
-        return failf(a, x->line, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, u);
+        return failf(a, x->line, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, du);
+    if (dc->tag != sc->tag)
+        return failf(a, x->line, "at step %d rank %d reduces unit %d's data (from rank %d) into unit %d, which "
+                     "holds unit %d's data", step, x->dst, sc->tag, x->src, du, dc->tag);
     for (int w = 0; w < a->W; w++)
         if (d[w] & v[w]) {
             set_text(a, d, have, sizeof have);
             set_text(a, v, brings, sizeof brings);
             return failf(a, x->line, "at step %d rank %d reduces unit %d from rank %d twice over: it holds %s and "
-                         "receives %s (a contribution reduced twice)", step, x->dst, u, x->src, have, brings);
+                         "receives %s (a contribution reduced twice)", step, x->dst, du, x->src, have, brings);
         }
     for (int w = 0; w < a->W; w++)
         d[w] |= v[w];
@@ -302,14 +332,12 @@ static int apply_step(absstate *a, int step)
     const st_sched *s = a->s;
     for (int i = s->step_first[step]; i < s->step_first[step + 1]; i++) {
         const st_xfer *x = &s->xfers[i];
-        if (x->src == x->dst)
+        if (x->src == x->dst && !st_xfer_mapped(x))
             continue;
-        for (int k = 0; k < x->nruns; k++) {
-            const st_run *rn = &s->runs[x->run0 + k];
-            for (int u = rn->start; u < rn->start + rn->len; u++)
-                if (apply_unit(a, step, x, u))
-                    return -1;
-        }
+        unit_pairs it = pairs_of(s, x);
+        for (int u, du; next_pair(&it, &u, &du);)
+            if ((x->src != x->dst || u != du) && apply_unit(a, step, x, u, du))
+                return -1;
     }
     return 0;
 }
@@ -321,7 +349,10 @@ static int check_unit_post(absstate *a, int x, int u)
     if (want == -2)
         return 0;
     const uint64_t *v = value(a, x, u);
+    const cell *c = cell_of(a, x, u, 0);
     int n = count(a, v);
+    if (c && c->tag != u && n > 0)
+        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds unit %d's data", u, x, c->tag);
     if ((want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1)))
         return 0;
     set_text(a, v, have, sizeof have);

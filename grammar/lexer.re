@@ -112,6 +112,8 @@ int st_lex(st_lexer *lx, st_token *t)
         "phase"          { return emit(lx, t, tok, TK_PHASE); }
         "using"          { return emit(lx, t, tok, TK_USING); }
         "layout"         { return emit(lx, t, tok, TK_LAYOUT); }
+        "scratch"        { return emit(lx, t, tok, TK_SCRATCH); }
+        "at"             { return emit(lx, t, tok, TK_AT); }
         "true"           { emit(lx, t, tok, TK_INT); t->ival = 1; return TK_INT; }
         "false"          { return emit(lx, t, tok, TK_INT); }
 

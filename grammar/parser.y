@@ -14,7 +14,8 @@
 %start_symbol file
 
 /* Fix the token codes: keywords, then punctuation. */
-%token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT.
+%token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT
+       SCRATCH AT.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
 /* Lowest first. ELSE ranks the `if..then..else` expression below every operator (it extends to the right). */
@@ -165,10 +166,10 @@ static st_slist s_if(st_parse_ctx *ctx, st_token kw, st_ex c, st_slist then, st_
     return sl_one(s);
 }
 
-static st_slist s_send(st_parse_ctx *ctx, st_token kw, st_uset *u, st_ex to, int xop)
+static st_slist s_send(st_parse_ctx *ctx, st_token kw, st_uset *u, st_ex to, st_uset *at, int xop)
 {
     st_stmt *s = st_new(ctx, ST_S_SEND, kw);
-    s->units = u, s->expr = to.e, s->xop = xop;
+    s->units = u, s->expr = to.e, s->at = at, s->xop = xop;
     return sl_one(s);
 }
 
@@ -302,6 +303,10 @@ stmts(L) ::= stmts(A) stmt(S). { L = sl_cat(A, S); }
 
 stmt(L) ::= SEMI. { L = (st_slist){0, 0}; }
 stmt(L) ::= UNITS(K) expr(E). { L = sl_one(st_new(ctx, ST_S_UNITS, K)); L.head->expr = E.e; }
+stmt(L) ::= UNITS(K) expr(E) SCRATCH expr(S). {
+    L = sl_one(st_new(ctx, ST_S_UNITS, K));
+    L.head->expr = E.e, L.head->scratch = S.e;
+}
 stmt(L) ::= LET(K) lets(B). {
     for (st_stmt *s = B.head; s; s = s->next)
         s->pos = P(K); /* every binding points at its `let` */
@@ -324,7 +329,8 @@ stmt(L) ::= ifstmt(A). { L = A; }
 ifstmt(L) ::= IF(K) expr(C) block(A). { L = s_if(ctx, K, C, A, (st_slist){0, 0}); }
 ifstmt(L) ::= IF(K) expr(C) block(A) ELSE block(B). { L = s_if(ctx, K, C, A, B); }
 ifstmt(L) ::= IF(K) expr(C) block(A) ELSE ifstmt(B). { L = s_if(ctx, K, C, A, B); }
-stmt(L) ::= SEND(K) uset(U) TO expr(E) xop(X). { L = s_send(ctx, K, U, E, X); }
+stmt(L) ::= SEND(K) uset(U) TO expr(E) xop(X). { L = s_send(ctx, K, U, E, NULL, X); }
+stmt(L) ::= SEND(K) uset(U) TO expr(E) AT uset(A) xop(X). { L = s_send(ctx, K, U, E, A, X); }
 xop(X) ::= . { X = ST_X_COPY; }
 xop(X) ::= COPY. { X = ST_X_COPY; }
 xop(X) ::= REDUCE. { X = ST_X_REDUCE; }

@@ -93,7 +93,7 @@ static int64_t add_runs(builder *b, const int64_t *lo, const int64_t *hi, int n,
     return units;
 }
 
-static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int n, int line,
+static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nsrc, int n, int line,
                    st_err *err)
 {
     builder *b = ctx;
@@ -105,7 +105,7 @@ static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int6
         return where(b, line, err, what);
     }
     for (int i = 0; i < n; i++)
-        if (lo[i] < 0 || hi[i] >= ST_MAX_UNITS) {
+        if (lo[i] < 0 || hi[i] >= 2 * (int64_t)ST_MAX_UNITS) {
             snprintf(what, sizeof what, "unit %lld is out of range", (long long)(lo[i] < 0 ? lo[i] : hi[i]));
             return where(b, line, err, what);
         }
@@ -114,16 +114,29 @@ static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int6
     st_xfer *x = &b->x[b->nx];
     *x = (st_xfer){.step = b->nsteps - 1, .src = b->rank, .dst = (int32_t)dst, .op = op, .run0 = b->nruns,
                    .line = line};
-    int64_t units = add_runs(b, lo, hi, n, &x->nruns);
+    int64_t units = add_runs(b, lo, hi, nsrc, &x->nruns);
     if (units < 0)
         return where(b, line, err, "out of memory");
     x->nunits = (int32_t)units;
+    x->drun0 = x->run0;
+    x->dnruns = x->nruns;
+    if (n > nsrc) {
+        x->drun0 = b->nruns;
+        int64_t dunits = add_runs(b, lo + nsrc, hi + nsrc, n - nsrc, &x->dnruns);
+        if (dunits < 0)
+            return where(b, line, err, "out of memory");
+        if (dunits != units) {
+            snprintf(what, sizeof what, "send of %lld units at %lld places: `at` must name as many units",
+                     (long long)units, (long long)dunits);
+            return where(b, line, err, what);
+        }
+    }
     b->nx++;
     return 0;
 }
 
-/* Check this rank's units against U and its step count against rank 0's. */
-static int check_rank(builder *b, int first_x, int64_t nunits, int64_t *U, int *nsteps, st_err *err)
+/* Check this rank's units against U (+ scratch) and its step count against rank 0's. */
+static int check_rank(builder *b, int first_x, int64_t nunits, int64_t nscratch, int64_t *U, int *nsteps, st_err *err)
 {
     char what[200];
     if (b->rank == 0) {
@@ -139,11 +152,14 @@ static int check_rank(builder *b, int first_x, int64_t nunits, int64_t *U, int *
         return where(b, b->algo->line, err, what);
     }
     for (int i = first_x; i < b->nx; i++) {
-        const st_run *rn = &b->runs[b->x[i].run0 + b->x[i].nruns - 1];
-        if (rn->start + rn->len > nunits || b->runs[b->x[i].run0].start < 0) {
-            snprintf(what, sizeof what, "send of unit %d, outside 0..%lld", rn->start + rn->len - 1,
-                     (long long)nunits - 1);
-            return where(b, b->x[i].line, err, what);
+        const st_xfer *x = &b->x[i];
+        const st_run *last = &b->runs[x->run0 + x->nruns - 1], *dlast = &b->runs[x->drun0 + x->dnruns - 1];
+        int64_t top = last->start + last->len > dlast->start + dlast->len ? last->start + last->len
+                                                                           : dlast->start + dlast->len;
+        if (top > nunits + nscratch) {
+            snprintf(what, sizeof what, "send of unit %lld, outside 0..%lld", (long long)top - 1,
+                     (long long)(nunits + nscratch - 1));
+            return where(b, x->line, err, what);
         }
     }
     return 0;
@@ -182,7 +198,7 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
     int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
     st_vm_sink sink = {&b, on_step, on_send};
-    int64_t U = 0, nunits;
+    int64_t U = 0, nunits, nscratch, S = 0;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
     if (p < 1 || p > ST_MAX_RANKS || in->root < 0 || in->root >= p ||
@@ -195,9 +211,11 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
     for (b.rank = 0; b.rank < p; b.rank++) {
         int first_x = b.nx;
         b.nsteps = 0;
-        if (st_vm_run(cat, algo, in, b.rank, &sink, &nunits, err) ||
-            check_rank(&b, first_x, nunits, &U, &nsteps, err))
+        if (st_vm_run(cat, algo, in, b.rank, &sink, &nunits, &nscratch, err) ||
+            check_rank(&b, first_x, nunits, nscratch, &U, &nsteps, err))
             goto fail;
+        if (nscratch > S)
+            S = nscratch;
     }
     int nblocks = st_coll_nblocks(algo->coll, p);
     if (U < 1) {
@@ -212,8 +230,8 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
                  algo->name, st_coll_name(algo->coll), nblocks, nblocks, (long long)U, p);
         goto fail;
     }
-    *out = (st_sched){.cat = cat, .algo = algo, .p = p, .nunits = (int)U, .nsteps = nsteps, .root = in->root,
-                      .runs = b.runs, .nruns = b.nruns};
+    *out = (st_sched){.cat = cat, .algo = algo, .p = p, .nunits = (int)U, .nsteps = nsteps, .nscratch = (int)S,
+                      .root = in->root, .runs = b.runs, .nruns = b.nruns};
     b.runs = NULL;
     if (order_by_step(&b, out)) {
         snprintf(err->msg, sizeof err->msg, "out of memory");

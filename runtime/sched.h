@@ -26,9 +26,11 @@ typedef struct st_xfer {
     int32_t step;
     int32_t src, dst;   /* dst == src is a local copy or reduce */
     int32_t op;         /* st_xop: 0 copy, 1 reduce */
-    int32_t run0;       /* first run in st_sched.runs */
+    int32_t run0;       /* first run in st_sched.runs: the units read at src */
     int32_t nruns;
     int32_t nunits;
+    int32_t drun0;      /* the units written at dst, matched in order with the source units; the same runs as */
+    int32_t dnruns;     /* the source's (drun0 == run0) unless the send said `at` */
     int32_t line;       /* .dsl line of the send statement */
 } st_xfer;
 
@@ -36,6 +38,7 @@ typedef struct st_sched {
     const st_catalogue *cat;
     const st_algo *algo;
     int p, nunits, nsteps;
+    int nscratch;       /* scratch units, numbered nunits .. nunits + nscratch - 1 */
     int root;
     st_xfer *xfers;     /* ordered by (step, src, order of emission) */
     int nxfers;
@@ -85,7 +88,8 @@ void st_sched_free(st_sched *s);
  * all_to_all_v (block i * p + j is what rank i sends to rank j). */
 int st_coll_nblocks(int coll, int p);
 
-/* Elements [*off, *off + *len) of the vector that unit u covers, for blocks of n elements. */
+/* Elements [*off, *off + *len) of the vector that unit u covers, for blocks of n elements. (Scratch units are not
+ * in the vector: each is a slot as large as the largest unit, in a per-rank scratch area.) */
 void st_unit_span(int nunits, int nblocks, size_t n, int u, size_t *off, size_t *len);
 
 /* One rank's view of a schedule, for the executor. */
@@ -98,6 +102,12 @@ typedef struct st_plan {
 } st_plan;
 
 int st_plan_build(const st_sched *s, int rank, st_plan *out); /* 0, or -1 when out of memory */
+
+/* Does the transfer write other units than it reads (`at`)? */
+static inline int st_xfer_mapped(const st_xfer *x)
+{
+    return x->drun0 != x->run0;
+}
 void st_plan_free(st_plan *pl);
 
 #endif

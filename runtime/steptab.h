@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 2
+#define ST_TABLE_VERSION 3
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -75,11 +75,15 @@ typedef enum st_opcode {
     ST_OP_CALL,      /* [args -- result] call function a (st_func), which returns with RET 1 */
     ST_OP_RET,       /* back to the caller; a = 1: [result -- result] (fn), a = 0: [--] (algorithm body) */
     ST_OP_UNITS,     /* [U --] declare the unit count; once per context; U in 1..ST_MAX_UNITS */
+    ST_OP_SCRATCH,   /* [S --] declare S scratch units, numbered U .. U+S-1: per-rank space outside the vector,
+                      * each as large as the largest unit (the largest declaration of a run wins) */
     ST_OP_STEP,      /* begin the next step */
     ST_OP_SET_ADD,   /* [u --] add unit u to the transfer set being built */
     ST_OP_SET_RANGE, /* [lo hi --] add units lo..hi (inclusive; empty when hi < lo) */
     ST_OP_SET_ALL,   /* add every unit 0..U-1 */
-    ST_OP_SEND,      /* [dst --] emit a transfer of the set to dst with op a (st_xop: 0 copy, 1 reduce); clear set */
+    ST_OP_SET_AT,    /* the units added from here on are the destination set (`at`), matched in order */
+    ST_OP_SEND,      /* [dst --] emit a transfer of the set to dst; a & 1: reduce (else copy); a & 2: it has a
+                      * destination set; clear both sets */
     ST_OP_LAYOUT,    /* from here to the end of the current algorithm body (phases included), every unit u of a
                       * send is sent as unit f(u), f = function a (-1: none); a renumbering such as NHR's tree map */
     ST_OP_PHASE,     /* run algorithm a's body (a fresh frame, RET 0 ends it) in the same context: same p, r and

@@ -23,7 +23,7 @@ typedef struct frame {
 typedef struct vm {
     const st_catalogue *cat;
     const st_topo *topo;  /* NULL: one group of all ranks */
-    int64_t p, r, root, nunits;
+    int64_t p, r, root, nunits, nscratch;
     long fuel;
     int64_t stack[ST_MAX_STACK];
     int sp;
@@ -37,6 +37,7 @@ typedef struct vm {
     int32_t ltab_fn;
     int64_t *lo, *hi;               /* the transfer set being built */
     int nset, capset;
+    int at;                         /* index where the destination set starts, -1: none */
     int line;
     st_err *err;
 } vm;
@@ -292,40 +293,57 @@ static int layout_table(vm *m, const st_vm_sink *sink)
     return 0;
 }
 
-/* Replace the set's units by their layout images. */
+/* Replace the set's units by their layout images; scratch units (>= U) are not renumbered. */
 static int apply_layout(vm *m, const st_vm_sink *sink)
 {
     if (layout_table(m, sink))
         return -1;
-    int n = m->nset;
+    int n = m->nset, at = m->at;
     for (int i = 0; i < n; i++)
-        if (m->lo[i] < 0 || m->hi[i] >= m->nunits)
+        if (m->lo[i] < 0 || m->hi[i] >= m->nunits + m->nscratch)
             return fail(m, "unit %lld is outside 0..%lld (before the layout)",
-                        (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)m->nunits - 1);
-    for (int i = 0; i < n; i++)
-        for (int64_t u = m->lo[i]; u <= m->hi[i]; u++)
-            if (set_add(m, m->ltab[u], m->ltab[u]))
+                        (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)(m->nunits + m->nscratch - 1));
+    for (int i = 0; i < n; i++) {
+        if (i == at)
+            m->at = m->nset; /* the destination part starts again among the images */
+        for (int64_t u = m->lo[i]; u <= m->hi[i]; u++) {
+            int64_t v = u < m->nunits ? m->ltab[u] : u;
+            if (set_add(m, v, v))
                 return -1;
+        }
+    }
+    if (at == n)
+        m->at = m->nset; /* an empty destination part */
     /* drop the originals: the images were appended after them */
     memmove(m->lo, m->lo + n, sizeof(int64_t) * (size_t)(m->nset - n));
     memmove(m->hi, m->hi + n, sizeof(int64_t) * (size_t)(m->nset - n));
     m->nset -= n;
+    if (at >= 0)
+        m->at -= n;
     return 0;
 }
 
-static int emit_send(vm *m, const st_vm_sink *sink, int op)
+static int emit_send(vm *m, const st_vm_sink *sink, int a)
 {
     int64_t dst;
     if (pop(m, &dst))
         return -1;
     if (m->nunits <= 0)
         return fail(m, "send before `units` was declared");
+    if (!(a & 2))
+        m->at = -1;
+    else if (m->at < 0)
+        return fail(m, "corrupt step table: send with a destination set but no SET_AT");
     int rc = 0;
     if (m->nset > 0 && m->layout >= 0)
         rc = apply_layout(m, sink);
-    if (!rc && m->nset > 0)
-        rc = sink->send(sink->ctx, dst, op, m->lo, m->hi, m->nset, m->line, m->err);
+    int nsrc = m->at >= 0 ? m->at : m->nset;
+    if (!rc && nsrc > 0)
+        rc = sink->send(sink->ctx, dst, a & 1, m->lo, m->hi, nsrc, m->nset, m->line, m->err);
+    else if (!rc && m->nset > nsrc)
+        rc = fail(m, "`at` names destination units for a transfer of no units");
     m->nset = 0;
+    m->at = -1;
     return rc;
 }
 
@@ -488,6 +506,17 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         if (m->nunits <= 0)
             return fail(m, "`all` used before `units` was declared");
         return set_add(m, 0, m->nunits - 1);
+    case ST_OP_SET_AT:
+        m->at = m->nset;
+        return 0;
+    case ST_OP_SCRATCH:
+        if (pop(m, &v))
+            return -1;
+        if (v < 0 || v > ST_MAX_UNITS)
+            return fail(m, "scratch = %lld is out of range 0..%d", (long long)v, ST_MAX_UNITS);
+        if (v > m->nscratch)
+            m->nscratch = v;
+        return 0;
     case ST_OP_SEND: return emit_send(m, sink, in->a);
     default:
         if (in->op >= ST_OP_ADD && in->op <= ST_OP_LCM)
@@ -516,7 +545,7 @@ static int run(vm *m, int32_t pc, int stop_depth, const st_vm_sink *sink)
 }
 
 int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst, int r, const st_vm_sink *sink,
-              int64_t *nunits, st_err *err)
+              int64_t *nunits, int64_t *nscratch, st_err *err)
 {
     vm *m = calloc(1, sizeof *m);
     int rc = -1;
@@ -526,10 +555,11 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
         goto out;
     }
     *m = (vm){.cat = cat, .topo = inst->topo, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
-              .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1};
+              .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1};
     if (enter(m, -1, algo->nslots, 0, 1) || run(m, algo->entry, 0, sink))
         goto out;
     *nunits = m->nunits;
+    *nscratch = m->nscratch;
     rc = 0;
 out:
     if (m) {

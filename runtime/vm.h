@@ -17,16 +17,18 @@ typedef struct st_vm_sink {
     void *ctx;
     /* Each returns 0 to go on, or -1 after writing a message into err to stop the run. */
     int (*step)(void *ctx, int line, st_err *err);
-    /* The transfer's units as inclusive ranges [lo[i], hi[i]], unsorted, possibly overlapping. */
-    int (*send)(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nranges, int line,
-                st_err *err);
+    /* The transfer's units as inclusive ranges [lo[i], hi[i]], unsorted, possibly overlapping: ranges
+     * 0..nsrc-1 are the source units, nsrc..nranges-1 the destination units (none: the same units). */
+    int (*send)(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nsrc, int nranges,
+                int line, st_err *err);
 } st_vm_sink;
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */
 
 /* Run algo's body for rank r of the instantiation `in`. On success returns 0 and stores the declared unit count
- * in *nunits (0 when the program declared none). On failure returns -1 with the reason in err. */
+ * in *nunits (0 when the program declared none) and the scratch units in *nscratch. On failure returns -1 with
+ * the reason in err. */
 int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, const st_vm_sink *sink,
-              int64_t *nunits, st_err *err);
+              int64_t *nunits, int64_t *nscratch, st_err *err);
 
 #endif
