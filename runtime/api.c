@@ -22,9 +22,12 @@ static stitch_status_t st_check_types(stitch_comm_t *comm, const st_args *a)
     if ((unsigned)a->dtype >= STITCH_DTYPE_COUNT)
         return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: dtype %d is not a stitch_dtype_t (0..%d)",
                              a->fn, (int)a->dtype, STITCH_DTYPE_COUNT - 1);
-    if (a->coll != STITCH_ALL_GATHER && (unsigned)a->op >= STITCH_OP_COUNT)
+    if (st_coll_reduces(a->coll) && (unsigned)a->op >= STITCH_OP_COUNT)
         return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: op %d is not a stitch_op_t (0..%d)", a->fn,
                              (int)a->op, STITCH_OP_COUNT - 1);
+    if (st_coll_rooted((int)a->coll) && (a->root < 0 || a->root >= comm->p))
+        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: root %d is not a rank of this communicator "
+                             "(0..%d)", a->fn, a->root, comm->p - 1);
     return STITCH_OK;
 }
 
@@ -49,11 +52,32 @@ static int st_overlap(const char *a, size_t na, const char *b, size_t nb)
 /* Overlapping buffers must be exactly one of the in-place forms of stitch.h. */
 static stitch_status_t st_check_overlap(stitch_comm_t *comm, const st_args *a, const st_bufs *b)
 {
-    size_t mine = (size_t)comm->rank * a->count * stitch_dtype_size(a->dtype);
+    size_t one = a->count * stitch_dtype_size(a->dtype), mine = (size_t)comm->rank * one;
     const char *form;
-    if (!st_overlap(b->send, b->send_bytes, b->recv, b->recv_bytes))
+    if (!b->send_bytes || !b->recv_bytes || !st_overlap(b->send, b->send_bytes, b->recv, b->recv_bytes))
         return STITCH_OK;
     switch (a->coll) {
+    case STITCH_BROADCAST: /* the root's vector in place */
+    case STITCH_REDUCE:
+        if (b->recv == b->send)
+            return STITCH_OK;
+        form = "recvbuf == sendbuf at the root";
+        break;
+    case STITCH_SCATTER: /* the root's block stays in its input */
+        if (b->recv == b->send + (size_t)a->root * one)
+            return STITCH_OK;
+        form = "recvbuf == sendbuf + root * recvcount at the root";
+        break;
+    case STITCH_GATHER: /* the root's input already at its block of the output */
+        if (b->send == b->recv + (size_t)a->root * one)
+            return STITCH_OK;
+        form = "sendbuf == recvbuf + root * sendcount at the root";
+        break;
+    case STITCH_ALL_TO_ALL:
+    case STITCH_ALL_TO_ALL_V:
+        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: recvbuf overlaps sendbuf (recvbuf - sendbuf = "
+                             "%td bytes); %s has no in-place form", a->fn, b->recv - b->send,
+                             stitch_coll_name(a->coll));
     case STITCH_ALL_REDUCE: /* the vector in place */
         if (b->recv == b->send)
             return STITCH_OK;
@@ -75,25 +99,72 @@ static stitch_status_t st_check_overlap(stitch_comm_t *comm, const st_args *a, c
                          "forms are %s", a->fn, b->recv - b->send, form);
 }
 
+/* all_to_all_v: the elements one side's counts and displacements reach (*extent), or an error. */
+static stitch_status_t st_check_v_side(stitch_comm_t *comm, const st_args *a, const char *side,
+                                       const size_t *counts, const size_t *displs, size_t *extent)
+{
+    size_t es = stitch_dtype_size(a->dtype), limit = (size_t)PTRDIFF_MAX / es;
+    *extent = 0;
+    if (!counts || !displs)
+        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: %s%s is NULL", a->fn, side,
+                             !counts ? "counts" : "displs");
+    for (int q = 0; q < comm->p; q++) {
+        if (counts[q] > limit || displs[q] > limit - counts[q])
+            return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: %sdispls[%d] + %scounts[%d] = %zu + %zu "
+                                 "elements of %s does not fit in memory", a->fn, side, q, side, q, displs[q],
+                                 counts[q], stitch_dtype_name(a->dtype));
+        if (counts[q] && displs[q] + counts[q] > *extent)
+            *extent = displs[q] + counts[q];
+    }
+    return STITCH_OK;
+}
+
+/* The elements of sendbuf and recvbuf this rank uses (0: unused, may be NULL). */
+static stitch_status_t st_extents(stitch_comm_t *comm, const st_args *a, size_t *ns, size_t *nr)
+{
+    size_t n = a->count, p = (size_t)comm->p, es = stitch_dtype_size(a->dtype);
+    int root = comm->rank == a->root;
+    stitch_status_t st;
+    if (a->coll == STITCH_ALL_TO_ALL_V) {
+        int me = comm->rank;
+        if ((st = st_check_v_side(comm, a, "send", a->scounts, a->sdispls, ns)) != STITCH_OK ||
+            (st = st_check_v_side(comm, a, "recv", a->rcounts, a->rdispls, nr)) != STITCH_OK)
+            return st;
+        if (a->scounts[me] != a->rcounts[me])
+            return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: rank %d sends itself %zu elements "
+                                 "(sendcounts[%d]) but expects %zu (recvcounts[%d])", a->fn, me, a->scounts[me], me,
+                                 a->rcounts[me], me);
+        return STITCH_OK;
+    }
+    if (n > (size_t)PTRDIFF_MAX / p / es)
+        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT,
+                             "%s: count %zu of %s times %zu ranks does not fit in memory (overflows ptrdiff_t)",
+                             a->fn, n, stitch_dtype_name(a->dtype), p);
+    switch (a->coll) {
+    case STITCH_REDUCE_SCATTER: *ns = n * p, *nr = n; break;
+    case STITCH_ALL_GATHER: *ns = n, *nr = n * p; break;
+    case STITCH_BROADCAST: *ns = root ? n : 0, *nr = n; break;
+    case STITCH_REDUCE: *ns = n, *nr = root ? n : 0; break;
+    case STITCH_SCATTER: *ns = root ? n * p : 0, *nr = n; break;
+    case STITCH_GATHER: *ns = n, *nr = root ? n * p : 0; break;
+    case STITCH_ALL_TO_ALL: *ns = *nr = n * p; break;
+    default: *ns = *nr = n; break;
+    }
+    return STITCH_OK;
+}
+
 static stitch_status_t st_check(stitch_comm_t *comm, const st_args *a)
 {
     stitch_status_t st = st_check_types(comm, a);
-    size_t es = stitch_dtype_size(a->dtype), p = (size_t)comm->p;
-    if (st != STITCH_OK || a->count == 0)
+    size_t es = stitch_dtype_size(a->dtype), ns = 0, nr = 0;
+    if (st != STITCH_OK || (a->count == 0 && a->coll != STITCH_ALL_TO_ALL_V))
         return st;
-    if ((st = st_check_buffer(comm, a, "sendbuf", a->send)) != STITCH_OK ||
-        (st = st_check_buffer(comm, a, "recvbuf", a->recv)) != STITCH_OK)
+    if ((st = st_extents(comm, a, &ns, &nr)) != STITCH_OK)
         return st;
-    if (a->count > (size_t)PTRDIFF_MAX / p / es)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT,
-                             "%s: count %zu of %s times %zu ranks does not fit in memory (overflows ptrdiff_t)",
-                             a->fn, a->count, stitch_dtype_name(a->dtype), p);
-    size_t one = a->count * es, all = one * p;
-    st_bufs b = {a->send, a->recv, one, one};
-    if (a->coll == STITCH_REDUCE_SCATTER)
-        b.send_bytes = all;
-    if (a->coll == STITCH_ALL_GATHER)
-        b.recv_bytes = all;
+    if ((ns && (st = st_check_buffer(comm, a, "sendbuf", a->send)) != STITCH_OK) ||
+        (nr && (st = st_check_buffer(comm, a, "recvbuf", a->recv)) != STITCH_OK))
+        return st;
+    st_bufs b = {a->send, a->recv, ns * es, nr * es};
     return st_check_overlap(comm, a, &b);
 }
 
@@ -110,20 +181,73 @@ static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
 stitch_status_t stitch_all_reduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
                                   stitch_op_t op, stitch_comm_t *comm)
 {
-    st_args a = {"stitch_all_reduce", STITCH_ALL_REDUCE, sendbuf, recvbuf, count, dtype, op};
+    st_args a = {.fn = "stitch_all_reduce", .coll = STITCH_ALL_REDUCE, .send = sendbuf, .recv = recvbuf,
+                 .count = count, .dtype = dtype, .op = op};
     return st_collective(comm, &a);
 }
 
 stitch_status_t stitch_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, stitch_dtype_t dtype,
                                       stitch_op_t op, stitch_comm_t *comm)
 {
-    st_args a = {"stitch_reduce_scatter", STITCH_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op};
+    st_args a = {.fn = "stitch_reduce_scatter", .coll = STITCH_REDUCE_SCATTER, .send = sendbuf, .recv = recvbuf,
+                 .count = recvcount, .dtype = dtype, .op = op};
     return st_collective(comm, &a);
 }
 
 stitch_status_t stitch_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype,
                                   stitch_comm_t *comm)
 {
-    st_args a = {"stitch_all_gather", STITCH_ALL_GATHER, sendbuf, recvbuf, sendcount, dtype, STITCH_SUM};
+    st_args a = {.fn = "stitch_all_gather", .coll = STITCH_ALL_GATHER, .send = sendbuf, .recv = recvbuf,
+                 .count = sendcount, .dtype = dtype};
+    return st_collective(comm, &a);
+}
+
+stitch_status_t stitch_broadcast(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype, int root,
+                                 stitch_comm_t *comm)
+{
+    st_args a = {.fn = "stitch_broadcast", .coll = STITCH_BROADCAST, .send = sendbuf, .recv = recvbuf,
+                 .count = count, .dtype = dtype, .root = root};
+    return st_collective(comm, &a);
+}
+
+stitch_status_t stitch_reduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                              stitch_op_t op, int root, stitch_comm_t *comm)
+{
+    st_args a = {.fn = "stitch_reduce", .coll = STITCH_REDUCE, .send = sendbuf, .recv = recvbuf, .count = count,
+                 .dtype = dtype, .op = op, .root = root};
+    return st_collective(comm, &a);
+}
+
+stitch_status_t stitch_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, stitch_dtype_t dtype, int root,
+                               stitch_comm_t *comm)
+{
+    st_args a = {.fn = "stitch_scatter", .coll = STITCH_SCATTER, .send = sendbuf, .recv = recvbuf,
+                 .count = recvcount, .dtype = dtype, .root = root};
+    return st_collective(comm, &a);
+}
+
+stitch_status_t stitch_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype, int root,
+                              stitch_comm_t *comm)
+{
+    st_args a = {.fn = "stitch_gather", .coll = STITCH_GATHER, .send = sendbuf, .recv = recvbuf, .count = sendcount,
+                 .dtype = dtype, .root = root};
+    return st_collective(comm, &a);
+}
+
+stitch_status_t stitch_all_to_all(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                                  stitch_comm_t *comm)
+{
+    st_args a = {.fn = "stitch_all_to_all", .coll = STITCH_ALL_TO_ALL, .send = sendbuf, .recv = recvbuf,
+                 .count = count, .dtype = dtype};
+    return st_collective(comm, &a);
+}
+
+/* count is 0: the counts differ per pair and are checked pair by pair during the call (exec.c). */
+stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                                    void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                                    stitch_dtype_t dtype, stitch_comm_t *comm)
+{
+    st_args a = {"stitch_all_to_all_v", STITCH_ALL_TO_ALL_V, sendbuf, recvbuf, 0, dtype, STITCH_SUM, 0,
+                 sendcounts, sdispls, recvcounts, rdispls};
     return st_collective(comm, &a);
 }

@@ -60,7 +60,8 @@ static const st_algo *st_resolve_one(const st_algo_spec *spec, int c)
     if (spec->coll[c][0])
         return st_registry_find(spec->coll[c], (stitch_coll_t)c);
     const st_algo *a = spec->every[0] ? st_registry_find(spec->every, (stitch_coll_t)c) : NULL;
-    return a ? a : st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
+    a = a ? a : st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
+    return a ? a : st_registry_first((stitch_coll_t)c); /* a collective without ring */
 }
 
 /* Resolve every collective's algorithm; unknown names fail with the list of known ones. */
@@ -93,19 +94,31 @@ static void st_entry_free(st_entry *e)
 {
     if (!e->ready)
         return;
+    e->ready = 0;
     st_plan_free(&e->plan);
     st_sched_free(&e->sched);
     free(e->peers);
     free(e->fresh);
     free(e->src_fresh);
     free(e->src_fresh_at);
-    e->ready = 0;
+}
+
+/* An algorithm's entries: the first lives in the cache array, the others (other roots) were allocated. */
+static void st_entry_list_free(st_entry *head)
+{
+    st_entry_free(head);
+    for (st_entry *e = head->next, *next; e; e = next) {
+        next = e->next;
+        st_entry_free(e);
+        free(e);
+    }
+    head->next = NULL;
 }
 
 static void st_comm_free(stitch_comm_t *comm)
 {
     for (int i = 0; comm->cache && i < st_registry_count(); i++)
-        st_entry_free(&comm->cache[i]);
+        st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
     free(comm->scratch);
     free(comm);
@@ -138,9 +151,14 @@ static void st_set_err(char *err, size_t errlen, const char *msg)
 
 /* All p communicators or none: on failure the ones made so far are freed, then the job. */
 static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_algo *const *algos,
-                                     stitch_comm_t **comms)
+                                     const int *groups, int ngroups, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
+    if (job && ngroups > 0 && st_job_set_groups(job, ngroups, groups) != 0) {
+        free(job->slots);
+        free(job);
+        job = NULL;
+    }
     stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
     int r = 0;
     for (; job && made && r < nranks; r++)
@@ -155,6 +173,7 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
         st_comm_free(made[r]);
     free(made);
     if (job) {
+        free(job->topo_mem);
         free(job->slots);
         free(job);
     }
@@ -174,13 +193,17 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
         return STITCH_ERR_INVALID_ARGUMENT;
     }
     char why[400];
-    stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
-    if (st != STITCH_OK)
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
+    int ngroups = 0, *groups = malloc(sizeof *groups * (size_t)nranks);
+    stitch_status_t st = groups ? st_settings_load(config, &s, why, sizeof why) : STITCH_ERR_NO_MEMORY;
+    if (st == STITCH_OK && s.groups && (st = st_parse_groups(s.groups, nranks, groups, &ngroups, why, sizeof why)))
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
+    else if (st != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
     else
         st = st_resolve_algos(&s, algos, msg, sizeof msg);
-    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, comms)) != STITCH_OK)
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
+    free(groups);
     if (st != STITCH_OK)
         st_set_err(err, errlen, msg);
     return st;
@@ -246,7 +269,7 @@ stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t col
 
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 {
-    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT)
+    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll])
         return NULL;
     return comm->algo[coll]->name;
 }
@@ -268,9 +291,12 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
 {
     st_err err;
     char why[512];
-    if (st_sched_build(&st_builtin_catalogue, algo, comm->p, &e->sched, &err) != 0)
-        return st_comm_fail(comm, STITCH_ERR_INTERNAL, "%s: cannot instantiate algorithm '%s' of %s for %d ranks: %s",
-                            fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll), comm->p, err.msg);
+    const st_topo *topo = comm->job->topo.ngroups > 0 ? &comm->job->topo : NULL;
+    st_inst in = {comm->p, e->root, topo};
+    if (st_sched_build_ex(&st_builtin_catalogue, algo, &in, &e->sched, &err) != 0)
+        return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
+                            "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
+                            comm->p, e->root, topo ? topo->ngroups : 1, err.msg);
     if (st_plan_build(&e->sched, comm->rank, &e->plan) != 0) {
         st_sched_free(&e->sched);
         return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory building rank %d's plan of '%s'", fn,
@@ -288,10 +314,36 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
 
 stitch_status_t st_comm_entry(stitch_comm_t *comm, stitch_coll_t coll, const char *fn, st_entry **out)
 {
+    return st_comm_entry_root(comm, coll, 0, fn, out);
+}
+
+/* The algorithm's entry for `root`, found in its list or built. A schedule that does not read `root` is the same
+ * for every root: one entry. A list holds at most p entries, for as long as the communicator lives. */
+stitch_status_t st_comm_entry_root(stitch_comm_t *comm, stitch_coll_t coll, int root, const char *fn,
+                                   st_entry **out)
+{
     const st_algo *algo = comm->algo[coll];
-    st_entry *e = &comm->cache[st_registry_index(algo)];
-    stitch_status_t st = e->ready ? STITCH_OK : st_entry_build(comm, algo, e, fn);
-    *out = e;
+    if (!algo)
+        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
+                             stitch_coll_name(coll));
+    st_entry *head = &comm->cache[st_registry_index(algo)], *e = head;
+    root = algo->flags & ST_ALGO_USES_ROOT ? root : 0;
+    while (e->ready && e->root != root && e->next)
+        e = e->next;
+    if (e->ready && e->root == root) {
+        *out = e;
+        return STITCH_OK;
+    }
+    if (head->ready) { /* a new entry after the head */
+        if (!(e = calloc(1, sizeof *e)))
+            return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory caching a schedule", fn);
+        e->next = head->next, head->next = e;
+    }
+    e->root = root;
+    stitch_status_t st = st_entry_build(comm, algo, e, fn);
+    if (st != STITCH_OK && e != head)
+        head->next = e->next, free(e);
+    *out = st == STITCH_OK ? e : head;
     return st;
 }
 

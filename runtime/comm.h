@@ -17,6 +17,9 @@
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */
 typedef struct st_entry {
     int ready;
+    int root;                 /* the root it was instantiated for (rooted collectives; 0 otherwise) */
+    int needs_scratch;        /* this rank receives into blocks it keeps in scratch (exec.c) */
+    struct st_entry *next;    /* the same algorithm for other roots, most recently used first */
     st_sched sched;
     st_plan plan;
     int32_t *peers; /* distinct ranks this rank receives from or sends to, itself excluded */
@@ -30,7 +33,7 @@ struct stitch_comm {
     st_job *job;
     int rank, p;
     const st_algo *algo[STITCH_COLL_COUNT];
-    st_entry *cache;     /* one entry per algorithm of the catalogue */
+    st_entry *cache;     /* one entry per algorithm of the catalogue (rooted ones: a list per root) */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
@@ -48,8 +51,11 @@ stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const
 stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The schedule for the communicator's current algorithm of `coll`, instantiated on first use. */
+/* The schedule for the communicator's current algorithm of `coll`, instantiated on first use (root 0). */
 stitch_status_t st_comm_entry(stitch_comm_t *comm, stitch_coll_t coll, const char *fn, st_entry **out);
+/* The same for a given root: schedules of rooted collectives are cached per (algorithm, root). */
+stitch_status_t st_comm_entry_root(stitch_comm_t *comm, stitch_coll_t coll, int root, const char *fn,
+                                   st_entry **out);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);

@@ -62,8 +62,10 @@ typedef enum stitch_dtype {
 
 typedef enum stitch_op { STITCH_SUM, STITCH_PROD, STITCH_MAX, STITCH_MIN, STITCH_OP_COUNT } stitch_op_t;
 
+/* In the order of the DSL's list (runtime/steptab.h), which registry.c checks. */
 typedef enum stitch_coll {
-    STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER, STITCH_COLL_COUNT
+    STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER, STITCH_BROADCAST, STITCH_REDUCE, STITCH_SCATTER,
+    STITCH_GATHER, STITCH_ALL_TO_ALL, STITCH_ALL_TO_ALL_V, STITCH_COLL_COUNT
 } stitch_coll_t;
 
 typedef struct stitch_comm stitch_comm_t;
@@ -71,11 +73,14 @@ typedef struct stitch_comm stitch_comm_t;
 /* Communicator settings. Zero-initialise (STITCH_CONFIG_INIT) and set what you need; unset fields fall back to
  * the environment, then to built-in defaults. */
 typedef struct stitch_config {
-    const char *algo;  /* algorithm for every collective, e.g. "ring"; NULL: $STITCH_ALGO, else "ring" */
+    const char *algo;  /* algorithm for every collective, e.g. "ring"; NULL: $STITCH_ALGO, else "ring" (the
+                        * first of the catalogue for a collective without ring, e.g. all_to_all) */
     int timeout_ms;    /* per collective; 0: $STITCH_TIMEOUT (seconds), else 300 s; < 0 waits forever */
+    const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
+                         * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group */
 } stitch_config_t;
 
-#define STITCH_CONFIG_INIT {NULL, 0}
+#define STITCH_CONFIG_INIT {NULL, 0, NULL}
 
 /* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
  * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in
@@ -100,6 +105,32 @@ stitch_status_t stitch_reduce_scatter(const void *sendbuf, void *recvbuf, size_t
                                       stitch_op_t op, stitch_comm_t *comm);
 stitch_status_t stitch_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype,
                                   stitch_comm_t *comm);
+
+/* Rooted collectives: `root` is a rank, the same on every rank (else STITCH_ERR_MISMATCH). Buffers a rank does not
+ * use may be NULL. broadcast: count elements from the root's sendbuf to every rank's recvbuf (the root in place
+ * with sendbuf == recvbuf). reduce: the reduction of every rank's sendbuf into the root's recvbuf (in place:
+ * sendbuf == recvbuf at the root). scatter: block r of the root's sendbuf (p * recvcount elements) to rank r's
+ * recvbuf (the root in place: recvbuf == sendbuf + root * recvcount). gather: every rank's sendbuf to block r of
+ * the root's recvbuf (p * sendcount elements; the root in place: sendbuf == recvbuf + root * sendcount). */
+stitch_status_t stitch_broadcast(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype, int root,
+                                 stitch_comm_t *comm);
+stitch_status_t stitch_reduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                              stitch_op_t op, int root, stitch_comm_t *comm);
+stitch_status_t stitch_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, stitch_dtype_t dtype, int root,
+                               stitch_comm_t *comm);
+stitch_status_t stitch_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype, int root,
+                              stitch_comm_t *comm);
+
+/* all_to_all: block j of sendbuf (count elements) goes to rank j, block i of recvbuf comes from rank i; the
+ * buffers (p * count elements each) must not overlap. all_to_all_v as MPI_Alltoallv, in elements: sendcounts[j]
+ * elements from sendbuf + sdispls[j] to rank j, recvcounts[i] from rank i into recvbuf + rdispls[i]; my
+ * recvcounts[i] must equal rank i's sendcounts[me] (else STITCH_ERR_MISMATCH on the receiver). Every rank calls
+ * all_to_all_v even when all its counts are 0. */
+stitch_status_t stitch_all_to_all(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                                  stitch_comm_t *comm);
+stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                                    void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                                    stitch_dtype_t dtype, stitch_comm_t *comm);
 
 /* Process mode: one rank per process, on one host or many (shm between processes of a host, tcp between hosts).
  * NCCL-style: one process calls stitch_get_unique_id on the host where rank 0 will run, hands the id to every
