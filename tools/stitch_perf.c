@@ -467,9 +467,20 @@ struct bench {
     double busbw_sum;
     int busbw_rows;
     int rebuild, fatal;      /* set by rank 0 between barriers */
+    int proc, me;            /* launcher mode: one rank per process, this process's rank (perf_proc_*) */
+    double all_time;         /* launcher mode: the size's results combined over the ranks */
+    size_t all_wrong;
+    int all_failed;
 };
 
-static void barrier(struct bench *b) { pthread_barrier_wait(&b->barrier); }
+static void perf_proc_barrier(struct bench *b);
+static void barrier(struct bench *b)
+{
+    if (b->proc)
+        perf_proc_barrier(b);
+    else
+        pthread_barrier_wait(&b->barrier);
+}
 
 static double now(void)
 {
@@ -486,6 +497,8 @@ static int make_comms(struct bench *b)
     stitch_config_t cfg = STITCH_CONFIG_INIT;
     char err[512] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
+    if (b->proc)
+        return b->comms[b->me] ? 0 : 1; /* made once by perf_proc_init; an aborted one is not rebuilt */
     stitch_status_t st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err);
     if (st != STITCH_OK) {
         fprintf(stderr, PROG ": error: stitch_comm_init_threads: %s%s%s\n", stitch_strerror(st), err[0] ? ": " : "",
@@ -493,6 +506,8 @@ static int make_comms(struct bench *b)
         return st == STITCH_ERR_CONFIG ? 2 : 1;
     }
     for (int r = 0; b->o.algo != NULL && r < b->o.nranks; r++) {
+        if (b->proc && r != b->me)
+            continue;
         st = stitch_comm_set_algorithm(b->comms[r], b->o.coll, b->o.algo);
         if (st != STITCH_OK) {
             fprintf(stderr, PROG ": error: stitch_comm_set_algorithm(%s): %s: %s\n", b->o.algo, stitch_strerror(st),
@@ -578,6 +593,8 @@ static void fill_expected(struct rank_state *rs, size_t count)
     const struct opts *o = &rs->b->o;
     size_t n = count * (o->coll == STITCH_ALL_REDUCE ? 1 : (size_t)o->nranks), es = esize_of(o);
     size_t lo = n * (size_t)rs->rank / (size_t)o->nranks, hi = n * (size_t)(rs->rank + 1) / (size_t)o->nranks;
+    if (rs->b->proc) /* no other rank shares this process's expected array */
+        lo = 0, hi = n;
     for (size_t g = lo; g < hi; g++)
         encode(o->dtype, expected_value(o, count, g), rs->b->expect + g * es);
 }
@@ -674,6 +691,8 @@ static void report_row(struct bench *b, size_t bytes)
         wrong += b->ranks[r].wrong;
         failed_calls |= b->ranks[r].status != STITCH_OK;
     }
+    if (b->proc)
+        t = b->all_time, wrong = b->all_wrong, failed_calls = b->all_failed;
     double algbw = t > 0 ? (double)bytes / t / 1e9 : 0, busbw = algbw * busbw_factor(o);
     char wrong_col[32];
     if (failed_calls)
@@ -712,6 +731,7 @@ static void reset_rank(struct rank_state *rs)
     rs->time = 0, rs->wrong = 0, rs->status = STITCH_OK, rs->error[0] = '\0', rs->bad_index = -1;
 }
 
+static void perf_proc_combine(struct bench *b, struct rank_state *rs);
 static void *rank_main(void *arg)
 {
     struct rank_state *rs = arg;
@@ -724,7 +744,9 @@ static void *rank_main(void *arg)
             check_size(rs, count);
         time_size(rs, count);
         barrier(b);
-        if (rs->rank == 0) {
+        if (b->proc)
+            perf_proc_combine(b, rs);
+        if (rs->rank == 0 || b->proc) {
             report_row(b, b->sizes[s]);
             if (b->rebuild)
                 rebuild_comms(b);
@@ -783,8 +805,9 @@ static void print_header(const struct bench *b)
     const struct opts *o = &b->o;
     printf("# stitch-perf %s, stitch %d.%d\n", stitch_coll_name(o->coll), STITCH_VERSION_MAJOR,
            STITCH_VERSION_MINOR);
-    printf("# nThread %d nRanks %d (ranks are threads of one process) algorithm: %s dtype: %s op: %s in-place: %d\n",
-           o->nranks, o->nranks, stitch_comm_algorithm(b->comms[0], o->coll), stitch_dtype_name(o->dtype),
+    printf("# nThread %d nRanks %d (ranks are %s) algorithm: %s dtype: %s op: %s in-place: %d\n",
+           b->proc ? 1 : o->nranks, o->nranks, b->proc ? "processes, one per rank" : "threads of one process",
+           stitch_comm_algorithm(b->comms[b->me], o->coll), stitch_dtype_name(o->dtype),
            o->coll == STITCH_ALL_GATHER ? "none" : stitch_op_name(o->op), o->inplace);
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
            o->maxbytes, o->factor, o->warmup, o->iters, o->check);
@@ -797,6 +820,11 @@ static void print_header(const struct bench *b)
 static int run(struct bench *b)
 {
     int n = b->o.nranks;
+    if (b->proc) {
+        b->ranks[b->me] = (struct rank_state){.b = b, .rank = b->me, .bad_index = -1};
+        rank_thread(&b->ranks[b->me]);
+        return 0;
+    }
     if (pthread_barrier_init(&b->barrier, NULL, (unsigned)n) != 0) {
         fprintf(stderr, PROG ": error: pthread_barrier_init: %s\n", strerror(errno));
         return 1;
@@ -817,11 +845,66 @@ static int run(struct bench *b)
     return 0;
 }
 
+/* ---- launcher mode ------------------------------------------------------------------------------------------
+ * Under mpirun, srun, torchrun or STITCH_RANK/SIZE/ROOT, this process is one rank (-n is the job's size): the
+ * barriers are all_reduces on the communicator, each rank checks its own output, and the per-size results are
+ * combined with all_reduce (max time, summed wrong elements, any failure) so every rank knows the outcome and
+ * exits with it; only rank 0 prints the table. A failed call aborts the communicator, which is not rebuilt. */
+
+static int perf_proc_init(struct bench *b)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[1024] = "";
+    cfg.timeout_ms = b->o.timeout_s * 1000;
+    stitch_comm_t *comm = NULL;
+    stitch_status_t st = stitch_comm_init_env(&comm, &cfg, err, sizeof err);
+    if (st != STITCH_OK) {
+        fprintf(stderr, PROG ": error: stitch_comm_init_env (%s): %s: %s\n", stitch_launcher(), stitch_strerror(st), err);
+        return 1;
+    }
+    b->proc = 1, b->me = stitch_comm_rank(comm), b->o.nranks = stitch_comm_size(comm);
+    b->comms[b->me] = comm;
+    if (b->o.nranks > MAX_RANKS) {
+        fprintf(stderr, PROG ": error: %d ranks, at most %d\n", b->o.nranks, MAX_RANKS);
+        return 1;
+    }
+    if (b->me != 0 && freopen("/dev/null", "w", stdout) == NULL)
+        return 1;
+    return 0;
+}
+
+static void perf_proc_barrier(struct bench *b)
+{
+    double x = 0;
+    if (!b->fatal && stitch_all_reduce(&x, &x, 1, STITCH_FP64, STITCH_SUM, b->comms[b->me]) != STITCH_OK)
+        b->fatal = 1;
+}
+
+static void perf_proc_combine(struct bench *b, struct rank_state *rs)
+{
+    double mx[2] = {rs->time, rs->status != STITCH_OK}, sum = (double)rs->wrong;
+    stitch_comm_t *c = b->comms[b->me];
+    b->all_time = mx[0], b->all_wrong = rs->wrong, b->all_failed = mx[1] != 0;
+    if (rs->status == STITCH_OK && !b->fatal &&
+        stitch_all_reduce(mx, mx, 2, STITCH_FP64, STITCH_MAX, c) == STITCH_OK &&
+        stitch_all_reduce(&sum, &sum, 1, STITCH_FP64, STITCH_SUM, c) == STITCH_OK) {
+        b->all_time = mx[0], b->all_wrong = (size_t)sum, b->all_failed = mx[1] != 0;
+        return;
+    }
+    b->all_failed = 1, b->fatal = 1;
+    if (rs->status == STITCH_OK) { /* my calls went through but a peer's did not */
+        rs->status = STITCH_ERR_ABORTED;
+        snprintf(rs->error, sizeof rs->error, "%s", stitch_comm_last_error(c));
+    }
+}
+
 int main(int argc, char **argv)
 {
     static struct bench bench;
     struct bench *b = &bench;
     parse_args(argc, argv, &b->o);
+    if (stitch_launcher() != NULL && perf_proc_init(b) != 0)
+        return 1;
     b->sizes = size_list(&b->o, &b->nsizes);
     int rc = make_comms(b);
     if (rc != 0)
