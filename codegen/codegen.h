@@ -3,8 +3,8 @@
  * Both start from the in-memory st_catalogue that st_compile returns (dsl/sema.h), so what is emitted, shown and
  * verified is one and the same thing. The C emitter writes the catalogue back out as static const data that the
  * runtime links (runtime/steptab.h is the contract); the views instantiate a schedule with st_sched_build
- * (runtime/sched.h), exactly as the runtime does, and print it as a table or as JSON. Neither re-derives a
- * schedule on its own.
+ * (runtime/sched.h), exactly as the runtime does, and print it as a table, as JSON, or draw it (SVG, Graphviz DOT).
+ * Neither re-derives a schedule on its own.
  */
 #ifndef ST_CODEGEN_H
 #define ST_CODEGEN_H
@@ -26,14 +26,20 @@ int st_c_identifier_ok(const char *s);
  * input gives a byte-identical file. Returns 0, or -1 when the symbol is not a C identifier or a write failed. */
 int st_emit_c(const st_catalogue *cat, const char *symbol, FILE *c_out, FILE *h_out);
 
-/* The formats st_show knows, for help texts: "table" and "json". */
-#define ST_SHOW_FORMATS "table, json"
+/* The formats st_show knows, for help texts, and a check for the driver (non-zero when st_show accepts it). */
+#define ST_SHOW_FORMATS "table, json, svg, dot"
+int st_show_format_known(const char *format);
+
+/* The pictures draw every rank, so they stop at this many ranks (a table or JSON has no such limit). */
+#define ST_SHOW_PICTURE_MAX_RANKS 256
 
 /* Instantiate `algo` for p ranks and print its schedule to `out`:
  *   table  a header line, then per step one line per rank: its sends, then its receives
  *            # ring all_reduce, p = 5, U = 5 units, 8 steps
  *            step 0  r0: ->r1 {4} reduce   <-r4 {3} reduce
  *   json   exactly one JSON object; units as half-open [start, end) ranges, transfers in schedule order
+ *   svg    a standalone SVG 1.1 picture: ranks as lanes, steps as columns, one arrow per transfer (show_svg.c)
+ *   dot    a Graphviz digraph: one node per (rank, step boundary), one edge per transfer (show_svg.c)
  * Returns 0, or -1 with a message in err (unknown format, the schedule cannot be built, a write failed). */
 int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err);
 
@@ -42,5 +48,19 @@ int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *for
  * (table header; "groups" key in JSON, present only when in->topo is set). */
 int st_show_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const char *format, FILE *out,
                st_err *err);
+
+/* ---- shared by the views (show.c, show_svg.c) ---- */
+
+/* The heading of every view, without a newline: `ring all_reduce, p = 5, U = 5 units, 8 steps`, with
+ * `, root = R` for rooted collectives and `, groups 2+3` when in->topo is set. */
+void st_show_heading(FILE *out, const st_sched *s, const st_inst *in);
+
+/* x's units as a compact set, `{0..3,7}`. limit > 0 leaves out whole runs past `limit` characters and ends with
+ * `,...}` (`{0..3,7,...}`); 0 writes all. out may be NULL to measure. Returns the number of characters. */
+int st_show_units(FILE *out, const st_sched *s, const st_xfer *x, int limit);
+
+/* The picture writers, as st_show_ex calls them with a built schedule; 0, or -1 when out of memory. */
+int st_show_svg(const st_sched *s, const st_inst *in, FILE *out);
+int st_show_dot(const st_sched *s, const st_inst *in, FILE *out);
 
 #endif

@@ -58,6 +58,10 @@ stitch_golden(show_root_table show_ring_broadcast_p4_root2.txt
               show ${COMPILER_TESTS}/rooted.dsl -a ring -c broadcast -n 4 --root 2)
 stitch_golden(show_groups_json show_grp_all_gather_p5_groups.json
               show ${COMPILER_TESTS}/rooted.dsl -a grp -n 5 --groups 2,3 --format json)
+stitch_golden(show_ring_rs_svg show_ring_reduce_scatter_p3.svg
+              show ${STITCH_DSL} -a ring -c reduce_scatter -n 3 --format svg)
+stitch_golden(show_ring_rs_dot show_ring_reduce_scatter_p3.dot
+              show ${STITCH_DSL} -a ring -c reduce_scatter -n 3 --format dot)
 add_custom_target(update-golden-compiler ${STITCH_GOLDEN_UPDATES} DEPENDS stitchc VERBATIM
                   COMMENT "rewriting tests/compiler/golden/ from the current stitchc")
 
@@ -94,6 +98,12 @@ stitch_cli(verify_single_p RC 0 STDOUT "for p = 7..7 in" ARGS verify ${STITCH_DS
 stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*'; available: ring \\(reduce_scatter, all_gather, all_reduce\\), mesh \\("
            ARGS show ${STITCH_DSL} -a nosuch -n 4)
 stitch_cli(show_bad_format RC 2 STDERR "unknown format 'svgz'" ARGS show ${STITCH_DSL} -a ring -n 4 --format svgz)
+stitch_cli(show_svg RC 0 STDOUT "^<\\?xml [^\n]*\n<svg xmlns=\"http://www.w3.org/2000/svg\".*</svg>\n$"
+           ARGS show ${STITCH_DSL} -a ring -c all_reduce -n 5 --format svg)
+stitch_cli(show_dot RC 0 STDOUT "^digraph schedule {\n.*\n}\n$"
+           ARGS show ${STITCH_DSL} -a ring -c all_reduce -n 5 -f dot)
+stitch_cli(show_svg_too_many_ranks RC 1 STDERR "format 'svg' draws at most 256 ranks, not 257"
+           ARGS show ${STITCH_DSL} -a ring -n 257 --format svg)
 stitch_cli(show_bad_p RC 2 STDERR "bad rank count '0'" ARGS show ${STITCH_DSL} -a ring -n 0)
 stitch_cli(show_bad_root RC 2 STDERR "bad root '4' \\(expected 0..3\\)"
            ARGS show ${COMPILER_TESTS}/rooted.dsl -a ring -n 4 --root 4)
@@ -110,6 +120,21 @@ stitch_cli(emit_bad_symbol RC 2 STDERR "symbol '9lives' is not a C identifier"
            ARGS emit ${STITCH_DSL} -o ${COMPILER_OUT}/x.c --symbol 9lives)
 stitch_cli(emit_unwritable RC 1 STDERR "stitchc: error: cannot open '.*/no/such/dir/x.c.tmp': No such file"
            ARGS emit ${STITCH_DSL} -o ${COMPILER_OUT}/no/such/dir/x.c)
+
+# ---- pictures: every SVG and DOT is well-formed (xmllint, Graphviz dot when installed; the shape otherwise)
+set(STITCH_PICTURES
+    "ring_ar|-a|ring|-c|all_reduce|-n|5" "nhr_rs|-a|nhr|-c|reduce_scatter|-n|6" "mesh_ar|-a|mesh|-c|all_reduce|-n|4"
+    "rhd_ar|-a|rhd|-c|all_reduce|-n|6" "pipeline_ag|-a|pipeline|-c|all_gather|-n|6|-g|2,2,2"
+    "ring_bcast_root|-a|ring|-c|broadcast|-n|5|--root|3" "pairwise_a2a|-a|pairwise|-c|all_to_all|-n|4")
+foreach(case IN LISTS STITCH_PICTURES)
+  string(REGEX MATCH "^[^|]+" name "${case}")
+  string(REGEX REPLACE "^[^|]+" "show|${STITCH_DSL}" args "${case}")
+  foreach(format svg dot)
+    add_test(NAME compiler.picture.${name}_${format}
+             COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DFORMAT=${format}
+                     -DOUT=${COMPILER_OUT}/picture_${name}.${format} -P ${COMPILER_TESTS}/check_picture.cmake)
+  endforeach()
+endforeach()
 
 # ---- emitted C: compiled into a program (-Werror) that compares it with the in-memory catalogue
 set(EMITTED ${COMPILER_OUT}/emitted_catalogue)

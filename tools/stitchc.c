@@ -433,7 +433,7 @@ static int run_show(const args *a)
         return usage_error("show", "missing -a ALGO");
     if (a->val[O_COLL] && parse_coll("show", a->val[O_COLL], &coll) != 0)
         return EXIT_USAGE;
-    if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
+    if (!st_show_format_known(format))
         return usage_error("show", "unknown format '%s' (known: %s)", format, ST_SHOW_FORMATS);
     st_inst in;
     groups g = {0};
@@ -556,7 +556,7 @@ static const command commands[] = {
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,...] [--format table|json]", "print an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,...] [--format table|json|svg|dot]", "print or draw an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
@@ -564,7 +564,8 @@ static const command commands[] = {
      "      --root R            the root of a rooted collective, 0..P-1 (default 0)\n"
      "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
      "                          (default: one group of all P ranks)\n"
-     "  -f, --format FORMAT     table (default) or json\n"
+     "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
+     "                          one arrow per transfer; at most 256 ranks) or dot (the same for Graphviz)\n"
      "  -h, --help              this text\n",
      show_opts, run_show},
     {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME]", "generate C step tables",
