@@ -388,7 +388,7 @@ static int st_past(const struct timespec *at)
     return now.tv_sec > at->tv_sec || (now.tv_sec == at->tv_sec && now.tv_nsec >= at->tv_nsec);
 }
 
-static stitch_status_t st_idle(st_mctx *c, int *spins)
+static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending)
 {
     if (atomic_load(&c->pr->aborted) || st_job_aborted(c->comm->job))
         return st_aborted(c);
@@ -403,7 +403,7 @@ static stitch_status_t st_idle(st_mctx *c, int *spins)
             return st_aborted(c);
         return STITCH_OK;
     }
-    st_proc_block(c->pr, ST_BLOCK_MS);
+    st_proc_block(c->pr, ST_BLOCK_MS, sends_pending);
     if (atomic_load(&c->pr->aborted))
         return st_aborted(c);
     return STITCH_OK;
@@ -423,7 +423,7 @@ static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
             return STITCH_OK;
         if (moved)
             spins = 0;
-        st = st_idle(c, &spins);
+        st = st_idle(c, &spins, !sends_done);
     }
     return st;
 }

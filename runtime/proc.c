@@ -417,14 +417,15 @@ static int st_ctrl_read(st_proc *pr, int j)
 }
 
 /* Fill pfds with the control fds (and the tcp data fds when `data`); returns how many. */
-static int st_fill_pfds(st_proc *pr, int data)
+static int st_fill_pfds(st_proc *pr, int data, int want_out)
 {
     int n = 0;
     for (int j = 0; j < pr->size; j++) {
         if (pr->boot.ctrl[j] >= 0)
             pr->pfds[n] = (struct pollfd){pr->boot.ctrl[j], POLLIN, 0}, pr->pfd_peer[n++] = j;
         if (data && pr->tp[j] && pr->tp[j]->ops->pollfd(pr->tp[j]) >= 0)
-            pr->pfds[n] = (struct pollfd){pr->tp[j]->ops->pollfd(pr->tp[j]), POLLIN, 0}, pr->pfd_peer[n++] = -1;
+            pr->pfds[n] = (struct pollfd){pr->tp[j]->ops->pollfd(pr->tp[j]), (short)(POLLIN | (want_out ? POLLOUT : 0)), 0},
+            pr->pfd_peer[n++] = -1;
     }
     return n;
 }
@@ -440,7 +441,7 @@ static int st_ctrl_ready(st_proc *pr, int n)
 
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
 {
-    int n = st_fill_pfds(pr, 0);
+    int n = st_fill_pfds(pr, 0, 0);
     if (atomic_load(&pr->aborted))
         return -1;
     if (n == 0 || poll(pr->pfds, (nfds_t)n, timeout_ms) <= 0)
@@ -448,7 +449,7 @@ int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
     return st_ctrl_ready(pr, n);
 }
 
-void st_proc_block(st_proc *pr, int timeout_ms)
+void st_proc_block(st_proc *pr, int timeout_ms, int want_out)
 {
     if (pr->nshm > 0 && pr->ntcp == 0) {
         uint32_t seen = __atomic_load_n(&pr->bell->word, __ATOMIC_SEQ_CST);
@@ -457,7 +458,7 @@ void st_proc_block(st_proc *pr, int timeout_ms)
         st_bell_wait(pr->bell, seen, timeout_ms);
         return;
     }
-    int n = st_fill_pfds(pr, 1);
+    int n = st_fill_pfds(pr, 1, want_out); /* a send waiting for socket space wakes on POLLOUT */
     if (pr->nshm > 0 && timeout_ms > 1)
         timeout_ms = 1; /* shm data cannot wake poll: check it often */
     if (poll(pr->pfds, (nfds_t)n, timeout_ms) > 0)

@@ -47,7 +47,8 @@ void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first 
  * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
 
-/* Block until something may have changed (data or space on a transport, a control frame) or timeout_ms. */
-void st_proc_block(st_proc *pr, int timeout_ms);
+/* Block until something may have changed (data, or space on a transport when want_out, a control frame) or
+ * timeout_ms. */
+void st_proc_block(st_proc *pr, int timeout_ms, int want_out);
 
 #endif

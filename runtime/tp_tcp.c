@@ -115,7 +115,10 @@ st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
         return NULL;
     }
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* best effort: not fatal if refused */
+    int buf4m = 4 << 20; /* best effort, none fatal if refused: no Nagle, room for a step's messages */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf4m, sizeof buf4m);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf4m, sizeof buf4m);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     c->base.ops = &st_tcp_ops;
     c->base.peer = peer;
