@@ -271,6 +271,9 @@ static stitch_status_t st_proc_algos(const st_settings *s, const st_algo **algo,
             a = st_registry_find(s->algo.every, (stitch_coll_t)c);
         if (!a && !s->algo.coll[c][0])
             a = st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
+        for (int i = 0; !a && !s->algo.coll[c][0] && i < st_builtin_catalogue.nalgos; i++)
+            if (st_builtin_catalogue.algos[i].coll == c) /* no ring (all_to_all): the catalogue's first */
+                a = &st_builtin_catalogue.algos[i];
         if (!a) {
             snprintf(err, errlen, "%s: unknown algorithm '%s' for %s", s->algo_source,
                      s->algo.coll[c][0] ? s->algo.coll[c] : ST_DEFAULT_ALGO, stitch_coll_name((stitch_coll_t)c));
