@@ -228,6 +228,15 @@ static int parse_groups(const char *s, int p, groups *g)
     g->index_of = malloc(sizeof *g->index_of * (size_t)p);
     if (!g->sizes || !g->first || !g->members || !g->group_of || !g->index_of)
         return -2;
+    long S, L;
+    char x, rest;
+    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x') { /* SxL: S groups of L ranks */
+        if (S < 1 || L < 1 || S > p || S * L != p)
+            return -1;
+        for (g->n = 0; g->n < S; g->n++)
+            g->sizes[g->n] = (int)L;
+        return st_topo_uniform(&g->topo, p, g->n, g->sizes, g->first, g->members, g->group_of, g->index_of);
+    }
     for (const char *c = s; g->n < p;) {
         char item[16];
         size_t len = strcspn(c, ",");
@@ -399,7 +408,7 @@ static int show_inst(const args *a, st_inst *in, groups *g)
         return EXIT_FAIL;
     }
     if (rc != 0)
-        return usage_error("show", "bad groups '%s' (expected sizes N,N,... of at least 1 that add up to p = %ld)",
+        return usage_error("show", "bad groups '%s' (expected sizes N,N,... of at least 1 that add up to p = %ld, or SxL with S * L = p)",
                            a->val[O_GROUPS], p);
     in->topo = &g->topo;
     return 0;
@@ -536,7 +545,7 @@ static const opt_spec verify_opts[] = {
     {O_RANKS, 0, "ranks", 1}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
-    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
+    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, OPT_END};
 
@@ -556,7 +565,7 @@ static const command commands[] = {
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,...] [--format table|json|svg|dot]", "print or draw an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,... | --layout SxL] [--format table|json|svg|dot]", "print or draw an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
@@ -564,6 +573,7 @@ static const command commands[] = {
      "      --root R            the root of a rooted collective, 0..P-1 (default 0)\n"
      "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
      "                          (default: one group of all P ranks)\n"
+     "      --layout SxL        S groups (servers) of L ranks each: --layout 3x2 is -g 2,2,2\n"
      "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
      "                          one arrow per transfer; at most 256 ranks) or dot (the same for Graphviz)\n"
      "  -h, --help              this text\n",
