@@ -27,7 +27,9 @@
  * Protocol, per call, with `base` the value of every rank's counter when the call starts (the same on all ranks
  * because all run the same number of steps): publish the layout and the call's fingerprint, post base + 1;
  * check the fingerprint of every peer of the plan up front (not at first contact: a rank whose call has fewer
- * steps could otherwise leave a peer waiting for a step that never comes, instead of a prompt mismatch);
+ * steps could otherwise leave a peer waiting for a step that never comes, instead of a prompt mismatch; a peer
+ * that only sends to me may finish the call and publish the next one's fingerprint before I look, hence two
+ * fingerprints per slot, by call parity);
  * then for each step g: (a) wait until the ranks that read from me at step
  * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
  * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
@@ -173,7 +175,7 @@ static stitch_status_t st_scan_mismatch(st_ctx *c, stitch_status_t st)
         st_slot *s = &c->comm->job->slots[e->peers[i]];
         uint32_t v = atomic_load_explicit(&s->posted, memory_order_acquire);
         if (st_reached(v, c->base + 1) && !st_reached(v, c->base + 1 + st_total_steps(c)) &&
-            st_fp_compare(c, e->peers[i], &s->fp) != STITCH_OK)
+            st_fp_compare(c, e->peers[i], &s->fp[c->fp.seq & 1]) != STITCH_OK)
             return STITCH_ERR_MISMATCH;
     }
     return st;
@@ -187,7 +189,9 @@ static stitch_status_t st_check_peers(st_ctx *c)
         stitch_status_t st = st_wait_peer(c, q, 0);
         if (st == STITCH_ERR_ABORTED)
             return st_scan_mismatch(c, st);
-        if (st != STITCH_OK || (st = st_fp_compare(c, q, &c->comm->job->slots[q].fp)) != STITCH_OK)
+        if (st == STITCH_OK)
+            st = st_fp_compare(c, q, &c->comm->job->slots[q].fp[c->fp.seq & 1]);
+        if (st != STITCH_OK)
             return st;
     }
     return STITCH_OK;
@@ -424,7 +428,7 @@ static stitch_status_t st_run_call(st_ctx *c)
     me->scounts = c->a->scounts;
     me->sdispls = c->a->sdispls;
     me->rdispls = c->a->rdispls;
-    me->fp = c->fp;
+    me->fp[c->fp.seq & 1] = c->fp;
     st_begin_segment(c, 0);
     st_post(me, c->base + 1);
     if ((st = st_check_peers(c)) != STITCH_OK)

@@ -57,6 +57,8 @@ struct opts {
     int iters;
     int inplace;
     int timeout_s;     /* 0: the library's default */
+    int root;          /* rooted collectives */
+    const char *groups; /* NULL: $STITCH_GROUPS, else one group */
 };
 
 static void usage(FILE *f)
@@ -65,11 +67,16 @@ static void usage(FILE *f)
             "usage: " PROG " COLL [options]\n"
             "Benchmark and check a stitch collective, ranks as threads of this process (like nccl-tests).\n"
             "\n"
-            "  COLL                       all_reduce | reduce_scatter | all_gather\n"
+            "  COLL                       all_reduce | reduce_scatter | all_gather | broadcast | reduce |\n"
+            "                             scatter | gather | all_to_all | all_to_all_v\n"
             "  -a, --algo ALGO            algorithm (default: $STITCH_ALGO, else ring)\n"
             "  -n, --nranks P             number of ranks, 1..%d (default: 2)\n"
             "  -d, --datatype DTYPE       int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64 (default: fp32)\n"
-            "  -o, --op OP                sum prod max min; ignored by all_gather (default: sum)\n"
+            "  -o, --op OP                sum prod max min; ignored by the collectives that do not reduce\n"
+            "                             (default: sum)\n"
+            "  -r, --root ROOT            root of broadcast, reduce, scatter, gather (default: 0)\n"
+            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,2,2\" (pipeline; default:\n"
+            "                             $STITCH_GROUPS, else one group)\n"
             "  -b, --minbytes SIZE        smallest size in bytes, suffix K M G = 2^10 2^20 2^30 (default: 8)\n"
             "  -e, --maxbytes SIZE        largest size in bytes (default: 8M)\n"
             "  -f, --stepfactor F         multiply the size by F, an integer >= 2 (default: 2)\n"
@@ -80,8 +87,9 @@ static void usage(FILE *f)
             "  -t, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
             "  -h, --help                 print this help and exit\n"
             "\n"
-            "The size column is the bytes of the largest buffer (all_reduce: count * size of DTYPE; reduce_scatter\n"
-            "and all_gather: count * P * size of DTYPE); sizes are rounded down to that granularity.\n"
+            "The size column is the bytes of the largest buffer (all_reduce, broadcast, reduce: count * size of\n"
+            "DTYPE; the others: count * P * size of DTYPE, all_to_all_v's counts being count-1..count+1 per pair);\n"
+            "sizes are rounded down to that granularity.\n"
             "Exit status: 0 when every size passed, 1 when one failed, 2 on a bad command line.\n",
             MAX_RANKS);
 }
@@ -170,7 +178,7 @@ static void check_algo(const struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ITERS = 256 };
+    enum { OPT_ITERS = 256, OPT_GROUPS };
     static const struct option longopts[] = {
         {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
         {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
@@ -178,13 +186,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"stepfactor", required_argument, NULL, 'f'}, {"check", required_argument, NULL, 'c'},
         {"warmup_iters", required_argument, NULL, 'w'}, {"iters", required_argument, NULL, OPT_ITERS},
         {"inplace", no_argument, NULL, 'i'},        {"timeout", required_argument, NULL, 't'},
+        {"root", required_argument, NULL, 'r'},     {"groups", required_argument, NULL, OPT_GROUPS},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
                        .factor = 2, .check = 1, .warmup = 5, .iters = 20};
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":a:n:d:o:b:e:f:c:w:t:ih", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":a:n:d:o:b:e:f:c:w:t:r:ih", longopts, NULL)) != -1) {
         switch (c) {
         case 'a': o->algo = optarg; break;
         case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS); break;
@@ -197,6 +206,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case 'w': o->warmup = parse_int("-w", optarg, 0, 1 << 30); break;
         case OPT_ITERS: o->iters = parse_int("--iters", optarg, 1, 1 << 30); break;
         case 'i': o->inplace = 1; break;
+        case 'r': o->root = parse_int("-r", optarg, 0, MAX_RANKS - 1); break;
+        case OPT_GROUPS: o->groups = optarg; break;
         case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
@@ -204,12 +215,17 @@ static void parse_args(int argc, char **argv, struct opts *o)
         }
     }
     if (optind >= argc)
-        bad_usage("missing the collective: all_reduce, reduce_scatter or all_gather (see --help)");
+        bad_usage("missing the collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, scatter, "
+                  "gather, all_to_all or all_to_all_v (see --help)");
     o->coll = lookup("collective", argv[optind], stitch_coll_from_name, coll_name_i);
     if (o->coll >= STITCH_COLL_COUNT)
         bad_usage("collective '%s' is not benchmarked here", argv[optind]);
     if (optind + 1 < argc)
         bad_usage("unexpected argument '%s' (see --help)", argv[optind + 1]);
+    if (o->root >= o->nranks)
+        bad_usage("-r %d is not a rank (0..%d)", o->root, o->nranks - 1);
+    if (o->inplace && (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V))
+        bad_usage("-i: %s has no in-place form", stitch_coll_name(o->coll));
     if (o->minbytes > o->maxbytes)
         bad_usage("-b %zu is larger than -e %zu", o->minbytes, o->maxbytes);
     if (o->algo)
@@ -220,10 +236,26 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 static size_t esize_of(const struct opts *o) { return stitch_dtype_size(o->dtype); }
 
+/* Collectives whose vector is one block (sched.h): size = count * esize. */
+static int one_block(stitch_coll_t c)
+{
+    return c == STITCH_ALL_REDUCE || c == STITCH_BROADCAST || c == STITCH_REDUCE;
+}
+
+static int st_rooted(stitch_coll_t c)
+{
+    return c == STITCH_BROADCAST || c == STITCH_REDUCE || c == STITCH_SCATTER || c == STITCH_GATHER;
+}
+
+static int reduces(stitch_coll_t c)
+{
+    return c == STITCH_ALL_REDUCE || c == STITCH_REDUCE_SCATTER || c == STITCH_REDUCE;
+}
+
 /* Sizes are multiples of this: one element per rank's block. */
 static size_t granularity(const struct opts *o)
 {
-    return o->coll == STITCH_ALL_REDUCE ? esize_of(o) : esize_of(o) * (size_t)o->nranks;
+    return one_block(o->coll) ? esize_of(o) : esize_of(o) * (size_t)o->nranks;
 }
 
 /* count as the API takes it: all_reduce's length, reduce_scatter's output length, all_gather's input length. */
@@ -252,10 +284,13 @@ static size_t *size_list(const struct opts *o, int *n)
     return v;
 }
 
-/* nccl-tests' PERFORMANCE.md: the bus bandwidth a ring needs to move the same data. */
+/* nccl-tests' PERFORMANCE.md: the bus bandwidth a ring needs to move the same data (broadcast and reduce: 1;
+ * all_reduce 2(p-1)/p; the others (p-1)/p). */
 static double busbw_factor(const struct opts *o)
 {
     double p = o->nranks;
+    if (o->coll == STITCH_BROADCAST || o->coll == STITCH_REDUCE)
+        return 1.0;
     return o->coll == STITCH_ALL_REDUCE ? 2.0 * (p - 1) / p : (p - 1) / p;
 }
 
@@ -390,7 +425,7 @@ static int prod_rank_bound(stitch_dtype_t t)
 static double gen_value(const struct opts *o, int r, size_t i)
 {
     uint64_t h = mix(((uint64_t)r << 44) ^ i);
-    if (o->coll == STITCH_ALL_GATHER) /* distinct for every rank (< 251) and every shift (not a multiple of 251) */
+    if (!reduces(o->coll)) /* distinct for every source (< 251) and every shift (not a multiple of 251) */
         return (double)(((uint64_t)r * 37 + i * 11) % 251);
     switch (o->op) {
     case STITCH_SUM:
@@ -453,6 +488,7 @@ struct rank_state {
     char error[512];
     long long bad_index;         /* first wrong output element, -1 if none */
     double got, want;
+    size_t *v;                   /* all_to_all_v: sendcounts, sdispls, recvcounts, rdispls (4 * p) */
 };
 
 struct bench {
@@ -497,6 +533,7 @@ static int make_comms(struct bench *b)
     stitch_config_t cfg = STITCH_CONFIG_INIT;
     char err[512] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
+    cfg.groups = b->o.groups;
     if (b->proc)
         return b->comms[b->me] ? 0 : 1; /* made once by perf_proc_init; an aborted one is not rebuilt */
     stitch_status_t st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err);
@@ -533,31 +570,105 @@ static void rank_buffers(const struct rank_state *rs, size_t count, void **send,
 {
     const struct opts *o = &rs->b->o;
     size_t block = count * esize_of(o) * (size_t)rs->rank;
+    int root = rs->rank == o->root;
     if (!o->inplace) {
         *send = rs->buf_a, *recv = rs->buf_b;
         return;
     }
     *send = *recv = rs->buf_a;
-    if (o->coll == STITCH_REDUCE_SCATTER)
+    if (o->coll == STITCH_REDUCE_SCATTER || (o->coll == STITCH_SCATTER && root))
         *recv = rs->buf_a + block;
-    else if (o->coll == STITCH_ALL_GATHER)
+    else if (o->coll == STITCH_ALL_GATHER || (o->coll == STITCH_GATHER && root))
         *send = rs->buf_a + block;
 }
 
-static size_t in_count(const struct opts *o, size_t count)
+/* all_to_all_v: elements from rank i to rank j (count-1..count+1; none when count is 0) and where block j sits in
+ * a buffer (j * (count + 1), so short blocks leave gaps). */
+static size_t v_count(size_t count, int i, int j)
 {
-    return o->coll == STITCH_REDUCE_SCATTER ? count * (size_t)o->nranks : count;
+    return count ? count - 1 + (size_t)((i + 2 * j) % 3) : 0;
 }
 
-static size_t out_count(const struct opts *o, size_t count)
+static size_t v_displ(size_t count, int j)
 {
-    return o->coll == STITCH_ALL_GATHER ? count * (size_t)o->nranks : count;
+    return (size_t)j * (count + 1);
 }
 
-/* Global index of this rank's output element 0 in the expected array. */
+/* Elements of this rank's input and output. */
+static size_t in_count(const struct opts *o, size_t count, int rank)
+{
+    size_t p = (size_t)o->nranks;
+    switch (o->coll) {
+    case STITCH_REDUCE_SCATTER: case STITCH_ALL_TO_ALL: return count * p;
+    case STITCH_SCATTER: return rank == o->root ? count * p : 0;
+    case STITCH_BROADCAST: return rank == o->root ? count : 0;
+    case STITCH_ALL_TO_ALL_V: return (count + 1) * p;
+    default: return count;
+    }
+}
+
+static size_t out_count(const struct opts *o, size_t count, int rank)
+{
+    size_t p = (size_t)o->nranks;
+    switch (o->coll) {
+    case STITCH_ALL_GATHER: case STITCH_ALL_TO_ALL: return count * p;
+    case STITCH_GATHER: return rank == o->root ? count * p : 0;
+    case STITCH_REDUCE: return rank == o->root ? count : 0;
+    case STITCH_ALL_TO_ALL_V: return (count + 1) * p;
+    default: return count;
+    }
+}
+
+/* Global index of this rank's output element 0 in the expected array (collectives that reduce). */
 static size_t out_offset(const struct opts *o, size_t count, int rank)
 {
     return o->coll == STITCH_REDUCE_SCATTER ? count * (size_t)rank : 0;
+}
+
+/* Input element i of `rank`. Data that only moves is coded by its source: the rank, or from * p + to. */
+static double input_value(const struct opts *o, size_t count, int rank, size_t i)
+{
+    int p = o->nranks;
+    if (o->coll == STITCH_ALL_TO_ALL)
+        return gen_value(o, rank * p + (int)(i / count), i % count);
+    if (o->coll == STITCH_ALL_TO_ALL_V) {
+        int j = (int)(i / (count + 1));
+        size_t k = i % (count + 1);
+        return k < v_count(count, rank, j) ? gen_value(o, rank * p + j, k) : 0;
+    }
+    return gen_value(o, rank, i);
+}
+
+/* Output element j of `rank` for the collectives that only move data; *skip for all_to_all_v's gaps. */
+static double moved_value(const struct opts *o, size_t count, int rank, size_t j, int *skip)
+{
+    int p = o->nranks;
+    *skip = 0;
+    switch (o->coll) {
+    case STITCH_BROADCAST: return typed(o, gen_value(o, o->root, j));
+    case STITCH_SCATTER: return typed(o, gen_value(o, o->root, (size_t)rank * count + j));
+    case STITCH_ALL_TO_ALL: return typed(o, gen_value(o, (int)(j / count) * p + rank, j % count));
+    case STITCH_ALL_TO_ALL_V: {
+        int i = (int)(j / (count + 1));
+        size_t k = j % (count + 1);
+        *skip = k >= v_count(count, i, rank);
+        return *skip ? 0 : typed(o, gen_value(o, i * p + rank, k));
+    }
+    default: return typed(o, gen_value(o, (int)(j / count), j % count)); /* all_gather, gather */
+    }
+}
+
+/* The expected bytes of output element j (reducing collectives: from the shared expected array). */
+static int want_bytes(struct rank_state *rs, size_t count, size_t j, unsigned char *out)
+{
+    const struct opts *o = &rs->b->o;
+    size_t es = esize_of(o);
+    int skip = 0;
+    if (reduces(o->coll))
+        memcpy(out, rs->b->expect + (out_offset(o, count, rs->rank) + j) * es, es);
+    else
+        encode(o->dtype, moved_value(o, count, rs->rank, j, &skip), out);
+    return !skip;
 }
 
 static stitch_status_t call(struct rank_state *rs, size_t count, const void *send, void *recv)
@@ -567,6 +678,13 @@ static stitch_status_t call(struct rank_state *rs, size_t count, const void *sen
     switch (o->coll) {
     case STITCH_ALL_REDUCE: return stitch_all_reduce(send, recv, count, o->dtype, o->op, comm);
     case STITCH_REDUCE_SCATTER: return stitch_reduce_scatter(send, recv, count, o->dtype, o->op, comm);
+    case STITCH_BROADCAST: return stitch_broadcast(send, recv, count, o->dtype, o->root, comm);
+    case STITCH_REDUCE: return stitch_reduce(send, recv, count, o->dtype, o->op, o->root, comm);
+    case STITCH_SCATTER: return stitch_scatter(send, recv, count, o->dtype, o->root, comm);
+    case STITCH_GATHER: return stitch_gather(send, recv, count, o->dtype, o->root, comm);
+    case STITCH_ALL_TO_ALL: return stitch_all_to_all(send, recv, count, o->dtype, comm);
+    case STITCH_ALL_TO_ALL_V: return stitch_all_to_all_v(send, rs->v, rs->v + o->nranks, recv, rs->v + 2 * o->nranks,
+                                                         rs->v + 3 * o->nranks, o->dtype, comm);
     default: return stitch_all_gather(send, recv, count, o->dtype, comm);
     }
 }
@@ -575,7 +693,12 @@ static stitch_status_t call(struct rank_state *rs, size_t count, const void *sen
 static int run_calls(struct rank_state *rs, size_t count, int n)
 {
     void *send, *recv;
+    int p = rs->b->o.nranks;
     rank_buffers(rs, count, &send, &recv);
+    for (int q = 0; rs->v && q < p; q++) {
+        rs->v[q] = v_count(count, rs->rank, q), rs->v[p + q] = v_displ(count, q);
+        rs->v[2 * p + q] = v_count(count, q, rs->rank), rs->v[3 * p + q] = v_displ(count, q);
+    }
     for (int i = 0; i < n && rs->status == STITCH_OK; i++) {
         stitch_status_t st = call(rs, count, send, recv);
         if (st != STITCH_OK) {
@@ -591,44 +714,46 @@ static int run_calls(struct rank_state *rs, size_t count, int n)
 static void fill_expected(struct rank_state *rs, size_t count)
 {
     const struct opts *o = &rs->b->o;
-    size_t n = count * (o->coll == STITCH_ALL_REDUCE ? 1 : (size_t)o->nranks), es = esize_of(o);
+    size_t n = count * (o->coll == STITCH_REDUCE_SCATTER ? (size_t)o->nranks : 1), es = esize_of(o);
     size_t lo = n * (size_t)rs->rank / (size_t)o->nranks, hi = n * (size_t)(rs->rank + 1) / (size_t)o->nranks;
     if (rs->b->proc) /* no other rank shares this process's expected array */
         lo = 0, hi = n;
+    if (!reduces(o->coll)) /* moved data is checked against values computed on the spot */
+        lo = hi = 0;
     for (size_t g = lo; g < hi; g++)
         encode(o->dtype, expected_value(o, count, g), rs->b->expect + g * es);
 }
 
-/* Outputs get the complement of the expected bytes (never right by chance), then the inputs are written (in
- * place, over part of the output). */
+/* Outputs get the complement of the expected bytes (never right by chance; all_to_all_v's gaps zero), then the
+ * inputs are written (in place, over part of the output). */
 static void prepare_check(struct rank_state *rs, size_t count)
 {
     const struct opts *o = &rs->b->o;
-    size_t es = esize_of(o), off = out_offset(o, count, rs->rank) * es, nout = out_count(o, count) * es;
-    unsigned char *send, *recv;
+    size_t es = esize_of(o), nout = out_count(o, count, rs->rank);
+    unsigned char *send, *recv, want[8];
     rank_buffers(rs, count, (void **)&send, (void **)&recv);
-    for (size_t k = 0; k < nout; k++)
-        recv[k] = (unsigned char)~rs->b->expect[off + k];
-    for (size_t i = 0; i < in_count(o, count); i++)
-        encode(o->dtype, gen_value(o, rs->rank, i), send + i * es);
+    for (size_t j = 0; j < nout; j++) {
+        int real = want_bytes(rs, count, j, want);
+        for (size_t k = 0; k < es; k++)
+            recv[j * es + k] = real ? (unsigned char)~want[k] : 0;
+    }
+    for (size_t i = 0; i < in_count(o, count, rs->rank); i++)
+        encode(o->dtype, input_value(o, count, rs->rank, i), send + i * es);
 }
 
 static void check_output(struct rank_state *rs, size_t count)
 {
     const struct opts *o = &rs->b->o;
-    size_t es = esize_of(o), n = out_count(o, count);
-    const unsigned char *want = rs->b->expect + out_offset(o, count, rs->rank) * es;
-    unsigned char *send, *recv;
+    size_t es = esize_of(o), n = out_count(o, count, rs->rank);
+    unsigned char *send, *recv, want[8];
     rank_buffers(rs, count, (void **)&send, (void **)&recv);
-    if (memcmp(recv, want, n * es) == 0)
-        return;
     for (size_t j = 0; j < n; j++) {
-        if (memcmp(recv + j * es, want + j * es, es) == 0)
+        if (!want_bytes(rs, count, j, want) || memcmp(recv + j * es, want, es) == 0)
             continue;
         if (rs->wrong++ == 0) {
             rs->bad_index = (long long)j;
             rs->got = decode(o->dtype, recv + j * es);
-            rs->want = decode(o->dtype, want + j * es);
+            rs->want = decode(o->dtype, want);
         }
     }
 }
@@ -702,7 +827,7 @@ static void report_row(struct bench *b, size_t bytes)
     else
         snprintf(wrong_col, sizeof wrong_col, "N/A");
     printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s\n", bytes, bytes / esize_of(o),
-           stitch_dtype_name(o->dtype), o->coll == STITCH_ALL_GATHER ? "none" : stitch_op_name(o->op), t * 1e6,
+           stitch_dtype_name(o->dtype), reduces(o->coll) ? stitch_op_name(o->op) : "none", t * 1e6,
            algbw, busbw, wrong_col);
     fflush(stdout);
     if (failed_calls || wrong)
@@ -775,12 +900,15 @@ static unsigned char *alloc_touched(size_t bytes)
 static int alloc_rank(struct rank_state *rs, size_t maxbytes)
 {
     const struct opts *o = &rs->b->o;
-    size_t small = maxbytes / (size_t)o->nranks;
-    size_t a = o->inplace || o->coll != STITCH_ALL_GATHER ? maxbytes : small;
-    size_t bb = o->inplace ? 0 : o->coll == STITCH_REDUCE_SCATTER ? small : maxbytes;
-    rs->buf_a = alloc_touched(a);
-    rs->buf_b = o->inplace ? NULL : alloc_touched(bb);
-    return rs->buf_a != NULL && (o->inplace || rs->buf_b != NULL);
+    size_t count = api_count(o, maxbytes), es = esize_of(o);
+    size_t a = in_count(o, count, rs->rank), bb = out_count(o, count, rs->rank);
+    if (o->inplace) /* the larger of the two, one buffer */
+        a = a > bb ? a : bb, bb = 0;
+    rs->buf_a = alloc_touched(a * es);
+    rs->buf_b = o->inplace ? NULL : alloc_touched(bb * es);
+    rs->v = o->coll == STITCH_ALL_TO_ALL_V ? calloc(4 * (size_t)o->nranks, sizeof *rs->v) : NULL;
+    return rs->buf_a != NULL && (o->inplace || rs->buf_b != NULL) &&
+           (o->coll != STITCH_ALL_TO_ALL_V || rs->v != NULL);
 }
 
 static void *rank_thread(void *arg)
@@ -795,6 +923,7 @@ static void *rank_thread(void *arg)
         rank_main(rs);
     free(rs->buf_a);
     free(rs->buf_b);
+    free(rs->v);
     return NULL;
 }
 
@@ -808,7 +937,9 @@ static void print_header(const struct bench *b)
     printf("# nThread %d nRanks %d (ranks are %s) algorithm: %s dtype: %s op: %s in-place: %d\n",
            b->proc ? 1 : o->nranks, o->nranks, b->proc ? "processes, one per rank" : "threads of one process",
            stitch_comm_algorithm(b->comms[b->me], o->coll), stitch_dtype_name(o->dtype),
-           o->coll == STITCH_ALL_GATHER ? "none" : stitch_op_name(o->op), o->inplace);
+           reduces(o->coll) ? stitch_op_name(o->op) : "none", o->inplace);
+    if (st_rooted(o->coll) || o->groups)
+        printf("# root: %d groups: %s\n", o->root, o->groups ? o->groups : "$STITCH_GROUPS or one");
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
            o->maxbytes, o->factor, o->warmup, o->iters, o->check);
     printf("#\n");
@@ -856,6 +987,7 @@ static int perf_proc_init(struct bench *b)
     stitch_config_t cfg = STITCH_CONFIG_INIT;
     char err[1024] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
+    cfg.groups = b->o.groups;
     stitch_comm_t *comm = NULL;
     stitch_status_t st = stitch_comm_init_env(&comm, &cfg, err, sizeof err);
     if (st != STITCH_OK) {
