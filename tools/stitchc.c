@@ -31,14 +31,19 @@
 
 /* ---- messages ------------------------------------------------------------------------------------------------ */
 
+static void vtool_error(const char *fmt, va_list ap)
+{
+    fputs("stitchc: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 static void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tool_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("stitchc: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vtool_error(fmt, ap);
     va_end(ap);
 }
 
@@ -48,9 +53,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("stitchc: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vtool_error(fmt, ap);
     va_end(ap);
     if (cmd)
         fprintf(stderr, "Try 'stitchc %s --help'.\n", cmd);
