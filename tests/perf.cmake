@@ -48,6 +48,13 @@ stitch_perf_run(reduce_scatter.mesh.p5.uint8.prod reduce_scatter -a mesh -n 5 -d
 stitch_perf_run(all_gather.mesh.p3.int8 all_gather -a mesh -n 3 -d int8 -b 0 -e 1M -f 4)
 stitch_perf_run(all_gather.ring.p5.fp64.inplace all_gather -a ring -n 5 -d fp64 -b 0 -e 256K -f 8 -i)
 stitch_perf_run(all_gather.rhd.p6.int16 all_gather -a rhd -n 6 -d int16 -b 0 -e 256K -f 8)
+stitch_perf_run(broadcast.nhr.p5.bf16.root3 broadcast -a nhr -n 5 -r 3 -d bf16 -b 0 -e 1M -f 4)
+stitch_perf_run(reduce.ring.p6.fp16.prod.root5.inplace reduce -a ring -n 6 -r 5 -d fp16 -o prod -b 0 -e 256K -f 8 -i)
+stitch_perf_run(scatter.nb.p7.int32.root2 scatter -a nb -n 7 -r 2 -d int32 -b 0 -e 1M -f 4)
+stitch_perf_run(gather.ring.p5.int8.root4.inplace gather -a ring -n 5 -r 4 -d int8 -b 0 -e 256K -f 8 -i)
+stitch_perf_run(all_to_all.pairwise.p6.fp64 all_to_all -a pairwise -n 6 -d fp64 -b 0 -e 1M -f 4)
+stitch_perf_run(all_to_all_v.pairwise.p5.int16 all_to_all_v -a pairwise -n 5 -d int16 -b 0 -e 256K -f 8)
+stitch_perf_run(all_reduce.pipeline.p6.fp32.groups3x2 all_reduce -a pipeline --groups 3x2 -n 6 -d fp32 -b 0 -e 1M -f 4)
 
 # ---- the command line -------------------------------------------------------------------------------------------
 stitch_perf_test(cli.help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-perf COLL" ARGS --help)

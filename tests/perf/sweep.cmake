@@ -8,25 +8,43 @@ if(NOT DEFINED RANKS)
 endif()
 set(failures "")
 set(runs 0)
-foreach(algo ring mesh rhd)
-  foreach(coll all_reduce reduce_scatter all_gather)
-    set(ops sum prod max min)
-    if(coll STREQUAL "all_gather")
-      set(ops sum) # all_gather ignores the op
-    endif()
-    foreach(dtype int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64)
-      foreach(op ${ops})
-        foreach(p ${RANKS})
-          foreach(mode "" "-i")
-            set(args ${coll} -a ${algo} -n ${p} -d ${dtype} -o ${op} -b 0 -e 64K -f 8 -c 1 -w 1 --iters 1
-                     --timeout 60 ${mode})
-            execute_process(COMMAND ${CMD} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-            math(EXPR runs "${runs} + 1")
-            if(NOT rc EQUAL 0 OR NOT out MATCHES "\n[1-9][0-9]* passed, 0 failed\n$")
-              string(REPLACE ";" " " shown "${args}")
-              string(APPEND failures "stitch-perf ${shown}: exit ${rc}\n${err}")
-            endif()
-          endforeach()
+# Every (algorithm, collective) of the catalogue; rooted ones with the last rank as root, pipeline with groups.
+set(pairs ring:all_reduce ring:reduce_scatter ring:all_gather mesh:all_reduce mesh:reduce_scatter
+          mesh:all_gather rhd:all_reduce rhd:reduce_scatter rhd:all_gather nhr:all_reduce nhr:reduce_scatter
+          nhr:all_gather nhr_oneshot:all_reduce nb:all_reduce nb:reduce_scatter nb:all_gather pipeline:all_reduce
+          pipeline:reduce_scatter pipeline:all_gather ring:broadcast mesh:broadcast rhd:broadcast nhr:broadcast
+          nhr_oneshot:broadcast nb:broadcast nb_binary:broadcast ring:reduce mesh:reduce rhd:reduce
+          nhr_oneshot:reduce ring:scatter mesh:scatter nhr:scatter nb:scatter ring:gather mesh:gather
+          mesh:all_to_all pairwise:all_to_all pairwise:all_to_all_v)
+foreach(pair ${pairs})
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 algo)
+  list(GET pair 1 coll)
+  set(ops sum prod max min)
+  if(NOT coll MATCHES "reduce")
+    set(ops sum) # the op is ignored
+  endif()
+  set(modes "" "-i")
+  if(coll MATCHES "all_to_all")
+    set(modes "") # no in-place form
+  endif()
+  foreach(dtype int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64)
+    foreach(op ${ops})
+      foreach(p ${RANKS})
+        math(EXPR root "${p} - 1")
+        set(extra -r ${root})
+        if(algo STREQUAL "pipeline" AND p EQUAL 8)
+          list(APPEND extra --groups 4x2)
+        endif()
+        foreach(mode ${modes})
+          set(args ${coll} -a ${algo} -n ${p} -d ${dtype} -o ${op} -b 0 -e 64K -f 8 -c 1 -w 1 --iters 1
+                   --timeout 60 ${extra} ${mode})
+          execute_process(COMMAND ${CMD} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+          math(EXPR runs "${runs} + 1")
+          if(NOT rc EQUAL 0 OR NOT out MATCHES "\n[1-9][0-9]* passed, 0 failed\n$")
+            string(REPLACE ";" " " shown "${args}")
+            string(APPEND failures "stitch-perf ${shown}: exit ${rc}\n${err}")
+          endif()
         endforeach()
       endforeach()
     endforeach()
