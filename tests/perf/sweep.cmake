@@ -4,7 +4,7 @@
 #   cmake -DCMD=<stitch-perf> [-DRANKS="2;3;8"] -P sweep.cmake
 cmake_minimum_required(VERSION 3.18)
 if(NOT DEFINED RANKS)
-  set(RANKS 2 3 5 8 13)
+  set(RANKS 2 3 5 6 8 13)
 endif()
 set(failures "")
 set(runs 0)
