@@ -18,8 +18,10 @@ JOBS       ?= 2
 CMAKE      ?= cmake
 CTEST      ?= ctest
 
-# Debian packages the build needs. libc6-dev is listed because gcc only recommends it.
-DEPS_PKGS := cmake gcc libc6-dev make re2c lemon libyaml-dev pkg-config
+# Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
+# (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
+# the network-namespace tests.
+DEPS_PKGS := cmake gcc libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2
 
 # cmake --build runs make underneath: keep its "Entering directory" lines out of the log.
 MAKEFLAGS += --no-print-directory
@@ -30,13 +32,15 @@ MAKEFLAGS += --no-print-directory
 
 all: build
 
-# A package counts as present when dpkg says it is installed, or (for the tools) when its command is on PATH, so
+# A package counts as present when dpkg says it is installed, or (for the tools) when its command is on PATH
+# (openmpi-bin's is mpirun, iproute2's is ip), so
 # an up-to-date machine does no apt work at all. `apt-get update` runs only when something must be installed.
 deps:
 	@missing=""; \
 	for p in $(DEPS_PKGS); do \
 	  if dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed'; then continue; fi; \
-	  case $$p in lib*) ;; *) if command -v $$p >/dev/null 2>&1; then continue; fi ;; esac; \
+	  case $$p in openmpi-bin) c=mpirun ;; iproute2) c=ip ;; lib*) c= ;; *) c=$$p ;; esac; \
+	  if [ -n "$$c" ] && command -v $$c >/dev/null 2>&1; then continue; fi; \
 	  missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then echo "deps: all present ($(DEPS_PKGS))"; exit 0; fi; \

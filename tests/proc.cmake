@@ -10,3 +10,14 @@ foreach(sc shm tcp odd kill mismatch abort)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+
+# Launcher mode: stitch-perf under a real launcher (tests/proc/launch.sh judges every rank's closing line).
+# Small sizes (up to 4 MB) keep the default run fast; skipped (77) with the reason when mpirun is absent.
+set(PROC_LAUNCH ${PROC_TESTS}/launch.sh)
+set(PROC_PERF all_reduce -d fp32 -o sum -b 8 -e 4M -f 4 -c 1 -w 1 --iters 3 --timeout 60)
+add_test(NAME proc.mpirun.np4.ring COMMAND ${PROC_LAUNCH} mpirun 4 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring)
+add_test(NAME proc.mpirun.np3.rhd.tcp
+         COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_TRANSPORT=tcp -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a rhd)
+add_test(NAME proc.torchrun.np3 COMMAND ${PROC_LAUNCH} torchrun 3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring)
+set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 PROPERTIES
+                     TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

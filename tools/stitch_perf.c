@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stitch.h"
 
@@ -507,6 +508,7 @@ struct bench {
     double all_time;         /* launcher mode: the size's results combined over the ranks */
     size_t all_wrong;
     int all_failed;
+    int verdict_fd;          /* launcher mode, rank != 0: the real stdout, for the closing line (-1: none) */
 };
 
 static void perf_proc_barrier(struct bench *b);
@@ -1000,7 +1002,9 @@ static int perf_proc_init(struct bench *b)
         fprintf(stderr, PROG ": error: %d ranks, at most %d\n", b->o.nranks, MAX_RANKS);
         return 1;
     }
-    if (b->me != 0 && freopen("/dev/null", "w", stdout) == NULL)
+    /* Only rank 0 prints the table; the others keep a copy of stdout for their closing line alone, so a
+     * launcher's merged output shows every rank's verdict (each line ends with "N passed, M failed"). */
+    if (b->me != 0 && ((b->verdict_fd = dup(STDOUT_FILENO)) < 0 || freopen("/dev/null", "w", stdout) == NULL))
         return 1;
     return 0;
 }
@@ -1035,6 +1039,7 @@ int main(int argc, char **argv)
     static struct bench bench;
     struct bench *b = &bench;
     parse_args(argc, argv, &b->o);
+    b->verdict_fd = -1;
     if (stitch_launcher() != NULL && perf_proc_init(b) != 0)
         return 1;
     b->sizes = size_list(&b->o, &b->nsizes);
@@ -1056,6 +1061,10 @@ int main(int argc, char **argv)
     printf("# Avg bus bandwidth : %.3f\n", b->busbw_rows ? b->busbw_sum / b->busbw_rows : 0.0);
     printf("#\n");
     printf("%d passed, %d failed\n", b->passed, b->failed);
+    if (b->verdict_fd >= 0) {
+        dprintf(b->verdict_fd, "# rank %d: %d passed, %d failed\n", b->me, b->passed, b->failed);
+        close(b->verdict_fd);
+    }
     destroy_comms(b);
     free(b->expect);
     free(b->sizes);
