@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# run.sh - process mode across two "hosts": two network namespaces joined by a shaped veth pair.
+#
+#   tests/netns/run.sh STITCH-PERF [ifname|auto] [stitch-perf args...]
+#
+# Namespace A holds ranks 0 and 1, namespace B ranks 2, 3 and 4 (STITCH_RANK/SIZE/ROOT, the root at A's
+# address). A network namespace counts as a host (bootstrap.c's host id includes /proc/self/ns/net), so ranks of
+# one namespace talk over shm and ranks of different ones over tcp across the veth; STITCH_DEBUG's summary line
+# of every rank is checked for exactly that split. With `ifname` every rank names its veth in
+# STITCH_SOCKET_IFNAME; with `auto` the bootstrap must find the veth address itself (each namespace has only lo
+# and the veth). The link is shaped with netem (1 ms delay, 1 Gbit/s), else tbf, else left as it is (noted).
+#
+# The addresses (10.250.77.0/24) exist only inside the two namespaces this script creates: no interface,
+# route or packet of the host's own namespace is touched. Both namespaces (and with them the veth pair) are
+# deleted by a trap on every exit path. Passes only when every rank exits 0 and ends with "0 failed".
+# Exit 77 (ctest SKIP_RETURN_CODE) with the reason when not root, ip/tc are missing, or namespaces cannot be
+# created here (e.g. inside an unprivileged container); with STITCH_REQUIRE_NETNS=1 those are failures instead.
+set -uo pipefail
+
+perf=${1:?usage: run.sh STITCH-PERF [ifname|auto] [stitch-perf args...]}
+mode=${2:-ifname}
+shift $(($# >= 2 ? 2 : 1))
+[ $# -gt 0 ] || set -- all_reduce -a ring -d fp32 -o sum -b 8 -e 1M -f 4 -c 1 -w 1 --iters 3 --timeout 30
+args=("$@")
+limit=${NETNS_TIMEOUT:-90}
+
+# STITCH_REQUIRE_NETNS=1 (set by .ci/run) turns a skip into a failure: CI must not pass without running these.
+skip() {
+    if [ "${STITCH_REQUIRE_NETNS:-0}" != 0 ]; then echo "FAIL (STITCH_REQUIRE_NETNS=1, would skip): $*"; exit 1; fi
+    echo "SKIP: $*"; exit 77
+}
+[ "$(id -u)" = 0 ] || skip "network namespaces need root (uid $(id -u))"
+for c in ip tc timeout; do
+    command -v $c >/dev/null 2>&1 || skip "'$c' not found (Debian: apt-get install iproute2; make deps installs it)"
+done
+
+nsA=stitch-a-$$ nsB=stitch-b-$$ vA=stva$$ vB=stvb$$ # interface names stay within 15 characters
+ipA=10.250.77.1 ipB=10.250.77.2 port=29500
+work=$(mktemp -d) || exit 1
+cleanup() {
+    ip netns pids "$nsA" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns pids "$nsB" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns del "$nsA" 2>/dev/null
+    ip netns del "$nsB" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+ip netns add "$nsA" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
+ip netns add "$nsB" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
+# The pair is born inside the namespaces: it never exists in the host's.
+if ! ip -n "$nsA" link add "$vA" type veth peer name "$vB" netns "$nsB" 2>"$work/err"; then
+    skip "cannot create a veth pair between namespaces: $(cat "$work/err")"
+fi
+for side in "A $nsA $vA $ipA" "B $nsB $vB $ipB"; do
+    set -- $side
+    ip -n "$2" link set lo up && ip -n "$2" addr add "$4/24" dev "$3" && ip -n "$2" link set "$3" up ||
+        { echo "FAIL: configuring $3 in $2"; exit 1; }
+    if ip netns exec "$2" tc qdisc add dev "$3" root netem delay 1ms rate 1gbit 2>"$work/err"; then
+        shaped="netem delay 1ms rate 1gbit"
+    elif ip netns exec "$2" tc qdisc add dev "$3" root tbf rate 1gbit burst 256kb latency 10ms 2>>"$work/err"; then
+        shaped="tbf rate 1gbit (netem unavailable: $(head -1 "$work/err"))"
+    else
+        shaped="unshaped (neither netem nor tbf: $(head -1 "$work/err"))"
+    fi
+done
+echo "# namespaces $nsA ($vA $ipA, ranks 0-1) and $nsB ($vB $ipB, ranks 2-4); link: $shaped; mode: $mode"
+if command -v ping >/dev/null 2>&1 && ! ip netns exec "$nsA" ping -c 1 -W 2 "$ipB" >/dev/null 2>&1; then
+    echo "# note: ping $ipB from $nsA failed"
+fi
+
+ns_of() { [ "$1" -lt 2 ] && echo "$nsA" || echo "$nsB"; }
+if_of() { [ "$1" -lt 2 ] && echo "$vA" || echo "$vB"; }
+echo "$ STITCH_RANK=0..4 STITCH_SIZE=5 STITCH_ROOT=$ipA:$port$([ "$mode" = ifname ] && echo " STITCH_SOCKET_IFNAME=<veth>") timeout $limit stitch-perf ${args[*]}"
+pids=()
+for r in 0 1 2 3 4; do
+    envs=(STITCH_RANK=$r STITCH_SIZE=5 STITCH_ROOT=$ipA:$port STITCH_DEBUG=1)
+    [ "$mode" = ifname ] && envs+=(STITCH_SOCKET_IFNAME=$(if_of $r))
+    ip netns exec "$(ns_of $r)" env "${envs[@]}" timeout -k 5 "$limit" "$perf" "${args[@]}" >"$work/out.$r" 2>"$work/err.$r" &
+    pids+=($!)
+done
+
+fail=0
+for r in 0 1 2 3 4; do
+    wait "${pids[$r]}"; s=$?
+    want_shm=$([ "$r" -lt 2 ] && echo 1 || echo 2); want_tcp=$([ "$r" -lt 2 ] && echo 3 || echo 2)
+    summary=$(grep -m1 "rank $r of 5 on" "$work/err.$r")
+    verdict=$(grep -E '^(# rank [0-9]+: )?[0-9]+ passed, [0-9]+ failed$' "$work/out.$r" | tail -1)
+    echo "# rank $r ($(ns_of $r)): exit $s; ${summary#stitch: }; ${verdict:-no closing line}"
+    if [ "$r" = 0 ]; then sed 's/^/#   /' "$work/out.0" | grep -E '^#   +[0-9]'; fi
+    [ $s -eq 0 ] || { echo "FAIL: rank $r exited $s (124: killed at the $limit s timeout)"; fail=1; }
+    [[ $verdict == *" 0 failed" ]] || { echo "FAIL: rank $r did not end with '0 failed'"; fail=1; }
+    [[ $summary == *": $want_shm peers over shm, $want_tcp over tcp" ]] ||
+        { echo "FAIL: rank $r should have $want_shm shm and $want_tcp tcp peers"; fail=1; }
+    grep -q "rank $r of 5: bootstrap from stitch" "$work/err.$r" ||
+        { echo "FAIL: rank $r did not bootstrap from STITCH_RANK/SIZE/ROOT"; fail=1; }
+    if [ $fail -ne 0 ]; then sed "s/^/#   rank $r stderr: /" "$work/err.$r" | grep -v "bootstrap from" | head -20; fi
+done
+[ $fail -eq 0 ] && echo "PASS: 5 ranks in 2 namespaces, every one ended with '0 failed'"
+exit $fail
