@@ -18,9 +18,10 @@
  * with a message naming both sides' values. Because each pair's messages come in schedule order, a header that
  * does not match is always a real disagreement, never a reordering.
  *
- * Waiting. Spin on progress a while (a peer on another core answers within microseconds), then yield, then
- * block in st_proc_block (futex on the shm doorbell or poll on the sockets), always in slices short enough to
- * honour the deadline and notice a dead peer (control channels, proc.c). 8 ranks on 2 cores still progress.
+ * Waiting. Spin on progress a while (a peer on another core answers within microseconds; pr->spin_ns, none at
+ * all when the host has more ranks than cores, where spinning only delays the peer we wait for), then block in
+ * st_proc_block (futex on the shm doorbell or poll on the sockets), always in slices short enough to honour the
+ * deadline and notice a dead peer (control channels, proc.c). 8 ranks on 2 cores still progress.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,13 +34,11 @@
 #include "reduce.h"
 #include "registry.h"
 
+#define ST_MSG_MAGIC 0x53544d31u /* "STM1" */
 /* <sched.h> is shadowed by runtime/sched.h inside the runtime: declare the one function we need. */
 int sched_yield(void);
 
-#define ST_MSG_MAGIC 0x53544d31u /* "STM1" */
-#define ST_SPIN 2000
-#define ST_YIELD 50
-#define ST_BLOCK_MS 20
+#define ST_BLOCK_MS 20 /* a sleeping rank wakes at least this often to check the deadline and dead peers */
 
 typedef struct st_msg_hdr {
     uint32_t magic;
@@ -91,6 +90,7 @@ typedef struct st_mctx {
     int nouts, nouts_cap;
     st_in in;
     int wait_peer;      /* whom the last unfinished work waits for, for timeout messages */
+    struct timespec idle_since; /* when the current run of fruitless progress checks began */
 } st_mctx;
 
 /* ---- errors ---------------------------------------------------------------------------------------------- */
@@ -388,22 +388,33 @@ static int st_past(const struct timespec *at)
     return now.tv_sec > at->tv_sec || (now.tv_sec == at->tv_sec && now.tv_nsec >= at->tv_nsec);
 }
 
-static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending)
+static long st_ns_since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t0->tv_sec) * 1000000000L + (now.tv_nsec - t0->tv_nsec);
+}
+
+/* Nothing moved: poll again while the spin budget lasts (pr->spin_ns, 0 when the host is oversubscribed), then
+ * sleep until a doorbell ring, socket readiness or a control frame (st_proc_block). `seen` is the doorbell's
+ * word from before the progress check that found nothing. */
+static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending, uint32_t seen)
 {
     if (atomic_load(&c->pr->aborted) || st_job_aborted(c->comm->job))
         return st_aborted(c);
-    if (++*spins < ST_SPIN)
-        return STITCH_OK;
-    if (c->comm->timeout_ms >= 0 && st_past(&c->deadline))
-        return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number "
-                        "%llu)", c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq);
-    if (*spins < ST_SPIN + ST_YIELD) {
-        sched_yield();
-        if (*spins % 16 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
+    if ((*spins)++ == 0)
+        clock_gettime(CLOCK_MONOTONIC, &c->idle_since);
+    if (c->pr->spin_ns > 0 && (*spins % 16 != 0 || st_ns_since(&c->idle_since) < c->pr->spin_ns)) {
+        if (*spins % 16 == 0)
+            sched_yield(); /* a peer that shares this core (a busy or oversubscribed host) runs now */
+        if (*spins % 4096 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
             return st_aborted(c);
         return STITCH_OK;
     }
-    st_proc_block(c->pr, ST_BLOCK_MS, sends_pending);
+    if (c->comm->timeout_ms >= 0 && st_past(&c->deadline))
+        return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number "
+                        "%llu)", c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq);
+    st_proc_block(c->pr, ST_BLOCK_MS, sends_pending, seen);
     if (atomic_load(&c->pr->aborted))
         return st_aborted(c);
     return STITCH_OK;
@@ -416,6 +427,7 @@ static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
     c->in = (st_in){.i = c->e->plan.recv_first[s]};
     while (st == STITCH_OK) {
         int sends_done = 0, recvs_done = 0, moved = 0;
+        uint32_t seen = st_proc_bell_word(c->pr); /* before the check: a ring after it ends the sleep */
         if ((st = st_sends_progress(c, k, &sends_done, &moved)) != STITCH_OK ||
             (st = st_recv_progress(c, k, s, &recvs_done, &moved)) != STITCH_OK)
             return st;
@@ -423,7 +435,7 @@ static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
             return STITCH_OK;
         if (moved)
             spins = 0;
-        st = st_idle(c, &spins, !sends_done);
+        st = st_idle(c, &spins, !sends_done, seen);
     }
     return st;
 }

@@ -5,6 +5,8 @@
  *   STITCH_SHM_RING_BYTES   bytes of each shm ring (one per ordered pair of ranks on a host), power of 2   4M
  *   STITCH_TCP_RING_BYTES   bytes of each tcp receive staging ring, power of 2                              4M
  *   STITCH_SOCKET_IFNAME    interfaces to use ("eth0", "eth,ib", "^docker,lo" to exclude) (bootstrap.c)
+ *   STITCH_SPIN_US          microseconds a waiting rank polls before it sleeps; default 50, and 0 when the
+ *                           host runs more ranks of the communicator than it has cores                      50
  *
  * Shared memory. Each rank creates one segment holding its doorbell and one ring per other rank of its host
  * (the rings it receives from), all ranks map every segment of their host, a barrier, and every rank unlinks
@@ -41,6 +43,7 @@ typedef struct st_ctrl_hdr {
 typedef struct st_proc_settings {
     int transport;
     size_t shm_ring, tcp_ring;
+    long spin_us; /* -1: not set, decided from the ranks per core */
 } st_proc_settings;
 
 static int st_pow2_env(const char *name, size_t def, size_t *out, char *err, size_t errlen)
@@ -80,6 +83,16 @@ static int st_proc_settings_load(st_proc_settings *s, char *err, size_t errlen)
     if (st_pow2_env("STITCH_SHM_RING_BYTES", (size_t)4 << 20, &s->shm_ring, err, errlen) != 0 ||
         st_pow2_env("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &s->tcp_ring, err, errlen) != 0)
         return -1;
+    const char *v = getenv("STITCH_SPIN_US");
+    char *end;
+    s->spin_us = -1;
+    if (v && *v) {
+        s->spin_us = strtol(v, &end, 10);
+        if (*end || s->spin_us < 0 || s->spin_us > 10000000) {
+            snprintf(err, errlen, "STITCH_SPIN_US='%s': expected microseconds between 0 and 10000000", v);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -254,9 +267,15 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, int 
         st = st_shm_setup(pr, &s, timeout_ms, err, errlen);
     if (st == STITCH_OK)
         st = st_make_tps(pr, &s, err, errlen);
+    if (st == STITCH_OK) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        pr->nlocal = st_local_count(&pr->boot);
+        pr->spin_ns = 1000 * (s.spin_us >= 0 ? s.spin_us : cores > 0 && pr->nlocal > cores ? 0 : 50);
+    }
     if (st == STITCH_OK && st_debug())
-        fprintf(stderr, "stitch: rank %d of %d on %s (pid %u): %d peers over shm, %d over tcp\n", pr->rank, pr->size,
-                pr->boot.peers[pr->rank].hostname, pr->boot.peers[pr->rank].pid, pr->nshm, pr->ntcp);
+        fprintf(stderr, "stitch: rank %d of %d on %s (pid %u): %d peers over shm, %d over tcp; %d ranks on this host, "
+                "spin %ld us before sleeping\n", pr->rank, pr->size, pr->boot.peers[pr->rank].hostname,
+                pr->boot.peers[pr->rank].pid, pr->nshm, pr->ntcp, pr->nlocal, pr->spin_ns / 1000);
     return st;
 }
 
@@ -452,10 +471,16 @@ int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
     return st_ctrl_ready(pr, n);
 }
 
-void st_proc_block(st_proc *pr, int timeout_ms, int want_out)
+uint32_t st_proc_bell_word(const st_proc *pr)
+{
+    return pr->bell ? __atomic_load_n(&pr->bell->word, __ATOMIC_SEQ_CST) : 0;
+}
+
+void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen)
 {
     if (pr->nshm > 0 && pr->ntcp == 0) {
-        uint32_t seen = __atomic_load_n(&pr->bell->word, __ATOMIC_SEQ_CST);
+        /* `seen` was read before the caller last looked for progress: reading it here instead would miss a
+         * ring that came in between, and sleep the whole timeout with data waiting. */
         if (st_proc_poll_ctrl(pr, 0) != 0)
             return;
         st_bell_wait(pr->bell, seen, timeout_ms);

@@ -30,6 +30,10 @@ typedef struct st_proc {
     size_t seg_bytes, ring_bytes;
     st_bell *bell;            /* mine, in my segment; NULL when no peer shares my host */
     int nshm, ntcp;           /* data peers per transport */
+    int nlocal;               /* ranks of the communicator on my host, me included */
+    long spin_ns;             /* how long a waiting rank polls before it blocks: STITCH_SPIN_US, else 50 us,
+                               * 0 when my host has more ranks than cores (spinning would steal the core of the
+                               * very peer we wait for) */
     atomic_int aborted;
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     char reason[640];
@@ -47,8 +51,11 @@ void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first 
  * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
 
+/* The doorbell's word, to be read BEFORE looking for progress and passed to st_proc_block: a ring between the
+ * look and the sleep then makes the sleep return at once instead of missing the wake-up (0 without shm). */
+uint32_t st_proc_bell_word(const st_proc *pr);
 /* Block until something may have changed (data, or space on a transport when want_out, a control frame) or
  * timeout_ms. */
-void st_proc_block(st_proc *pr, int timeout_ms, int want_out);
+void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen);
 
 #endif
