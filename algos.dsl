@@ -58,6 +58,29 @@ algorithm mesh implements all_reduce {
   phase all_gather using mesh
 }
 
+# Deterministic Mesh with a local reduce (spec 14.3): peers only copy my unit into my scratch slots (slot k holds
+# the copy from rank r-k), then I reduce the p copies in a fixed tree: first A[i] += A[i+P] for i < p-P
+# (P = 2^floor(log2 p)), then halving, h = P/2 .. 1. No reduction happens on the wire.
+algorithm mesh_det implements reduce_scatter {
+  units p scratch p
+  fn slot(i) = if i == 0 then r else p + i                       # A[i]: my own unit, or scratch slot i
+  let P = pow2(floor_log2(p))
+  step { for t in 1 .. p - 1 { send unit (r + t) % p to (r + t) % p at unit p + t } }
+  if p > P {
+    step { for i in 0 .. p - P - 1 { send unit slot(i + P) to r at unit slot(i) reduce } }
+  }
+  for j in 1 .. floor_log2(p) {
+    let h = P / pow2(j)
+    step { for i in 0 .. h - 1 { send unit slot(i + h) to r at unit slot(i) reduce } }
+  }
+}
+
+algorithm mesh_det implements all_reduce {
+  units p scratch p
+  phase reduce_scatter using mesh_det
+  phase all_gather using mesh
+}
+
 # ---------------------------------------------------------------------------------------------------------------
 # RHD, recursive halving-doubling (spec section 4). The largest power of two B = 2^m <= p forms the block; the
 # first 2*extra ranks pair up as (2i, 2i+1), the odd one folds its data into the even one, which joins the block

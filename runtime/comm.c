@@ -121,6 +121,7 @@ static void st_comm_free(stitch_comm_t *comm)
         st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
     free(comm->scratch);
+    free(comm->units);
     free(comm);
 }
 
@@ -347,17 +348,32 @@ stitch_status_t st_comm_entry_root(stitch_comm_t *comm, stitch_coll_t coll, int 
     return st;
 }
 
-stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out)
+/* Grow *buf to at least `bytes` (64-byte aligned; zeroed if `zero`). The old buffer is no longer read by peers:
+ * every rank waits for its readers before a call returns. */
+static stitch_status_t st_grow(stitch_comm_t *comm, char **buf, size_t *have, size_t bytes, int zero,
+                               const char *fn, char **out)
 {
-    if (bytes > comm->scratch_size) {
+    if (bytes > *have) {
         size_t size = (bytes + 63) & ~(size_t)63;
         char *fresh = aligned_alloc(64, size);
         if (!fresh)
             return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes of scratch", fn, size);
-        free(comm->scratch);
-        comm->scratch = fresh;
-        comm->scratch_size = size;
+        if (zero)
+            memset(fresh, 0, size);
+        free(*buf);
+        *buf = fresh;
+        *have = size;
     }
-    *out = comm->scratch;
+    *out = *buf;
     return STITCH_OK;
+}
+
+stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out)
+{
+    return st_grow(comm, &comm->scratch, &comm->scratch_size, bytes, 0, fn, out);
+}
+
+stitch_status_t st_comm_units(stitch_comm_t *comm, size_t bytes, const char *fn, char **out)
+{
+    return st_grow(comm, &comm->units, &comm->units_size, bytes, 1, fn, out);
 }

@@ -19,6 +19,7 @@ typedef struct st_entry {
     int ready;
     int root;                 /* the root it was instantiated for (rooted collectives; 0 otherwise) */
     int needs_scratch;        /* this rank receives into blocks it keeps in scratch (exec.c) */
+    int uses_at;              /* scratch units or `at` transfers: only the threads executor runs them (exec.c) */
     struct st_entry *next;    /* the same algorithm for other roots, most recently used first */
     st_sched sched;
     st_plan plan;
@@ -38,6 +39,8 @@ struct stitch_comm {
     uint32_t base;       /* my slot's `posted` between calls */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
     size_t scratch_size;
+    char *units;         /* the slots of scratch units (`units U scratch S`), kept between calls likewise */
+    size_t units_size;
     int timeout_ms;
     size_t segment_bytes;
     char last_error[512];
@@ -59,5 +62,8 @@ stitch_status_t st_comm_entry_root(stitch_comm_t *comm, stitch_coll_t coll, int 
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);
+/* The slots of scratch units, at least `bytes`, 64-byte aligned; zeroed when (re)allocated, so the tail of a
+ * slot that holds a shorter unit is never uninitialized memory. */
+stitch_status_t st_comm_units(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);
 
 #endif

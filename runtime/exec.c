@@ -37,6 +37,14 @@
  * all_to_all_v's counts differ per pair, so they are not in the fingerprint: a receiver checks its recvcounts[q]
  * against q's sendcounts[me] when it applies a transfer from q (q is inside the call then, its arrays valid).
  *
+ * Scratch units and `at`. Units nunits .. nunits + nscratch - 1 (`units U scratch S`) are slots in a per-rank
+ * area outside the vector (comm->units, grown per communicator, published as the slot's `units` so peers read
+ * it zero-copy), each as large as the largest unit of the segment. A transfer with `at` reads its source units
+ * and writes its destination units pairwise in order; it moves the vector unit's length when one side is a slot
+ * and the slot's length between slots (a slot's tail past its data never reaches the vector). A local transfer
+ * with `at` (Mesh's local reduce tree) is a real copy or reduce within my own storage, applied in schedule order
+ * with my receives. A slot is never fresh: it starts empty and is only read after being written.
+ *
  * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
  * once per segment, so the data a step touches stays in cache; the global step number g runs over all
  * segments. Inputs copied in (all_gather's and gather's own block, all_to_all's (x, x)) for segment k + 1 are
@@ -73,6 +81,9 @@ typedef struct st_ctx {
     const char *in;     /* lazy input: the caller's input, laid out as the work buffer; NULL when not lazy */
     char *alt;          /* block alt_block lives here instead */
     int alt_block;
+    char *units;        /* the slots of scratch units; NULL when the schedule has none */
+    size_t slot_stride; /* elements between slots: the largest unit of the first (largest) segment */
+    int nunits;         /* vector units; unit u >= nunits is slot u - nunits */
     unsigned char *fresh;
     int nblocks, units_per_block, nsteps;
     int a2a;            /* all_to_all or all_to_all_v */
@@ -268,37 +279,86 @@ static stitch_status_t st_check_counts(st_ctx *c, int q, const st_slot *s)
                         theirs, me);
 }
 
-/* Apply transfer recvs[i] of my plan for segment k, merging adjacent units read and written alike. */
+/* Elements of the largest unit of segment k: the size of a scratch unit's slot in that segment. */
+static size_t st_slot_len(const st_ctx *c, size_t k)
+{
+    size_t n = c->a->count - k * c->seg;
+    if (n > c->seg)
+        n = c->seg;
+    return (n + (size_t)c->units_per_block - 1) / (size_t)c->units_per_block;
+}
+
+/* Where unit u of rank x (whose slot is q) lies in segment k, and its length: a vector unit in its block, or in
+ * x's input while it is still fresh there; a scratch unit in x's slots. */
+static const char *st_unit_at(const st_ctx *c, size_t k, const st_slot *q, int x, int u, int fresh, size_t *len)
+{
+    size_t off, es = c->esize;
+    if (u >= c->nunits) {
+        *len = st_slot_len(c, k);
+        return q->units + (size_t)(u - c->nunits) * c->slot_stride * es;
+    }
+    int b = st_span(c, k, u, &off, len);
+    const char *base = fresh && q->input ? q->input + (size_t)b * c->a->count * es : st_block_at(c, q, x, b);
+    return base + off * es;
+}
+
+/* Walks the units of runs [r0, ...) in order; the caller takes no more than the runs hold. */
+typedef struct st_cursor {
+    int32_t r, u;
+} st_cursor;
+
+static int32_t st_next_unit(const st_run *runs, st_cursor *cu)
+{
+    while (cu->u >= runs[cu->r].start + runs[cu->r].len)
+        cu->u = runs[++cu->r].start;
+    return cu->u++;
+}
+
+/* Elements a pair of units moves: the vector unit's when one side is a slot (a slot is as large as the largest
+ * unit; it holds the data of the vector unit it was filled from, whose length the vector side knows); the
+ * slot's for slot to slot (the tail past the data's own length is harmless: it never reaches the vector). */
+static size_t st_pair_len(const st_ctx *c, int su, size_t slen, int du, size_t dlen)
+{
+    if (su < c->nunits && du < c->nunits)
+        return slen < dlen ? slen : dlen;
+    return su < c->nunits ? slen : dlen;
+}
+
+/* Apply transfer recvs[i] of my plan for segment k: source unit j of the transfer (read at its source, in my
+ * storage for a local transfer) goes into destination unit j (`at`; the same units without it), merging adjacent
+ * units read and written alike. */
 static stitch_status_t st_apply(st_ctx *c, int32_t i, size_t k)
 {
     const st_xfer *x = st_x(c, c->e->plan.recvs[i]);
-    const st_slot *q = &c->comm->job->slots[x->src], *me = &c->comm->job->slots[c->comm->rank];
+    const st_run *runs = c->e->sched.runs;
+    int me = c->comm->rank;
+    const st_slot *q = &c->comm->job->slots[x->src], *mine = &c->comm->job->slots[me];
     const unsigned char *src_fresh = c->e->src_fresh + c->e->src_fresh_at[i];
+    size_t es = c->esize;
     stitch_status_t st;
     if (c->a->coll == STITCH_ALL_TO_ALL_V && (st = st_check_counts(c, x->src, q)) != STITCH_OK)
         return st;
+    if (x->nunits == 0)
+        return STITCH_OK;
     st_piece run = {NULL, NULL, 0, ST_COPY};
-    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++) {
-        const st_run *ru = &c->e->sched.runs[r];
-        for (int32_t u = ru->start; u < ru->start + ru->len; u++, src_fresh++) {
-            size_t off, len, es = c->esize;
-            int mode = x->op == ST_X_COPY ? ST_COPY : c->in && c->fresh[u] ? ST_REDUCE_INPUT : ST_REDUCE;
-            int b = st_span(c, k, u, &off, &len);
-            if (c->in)
-                c->fresh[u] = 0;
-            if (len == 0)
-                continue;
-            const char *src = *src_fresh && q->input ? q->input + (size_t)b * c->a->count * es
-                                                     : st_block_at(c, q, x->src, b);
-            char *dst = (char *)st_block_at(c, me, c->comm->rank, b);
-            src += off * es, dst += off * es;
-            if (run.len && dst == run.dst + run.len * es && src == run.src + run.len * es && mode == run.mode) {
-                run.len += len;
-                continue;
-            }
-            st_move(c, &run);
-            run = (st_piece){dst, src, len, mode};
+    st_cursor from = {x->run0, runs[x->run0].start}, to = {x->drun0, runs[x->drun0].start};
+    for (int32_t j = 0; j < x->nunits; j++) {
+        int su = st_next_unit(runs, &from), du = st_next_unit(runs, &to), vec = du < c->nunits;
+        int mode = x->op == ST_X_COPY ? ST_COPY : vec && c->in && c->fresh[du] ? ST_REDUCE_INPUT : ST_REDUCE;
+        size_t slen, dlen;
+        const char *src = st_unit_at(c, k, q, x->src, su, src_fresh[j], &slen);
+        char *dst = (char *)st_unit_at(c, k, mine, me, du, 0, &dlen);
+        size_t len = st_pair_len(c, su, slen, du, dlen);
+        if (vec && c->in)
+            c->fresh[du] = 0;
+        if (len == 0)
+            continue;
+        if (run.len && dst == run.dst + run.len * es && src == run.src + run.len * es && mode == run.mode) {
+            run.len += len;
+            continue;
         }
+        st_move(c, &run);
+        run = (st_piece){dst, src, len, mode};
     }
     st_move(c, &run);
     return STITCH_OK;
@@ -403,9 +463,10 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         return st;
     for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
         const st_xfer *x = st_x(c, pl->recvs[i]);
-        if (x->src == c->comm->rank) /* a copy onto itself (a reduce is refused when the plan is cached) */
+        int local = x->src == c->comm->rank;
+        if (local && !st_xfer_mapped(x)) /* a copy onto itself (a reduce is refused when the plan is cached) */
             continue;
-        if ((st = st_wait_peer(c, x->src, g)) != STITCH_OK || (st = st_apply(c, i, k)) != STITCH_OK)
+        if ((!local && (st = st_wait_peer(c, x->src, g)) != STITCH_OK) || (st = st_apply(c, i, k)) != STITCH_OK)
             return st;
     }
     if (s == c->nsteps - 1) {
@@ -425,6 +486,7 @@ static stitch_status_t st_run_call(st_ctx *c)
     me->input = c->in;
     me->alt = c->alt;
     me->alt_block = c->alt_block;
+    me->units = c->units;
     me->scounts = c->a->scounts;
     me->sdispls = c->a->sdispls;
     me->rdispls = c->a->rdispls;
@@ -527,9 +589,14 @@ static stitch_status_t st_ctx_init(st_ctx *c, stitch_comm_t *comm, const st_args
     c->base = comm->base;
     c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype, reduces ? (int32_t)a->op : -1,
                              rooted ? a->root : -1, a->count, comm->algo[a->coll]};
+    c->nunits = e->sched.nunits;
     st_segments(c);
     st_deadline_start(&c->dl, comm->timeout_ms);
-    return st_layout(c);
+    stitch_status_t st = st_layout(c);
+    if (st != STITCH_OK || e->sched.nscratch == 0)
+        return st;
+    c->slot_stride = st_slot_len(c, 0);
+    return st_comm_units(comm, (size_t)e->sched.nscratch * c->slot_stride * c->esize, a->fn, &c->units);
 }
 
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
@@ -556,9 +623,15 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
 
 /* ---- checking a plan once, when it enters the cache ---------------------------------------------------- */
 
-static void st_mark_units(const st_sched *s, const st_xfer *x, unsigned char *marks, unsigned char v)
+/* Does x write into its destination's units? A copy onto itself without `at` writes nothing: it is skipped. */
+static int st_writes(const st_xfer *x)
 {
-    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
+    return x->src != x->dst || st_xfer_mapped(x);
+}
+
+static void st_mark_units(const st_sched *s, int32_t r0, int32_t nr, unsigned char *marks, unsigned char v)
+{
+    for (int32_t r = r0; r < r0 + nr; r++)
         for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
             marks[u] = v;
 }
@@ -572,22 +645,28 @@ static int st_sends_marked(const st_sched *s, const st_xfer *x, const unsigned c
     return -1;
 }
 
-/* Step `st`: units written into `rank` by others must not be read from it by others in the same step. */
+/* Step `st`: units written into `rank` (by peers or by its own `at` transfers) must not be read from it in the
+ * same step, by peers (they read while it writes) or by its own `at` transfers (the result would depend on the
+ * order of the transfers within the step). Scratch units included. */
 static int st_check_step(const st_entry *e, int rank, int step, unsigned char *marks, char *err, size_t errlen)
 {
     const st_sched *s = &e->sched;
     const st_plan *pl = &e->plan;
     int bad = -1, line = 0;
-    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++)
-        if (s->xfers[pl->recvs[i]].src != rank)
-            st_mark_units(s, &s->xfers[pl->recvs[i]], marks, 1);
+    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++) {
+        const st_xfer *x = &s->xfers[pl->recvs[i]];
+        if (st_writes(x))
+            st_mark_units(s, x->drun0, x->dnruns, marks, 1);
+    }
     for (int32_t i = pl->send_first[step]; i < pl->send_first[step + 1] && bad < 0; i++) {
         const st_xfer *x = &s->xfers[pl->sends[i]];
-        if (x->dst != rank && (bad = st_sends_marked(s, x, marks)) >= 0)
+        if (st_writes(x) && (bad = st_sends_marked(s, x, marks)) >= 0)
             line = x->line;
     }
-    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++)
-        st_mark_units(s, &s->xfers[pl->recvs[i]], marks, 0);
+    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++) {
+        const st_xfer *x = &s->xfers[pl->recvs[i]];
+        st_mark_units(s, x->drun0, x->dnruns, marks, 0);
+    }
     if (bad >= 0)
         snprintf(err, errlen, "at step %d rank %d sends unit %d (line %d) while receiving into it", step, rank,
                  bad, line);
@@ -616,35 +695,45 @@ static stitch_status_t st_collect_peers(st_entry *e, int rank)
     return STITCH_OK;
 }
 
-static int st_check_self_reduce(const st_entry *e, int rank, char *err, size_t errlen)
+/* A reduce of units into themselves (no `at`) would double them. all_to_all_v's blocks have per-pair lengths,
+ * so scratch slots (sized by the largest unit) cannot be sized for it. Notes whether the plan uses `at`. */
+static int st_check_local(st_entry *e, int rank, char *err, size_t errlen)
 {
-    for (int i = 0; i < e->sched.nxfers; i++) {
-        const st_xfer *x = &e->sched.xfers[i];
-        if (x->src == rank && x->dst == rank && x->op != 0) {
+    const st_sched *s = &e->sched;
+    e->uses_at = s->nscratch > 0;
+    for (int i = 0; i < s->nxfers; i++) {
+        const st_xfer *x = &s->xfers[i];
+        e->uses_at |= st_xfer_mapped(x);
+        if (x->src == rank && x->dst == rank && x->op != 0 && !st_xfer_mapped(x)) {
             snprintf(err, errlen, "rank %d reduces units into themselves at step %d (line %d)", rank, x->step,
                      x->line);
             return 0;
         }
     }
+    if (s->nscratch > 0 && s->algo->coll == ST_COLL_ALL_TO_ALL_V) {
+        snprintf(err, errlen, "scratch units are not supported for all_to_all_v (its blocks differ in length)");
+        return 0;
+    }
     return 1;
 }
 
-/* fw[u] = the first step at which a peer writes into rank q's unit u (nsteps when never). A copy onto itself
- * writes nothing: the executor skips it. */
+/* fw[u] = the first step at which rank q's vector unit u is written (nsteps when never): by a peer, or by q's own
+ * `at` transfers. */
 static void st_first_writes(const st_sched *s, int q, int32_t *fw)
 {
     for (int u = 0; u < s->nunits; u++)
         fw[u] = s->nsteps;
     for (int i = 0; i < s->nxfers; i++) {
         const st_xfer *x = &s->xfers[i];
-        for (int32_t r = x->run0; x->dst == q && x->src != q && r < x->run0 + x->nruns; r++)
+        for (int32_t r = x->drun0; x->dst == q && st_writes(x) && r < x->drun0 + x->dnruns; r++)
             for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
-                if (x->step < fw[u])
+                if (u < s->nunits && x->step < fw[u])
                     fw[u] = x->step;
     }
 }
 
-/* For every unit of every transfer into `rank`: is the source's unit still its input at that step? */
+/* For every source unit of every transfer into `rank`: is the source's unit still its input at that step? A
+ * scratch unit never is: it starts empty and is only read after being written. */
 static int st_fresh_tables(st_entry *e)
 {
     const st_sched *s = &e->sched;
@@ -666,7 +755,7 @@ static int st_fresh_tables(st_entry *e)
         e->src_fresh_at[i] = j;
         for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
             for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
-                e->src_fresh[j++] = x->step < fw[u];
+                e->src_fresh[j++] = u < s->nunits && x->step < fw[u];
     }
     free(fw);
     return 1;
@@ -688,18 +777,20 @@ static int st_block_class(int coll, int p, int root, int x, int b)
     }
 }
 
-/* Every unit `rank` receives must land in writable storage, every unit it sends must exist; notes whether it
- * receives into scratch. */
+/* Every vector unit `rank` receives (or writes with its own `at` transfers) must land in writable storage, every
+ * vector unit it sends must exist; notes whether it receives into scratch. Scratch units always have storage.
+ * Each transfer is looked at twice: as a send (even i), as a receive (odd i). */
 static int st_check_storage(st_entry *e, int rank, char *err, size_t errlen)
 {
     const st_sched *s = &e->sched;
     int coll = s->algo->coll, upb = s->nunits / st_coll_nblocks(coll, s->p);
     e->needs_scratch = 0;
-    for (int i = 0; i < s->nxfers; i++) {
-        const st_xfer *x = &s->xfers[i];
-        int recv = x->dst == rank && x->src != rank, send = x->src == rank && x->dst != rank;
-        for (int32_t r = x->run0; (recv || send) && r < x->run0 + x->nruns; r++)
-            for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++) {
+    for (int i = 0; i < s->nxfers * 2; i++) {
+        const st_xfer *x = &s->xfers[i / 2];
+        int recv = i % 2 && x->dst == rank && st_writes(x), send = !(i % 2) && x->src == rank && st_writes(x);
+        int32_t r0 = recv ? x->drun0 : x->run0, nr = recv ? x->dnruns : x->nruns;
+        for (int32_t r = r0; (recv || send) && r < r0 + nr; r++)
+            for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len && u < s->nunits; u++) {
                 int b = u / upb, k = st_block_class(coll, s->p, s->root, rank, b);
                 e->needs_scratch |= recv && k == ST_B_SCRATCH;
                 if ((recv && (k == ST_B_INPUT || k == ST_B_NONE)) || (send && k == ST_B_NONE)) {
@@ -716,12 +807,12 @@ static int st_check_storage(st_entry *e, int rank, char *err, size_t errlen)
 
 stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen)
 {
-    unsigned char *marks = calloc((size_t)e->sched.nunits + 1, 1);
+    unsigned char *marks = calloc((size_t)e->sched.nunits + (size_t)e->sched.nscratch + 1, 1);
     if (!marks) {
         snprintf(err, errlen, "out of memory checking the plan");
         return STITCH_ERR_NO_MEMORY;
     }
-    int ok = st_check_self_reduce(e, rank, err, errlen) && st_check_storage(e, rank, err, errlen);
+    int ok = st_check_local(e, rank, err, errlen) && st_check_storage(e, rank, err, errlen);
     for (int s = 0; ok && s < e->plan.nsteps; s++)
         ok = st_check_step(e, rank, s, marks, err, errlen);
     free(marks);

@@ -495,6 +495,9 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     stitch_status_t st = st_comm_entry(comm, a->coll, a->fn, &e);
     if (st != STITCH_OK)
         return st;
+    if (e->uses_at) /* every rank has the same schedule: all of them refuse alike */
+        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: algorithm '%s' uses scratch units or `at`, which "
+                             "communicators whose ranks are processes do not run yet", a->fn, e->sched.algo->name);
     if (a->count == 0) {
         comm->seq++;
         return STITCH_OK;

@@ -35,6 +35,7 @@ typedef struct st_slot {
     const char *input;     /* the caller's input laid out as `work`, for units not yet written; NULL: in work */
     const char *alt;       /* block alt_block lives here, not in work (all_to_all: the recv buffer); NULL: none */
     int32_t alt_block;
+    const char *units;     /* scratch units' slots: unit nunits + i at units + i * slot size; NULL: no scratch */
     const size_t *scounts, *sdispls, *rdispls; /* all_to_all_v: the caller's arrays, in elements */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
                             * still checking its fingerprint (it finished the call without waiting for that rank) */

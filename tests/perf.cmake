@@ -55,6 +55,10 @@ stitch_perf_run(gather.ring.p5.int8.root4.inplace gather -a ring -n 5 -r 4 -d in
 stitch_perf_run(all_to_all.pairwise.p6.fp64 all_to_all -a pairwise -n 6 -d fp64 -b 0 -e 1M -f 4)
 stitch_perf_run(all_to_all_v.pairwise.p5.int16 all_to_all_v -a pairwise -n 5 -d int16 -b 0 -e 256K -f 8)
 stitch_perf_run(all_reduce.pipeline.p6.fp32.groups3x2 all_reduce -a pipeline --groups 3x2 -n 6 -d fp32 -b 0 -e 1M -f 4)
+# mesh_det: scratch units and `at` (peers' copies parked in slots, a local reduce tree)
+stitch_perf_run(reduce_scatter.mesh_det.p5.fp32.sum reduce_scatter -a mesh_det -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.mesh_det.p5.fp32.sum all_reduce -a mesh_det -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.mesh_det.p6.bf16.max.inplace all_reduce -a mesh_det -n 6 -d bf16 -o max -b 0 -e 256K -f 8 -i)
 
 # ---- the command line -------------------------------------------------------------------------------------------
 stitch_perf_test(cli.help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-perf COLL" ARGS --help)
