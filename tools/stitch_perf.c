@@ -536,10 +536,11 @@ static int make_comms(struct bench *b)
     char err[512] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
     cfg.groups = b->o.groups;
-    if (b->proc)
-        return b->comms[b->me] ? 0 : 1; /* made once by perf_proc_init; an aborted one is not rebuilt */
-    stitch_status_t st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err);
-    if (st != STITCH_OK) {
+    stitch_status_t st = STITCH_OK;
+    if (b->proc) {
+        if (!b->comms[b->me])
+            return 1; /* made once by perf_proc_init; an aborted one is not rebuilt */
+    } else if ((st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err)) != STITCH_OK) {
         fprintf(stderr, PROG ": error: stitch_comm_init_threads: %s%s%s\n", stitch_strerror(st), err[0] ? ": " : "",
                 err);
         return st == STITCH_ERR_CONFIG ? 2 : 1;
