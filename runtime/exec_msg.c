@@ -3,7 +3,7 @@
  * Model. As in exec.c every rank keeps the whole vector in a work buffer (all_reduce and all_gather: recvbuf,
  * the input copied in first when out of place; reduce_scatter: a scratch of p * count). A transfer (src, dst,
  * units, copy|reduce) at step s is a message from src to dst: a 64-byte header, then the units' elements in run
- * order, padded to 64 bytes. The receiver applies it in schedule order, straight out of the transport's buffer
+ * order, padded to 64 bytes (small ones staged and sent in one piece, below). The receiver applies it in schedule order, straight out of the transport's buffer
  * (shm ring or tcp staging ring), piece by piece as bytes arrive, so transfer and reduction overlap and no
  * scratch copy is made. Within one step a rank pushes all its sends and applies all its receives concurrently
  * (a busy peer never blocks us: each pair is an ordered stream with its own buffer); the step ends when both
@@ -18,10 +18,19 @@
  * with a message naming both sides' values. Because each pair's messages come in schedule order, a header that
  * does not match is always a real disagreement, never a reordering.
  *
- * Waiting. Spin on progress a while (a peer on another core answers within microseconds; pr->spin_ns, none at
- * all when the host has more ranks than cores, where spinning only delays the peer we wait for), then block in
- * st_proc_block (futex on the shm doorbell or poll on the sockets), always in slices short enough to honour the
- * deadline and notice a dead peer (control channels, proc.c). 8 ranks on 2 cores still progress.
+ * Small messages. What a small message costs is synchronisation, not bytes: every transport send publishes a
+ * head and rings a doorbell, every consume publishes a tail and rings one back, and each is a cache line that
+ * crosses cores. So a message whose padded payload fits ST_SMALL_BYTES is staged whole at the start of its step
+ * and sent in one call, and a receiver that finds a whole message contiguous in the buffer applies it and
+ * consumes it at once (one send, one consume per message, not three of each). The fingerprint stays in every
+ * header (64 bytes are no dearer than 16 to copy through a ring), but is checked with plain compares; the
+ * field-by-field text is only made when something differs.
+ *
+ * Waiting. Spin on progress a while (a peer on another core answers within microseconds; pr->spin_ns), then
+ * block in st_proc_block (futex on the shm doorbell or poll on the sockets), always in slices short enough to
+ * honour the deadline and notice a dead peer (control channels, proc.c). When the host has more ranks than
+ * cores the spin yields the core after every poll, so the peer we wait for, often queued on our own core, runs
+ * at once. The clock is read every 16th poll only. 8 ranks on 2 cores still progress.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,15 +63,22 @@ _Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: payloads
 
 static const char st_zeros[64];
 
-/* A send in progress: header, then units of the transfer, then padding. */
+/* A message whose padded payload is at most this many bytes is staged whole (header, payload, padding) at the
+ * start of its step and handed to the transport in one send: one ring update and one doorbell instead of three,
+ * which is most of the cost of a small message (the copy of a few hundred bytes is not). */
+#define ST_SMALL_BYTES 1024
+
+/* A send in progress: header, then units of the transfer, then padding; or, when small, the staged copy. */
 typedef struct st_out {
     const st_xfer *x;
     st_msg_hdr hdr;
     size_t hdr_done;
+    size_t staged;      /* bytes in stage (0: not staged); hdr_done counts what of it is sent */
     int32_t run, unit;  /* cursor: run index and unit within it */
     size_t unit_done;   /* bytes of the current unit's span already sent */
     size_t pad_left;
     int done;
+    char stage[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
 } st_out;
 
 /* The receive in progress. */
@@ -142,6 +158,12 @@ static int st_hdr_field(const st_msg_hdr *h, int i, char *buf, size_t len)
 static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, uint32_t g, size_t bytes)
 {
     char mine[96], theirs[96];
+    const st_msg_hdr *f = &c->fp;
+    /* The common case, every field as expected, costs a few compares; only a disagreement is formatted. */
+    if (h->magic == ST_MSG_MAGIC && h->src == src && h->seq == f->seq && h->count == f->count &&
+        h->coll == f->coll && h->dtype == f->dtype && h->op == f->op && h->root == f->root && h->algo == f->algo &&
+        h->g == g && h->bytes == bytes)
+        return STITCH_OK;
     if (h->magic != ST_MSG_MAGIC || h->src != src)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
                         c->comm->rank, src, h->magic, h->src);
@@ -218,6 +240,11 @@ static stitch_status_t st_out_progress(st_mctx *c, st_out *o, size_t k, int *mov
     st_tp *t = c->pr->tp[o->x->dst];
     stitch_status_t st = STITCH_OK;
     size_t before = o->hdr_done + o->unit_done;
+    if (o->staged) {
+        if (st_out_push(c, t, o->stage, o->staged, &o->hdr_done, &st))
+            o->done = 1;
+        goto out;
+    }
     if (o->hdr_done < sizeof o->hdr && !st_out_push(c, t, &o->hdr, sizeof o->hdr, &o->hdr_done, &st))
         goto out;
     while (o->run >= 0) {
@@ -264,6 +291,25 @@ static stitch_status_t st_sends_progress(st_mctx *c, size_t k, int *all_done, in
     return STITCH_OK;
 }
 
+/* Copy a small message whole into o->stage. The step never receives into a unit it sends (the schedule
+ * guarantees it), so the units hold their final values for this step already. */
+static void st_stage(const st_mctx *c, st_out *o, size_t k)
+{
+    char *p = o->stage;
+    memcpy(p, &o->hdr, sizeof o->hdr);
+    p += sizeof o->hdr;
+    for (int32_t r = o->run, u = o->unit; r >= 0;) {
+        size_t off, len;
+        st_mspan(c, k, u, &off, &len);
+        memcpy(p, c->work + off * c->esize, len * c->esize);
+        p += len * c->esize;
+        if (!st_next_unit(c, o->x, &r, &u))
+            r = -1;
+    }
+    memset(p, 0, o->pad_left);
+    o->staged = (size_t)(p - o->stage) + o->pad_left;
+}
+
 static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
 {
     const st_plan *pl = &c->e->plan;
@@ -288,6 +334,8 @@ static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
         o->pad_left = (64 - o->hdr.bytes % 64) % 64;
         o->run = x->nruns > 0 ? x->run0 : -1;
         o->unit = x->nruns > 0 ? c->e->sched.runs[x->run0].start : 0;
+        if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
+            st_stage(c, o, k);
     }
     return STITCH_OK;
 }
@@ -301,6 +349,19 @@ static void st_apply_bytes(st_mctx *c, const st_xfer *x, size_t off, const char 
         memcpy(dst, src, n);
     else
         c->kernel(dst, src, n / c->esize);
+}
+
+/* Apply a message whose payload is wholly at src. */
+static void st_apply_whole(st_mctx *c, const st_xfer *x, size_t k, const char *src)
+{
+    for (int32_t r = x->nruns > 0 ? x->run0 : -1, u = x->nruns > 0 ? c->e->sched.runs[x->run0].start : 0; r >= 0;) {
+        size_t off, len;
+        st_mspan(c, k, u, &off, &len);
+        st_apply_bytes(c, x, off * c->esize, src, len * c->esize);
+        src += len * c->esize;
+        if (!st_next_unit(c, x, &r, &u))
+            r = -1;
+    }
 }
 
 /* Consume what is available of the current receive. Sets *step_done when the step's receives are all applied. */
@@ -340,8 +401,15 @@ static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_d
             stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
             if (st != STITCH_OK)
                 return st;
-            t->ops->consume(t, sizeof h);
+            size_t pad = (64 - bytes % 64) % 64;
             *moved = 1;
+            if ((size_t)avail >= sizeof h + bytes + pad) { /* all here and contiguous: apply, consume once */
+                st_apply_whole(c, x, k, (const char *)p + sizeof h);
+                t->ops->consume(t, sizeof h + bytes + pad);
+                c->in.i++;
+                continue;
+            }
+            t->ops->consume(t, sizeof h);
             c->in.have_hdr = 1;
             c->in.run = x->nruns > 0 ? x->run0 : -1;
             c->in.unit = x->nruns > 0 ? c->e->sched.runs[x->run0].start : 0;
@@ -395,7 +463,7 @@ static long st_ns_since(const struct timespec *t0)
     return (now.tv_sec - t0->tv_sec) * 1000000000L + (now.tv_nsec - t0->tv_nsec);
 }
 
-/* Nothing moved: poll again while the spin budget lasts (pr->spin_ns, 0 when the host is oversubscribed), then
+/* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then
  * sleep until a doorbell ring, socket readiness or a control frame (st_proc_block). `seen` is the doorbell's
  * word from before the progress check that found nothing. */
 static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending, uint32_t seen)
@@ -405,8 +473,8 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending, uint32
     if ((*spins)++ == 0)
         clock_gettime(CLOCK_MONOTONIC, &c->idle_since);
     if (c->pr->spin_ns > 0 && (*spins % 16 != 0 || st_ns_since(&c->idle_since) < c->pr->spin_ns)) {
-        if (*spins % 16 == 0)
-            sched_yield(); /* a peer that shares this core (a busy or oversubscribed host) runs now */
+        if (c->pr->oversubscribed)
+            sched_yield(); /* a peer that shares this core runs now */
         if (*spins % 4096 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
             return st_aborted(c);
         return STITCH_OK;

@@ -9,13 +9,15 @@
 int main(int argc, char **argv)
 {
     int rank, p;
-    size_t maxb = argc > 1 ? strtoull(argv[1], NULL, 10) : 64u << 20;
+    size_t maxb = argc > 1 ? strtoull(argv[1], NULL, 10) : 64u << 20, factor = argc > 2 ? strtoull(argv[2], NULL, 10) : 4;
+    if (factor < 2)
+        factor = 2;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     float *a = malloc(maxb), *b = malloc(maxb);
     memset(a, 0, maxb), memset(b, 0, maxb);
-    for (size_t bytes = 8; bytes <= maxb; bytes *= 4) {
+    for (size_t bytes = 8; bytes <= maxb; bytes *= factor) {
         int n = (int)(bytes / 4), iters = bytes >= (8u << 20) ? 5 : 20;
         for (int i = 0; i < 3; i++)
             MPI_Allreduce(a, b, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
