@@ -21,3 +21,15 @@ add_test(NAME proc.mpirun.np3.rhd.tcp
 add_test(NAME proc.torchrun.np3 COMMAND ${PROC_LAUNCH} torchrun 3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring)
 set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+
+# stitch_comm_init_mpi (library stitch_mpi, built only when CMake finds MPI): a tiny MPI program under mpirun
+# makes a stitch communicator from MPI_COMM_WORLD and checks an all_reduce; skipped (77) when mpirun is absent.
+if(TARGET stitch_mpi)
+  add_executable(test_mpi_init ${PROC_TESTS}/test_mpi_init.c)
+  target_link_libraries(test_mpi_init PRIVATE stitch_mpi)
+  target_compile_options(test_mpi_init PRIVATE -UNDEBUG)
+  foreach(np 2 3)
+    add_test(NAME proc.mpi_init.np${np} COMMAND ${PROC_LAUNCH} mpirun ${np} -- $<TARGET_FILE:test_mpi_init>)
+    set_tests_properties(proc.mpi_init.np${np} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  endforeach()
+endif()
