@@ -431,22 +431,31 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     return rc;
 }
 
-/* Roots to try: all of them up to p = 16, then a sample that covers both ends, the middle and odd/even. */
+/* Roots to try: all of them up to p = 16; up to 64 a sample that covers both ends, the middle and odd/even;
+ * above that both ends and the middle (the long sweep to p = 512 stays within minutes). */
 static int next_root(const st_algo *al, int p, int root)
 {
     if (!(al->flags & ST_ALGO_USES_ROOT))
         return root < 0 ? 0 : p;
     if (p <= 16)
         return root + 1;
-    static const int sample[] = {0, 1, 2, 3};
-    for (size_t i = 0; i < sizeof sample / sizeof *sample; i++)
-        if (sample[i] > root)
-            return sample[i];
+    int small = p <= 64 ? 3 : 1; /* roots 0 .. small are tried */
+    if (root < small)
+        return root + 1;
     if (root < p / 2)
         return p / 2;
-    if (root < p - 2)
+    if (root < p - 2 && p <= 64)
         return p - 2;
-    return root + 1;
+    return root < p - 1 ? p - 1 : p;
+}
+
+/* Groupings (S groups of L ranks) to try for topology-aware algorithms: every divisor L of p up to p = 64, then
+ * the extremes and a few in between (L = 1, 2, 3, 4, p/4, p/3, p/2, p). */
+static int try_grouping(int p, int L)
+{
+    if (p % L)
+        return 0;
+    return p <= 64 || L <= 4 || L == p / 4 || L == p / 3 || L == p / 2 || L == p;
 }
 
 /* Verify for p with every root (or sample) and, for topology-aware algorithms, every uniform grouping. */
@@ -462,7 +471,7 @@ static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nste
     for (int L = 1; L <= p && !rc; L++) {
         st_topo topo;
         int G = p / L, uses_topo = al->flags & ST_ALGO_USES_TOPO;
-        if (p % L || (!uses_topo && L != p))
+        if (!try_grouping(p, L) || (!uses_topo && L != p))
             continue;
         for (int g = 0; g < G; g++)
             sizes[g] = L;

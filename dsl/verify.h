@@ -6,7 +6,8 @@
  * a rank only sends units it holds; within a step no rank reads (sends) a unit that it also writes (receives),
  * and no unit receives two copies; peers and units in range; the same step count on every rank. Sends and
  * receives match by construction (receives are derived from sends), and the executor's step protocol cannot
- * deadlock on a schedule whose ranks agree on the step count.
+ * deadlock on a schedule whose ranks agree on the step count. Rooted algorithms are tried with every root up to
+ * p = 16 and a sample above; topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
  */
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
