@@ -919,8 +919,11 @@ static void *rank_thread(void *arg)
     struct rank_state *rs = arg;
     struct bench *b = rs->b;
     int ok = alloc_rank(rs, b->sizes[b->nsizes - 1]);
-    if (!ok)
+    if (!ok) {
+        fprintf(stderr, PROG ": error: rank %d: out of memory for the buffers of %zu bytes\n", rs->rank,
+                b->sizes[b->nsizes - 1]);
         __atomic_store_n(&b->fatal, 1, __ATOMIC_SEQ_CST);
+    }
     barrier(b);
     if (!b->fatal)
         rank_main(rs);
@@ -1056,8 +1059,10 @@ int main(int argc, char **argv)
     if (run(b) != 0)
         return 1;
     if (b->fatal && b->passed + b->failed < b->nsizes) {
-        fprintf(stderr, PROG ": error: out of memory for the buffers of %zu bytes\n", b->sizes[b->nsizes - 1]);
-        b->failed = b->nsizes;
+        /* the cause was reported where it happened: buffers that could not be allocated, communicators that could
+         * not be rebuilt, or (launcher mode) a communicator aborted by a failed call */
+        fprintf(stderr, PROG ": error: %d of %d sizes were not run\n", b->nsizes - b->passed - b->failed, b->nsizes);
+        b->failed = b->nsizes - b->passed;
     }
     printf("# Avg bus bandwidth : %.3f\n", b->busbw_rows ? b->busbw_sum / b->busbw_rows : 0.0);
     printf("#\n");
