@@ -136,20 +136,23 @@ static st_ring *st_ring_at(const st_proc *pr, int owner, int from)
     return (st_ring *)(base + (size_t)st_ring_index(&pr->boot, owner, from) * (ST_RING_HDR + pr->ring_bytes));
 }
 
-/* Fault every page of a segment in now, writable, rather than on the first message through it: a fault costs
+/* Fault the pages this process will use of a segment in now, writable, rather than on the first message: a fault costs
  * microseconds natively, and under a hypervisor with shadow page tables the first user access to each page of
  * each mapping traps again, invisible to the guest's fault counters (measured: ~40 ms over the first pass
  * through a 4 MB ring, which made every mid-size call of a fresh communicator 10-50x slower). MADV_POPULATE_WRITE
  * (Linux 5.14) makes the guest pages; then one store per page, of the value already there, from this process.
- * Called between the setup barriers, before any rank produces into any ring, so the stores race with nothing. */
+ * Called before the second setup barrier, before any rank produces into any ring, so the stores race with
+ * nothing; each process touches only its own segment and, in each peer's, the bell and the ring it fills. */
 static void st_seg_touch(void *p, size_t bytes)
 {
-    long page = sysconf(_SC_PAGESIZE);
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096; /* rings start 128 bytes into a page: widen to whole pages */
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(page - 1), hi = ((uintptr_t)p + bytes + page - 1) & ~(uintptr_t)(page - 1);
 #ifdef MADV_POPULATE_WRITE
-    (void)madvise(p, bytes, MADV_POPULATE_WRITE); /* best effort: EINVAL on older kernels */
+    (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* best effort: EINVAL on older kernels */
 #endif
-    for (size_t off = 0; off < bytes; off += (size_t)(page > 0 ? page : 4096)) {
-        volatile char *q = (char *)p + off;
+    for (uintptr_t a = lo; a < hi; a += page) {
+        volatile char *q = (char *)a;
         *q = *q;
     }
 }
@@ -169,8 +172,6 @@ static void *st_seg_map(const char *name, size_t bytes, int create, char *err, s
     }
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
-    if (p != MAP_FAILED)
-        st_seg_touch(p, bytes);
     if (p == MAP_FAILED) {
         snprintf(err, errlen, "mmap(%s, %zu): %s", name, bytes, strerror(errno));
         if (create)
@@ -206,6 +207,8 @@ static stitch_status_t st_shm_setup(st_proc *pr, const st_proc_settings *s, int 
         }
         pr->bell = pr->seg[b->rank];
     }
+    if (use)
+        st_seg_touch(pr->seg[b->rank], pr->seg_bytes); /* the rings I consume from */
     stitch_status_t st = st_boot_barrier(b, timeout_ms, err, errlen);
     for (int i = 0; use && st == STITCH_OK && i < b->size; i++) {
         if (i == b->rank || st_need_data(b, i, (void *)s))
@@ -215,6 +218,9 @@ static stitch_status_t st_shm_setup(st_proc *pr, const st_proc_settings *s, int 
         if (!(pr->seg[i] = st_seg_map(other, pr->seg_bytes, 0, why, sizeof why))) {
             snprintf(err, errlen, "rank %d: shared memory of rank %d: %s", b->rank, i, why);
             st = STITCH_ERR_SYSTEM;
+        } else {
+            st_seg_touch(pr->seg[i], 4096); /* its doorbell, */
+            st_seg_touch(st_ring_at(pr, i, b->rank), ST_RING_HDR + pr->ring_bytes); /* the ring I produce into */
         }
     }
     if (st == STITCH_OK)
