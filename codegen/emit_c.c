@@ -184,8 +184,8 @@ static void emit_funcs(FILE *out, const st_catalogue *cat, const char *sym)
         const st_func *f = &cat->funcs[i];
         fputs("    {.name = ", out);
         put_c_string(out, f->name);
-        fprintf(out, ", .entry = %d, .nparams = %d, .nslots = %d}, /* %d */\n", (int)f->entry, (int)f->nparams,
-                (int)f->nslots, (int)i);
+        fprintf(out, ", .entry = %d, .nparams = %d, .nslots = %d, .flags = %d}, /* %d */\n", (int)f->entry,
+                (int)f->nparams, (int)f->nslots, (int)f->flags, (int)i);
     }
     fputs("};\n\n", out);
 }

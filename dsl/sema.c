@@ -424,7 +424,7 @@ static void declare_fns(cg *g, const st_stmt *s)
         if (grow(g, (void **)&c->funcs, &g->capfuncs, c->nfuncs + 1, sizeof(st_func)))
             return;
         int fi = c->nfuncs++;
-        ((st_func *)c->funcs)[fi] = (st_func){dup_str(s->name), -1, nparams, nparams};
+        ((st_func *)c->funcs)[fi] = (st_func){dup_str(s->name), -1, nparams, nparams, 0};
         g->fns_left++;
         sym *f = bind(g, s->name, s->name_pos);
         if (f) {
@@ -646,6 +646,35 @@ static int reaches(const st_catalogue *c, int from, int target, int depth)
     return 0;
 }
 
+/* A function is rank-free when its code reads no r, root or algorithm `let` and calls only rank-free functions
+ * (a fixpoint: assume all are, strike out until nothing changes). */
+static int fn_rank_free(const st_catalogue *c, int f)
+{
+    for (int pc = c->funcs[f].entry; pc >= 0 && pc < c->ncode; pc++) {
+        const st_insn *in = &c->code[pc];
+        if (in->op == ST_OP_RET)
+            return 1; /* a fn body is one expression: its only RET is its end */
+        if (in->op == ST_OP_R || in->op == ST_OP_ROOT || in->op == ST_OP_LOADA ||
+            (in->op == ST_OP_CALL && !(c->funcs[in->a].flags & ST_FUNC_RANK_FREE)))
+            return 0;
+    }
+    return 0;
+}
+
+static void mark_rank_free(st_catalogue *c)
+{
+    for (int i = 0; i < c->nfuncs; i++)
+        ((st_func *)c->funcs)[i].flags |= ST_FUNC_RANK_FREE;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < c->nfuncs; i++)
+            if ((c->funcs[i].flags & ST_FUNC_RANK_FREE) && !fn_rank_free(c, i)) {
+                ((st_func *)c->funcs)[i].flags &= ~ST_FUNC_RANK_FREE;
+                changed = 1;
+            }
+    }
+}
+
 /* A phase's needs are its caller's: an algorithm that runs a rooted or topology-aware phase must be verified
  * with every root and grouping too. Iterates to a fixpoint (phases form a DAG once cycles are ruled out). */
 static void propagate_flags(st_catalogue *c)
@@ -694,8 +723,10 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
         compile_algo(&g, a);
     if (d->nerrors == errors_before && !g.nomem)
         check_cycles(&g);
-    if (d->nerrors == errors_before && !g.nomem)
+    if (d->nerrors == errors_before && !g.nomem) {
         propagate_flags(g.cat);
+        mark_rank_free(g.cat);
+    }
     free(g.syms);
     free(g.algo_pos);
     if (g.nomem)

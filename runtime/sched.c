@@ -197,7 +197,8 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
 {
     int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
-    st_vm_sink sink = {&b, on_step, on_send};
+    st_vm_cache cache = {NULL, -1, 0};
+    st_vm_sink sink = {&b, &cache, on_step, on_send};
     int64_t U = 0, nunits, nscratch, S = 0;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
@@ -241,11 +242,13 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
     }
     free(b.x);
     free(b.tmp);
+    free(cache.tab);
     return 0;
 fail:
     free(b.x);
     free(b.runs);
     free(b.tmp);
+    free(cache.tab);
     return -1;
 }
 

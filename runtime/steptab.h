@@ -102,7 +102,11 @@ typedef struct st_func {
     int32_t entry;   /* index in code */
     int32_t nparams; /* arguments arrive in slots 0..nparams-1 */
     int32_t nslots;  /* frame size, params included */
+    int32_t flags;   /* ST_FUNC_* */
 } st_func;
+
+#define ST_FUNC_RANK_FREE 1 /* reads neither r, root nor the algorithm's lets: the same value on every rank, so a
+                             * layout table made of it is computed once per instantiation, not once per rank */
 
 typedef struct st_algo {
     const char *name;       /* as written in the .dsl file, e.g. "ring" */

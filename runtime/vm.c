@@ -35,6 +35,7 @@ typedef struct vm {
     int32_t layout;                 /* function renumbering units, -1: none */
     int64_t *ltab;                  /* its values for 0..U-1, computed on first use */
     int32_t ltab_fn;
+    int ltab_shared;                /* ltab belongs to the sink's cache */
     int64_t *lo, *hi;               /* the transfer set being built */
     int nset, capset;
     int at;                         /* index where the destination set starts, -1: none */
@@ -272,14 +273,25 @@ static int eval_fn(vm *m, int32_t f, int64_t u, int64_t *out, const st_vm_sink *
     return pop(m, out);
 }
 
-/* The layout's table for the current U: one evaluation per unit, then lookups. */
+/* The layout's table for the current U: one evaluation per unit, then lookups. A rank-free function's table is
+ * shared through the sink's cache, so an instantiation computes it once instead of once per rank. */
 static int layout_table(vm *m, const st_vm_sink *sink)
 {
     if (m->ltab && m->ltab_fn == m->layout)
         return 0;
-    free(m->ltab);
-    m->ltab = malloc(sizeof(int64_t) * (size_t)m->nunits);
+    int shareable = sink->cache && (m->cat->funcs[m->layout].flags & ST_FUNC_RANK_FREE);
+    st_vm_cache *c = sink->cache;
+    if (!m->ltab_shared)
+        free(m->ltab);
+    m->ltab = NULL;
+    m->ltab_shared = 0;
     m->ltab_fn = m->layout;
+    if (shareable && c->tab && c->fn == m->layout && c->n == m->nunits) {
+        m->ltab = c->tab;
+        m->ltab_shared = 1;
+        return 0;
+    }
+    m->ltab = malloc(sizeof(int64_t) * (size_t)m->nunits);
     if (!m->ltab)
         return fail(m, "out of memory");
     int line = m->line;
@@ -290,6 +302,11 @@ static int layout_table(vm *m, const st_vm_sink *sink)
             return -1;
         }
     m->line = line;
+    if (shareable) { /* hand the table to the cache */
+        free(c->tab);
+        *c = (st_vm_cache){m->ltab, m->layout, m->nunits};
+        m->ltab_shared = 1;
+    }
     return 0;
 }
 
@@ -566,7 +583,8 @@ out:
         free(m->slots);
         free(m->lo);
         free(m->hi);
-        free(m->ltab);
+        if (!m->ltab_shared)
+            free(m->ltab);
         free(m);
     }
     return rc;

@@ -13,8 +13,16 @@
 #include "sched.h"
 #include "steptab.h"
 
+/* A layout table of a rank-free function (ST_FUNC_RANK_FREE), kept across the ranks of one instantiation. */
+typedef struct st_vm_cache {
+    int64_t *tab; /* owned by the cache's owner, who frees it */
+    int32_t fn;
+    int64_t n;
+} st_vm_cache;
+
 typedef struct st_vm_sink {
     void *ctx;
+    st_vm_cache *cache; /* may be NULL */
     /* Each returns 0 to go on, or -1 after writing a message into err to stop the run. */
     int (*step)(void *ctx, int line, st_err *err);
     /* The transfer's units as inclusive ranges [lo[i], hi[i]], unsorted, possibly overlapping: ranges

@@ -58,7 +58,7 @@ static void check_tables(const st_catalogue *want, const st_catalogue *got)
     for (int32_t i = 0; i < got->nfuncs && i < want->nfuncs; i++) {
         const st_func *g = &got->funcs[i], *w = &want->funcs[i];
         CHECK(same_str(g->name, w->name) && g->entry == w->entry && g->nparams == w->nparams &&
-                  g->nslots == w->nslots, "funcs[%d] (%s) differs", i, w->name);
+                  g->nslots == w->nslots && g->flags == w->flags, "funcs[%d] (%s) differs", i, w->name);
     }
     CHECK(got->nalgos == want->nalgos, "nalgos %d, want %d", got->nalgos, want->nalgos);
     for (int32_t i = 0; i < got->nalgos && i < want->nalgos; i++) {
