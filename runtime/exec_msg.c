@@ -463,10 +463,10 @@ static long st_ns_since(const struct timespec *t0)
     return (now.tv_sec - t0->tv_sec) * 1000000000L + (now.tv_nsec - t0->tv_nsec);
 }
 
-/* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then
- * sleep until a doorbell ring, socket readiness or a control frame (st_proc_block). `seen` is the doorbell's
- * word from before the progress check that found nothing. */
-static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending, uint32_t seen)
+/* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then say
+ * *sleep: the caller arms the doorbell, looks once more and blocks (st_mstep). The clock is read on every 16th
+ * fruitless poll only, and the deadline only once the spin is over. */
+static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 {
     if (atomic_load(&c->pr->aborted) || st_job_aborted(c->comm->job))
         return st_aborted(c);
@@ -482,28 +482,39 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int sends_pending, uint32
     if (c->comm->timeout_ms >= 0 && st_past(&c->deadline))
         return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number "
                         "%llu)", c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq);
-    st_proc_block(c->pr, ST_BLOCK_MS, sends_pending, seen);
-    if (atomic_load(&c->pr->aborted))
-        return st_aborted(c);
+    *sleep = 1;
     return STITCH_OK;
 }
 
+/* One step: push the sends and apply the receives until both are done. Going to sleep takes two fruitless
+ * looks with the doorbell armed in between (proc.h), so peers only pay for a wake-up while we really sleep. */
 static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
 {
     stitch_status_t st = st_sends_begin(c, k, s);
-    int spins = 0;
+    int spins = 0, armed = 0;
+    uint32_t seen = 0;
     c->in = (st_in){.i = c->e->plan.recv_first[s]};
     while (st == STITCH_OK) {
-        int sends_done = 0, recvs_done = 0, moved = 0;
-        uint32_t seen = st_proc_bell_word(c->pr); /* before the check: a ring after it ends the sleep */
+        int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
         if ((st = st_sends_progress(c, k, &sends_done, &moved)) != STITCH_OK ||
-            (st = st_recv_progress(c, k, s, &recvs_done, &moved)) != STITCH_OK)
-            return st;
-        if (sends_done && recvs_done)
-            return STITCH_OK;
-        if (moved)
+            (st = st_recv_progress(c, k, s, &recvs_done, &moved)) != STITCH_OK || (sends_done && recvs_done) ||
+            moved) {
+            if (armed)
+                st_proc_disarm(c->pr), armed = 0;
+            if (st != STITCH_OK || (sends_done && recvs_done))
+                return st;
             spins = 0;
-        st = st_idle(c, &spins, !sends_done, seen);
+            continue;
+        }
+        if (armed) { /* the look after arming found nothing either: sleep (st_proc_block disarms) */
+            st_proc_block(c->pr, ST_BLOCK_MS, !sends_done, seen);
+            armed = 0;
+            if (atomic_load(&c->pr->aborted))
+                return st_aborted(c);
+            continue;
+        }
+        if ((st = st_idle(c, &spins, &sleep)) == STITCH_OK && sleep)
+            seen = st_proc_arm(c->pr), armed = 1;
     }
     return st;
 }

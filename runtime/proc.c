@@ -500,19 +500,26 @@ int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
     return st_ctrl_ready(pr, n);
 }
 
-uint32_t st_proc_bell_word(const st_proc *pr)
+uint32_t st_proc_arm(st_proc *pr)
 {
-    return pr->bell ? __atomic_load_n(&pr->bell->word, __ATOMIC_SEQ_CST) : 0;
+    return pr->bell ? st_bell_arm(pr->bell) : 0;
+}
+
+void st_proc_disarm(st_proc *pr)
+{
+    if (pr->bell)
+        st_bell_disarm(pr->bell);
 }
 
 void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen)
 {
     if (pr->nshm > 0 && pr->ntcp == 0) {
-        /* `seen` was read before the caller last looked for progress: reading it here instead would miss a
-         * ring that came in between, and sleep the whole timeout with data waiting. */
-        if (st_proc_poll_ctrl(pr, 0) != 0)
-            return;
-        st_bell_wait(pr->bell, seen, timeout_ms);
+        /* `seen` was read when the caller armed, before its last look for progress: reading it here instead
+         * would miss a ring that came in between, and sleep the whole timeout with data waiting. The abort
+         * flag is looked at after the arm too (st_proc_poll_ctrl), so stitch_comm_abort's ring is not lost. */
+        if (st_proc_poll_ctrl(pr, 0) == 0)
+            st_bell_sleep(pr->bell, seen, timeout_ms);
+        st_bell_disarm(pr->bell);
         return;
     }
     int n = st_fill_pfds(pr, 1, want_out); /* a send waiting for socket space wakes on POLLOUT */
@@ -520,4 +527,5 @@ void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen)
         timeout_ms = 1; /* shm data cannot wake poll: check it often */
     if (poll(pr->pfds, (nfds_t)n, timeout_ms) > 0)
         st_ctrl_ready(pr, n);
+    st_proc_disarm(pr);
 }

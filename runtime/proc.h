@@ -54,11 +54,14 @@ void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first 
  * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
 
-/* The doorbell's word, to be read BEFORE looking for progress and passed to st_proc_block: a ring between the
- * look and the sleep then makes the sleep return at once instead of missing the wake-up (0 without shm). */
-uint32_t st_proc_bell_word(const st_proc *pr);
+/* Going to sleep is three calls: st_proc_arm (returns the doorbell's word, 0 without shm), one more look for
+ * progress, then st_proc_block with that word (it disarms). A ring after the arm makes the block return at once
+ * instead of missing the wake-up; a peer that rings while we are not armed pays no more than a load. When the
+ * second look finds progress, call st_proc_disarm instead of blocking. */
+uint32_t st_proc_arm(st_proc *pr);
+void st_proc_disarm(st_proc *pr);
 /* Block until something may have changed (data, or space on a transport when want_out, a control frame) or
- * timeout_ms. */
+ * timeout_ms; disarms. */
 void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen);
 
 #endif

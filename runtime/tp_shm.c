@@ -7,7 +7,8 @@
  * Fences. head and tail are plain 64-bit counters, each stored by one side only: the producer writes the data,
  * then stores head with release; the consumer loads head with acquire before reading the data, and stores tail
  * with release after it is done with the bytes; the producer loads tail with acquire before overwriting them.
- * After each of its stores a side rings the other's doorbell, so a peer asleep on FUTEX_WAIT wakes up.
+ * After each of its stores a side rings the other's doorbell, so a peer asleep on FUTEX_WAIT wakes up; a ring
+ * is a fence and a load unless that peer has armed its bell to sleep (transport.h).
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -28,17 +29,28 @@ typedef struct st_shm {
 
 void st_bell_ring(st_bell *b)
 {
-    __atomic_add_fetch(&b->word, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&b->sleeping, __ATOMIC_SEQ_CST))
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* what we published, before we look at `sleeping` */
+    if (__atomic_load_n(&b->sleeping, __ATOMIC_SEQ_CST)) {
+        __atomic_add_fetch(&b->word, 1, __ATOMIC_SEQ_CST);
         syscall(SYS_futex, &b->word, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
-void st_bell_wait(st_bell *b, uint32_t seen, int timeout_ms)
+uint32_t st_bell_arm(st_bell *b)
+{
+    __atomic_add_fetch(&b->sleeping, 1, __ATOMIC_SEQ_CST); /* a full barrier: the next look comes after it */
+    return __atomic_load_n(&b->word, __ATOMIC_SEQ_CST);
+}
+
+void st_bell_sleep(st_bell *b, uint32_t seen, int timeout_ms)
 {
     struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
-    __atomic_add_fetch(&b->sleeping, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&b->word, __ATOMIC_SEQ_CST) == seen)
         syscall(SYS_futex, &b->word, FUTEX_WAIT, seen, &ts, NULL, 0); /* EAGAIN/EINTR/ETIMEDOUT: just return */
+}
+
+void st_bell_disarm(st_bell *b)
+{
     __atomic_sub_fetch(&b->sleeping, 1, __ATOMIC_SEQ_CST);
 }
 

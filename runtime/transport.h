@@ -57,16 +57,25 @@ typedef struct st_ring {
     _Alignas(64) char data[];
 } st_ring;
 
-/* The doorbell of one rank: bumped by whoever gives it something to do (data in, space freed), slept on with
- * FUTEX_WAIT (shared, not private: it lives in a segment mapped by several processes). */
+/* The doorbell of one rank, slept on with FUTEX_WAIT (shared, not private: it lives in a segment mapped by
+ * several processes). Whoever gives the rank something to do (data in, space freed, an abort) rings it, but a
+ * ring costs only a load of `sleeping` unless the rank is about to sleep: a busy pair then never writes each
+ * other's bell line. The protocol (a Dekker pair, seq_cst on both sides):
+ *   sleeper: seen = st_bell_arm (sleeping++), look for progress again, st_bell_sleep(seen), st_bell_disarm;
+ *   ringer:  publish (head, tail, abort flag), st_bell_ring: fence, load sleeping, and only if set bump word
+ *            and FUTEX_WAKE.
+ * Either the ringer sees sleeping set and bumps the word (the futex then does not sleep, or wakes), or the
+ * sleeper's second look sees what the ringer published. */
 typedef struct st_bell {
     _Alignas(64) uint32_t word;
     uint32_t sleeping;
 } st_bell;
 
 void st_bell_ring(st_bell *b);
+uint32_t st_bell_arm(st_bell *b);
 /* Sleep until the bell's word differs from `seen` or timeout_ms passes (EINTR and spurious wake-ups return). */
-void st_bell_wait(st_bell *b, uint32_t seen, int timeout_ms);
+void st_bell_sleep(st_bell *b, uint32_t seen, int timeout_ms);
+void st_bell_disarm(st_bell *b);
 
 /* An shm endpoint: `out` is the ring I produce into (lives in the peer's segment), `in` the ring the peer
  * produces into (in mine); `peer_bell` is rung after producing or consuming, so the peer notices. */
