@@ -30,6 +30,7 @@ if(TARGET stitch_mpi)
   target_compile_options(test_mpi_init PRIVATE -UNDEBUG)
   foreach(np 2 3)
     add_test(NAME proc.mpi_init.np${np} COMMAND ${PROC_LAUNCH} mpirun ${np} -- $<TARGET_FILE:test_mpi_init>)
-    set_tests_properties(proc.mpi_init.np${np} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+    set_tests_properties(proc.mpi_init.np${np} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+                         ENVIRONMENT "LSAN_OPTIONS=suppressions=${PROC_TESTS}/lsan_mpi.supp:print_suppressions=0;ASAN_OPTIONS=fast_unwind_on_malloc=0")
   endforeach()
 endif()
