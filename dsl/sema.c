@@ -458,15 +458,26 @@ static void fn_stmt(cg *g, const st_stmt *s)
     patch(g, jover, c->ncode);
 }
 
+/* A collective's name as written: its st_coll, or -1 after reporting an unknown name (-2: out of memory). */
+static int coll_of(cg *g, st_str name, st_pos pos)
+{
+    char *cn = dup_str(name);
+    int coll = cn ? st_coll_from_name(cn) : -2;
+    if (coll == -2)
+        g->nomem = 1;
+    else if (coll < 0)
+        st_error(g->d, pos, "unknown collective '%s' (known: %s)", cn, st_coll_list());
+    free(cn);
+    return coll;
+}
+
 static void phase_stmt(cg *g, const st_stmt *s)
 {
     char *cname = dup_str(s->coll), *aname = dup_str(s->algo);
-    int coll = cname ? st_coll_from_name(cname) : -1;
+    int coll = coll_of(g, s->coll, s->coll_pos);
     if (!cname || !aname)
         g->nomem = 1;
-    else if (coll < 0)
-        st_error(g->d, s->coll_pos, "unknown collective '%s' (known: %s)", cname, st_coll_list());
-    else {
+    else if (coll >= 0) {
         const st_algo *a = st_catalogue_find(g->cat, aname, coll);
         if (!a)
             st_error(g->d, s->algo_pos, "no algorithm '%s' implements %s in this file", aname, cname);
@@ -582,11 +593,11 @@ static void declare_algos(cg *g, const st_file *f)
             st_error(g->d, a->pos, "algorithm '%.*s' implements no collective", a->name.len, a->name.s);
         for (const st_name_list *n = a->colls; n; n = n->next) {
             char *cn = dup_str(n->name), *an = dup_str(a->name);
-            int coll = cn ? st_coll_from_name(cn) : -1;
+            int coll = coll_of(g, n->name, n->pos);
             if (!cn || !an)
                 g->nomem = 1;
             else if (coll < 0)
-                st_error(g->d, n->pos, "unknown collective '%s' (known: %s)", cn, st_coll_list());
+                ; /* reported */
             else if (st_catalogue_find(c, an, coll)) {
                 st_error(g->d, a->pos, "algorithm '%s' already implements %s", an, cn);
                 for (const st_algo_ast *o = f->algos; o != a; o = o->next)
