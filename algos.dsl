@@ -58,6 +58,23 @@ algorithm mesh implements all_reduce {
   phase all_gather using mesh
 }
 
+# Mesh one-shot (HCCL's one-shot mesh all_reduce, for small data): one round on the wire instead of two. Every rank
+# sends its whole vector into slot r of every peer's scratch (slot k holds rank k's vector) and copies its own
+# into its own slot; then every rank reduces the slots in rank order 0, 1, ..., p-1 and copies the sum out. All
+# ranks compute the same expression, so the result is bit-identical everywhere. It moves p-1 vectors per rank, so
+# it only pays where latency dominates: the runtime picks it below a size threshold (docs/algorithms.md).
+algorithm mesh_oneshot implements all_reduce {
+  units 1 scratch p
+  if p > 1 {
+    step {
+      for t in 1 .. p - 1 { send unit 0 to (r + t) % p at unit 1 + r }
+      send unit 0 to r at unit 1 + r
+    }
+    step { for k in 1 .. p - 1 { send unit 1 + k to r at unit 1 reduce } }
+    step { send unit 1 to r at unit 0 }
+  }
+}
+
 # Deterministic Mesh with a local reduce (spec 14.3): peers only copy my unit into my scratch slots (slot k holds
 # the copy from rank r-k), then I reduce the p copies in a fixed tree: first A[i] += A[i+P] for i < p-P
 # (P = 2^floor(log2 p)), then halving, h = P/2 .. 1. No reduction happens on the wire.

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "choose.h"
 #include "comm.h"
 #include "config.h"
 #include "exec.h"
@@ -39,55 +40,6 @@ stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const 
     snprintf(reason, sizeof reason, "rank %d: %s", comm->rank, comm->last_error);
     st_job_abort(comm->job, reason);
     return status;
-}
-
-/* The names of every collective's algorithms, for messages. */
-static void st_all_names(char *buf, size_t len)
-{
-    size_t used = 0;
-    for (int c = 0; c < STITCH_COLL_COUNT && used < len; c++) {
-        char known[200];
-        st_registry_names((stitch_coll_t)c, known, sizeof known);
-        int n = snprintf(buf + used, len - used, "%s%s: %s", c ? "; " : "", stitch_coll_name((stitch_coll_t)c), known);
-        used += n > 0 ? (size_t)n : 0;
-    }
-}
-
-/* One collective's algorithm: its own item must exist; a name for every collective falls back to the default
- * where the collective has no algorithm of that name. */
-static const st_algo *st_resolve_one(const st_algo_spec *spec, int c)
-{
-    if (spec->coll[c][0])
-        return st_registry_find(spec->coll[c], (stitch_coll_t)c);
-    const st_algo *a = spec->every[0] ? st_registry_find(spec->every, (stitch_coll_t)c) : NULL;
-    a = a ? a : st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
-    return a ? a : st_registry_first((stitch_coll_t)c); /* a collective without ring */
-}
-
-/* Resolve every collective's algorithm; unknown names fail with the list of known ones. */
-static stitch_status_t st_resolve_algos(const st_settings *s, const st_algo *out[STITCH_COLL_COUNT], char *err,
-                                        size_t errlen)
-{
-    char known[400];
-    int every_used = 0;
-    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        out[c] = st_resolve_one(&s->algo, c);
-        every_used |= s->algo.every[0] && !s->algo.coll[c][0] && st_registry_find(s->algo.every, c) != NULL;
-        if (out[c])
-            continue;
-        const char *name = s->algo.coll[c][0] ? s->algo.coll[c] : ST_DEFAULT_ALGO;
-        st_registry_names((stitch_coll_t)c, known, sizeof known);
-        snprintf(err, errlen, "stitch_comm_init_threads: %s: unknown algorithm '%s' for %s (known: %s)",
-                 s->algo_source, name, stitch_coll_name((stitch_coll_t)c), known);
-        return STITCH_ERR_CONFIG;
-    }
-    if (s->algo.every[0] && !every_used) {
-        st_all_names(known, sizeof known);
-        snprintf(err, errlen, "stitch_comm_init_threads: %s: unknown algorithm '%s' (known: %s)", s->algo_source,
-                 s->algo.every, known);
-        return STITCH_ERR_CONFIG;
-    }
-    return STITCH_OK;
 }
 
 static void st_entry_free(st_entry *e)
@@ -125,7 +77,7 @@ static void st_comm_free(stitch_comm_t *comm)
     free(comm);
 }
 
-static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, const st_algo *const *algos)
+static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, const st_choice *algos)
 {
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
@@ -141,6 +93,7 @@ static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, c
     memcpy(comm->algo, algos, sizeof comm->algo);
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
+    comm->oneshot_max = s->oneshot_max;
     return comm;
 }
 
@@ -151,7 +104,7 @@ static void st_set_err(char *err, size_t errlen, const char *msg)
 }
 
 /* All p communicators or none: on failure the ones made so far are freed, then the job. */
-static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_algo *const *algos,
+static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos,
                                      const int *groups, int ngroups, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
@@ -186,7 +139,7 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
 {
     char msg[1024];
     st_settings s;
-    const st_algo *algos[STITCH_COLL_COUNT];
+    st_choice algos[STITCH_COLL_COUNT];
     if (!comms || nranks < 1 || nranks > ST_MAX_RANKS) {
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", !comms ? "comms is NULL"
                  : "nranks must be between 1 and 65536");
@@ -200,8 +153,8 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
     else if (st != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
-    else
-        st = st_resolve_algos(&s, algos, msg, sizeof msg);
+    else if ((st = st_resolve_algos(&s, algos, why, sizeof why)) != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
     if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
     free(groups);
@@ -234,15 +187,13 @@ int stitch_comm_size(const stitch_comm_t *comm)
 
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
-    const st_algo *a = st_registry_find(name, coll);
-    if (!a) {
+    if (st_choice_set(&comm->algo[coll], coll, name) != 0) {
         char known[256];
         st_registry_names(coll, known, sizeof known);
         return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM,
-                             "stitch_comm_set_algorithm: unknown algorithm '%s' for %s (known: %s)", name,
+                             "stitch_comm_set_algorithm: unknown algorithm '%s' for %s (known: auto, %s)", name,
                              stitch_coll_name(coll), known);
     }
-    comm->algo[coll] = a;
     return STITCH_OK;
 }
 
@@ -258,21 +209,28 @@ stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t col
     /* every collective that has an algorithm of that name; an error only when none has */
     int found = 0;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        if (st_registry_find(name, (stitch_coll_t)c))
-            found = 1, comm->algo[c] = st_registry_find(name, (stitch_coll_t)c);
+        found |= st_choice_set(&comm->algo[c], (stitch_coll_t)c, name) == 0;
     if (found)
         return STITCH_OK;
     char known[400];
     st_all_names(known, sizeof known);
     return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "stitch_comm_set_algorithm: unknown algorithm '%s' "
-                         "(known: %s)", name, known);
+                         "(known: auto; %s)", name, known);
 }
 
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 {
-    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll])
+    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll].algo)
         return NULL;
-    return comm->algo[coll]->name;
+    return comm->algo[coll].is_auto ? ST_AUTO_NAME : comm->algo[coll].algo->name;
+}
+
+const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,
+                                      stitch_dtype_t dtype)
+{
+    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll].algo || (unsigned)dtype >= STITCH_DTYPE_COUNT)
+        return NULL;
+    return st_choice_pick(&comm->algo[coll], coll, count, stitch_dtype_size(dtype), comm->p, comm->oneshot_max)->name;
 }
 
 void stitch_comm_abort(stitch_comm_t *comm)
@@ -313,20 +271,19 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     return STITCH_OK;
 }
 
-stitch_status_t st_comm_entry(stitch_comm_t *comm, stitch_coll_t coll, const char *fn, st_entry **out)
-{
-    return st_comm_entry_root(comm, coll, 0, fn, out);
-}
 
 /* The algorithm's entry for `root`, found in its list or built. A schedule that does not read `root` is the same
  * for every root: one entry. A list holds at most p entries, for as long as the communicator lives. */
-stitch_status_t st_comm_entry_root(stitch_comm_t *comm, stitch_coll_t coll, int root, const char *fn,
-                                   st_entry **out)
+stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entry **out)
 {
-    const st_algo *algo = comm->algo[coll];
+    const st_algo *algo = comm->algo[a->coll].algo ? st_choice_pick(&comm->algo[a->coll], a->coll, a->count,
+                                                                     stitch_dtype_size(a->dtype), comm->p,
+                                                                     comm->oneshot_max) : NULL;
+    const char *fn = a->fn;
+    int root = a->root;
     if (!algo)
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
-                             stitch_coll_name(coll));
+                             stitch_coll_name(a->coll));
     st_entry *head = &comm->cache[st_registry_index(algo)], *e = head;
     root = algo->flags & ST_ALGO_USES_ROOT ? root : 0;
     while (e->ready && e->root != root && e->next)

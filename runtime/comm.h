@@ -2,7 +2,8 @@
  *
  * A communicator is used by one thread at a time (its rank's), so nothing in it is locked; what ranks share
  * lives in the job (job.h). Schedules are instantiated lazily, on the first collective that needs them, and kept
- * for the communicator's lifetime: a schedule depends only on (algorithm, p), never on the message.
+ * for the communicator's lifetime: a schedule depends only on (algorithm, p, root, groups), never on the
+ * message; which algorithm a call runs may depend on its size (choose.h).
  */
 #ifndef ST_COMM_H
 #define ST_COMM_H
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "choose.h"
 #include "job.h"
 #include "sched.h"
 #include "stitch.h"
@@ -33,7 +35,8 @@ typedef struct st_entry {
 struct stitch_comm {
     st_job *job;
     int rank, p;
-    const st_algo *algo[STITCH_COLL_COUNT];
+    st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
+    size_t oneshot_max;  /* auto: the small-message algorithm up to this many bytes sent per rank */
     st_entry *cache;     /* one entry per algorithm of the catalogue (rooted ones: a list per root) */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
@@ -54,11 +57,10 @@ stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const
 stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The schedule for the communicator's current algorithm of `coll`, instantiated on first use (root 0). */
-stitch_status_t st_comm_entry(stitch_comm_t *comm, stitch_coll_t coll, const char *fn, st_entry **out);
-/* The same for a given root: schedules of rooted collectives are cached per (algorithm, root). */
-stitch_status_t st_comm_entry_root(stitch_comm_t *comm, stitch_coll_t coll, int root, const char *fn,
-                                   st_entry **out);
+/* The schedule of the algorithm this call runs (its collective's choice for its count and dtype) with this rank's
+ * plan, instantiated on first use; rooted collectives are cached per (algorithm, root). */
+struct st_args;
+stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const struct st_args *a, st_entry **out);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);

@@ -1,9 +1,11 @@
 /* config.c - every tunable of the runtime, read in this one place.
  *
  * Tunables (environment variable, meaning, default):
- *   STITCH_ALGO            algorithm: "rhd" for every collective that has one of that name (the others   ring
- *                          keep ring), or "all_reduce=rhd,all_gather=mesh" per collective (must exist);
- *                          stitch_config_t.algo takes precedence
+ *   STITCH_ALGO            algorithm: "rhd" for every collective that has one of that name (the others   auto
+ *                          keep auto), or "all_reduce=rhd,all_gather=mesh" per collective (must exist);
+ *                          "auto" chooses per call by size (choose.c); stitch_config_t.algo takes precedence
+ *   STITCH_ONESHOT_BYTES   auto: all_reduce runs mesh_oneshot while a rank sends at most this many     64 KiB
+ *                          bytes with it (vector bytes * (p - 1)), ring above; 0 never; suffixes k, m
  *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive number (e.g. 0.2)        300
  *                          (stitch_config_t.timeout_ms takes precedence)
  *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment; suffixes k, m          4 MiB
@@ -28,6 +30,7 @@
 
 #define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
 #define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
+#define ST_DEFAULT_ONESHOT_BYTES ((size_t)64 << 10)
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
@@ -102,8 +105,9 @@ static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_
     return STITCH_OK;
 }
 
-/* STITCH_SEGMENT_BYTES: a positive integer with an optional k or m suffix, 4 KiB to 1 GiB. */
-static stitch_status_t st_parse_segment(const char *v, size_t *bytes, char *err, size_t errlen)
+/* A byte count with an optional k or m suffix, between lo and hi (STITCH_SEGMENT_BYTES, STITCH_ONESHOT_BYTES). */
+static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo, size_t *bytes, char *err,
+                                      size_t errlen)
 {
     char *end;
     errno = 0;
@@ -112,8 +116,8 @@ static stitch_status_t st_parse_segment(const char *v, size_t *bytes, char *err,
         n <<= 10, end++;
     else if (*end == 'm' || *end == 'M')
         n <<= 20, end++;
-    if (end == v || *end || errno || n < 4096 || n > (1ull << 30)) {
-        snprintf(err, errlen, "STITCH_SEGMENT_BYTES='%s': expected bytes between 4096 and 1G (suffix k or m)", v);
+    if (end == v || *end || errno || *v == '-' || n < lo || n > (1ull << 30)) {
+        snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G (suffix k or m)", name, v, lo);
         return STITCH_ERR_CONFIG;
     }
     *bytes = (size_t)n;
@@ -123,7 +127,7 @@ static stitch_status_t st_parse_segment(const char *v, size_t *bytes, char *err,
 static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
 {
     const char *env = getenv("STITCH_ALGO");
-    const char *spec = ST_DEFAULT_ALGO;
+    const char *spec = "auto";
     out->algo_source = "default";
     if (config && config->algo)
         spec = config->algo, out->algo_source = "config->algo";
@@ -193,7 +197,11 @@ stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out
         return st;
     out->segment_bytes = ST_DEFAULT_SEGMENT_BYTES;
     env = getenv("STITCH_SEGMENT_BYTES");
-    if (env && (st = st_parse_segment(env, &out->segment_bytes, err, errlen)) != STITCH_OK)
+    if (env && (st = st_parse_bytes("STITCH_SEGMENT_BYTES", env, 4096, &out->segment_bytes, err, errlen)) != STITCH_OK)
+        return st;
+    out->oneshot_max = ST_DEFAULT_ONESHOT_BYTES;
+    env = getenv("STITCH_ONESHOT_BYTES");
+    if (env && (st = st_parse_bytes("STITCH_ONESHOT_BYTES", env, 0, &out->oneshot_max, err, errlen)) != STITCH_OK)
         return st;
     out->groups = config && config->groups ? config->groups : getenv("STITCH_GROUPS");
     out->groups_source = config && config->groups ? "config->groups" : "STITCH_GROUPS";

@@ -148,16 +148,16 @@ static int st_fp_field(const st_fingerprint *f, int i, char *buf, size_t len)
     switch (i) {
     case 0: snprintf(buf, len, "call number %llu", (unsigned long long)f->seq); return 1;
     case 1: snprintf(buf, len, "collective %s", stitch_coll_name((stitch_coll_t)f->coll)); return 1;
-    case 2: snprintf(buf, len, "algorithm %s", f->algo->name); return 1;
-    case 3: snprintf(buf, len, "count %zu", f->count); return 1;
-    case 4: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)f->dtype)); return 1;
-    case 5: snprintf(buf, len, "op %s", f->op < 0 ? "none" : stitch_op_name((stitch_op_t)f->op)); return 1;
-    case 6:
+    case 2: snprintf(buf, len, "count %zu", f->count); return 1;
+    case 3: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)f->dtype)); return 1;
+    case 4: snprintf(buf, len, "op %s", f->op < 0 ? "none" : stitch_op_name((stitch_op_t)f->op)); return 1;
+    case 5:
         if (f->root < 0)
             snprintf(buf, len, "no root");
         else
             snprintf(buf, len, "root %d", (int)f->root);
         return 1;
+    case 6: snprintf(buf, len, "algorithm %s", f->algo->name); return 1; /* last: auto's choice follows the count */
     default: return 0;
     }
 }
@@ -168,7 +168,7 @@ static stitch_status_t st_fp_compare(st_ctx *c, int peer, const st_fingerprint *
     char mine_s[96], theirs_s[96];
     for (int i = 0; st_fp_field(&c->fp, i, mine_s, sizeof mine_s); i++) {
         st_fp_field(theirs, i, theirs_s, sizeof theirs_s);
-        if (strcmp(mine_s, theirs_s) == 0 && (i != 2 || c->fp.algo == theirs->algo))
+        if (strcmp(mine_s, theirs_s) == 0 && (i != 6 || c->fp.algo == theirs->algo))
             continue;
         int me = c->comm->rank, lo = me < peer;
         return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d has %s but rank %d has %s", c->a->fn,
@@ -588,7 +588,7 @@ static stitch_status_t st_ctx_init(st_ctx *c, stitch_comm_t *comm, const st_args
     c->nsteps = e->sched.nsteps;
     c->base = comm->base;
     c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype, reduces ? (int32_t)a->op : -1,
-                             rooted ? a->root : -1, a->count, comm->algo[a->coll]};
+                             rooted ? a->root : -1, a->count, e->sched.algo};
     c->nunits = e->sched.nunits;
     st_segments(c);
     st_deadline_start(&c->dl, comm->timeout_ms);
@@ -606,7 +606,7 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
     if (st_job_aborted(comm->job))
         return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
                              st_job_reason(comm->job));
-    stitch_status_t st = st_comm_entry_root(comm, a->coll, a->root, a->fn, &e);
+    stitch_status_t st = st_comm_entry_for(comm, a, &e);
     if (st != STITCH_OK)
         return st;
     if (a->count == 0 && a->coll != STITCH_ALL_TO_ALL_V) { /* every rank agrees: nothing to do */

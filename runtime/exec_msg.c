@@ -146,11 +146,11 @@ static int st_hdr_field(const st_msg_hdr *h, int i, char *buf, size_t len)
     switch (i) {
     case 0: snprintf(buf, len, "call number %llu", (unsigned long long)h->seq); return 1;
     case 1: snprintf(buf, len, "collective %s", stitch_coll_name((stitch_coll_t)h->coll)); return 1;
-    case 2: snprintf(buf, len, "algorithm %s", st_algo_name(h->algo)); return 1;
-    case 3: snprintf(buf, len, "count %llu", (unsigned long long)h->count); return 1;
-    case 4: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)h->dtype)); return 1;
-    case 5: snprintf(buf, len, "op %s", h->op < 0 ? "none" : stitch_op_name((stitch_op_t)h->op)); return 1;
-    case 6: snprintf(buf, len, "root %d", h->root); return 1;
+    case 2: snprintf(buf, len, "count %llu", (unsigned long long)h->count); return 1;
+    case 3: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)h->dtype)); return 1;
+    case 4: snprintf(buf, len, "op %s", h->op < 0 ? "none" : stitch_op_name((stitch_op_t)h->op)); return 1;
+    case 5: snprintf(buf, len, "root %d", h->root); return 1;
+    case 6: snprintf(buf, len, "algorithm %s", st_algo_name(h->algo)); return 1; /* last: auto's choice follows the count */
     default: return 0;
     }
 }
@@ -169,7 +169,7 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
                         c->comm->rank, src, h->magic, h->src);
     for (int i = 0; st_hdr_field(&c->fp, i, mine, sizeof mine); i++) {
         st_hdr_field(h, i, theirs, sizeof theirs);
-        if (strcmp(mine, theirs) == 0 && (i != 2 || h->algo == c->fp.algo))
+        if (strcmp(mine, theirs) == 0 && (i != 6 || h->algo == c->fp.algo))
             continue;
         int me = c->comm->rank, lo = me < src;
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d has %s but rank %d has %s", lo ? me : src,
@@ -531,7 +531,7 @@ static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_ar
     c->units_per_block = e->sched.nunits / c->nblocks;
     c->nsteps = e->sched.nsteps;
     c->fp = (st_msg_hdr){ST_MSG_MAGIC, comm->rank, comm->seq, a->count, (int32_t)a->coll, (int32_t)a->dtype,
-                         a->coll == STITCH_ALL_GATHER ? -1 : (int32_t)a->op, 0, st_registry_index(comm->algo[a->coll]),
+                         a->coll == STITCH_ALL_GATHER ? -1 : (int32_t)a->op, 0, st_registry_index(e->sched.algo),
                          0, 0, {0}};
     size_t per_block = comm->segment_bytes / ((size_t)c->nblocks * c->esize);
     c->seg = a->count, c->nseg = 1;
@@ -571,7 +571,7 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     if ((unsigned)a->coll > STITCH_ALL_GATHER)
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: not yet implemented for communicators whose "
                              "ranks are processes", a->fn);
-    stitch_status_t st = st_comm_entry(comm, a->coll, a->fn, &e);
+    stitch_status_t st = st_comm_entry_for(comm, a, &e);
     if (st != STITCH_OK)
         return st;
     if (e->uses_at) /* every rank has the same schedule: all of them refuse alike */

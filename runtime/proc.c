@@ -308,31 +308,7 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, int 
     return st;
 }
 
-/* The algorithm of each collective, as comm.c resolves them for thread communicators. */
-static stitch_status_t st_proc_algos(const st_settings *s, const st_algo **algo, char *err, size_t errlen)
-{
-    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        const st_algo *a = NULL;
-        if (s->algo.coll[c][0])
-            a = st_registry_find(s->algo.coll[c], (stitch_coll_t)c);
-        else if (s->algo.every[0])
-            a = st_registry_find(s->algo.every, (stitch_coll_t)c);
-        if (!a && !s->algo.coll[c][0])
-            a = st_registry_find(ST_DEFAULT_ALGO, (stitch_coll_t)c);
-        for (int i = 0; !a && !s->algo.coll[c][0] && i < st_builtin_catalogue.nalgos; i++)
-            if (st_builtin_catalogue.algos[i].coll == c) /* no ring (all_to_all): the catalogue's first */
-                a = &st_builtin_catalogue.algos[i];
-        if (!a) {
-            snprintf(err, errlen, "%s: unknown algorithm '%s' for %s", s->algo_source,
-                     s->algo.coll[c][0] ? s->algo.coll[c] : ST_DEFAULT_ALGO, stitch_coll_name((stitch_coll_t)c));
-            return STITCH_ERR_CONFIG;
-        }
-        algo[c] = a;
-    }
-    return STITCH_OK;
-}
-
-static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_algo **algo)
+static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo)
 {
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
@@ -353,6 +329,7 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     memcpy(comm->algo, algo, sizeof comm->algo);
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
+    comm->oneshot_max = s->oneshot_max;
     comm->proc->rank = env->rank, comm->proc->size = env->size;
     return comm;
 }
@@ -361,11 +338,11 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
                                  char *err, size_t errlen)
 {
     st_settings s;
-    const st_algo *algo[STITCH_COLL_COUNT];
+    st_choice algo[STITCH_COLL_COUNT];
     char why[512];
     stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
     if (st == STITCH_OK)
-        st = st_proc_algos(&s, algo, why, sizeof why);
+        st = st_resolve_algos(&s, algo, why, sizeof why);
     if (st != STITCH_OK) {
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
         return st;

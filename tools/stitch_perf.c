@@ -70,7 +70,7 @@ static void usage(FILE *f)
             "\n"
             "  COLL                       all_reduce | reduce_scatter | all_gather | broadcast | reduce |\n"
             "                             scatter | gather | all_to_all | all_to_all_v\n"
-            "  -a, --algo ALGO            algorithm (default: $STITCH_ALGO, else ring)\n"
+            "  -a, --algo ALGO            algorithm, or auto: chosen per size (default: $STITCH_ALGO, else auto)\n"
             "  -n, --nranks P             number of ranks, 1..%d (default: 2)\n"
             "  -d, --datatype DTYPE       int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64 (default: fp32)\n"
             "  -o, --op OP                sum prod max min; ignored by the collectives that do not reduce\n"
@@ -808,6 +808,13 @@ static void report_errors(struct bench *b, size_t bytes)
     }
 }
 
+/* The algorithm the rows's calls ran: the communicator's choice for that count (auto picks by size). */
+static const char *row_algo(const struct bench *b, size_t bytes)
+{
+    const char *name = stitch_comm_algorithm_for(b->comms[b->me], b->o.coll, api_count(&b->o, bytes), b->o.dtype);
+    return name ? name : "?";
+}
+
 static void report_row(struct bench *b, size_t bytes)
 {
     const struct opts *o = &b->o;
@@ -829,9 +836,9 @@ static void report_row(struct bench *b, size_t bytes)
         snprintf(wrong_col, sizeof wrong_col, "%zu", wrong);
     else
         snprintf(wrong_col, sizeof wrong_col, "N/A");
-    printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s\n", bytes, bytes / esize_of(o),
+    printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s  %s\n", bytes, bytes / esize_of(o),
            stitch_dtype_name(o->dtype), reduces(o->coll) ? stitch_op_name(o->op) : "none", t * 1e6,
-           algbw, busbw, wrong_col);
+           algbw, busbw, wrong_col, row_algo(b, bytes));
     fflush(stdout);
     if (failed_calls || wrong)
         report_errors(b, bytes);
@@ -949,8 +956,8 @@ static void print_header(const struct bench *b)
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
            o->maxbytes, o->factor, o->warmup, o->iters, o->check);
     printf("#\n");
-    printf("# %10s  %12s  %8s  %6s  %10s  %11s  %11s  %6s\n", "size", "count", "type", "redop", "time(us)",
-           "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    printf("# %10s  %12s  %8s  %6s  %10s  %11s  %11s  %6s  %s\n", "size", "count", "type", "redop", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "#wrong", "algorithm");
     fflush(stdout);
 }
 

@@ -73,8 +73,9 @@ typedef struct stitch_comm stitch_comm_t;
 /* Communicator settings. Zero-initialise (STITCH_CONFIG_INIT) and set what you need; unset fields fall back to
  * the environment, then to built-in defaults. */
 typedef struct stitch_config {
-    const char *algo;  /* algorithm for every collective, e.g. "ring"; NULL: $STITCH_ALGO, else "ring" (the
-                        * first of the catalogue for a collective without ring, e.g. all_to_all) */
+    const char *algo;  /* algorithm for every collective, e.g. "ring", or "all_reduce=rhd,..."; NULL: $STITCH_ALGO,
+                        * else "auto": chosen per call by size (all_reduce: mesh_oneshot for small messages, ring
+                        * above; the others ring, or the catalogue's first where there is no ring) */
     int timeout_ms;    /* per collective; 0: $STITCH_TIMEOUT (seconds), else 300 s; < 0 waits forever */
     const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
                          * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group */
@@ -92,10 +93,15 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm);
 int stitch_comm_rank(const stitch_comm_t *comm);
 int stitch_comm_size(const stitch_comm_t *comm);
 
-/* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT). Every rank must make the same
+/* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT); "auto" restores the choice by
+ * size. Every rank must make the same
  * choice before its next collective; the fingerprint check catches ranks that do not. */
 stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name);
+/* The choice for a collective: an algorithm's name, or "auto". */
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll);
+/* The algorithm a call of `count` elements of `dtype` runs (what "auto" picks for that size). */
+const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,
+                                      stitch_dtype_t dtype);
 
 /* The collectives. `count` is elements per rank as in NCCL: all_reduce's vector length, reduce_scatter's output
  * length (input is count * p), all_gather's input length (output is count * p). */

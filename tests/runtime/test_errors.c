@@ -167,8 +167,37 @@ static void test_bad_init(void)
     check_contains(err, "nranks");
     CHECK(stitch_comm_init_threads(2, NULL, NULL, err, sizeof err) == STITCH_ERR_INVALID_ARGUMENT, "NULL comms");
     CHECK(stitch_comm_init_threads(2, NULL, comms, NULL, 0) == STITCH_OK, "NULL err buffer is allowed");
-    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "ring") == 0, "default algorithm is ring");
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "auto") == 0, "default algorithm is auto");
     destroy_comms(2, comms);
+}
+
+/* auto: all_reduce runs mesh_oneshot while a rank sends at most STITCH_ONESHOT_BYTES with it, ring above; a
+ * forced name holds for every size; "auto" brings the choice by size back. */
+static void test_auto_choice(void)
+{
+    stitch_comm_t *comms[4];
+    make_comms(4, NULL, 0, comms); /* 64 KiB default: 3 peers * 5461 floats = 65532 bytes */
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 5461, STITCH_FP32), "mesh_oneshot") == 0,
+          "small all_reduce");
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 5462, STITCH_FP32), "ring") == 0,
+          "large all_reduce");
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_GATHER, 1, STITCH_FP32), "ring") == 0,
+          "all_gather has no small choice");
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_TO_ALL, 1, STITCH_FP32), "mesh") == 0,
+          "no ring: the catalogue's first");
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_ALL_REDUCE, "rhd") == STITCH_OK, "force rhd");
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 1, STITCH_FP32), "rhd") == 0, "forced");
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_ALL_REDUCE, "AUTO") == STITCH_OK, "back to auto");
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 1, STITCH_FP32), "mesh_oneshot") == 0,
+          "auto again");
+    CHECK(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 1, STITCH_DTYPE_COUNT) == NULL, "bad dtype");
+    destroy_comms(4, comms);
+    setenv("STITCH_ONESHOT_BYTES", "0", 1);
+    make_comms(4, NULL, 0, comms);
+    unsetenv("STITCH_ONESHOT_BYTES");
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 1, STITCH_FP32), "ring") == 0,
+          "STITCH_ONESHOT_BYTES=0 turns it off");
+    destroy_comms(4, comms);
 }
 
 /* ---- configuration --------------------------------------------------------------------------------------- */
@@ -204,7 +233,7 @@ typedef struct env_case {
 } env_case;
 
 static const env_case env_cases[] = {
-    {"STITCH_ALGO", "garbage", STITCH_ERR_CONFIG, "STITCH_ALGO: unknown algorithm 'garbage' (known: all_reduce: "},
+    {"STITCH_ALGO", "garbage", STITCH_ERR_CONFIG, "STITCH_ALGO: unknown algorithm 'garbage' (known: auto; all_reduce: "},
     {"STITCH_ALGO", "", STITCH_ERR_CONFIG, "STITCH_ALGO='': malformed item"},
     {"STITCH_ALGO", "all_reduce=", STITCH_ERR_CONFIG, "malformed item 'all_reduce='"},
     {"STITCH_ALGO", "bcast=ring", STITCH_ERR_CONFIG, "unknown collective 'bcast' (known: all_reduce, "},
@@ -228,6 +257,9 @@ static const env_case env_cases[] = {
     {"STITCH_TIMEOUT", "0.25", STITCH_OK, ""},
     {"STITCH_SEGMENT_BYTES", "12", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='12'"},
     {"STITCH_SEGMENT_BYTES", "256k", STITCH_OK, ""},
+    {"STITCH_ONESHOT_BYTES", "-1", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES='-1': expected bytes between 0 and 1G"},
+    {"STITCH_ONESHOT_BYTES", "16k", STITCH_OK, ""},
+    {"STITCH_ALGO", "auto", STITCH_OK, ""},
 };
 
 static void test_environment(void)
@@ -250,7 +282,7 @@ static void test_environment(void)
     setenv("STITCH_ALGO", "all_reduce=rhd,all_gather=mesh", 1);
     make_comms(2, NULL, 0, comms);
     CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), "rhd") == 0, "all_reduce=rhd");
-    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), "ring") == 0, "default for the rest");
+    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), "auto") == 0, "default for the rest");
     CHECK(strcmp(stitch_comm_algorithm(comms[1], STITCH_ALL_GATHER), "mesh") == 0, "all_gather=mesh");
     destroy_comms(2, comms);
     /* a plain name applies where it exists; the other collectives keep the default */
@@ -425,6 +457,7 @@ static const st_test tests[] = {
     {"names", test_names, 10},
     {"bad_arguments", test_bad_arguments, 20},
     {"bad_init", test_bad_init, 10},
+    {"auto_choice", test_auto_choice, 10},
     {"unknown_algorithm", test_unknown_algorithm, 10},
     {"environment", test_environment, 10},
     {"mismatch", test_mismatch, 60},

@@ -1,0 +1,34 @@
+/* choose.h - which algorithm a collective call runs: the one the user forced, or "auto"'s choice by size. */
+#ifndef ST_CHOOSE_H
+#define ST_CHOOSE_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "steptab.h"
+
+/* One collective's choice. Forced (a name in STITCH_ALGO, stitch_config_t.algo or stitch_comm_set_algorithm):
+ * `algo` for every call, `small` NULL. Auto (the default, or the name "auto"): `small` for calls in which a rank
+ * sends at most oneshot_max bytes with it, `algo` above; `small` is NULL where auto has no small-message choice. */
+typedef struct st_choice {
+    const st_algo *algo;
+    const st_algo *small;
+    int is_auto;
+} st_choice;
+
+#define ST_AUTO_NAME "auto"
+
+/* Resolve every collective's choice from the settings. Unknown names fail with the list of known ones. */
+stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL_COUNT], char *err, size_t errlen);
+
+/* Set one collective's choice to `name` ("auto" or an algorithm of the catalogue); -1 when unknown for coll. */
+int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name);
+
+/* The algorithm a call of `count` elements of `esize` bytes on p ranks runs. */
+const st_algo *st_choice_pick(const st_choice *c, stitch_coll_t coll, size_t count, size_t esize, int p,
+                              size_t oneshot_max);
+
+/* The names of every collective's algorithms, for messages. */
+void st_all_names(char *buf, size_t len);
+
+#endif
