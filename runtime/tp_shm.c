@@ -6,7 +6,9 @@
  *
  * Fences. head and tail are plain 64-bit counters, each stored by one side only: the producer writes the data,
  * then stores head with release; the consumer loads head with acquire before reading the data, and stores tail
- * with release after it is done with the bytes; the producer loads tail with acquire before overwriting them.
+ * with release after it is done with the bytes; the producer loads tail with acquire before overwriting them
+ * (only when the tail it loaded last shows too little room: a small message then costs the producer no read of
+ * the consumer's cache line).
  * After each of its stores a side rings the other's doorbell, so a peer asleep on FUTEX_WAIT wakes up; a ring
  * is a fence and a load unless that peer has armed its bell to sleep (transport.h).
  */
@@ -25,6 +27,7 @@ typedef struct st_shm {
     st_ring *out, *in;
     size_t cap;
     st_bell *peer_bell;
+    uint64_t out_tail; /* the consumer's tail as last loaded: reloaded only when it shows too little room */
 } st_shm;
 
 void st_bell_ring(st_bell *b)
@@ -57,8 +60,10 @@ void st_bell_disarm(st_bell *b)
 static ssize_t st_shm_send(st_tp *t, const void *buf, size_t len, char *err, size_t errlen)
 {
     st_shm *s = (st_shm *)t;
-    uint64_t head = s->out->head, tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE);
-    size_t room = s->cap - (size_t)(head - tail), done = 0;
+    uint64_t head = s->out->head;
+    if (s->cap - (size_t)(head - s->out_tail) < len) /* the tail line is the consumer's: touch it only when short */
+        s->out_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE);
+    size_t room = s->cap - (size_t)(head - s->out_tail), done = 0;
     (void)err, (void)errlen;
     while (done < len && room > 0) {
         size_t at = (size_t)(head & (s->cap - 1)), n = s->cap - at;
