@@ -14,7 +14,7 @@ BIN=$BUILD/bin/mpi_allreduce_bench
 mpicc -O2 -o "$BIN" tools/mpi_allreduce_bench.c
 RUN="mpirun --allow-run-as-root --oversubscribe"
 for np in 2 4; do
-  $RUN -np $np "$BIN" "$MAX" "$FACTOR" > /tmp/bench_mpi.$$ 2>/dev/null
+  $RUN -np $np "$BIN" 8 "$MAX" "$FACTOR" 3 20 > /tmp/bench_mpi.$$ 2>/dev/null
   for tp in auto tcp; do
     STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" all_reduce -a ring -b 8 \
       -e "$MAX" -f "$FACTOR" -c 0 -w 3 --iters 20 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1, $5, $7}' > /tmp/bench_st_$tp.$$
