@@ -138,7 +138,8 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
  * MPI, MPICH Hydra, Slurm, torchrun, or STITCH_RANK/STITCH_SIZE/STITCH_ROOT=host:port, in that order);
  * stitch_launcher names the launcher found ("openmpi", ...) or returns NULL. Both block until every rank has
  * joined or the timeout passes. Environment: STITCH_TRANSPORT=auto|shm|tcp, STITCH_SOCKET_IFNAME, STITCH_SECRET,
- * STITCH_ROOT, STITCH_DEBUG (see runtime/bootstrap.c and runtime/proc.c). */
+ * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/config.c lists them all),
+ * STITCH_ROOT (runtime/bootstrap.c). */
 typedef struct stitch_unique_id {
     char internal[128];
 } stitch_unique_id_t;
