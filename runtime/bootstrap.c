@@ -703,9 +703,10 @@ static int st_boot_alloc(st_boot *b, int rank, int size)
 }
 
 /* My listener and my own entry of the table. */
-static int st_boot_me(st_boot *b, const st_boot_env *e, const char *ifname, const struct sockaddr_in *root, char *err,
-                      size_t errlen)
+static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, const struct sockaddr_in *root,
+                      char *err, size_t errlen)
 {
+    const char *ifname = o->ifname;
     st_peer_info *me = &b->peers[b->rank];
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
@@ -722,6 +723,7 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const char *ifname, cons
     }
     me->ip = ip, me->port = sa.sin_port, me->pid = (uint32_t)getpid();
     me->host = st_host_id(me->hostname, sizeof me->hostname);
+    me->tag = o->tag;
     return lfd;
 }
 
@@ -741,7 +743,7 @@ stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot
         st_boot_free(out);
         return STITCH_ERR_SYSTEM;
     }
-    int lfd = st_boot_me(out, e, o->ifname, &root, why, sizeof why);
+    int lfd = st_boot_me(out, e, o, &root, why, sizeof why);
     int rc = lfd < 0 ? -1 : e->rank == 0 ? st_root_gather(out, lfd, &at, why, sizeof why)
                                          : st_leaf_gather(out, &root, &at, why, sizeof why);
     if (rc == 0)

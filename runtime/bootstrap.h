@@ -41,6 +41,7 @@ typedef struct st_peer_info {
     uint16_t pad;
     uint32_t pid;
     uint64_t host;     /* identity of the host (hostname, boot id, network namespace): equal means shm works */
+    uint64_t tag;      /* the caller's st_boot_opts.tag, for checks of what every rank must agree on */
     char hostname[64];
 } st_peer_info;
 
@@ -57,6 +58,7 @@ typedef struct st_boot {
 typedef struct st_boot_opts {
     int timeout_ms;       /* the whole bootstrap; < 0: a day */
     const char *ifname;   /* STITCH_SOCKET_IFNAME; NULL: the interface routing toward the root */
+    uint64_t tag;         /* published as my st_peer_info.tag (placement.c: how my groups are made) */
     int (*need_data)(const st_boot *, int, void *);
     void *arg;
 } st_boot_opts;

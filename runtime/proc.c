@@ -6,6 +6,9 @@
  * than it has cores: such a rank yields the core after every fruitless poll, so the peer it waits for (often on
  * the same core) runs at once instead of after a futex round trip.
  *
+ * Groups. Topology-aware algorithms see the ranks of each host as a group, whatever their rank order, unless
+ * STITCH_GROUPS / stitch_config_t.groups say otherwise (placement.c, after the bootstrap).
+ *
  * Shared memory. Each rank creates one segment holding its doorbell and one ring per other rank of its host
  * (the rings it receives from), all ranks map every segment of their host, a barrier, and every rank unlinks
  * its own: from then on a crash leaves nothing in /dev/shm (the memory goes away with the last mapping). On a
@@ -27,6 +30,7 @@
 
 #include "comm.h"
 #include "config.h"
+#include "placement.h"
 #include "proc.h"
 #include "registry.h"
 
@@ -222,10 +226,10 @@ static void st_proc_release(st_proc *pr)
     free(pr);
 }
 
-static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, const st_settings *s, int timeout_ms,
-                                       char *err, size_t errlen)
+static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, const st_settings *s, uint64_t tag,
+                                       int timeout_ms, char *err, size_t errlen)
 {
-    st_boot_opts o = {timeout_ms, s->socket_ifname, st_need_data, (void *)s};
+    st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_need_data, (void *)s};
     pr->ring_bytes = s->shm_ring_bytes;
     stitch_status_t st = st_boot_run(env, &o, &pr->boot, err, errlen);
     if (st == STITCH_OK)
@@ -275,7 +279,7 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     if (!comm)
         return NULL;
     comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
-    comm->job = st_job_new(1); /* only its abort flag and reason are used in process mode */
+    comm->job = st_job_new(1); /* in process mode only its abort flag, reason and groups (topo) are used */
     comm->proc = calloc(1, sizeof *comm->proc);
     if (!comm->cache || !comm->job || !comm->proc || st_proc_alloc(comm->proc, env->size) != 0) {
         if (comm->proc)
@@ -292,6 +296,18 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     comm->segment_bytes = s->segment_bytes;
     comm->proc->rank = env->rank, comm->proc->size = env->size;
     return comm;
+}
+
+/* Bootstrap, transports, then the groups from the table everyone now holds. */
+static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env, const st_settings *s,
+                                    st_placement *pl, char *err, size_t errlen)
+{
+    int boot_ms = s->timeout_ms < 0 ? -1 : s->timeout_ms;
+    st_boot_env e = *env;
+    if (s->secret) /* STITCH_SECRET over the launcher's job id or the unique id's secret */
+        snprintf(e.secret, sizeof e.secret, "%s", s->secret);
+    stitch_status_t st = st_proc_connect(comm->proc, &e, s, pl->tag, boot_ms, err, errlen);
+    return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, comm->job, err, errlen) : st;
 }
 
 stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
@@ -312,11 +328,11 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
         snprintf(err, errlen, "stitch_comm_init_rank: out of memory");
         return STITCH_ERR_NO_MEMORY;
     }
-    int boot_ms = s.timeout_ms < 0 ? -1 : s.timeout_ms;
-    st_boot_env e = *env;
-    if (s.secret) /* STITCH_SECRET over the launcher's job id or the unique id's secret */
-        snprintf(e.secret, sizeof e.secret, "%s", s.secret);
-    if ((st = st_proc_connect(comm->proc, &e, &s, boot_ms, why, sizeof why)) != STITCH_OK) {
+    st_placement pl;
+    if ((st = st_placement_init(&pl, &s, env->size, why, sizeof why)) == STITCH_OK)
+        st = st_proc_join(comm, env, &s, &pl, why, sizeof why);
+    st_placement_free(&pl);
+    if (st != STITCH_OK) {
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
         stitch_comm_destroy(comm);
         return st;

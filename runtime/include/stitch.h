@@ -92,6 +92,11 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm);
 int stitch_comm_rank(const stitch_comm_t *comm);
 int stitch_comm_size(const stitch_comm_t *comm);
 
+/* The groups topology-aware algorithms (pipeline) see: STITCH_GROUPS / stitch_config_t.groups, else in process
+ * mode one group per host. Returns the number of groups (1: not grouped; -1: comm is NULL) and writes the first
+ * `max` group sizes, in group order, to sizes (may be NULL when max is 0). */
+int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max);
+
 /* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT). Every rank must make the same
  * choice before its next collective; the fingerprint check catches ranks that do not. */
 stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name);
