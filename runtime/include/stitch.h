@@ -77,7 +77,8 @@ typedef struct stitch_config {
                         * first of the catalogue for a collective without ring, e.g. all_to_all) */
     int timeout_ms;    /* per collective; 0: $STITCH_TIMEOUT (seconds), else 300 s; < 0 waits forever */
     const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
-                         * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group */
+                         * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group
+                         * (process mode: one group per host, whatever the ranks' order) */
 } stitch_config_t;
 
 #define STITCH_CONFIG_INIT {NULL, 0, NULL}
