@@ -12,6 +12,7 @@
 
 #include "bootstrap.h"
 #include "comm.h"
+#include "config.h"
 #include "proc.h"
 
 static void st_put_err(char *err, size_t errlen, const char *msg)
@@ -27,8 +28,11 @@ stitch_status_t stitch_get_unique_id(stitch_unique_id_t *id)
     unsigned char rnd[16];
     if (!id)
         return STITCH_ERR_INVALID_ARGUMENT;
-    const char *root = getenv("STITCH_ROOT");
-    if (st_boot_pick_root(host, sizeof host, &port, why, sizeof why) != STITCH_OK)
+    const char *root = st_launcher_env("STITCH_ROOT");
+    st_settings s;
+    if (st_settings_load(NULL, &s, why, sizeof why) != STITCH_OK)
+        return STITCH_ERR_CONFIG; /* stitch_comm_init_rank would fail with the same setting, and say why */
+    if (st_boot_pick_root(s.socket_ifname, host, sizeof host, &port, why, sizeof why) != STITCH_OK)
         return STITCH_ERR_SYSTEM;
     if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
         return STITCH_ERR_SYSTEM;
@@ -54,7 +58,7 @@ static int st_parse_id(const stitch_unique_id_t *id, st_boot_env *e)
     *colon = '\0';
     snprintf(e->root_host, sizeof e->root_host, "%s", hp);
     e->root_port = atoi(colon + 1);
-    snprintf(e->secret, sizeof e->secret, "%s", getenv("STITCH_SECRET") ? getenv("STITCH_SECRET") : secret);
+    snprintf(e->secret, sizeof e->secret, "%s", secret); /* STITCH_SECRET, if set, replaces it (proc.c) */
     return 0;
 }
 

@@ -10,7 +10,9 @@
  *   torchrun  RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT; root port MASTER_PORT + 1 (MASTER_PORT itself
  *             is torchrun's own store)
  *   stitch    STITCH_RANK/STITCH_SIZE/STITCH_ROOT=host:port
- * Derived ports are 20000 + hash(job id) % 30000: every rank computes the same one without talking.
+ * Derived ports are 20000 + hash(job id) % 30000: every rank computes the same one without talking. These
+ * variables are read only through st_launcher_env; the tunables (STITCH_SOCKET_IFNAME, STITCH_SECRET) come from
+ * config.c's settings, by way of st_boot_opts and the caller.
  *
  * Authentication. The key is SipHash-2-4 of the secret under two fixed keys; the secret is STITCH_SECRET, else
  * the unique id's 128 random bits, else the launcher's job id. A job id is not secret: it keeps jobs (and stray
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "config.h"
 
 #define ST_BOOT_MAGIC 0x53544231u /* "STB1" */
 #define ST_HANDSHAKE_MS 2000
@@ -52,12 +55,6 @@ typedef struct st_hello {
     int32_t rank, size;
     uint64_t mac;
 } st_hello;
-
-int st_debug(void)
-{
-    const char *v = getenv("STITCH_DEBUG");
-    return v && *v && strcmp(v, "0") != 0;
-}
 
 /* ---- SipHash-2-4 ------------------------------------------------------------------------------------------ */
 
@@ -115,6 +112,18 @@ static uint64_t st_hello_mac(const uint64_t key[2], const unsigned char nonce[16
 
 /* ---- environment ------------------------------------------------------------------------------------------ */
 
+/* The one reader of the launchers' variables (config.c's header says why they are not tunables). */
+const char *st_launcher_env(const char *name)
+{
+    return getenv(name);
+}
+
+static const char *st_env_or(const char *name, const char *unset)
+{
+    const char *v = st_launcher_env(name);
+    return v ? v : unset;
+}
+
 static uint32_t st_fnv(const char *s)
 {
     uint32_t h = 2166136261u;
@@ -130,7 +139,7 @@ static int st_port_of(const char *jobid)
 
 static int st_int_env(const char *name, int *out)
 {
-    const char *v = getenv(name);
+    const char *v = st_launcher_env(name);
     char *end;
     if (!v || !*v)
         return 0;
@@ -172,7 +181,7 @@ static void st_slurm_first(const char *list, char *out, size_t len)
 /* The host of "jobid.0;tcp://192.0.2.2:40109;..." */
 static int st_ompi_hnp_host(char *out, size_t len)
 {
-    const char *uri = getenv("OMPI_MCA_orte_hnp_uri"), *t = uri ? strstr(uri, "tcp://") : NULL;
+    const char *uri = st_launcher_env("OMPI_MCA_orte_hnp_uri"), *t = uri ? strstr(uri, "tcp://") : NULL;
     if (!t)
         return 0;
     t += 6;
@@ -189,7 +198,7 @@ static int st_triple(st_boot_env *e, const char *r, const char *s, const char *l
         return 0;
     if (a <= 0 || b <= 0 || e->size < 1 || e->rank >= e->size) {
         snprintf(err, errlen, "%s/%s: expected 0 <= rank < size, got '%s' and '%s'", r, s,
-                 getenv(r) ? getenv(r) : "(unset)", getenv(s) ? getenv(s) : "(unset)");
+                 st_env_or(r, "(unset)"), st_env_or(s, "(unset)"));
         return -1;
     }
     e->local_rank = -1;
@@ -205,24 +214,23 @@ static int st_detect_launcher(st_boot_env *e, char *err, size_t errlen)
     if ((found = st_triple(e, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", err,
                            errlen)) != 0) {
         snprintf(e->launcher, sizeof e->launcher, "openmpi");
-        snprintf(jobid, sizeof jobid, "ompi:%s", getenv("OMPI_MCA_ess_base_jobid") ? getenv("OMPI_MCA_ess_base_jobid") : "");
+        snprintf(jobid, sizeof jobid, "ompi:%s", st_env_or("OMPI_MCA_ess_base_jobid", ""));
         st_int_env("OMPI_COMM_WORLD_LOCAL_SIZE", &ls);
         if (ls == e->size || !st_ompi_hnp_host(e->root_host, sizeof e->root_host))
             snprintf(e->root_host, sizeof e->root_host, "127.0.0.1");
     } else if ((found = st_triple(e, "PMI_RANK", "PMI_SIZE", NULL, err, errlen)) != 0) {
         snprintf(e->launcher, sizeof e->launcher, "mpich");
-        snprintf(jobid, sizeof jobid, "pmi:%s:%d", getenv("PMI_KVSNAME") ? getenv("PMI_KVSNAME") : "", (int)getppid());
+        snprintf(jobid, sizeof jobid, "pmi:%s:%d", st_env_or("PMI_KVSNAME", ""), (int)getppid());
         snprintf(e->root_host, sizeof e->root_host, "127.0.0.1");
     } else if ((found = st_triple(e, "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", err, errlen)) != 0) {
-        const char *nl = getenv("SLURM_STEP_NODELIST") ? getenv("SLURM_STEP_NODELIST") : getenv("SLURM_JOB_NODELIST");
+        const char *nl = st_env_or("SLURM_STEP_NODELIST", st_launcher_env("SLURM_JOB_NODELIST"));
         snprintf(e->launcher, sizeof e->launcher, "slurm");
-        snprintf(jobid, sizeof jobid, "slurm:%s.%s", getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "",
-                 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
+        snprintf(jobid, sizeof jobid, "slurm:%s.%s", st_env_or("SLURM_JOB_ID", ""), st_env_or("SLURM_STEP_ID", ""));
         st_slurm_first(nl ? nl : "127.0.0.1", e->root_host, sizeof e->root_host);
     } else if ((found = st_triple(e, "RANK", "WORLD_SIZE", "LOCAL_RANK", err, errlen)) != 0) {
-        const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+        const char *addr = st_launcher_env("MASTER_ADDR"), *port = st_launcher_env("MASTER_PORT");
         snprintf(e->launcher, sizeof e->launcher, "torchrun");
-        if (found > 0 && (!addr || !port || atoi(port) < 1 || atoi(port) > 65534) && !getenv("STITCH_ROOT")) {
+        if (found > 0 && (!addr || !port || atoi(port) < 1 || atoi(port) > 65534) && !st_launcher_env("STITCH_ROOT")) {
             snprintf(err, errlen, "torchrun-style RANK/WORLD_SIZE found but MASTER_ADDR/MASTER_PORT missing or bad");
             return -1;
         }
@@ -231,11 +239,11 @@ static int st_detect_launcher(st_boot_env *e, char *err, size_t errlen)
         snprintf(jobid, sizeof jobid, "torchrun:%s:%s", addr ? addr : "", port ? port : "");
     } else if ((found = st_triple(e, "STITCH_RANK", "STITCH_SIZE", NULL, err, errlen)) != 0) {
         snprintf(e->launcher, sizeof e->launcher, "stitch");
-        if (found > 0 && !getenv("STITCH_ROOT")) {
+        if (found > 0 && !st_launcher_env("STITCH_ROOT")) {
             snprintf(err, errlen, "STITCH_RANK/STITCH_SIZE set but STITCH_ROOT=host:port is missing");
             return -1;
         }
-        snprintf(jobid, sizeof jobid, "stitch:%s", getenv("STITCH_ROOT"));
+        snprintf(jobid, sizeof jobid, "stitch:%s", st_launcher_env("STITCH_ROOT"));
     }
     if (found <= 0)
         return found;
@@ -251,13 +259,11 @@ int st_boot_detect(st_boot_env *e, char *err, size_t errlen)
     int found = st_detect_launcher(e, err, errlen);
     if (found <= 0)
         return found;
-    const char *root = getenv("STITCH_ROOT"), *secret = getenv("STITCH_SECRET");
+    const char *root = st_launcher_env("STITCH_ROOT");
     if (root && st_parse_hostport(root, e) != 0) {
         snprintf(err, errlen, "STITCH_ROOT='%s': expected host:port", root);
         return -1;
     }
-    if (secret && *secret)
-        snprintf(e->secret, sizeof e->secret, "%s", secret);
     if (st_debug())
         fprintf(stderr, "stitch: rank %d of %d: bootstrap from %s (tried openmpi, mpich, slurm, torchrun, stitch), "
                 "root %s:%d\n", e->rank, e->size, e->launcher, e->root_host, e->root_port);
@@ -423,13 +429,12 @@ static int st_ifname_addr(const char *spec, uint32_t *ip, char *err, size_t errl
     return i ? 0 : -1;
 }
 
-/* My address as peers should dial it: the interface of STITCH_SOCKET_IFNAME, else the source address the kernel
- * would use to reach `toward` (a UDP connect sends nothing). */
-static int st_local_addr(const struct sockaddr_in *toward, uint32_t *ip, char *err, size_t errlen)
+/* My address as peers should dial it: the interface of `ifname` (STITCH_SOCKET_IFNAME; NULL: not set), else the
+ * source address the kernel would use to reach `toward` (a UDP connect sends nothing). */
+static int st_local_addr(const struct sockaddr_in *toward, const char *ifname, uint32_t *ip, char *err, size_t errlen)
 {
-    const char *spec = getenv("STITCH_SOCKET_IFNAME");
-    if (spec && *spec)
-        return st_ifname_addr(spec, ip, err, errlen);
+    if (ifname && *ifname)
+        return st_ifname_addr(ifname, ip, err, errlen);
     struct sockaddr_in me;
     socklen_t sl = sizeof me;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -471,7 +476,7 @@ static uint64_t st_host_id(char *hostname, size_t len)
     return st_siphash(k, all, strlen(all));
 }
 
-stitch_status_t st_boot_pick_root(char *host, size_t hostlen, int *port, char *err, size_t errlen)
+stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen, int *port, char *err, size_t errlen)
 {
     struct sockaddr_in probe = {0}, sa;
     uint32_t ip = htonl(INADDR_LOOPBACK);
@@ -479,7 +484,7 @@ stitch_status_t st_boot_pick_root(char *host, size_t hostlen, int *port, char *e
     probe.sin_family = AF_INET;
     probe.sin_port = htons(9);
     probe.sin_addr.s_addr = htonl(0xC0000201u); /* 192.0.2.1, TEST-NET: only the route is looked up */
-    if (st_local_addr(&probe, &ip, err, errlen) != 0)
+    if (st_local_addr(&probe, ifname, &ip, err, errlen) != 0)
         ip = htonl(INADDR_LOOPBACK);
     int fd = st_listen(INADDR_ANY, 0, err, errlen);
     if (fd < 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
@@ -698,15 +703,17 @@ static int st_boot_alloc(st_boot *b, int rank, int size)
 }
 
 /* My listener and my own entry of the table. */
-static int st_boot_me(st_boot *b, const st_boot_env *e, const struct sockaddr_in *root, char *err, size_t errlen)
+static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, const struct sockaddr_in *root,
+                      char *err, size_t errlen)
 {
+    const char *ifname = o->ifname;
     st_peer_info *me = &b->peers[b->rank];
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
     uint32_t ip;
-    if (ntohl(root->sin_addr.s_addr) >> 24 == 127 && !getenv("STITCH_SOCKET_IFNAME"))
+    if (ntohl(root->sin_addr.s_addr) >> 24 == 127 && !(ifname && *ifname))
         ip = root->sin_addr.s_addr; /* a job on loopback stays on loopback */
-    else if (st_local_addr(root, &ip, err, errlen) != 0)
+    else if (st_local_addr(root, ifname, &ip, err, errlen) != 0)
         return -1;
     int lfd = st_listen(b->rank == 0 ? INADDR_ANY : ip, b->rank == 0 ? e->root_port : 0, err, errlen);
     if (lfd < 0 || getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
@@ -716,16 +723,16 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const struct sockaddr_in
     }
     me->ip = ip, me->port = sa.sin_port, me->pid = (uint32_t)getpid();
     me->host = st_host_id(me->hostname, sizeof me->hostname);
+    me->tag = o->tag;
     return lfd;
 }
 
-stitch_status_t st_boot_run(const st_boot_env *e, int timeout_ms, int (*need_data)(const st_boot *, int, void *),
-                            void *arg, st_boot *out, char *err, size_t errlen)
+stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot *out, char *err, size_t errlen)
 {
     struct sockaddr_in root;
     struct timespec at;
     char why[400];
-    st_deadline_in(&at, timeout_ms < 0 ? 24 * 3600 * 1000 : timeout_ms);
+    st_deadline_in(&at, o->timeout_ms < 0 ? 24 * 3600 * 1000 : o->timeout_ms);
     if (st_boot_alloc(out, e->rank, e->size) != 0) {
         snprintf(err, errlen, "bootstrap: out of memory for %d ranks", e->size);
         return STITCH_ERR_NO_MEMORY;
@@ -736,11 +743,11 @@ stitch_status_t st_boot_run(const st_boot_env *e, int timeout_ms, int (*need_dat
         st_boot_free(out);
         return STITCH_ERR_SYSTEM;
     }
-    int lfd = st_boot_me(out, e, &root, why, sizeof why);
+    int lfd = st_boot_me(out, e, o, &root, why, sizeof why);
     int rc = lfd < 0 ? -1 : e->rank == 0 ? st_root_gather(out, lfd, &at, why, sizeof why)
                                          : st_leaf_gather(out, &root, &at, why, sizeof why);
     if (rc == 0)
-        rc = st_mesh(out, lfd, need_data, arg, &at, why, sizeof why);
+        rc = st_mesh(out, lfd, o->need_data, o->arg, &at, why, sizeof why);
     if (lfd >= 0)
         close(lfd);
     if (rc != 0) {

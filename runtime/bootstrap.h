@@ -25,9 +25,14 @@ typedef struct st_boot_env {
 } st_boot_env;
 
 /* Fill `e` from the environment, launchers tried in a fixed order: Open MPI, MPICH Hydra, Slurm, torchrun,
- * stitch's own STITCH_RANK/STITCH_SIZE/STITCH_ROOT. STITCH_ROOT and STITCH_SECRET override what a launcher gives.
- * Returns 1 when found, 0 when no launcher is present, -1 with a message when one is present but incomplete. */
+ * stitch's own STITCH_RANK/STITCH_SIZE/STITCH_ROOT. STITCH_ROOT overrides the root a launcher gives (STITCH_SECRET,
+ * a tunable, overrides the secret in st_proc_comm_new). Returns 1 when found, 0 when no launcher is present, -1
+ * with a message when one is present but incomplete. */
 int st_boot_detect(st_boot_env *e, char *err, size_t errlen);
+
+/* getenv for the launchers' own variables (OMPI_*, PMI_*, SLURM_*, RANK..., STITCH_RANK/SIZE/ROOT): the one place
+ * outside config.c that reads the environment (config.c's header says why). */
+const char *st_launcher_env(const char *name);
 
 /* What every rank tells the others. */
 typedef struct st_peer_info {
@@ -36,6 +41,7 @@ typedef struct st_peer_info {
     uint16_t pad;
     uint32_t pid;
     uint64_t host;     /* identity of the host (hostname, boot id, network namespace): equal means shm works */
+    uint64_t tag;      /* the caller's st_boot_opts.tag, for checks of what every rank must agree on */
     char hostname[64];
 } st_peer_info;
 
@@ -47,10 +53,18 @@ typedef struct st_boot {
     uint64_t key[2];     /* the job's connection key */
 } st_boot;
 
-/* Run the three phases. need_data(boot, peer, arg) says whether the pair (me, peer) needs a data socket; it must
- * give the same answer on both sides (it sees the whole table). On failure nothing is left open. */
-stitch_status_t st_boot_run(const st_boot_env *e, int timeout_ms, int (*need_data)(const st_boot *, int, void *),
-                            void *arg, st_boot *out, char *err, size_t errlen);
+/* What the caller decides for a bootstrap (from its st_settings). need_data(boot, peer, arg) says whether the pair
+ * (me, peer) needs a data socket; it must give the same answer on both sides (it sees the whole table). */
+typedef struct st_boot_opts {
+    int timeout_ms;       /* the whole bootstrap; < 0: a day */
+    const char *ifname;   /* STITCH_SOCKET_IFNAME; NULL: the interface routing toward the root */
+    uint64_t tag;         /* published as my st_peer_info.tag (placement.c: how my groups are made) */
+    int (*need_data)(const st_boot *, int, void *);
+    void *arg;
+} st_boot_opts;
+
+/* Run the three phases. On failure nothing is left open. */
+stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot *out, char *err, size_t errlen);
 void st_boot_close(st_boot *b); /* closes the sockets still owned (entries set to -1 are skipped) */
 
 /* Barrier over the control sockets (blocking, bounded). */
@@ -59,10 +73,9 @@ stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t er
 /* SipHash-2-4 of msg under the 128-bit key. */
 uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len);
 
-/* A fresh root address for a unique id: this host's address (STITCH_SOCKET_IFNAME or the one routing to the
- * default gateway, else loopback) and a free port. */
-stitch_status_t st_boot_pick_root(char *host, size_t hostlen, int *port, char *err, size_t errlen);
-
-int st_debug(void); /* STITCH_DEBUG is set */
+/* A fresh root address for a unique id: this host's address (the interface of `ifname`, STITCH_SOCKET_IFNAME, or
+ * the one routing to the default gateway, else loopback) and a free port. */
+stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen, int *port, char *err,
+                                  size_t errlen);
 
 #endif

@@ -185,6 +185,21 @@ int stitch_comm_size(const stitch_comm_t *comm)
     return comm ? comm->p : -1;
 }
 
+int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
+{
+    if (!comm)
+        return -1;
+    const st_topo *t = &comm->job->topo;
+    if (t->ngroups == 0) {
+        if (sizes && max > 0)
+            sizes[0] = comm->p;
+        return 1;
+    }
+    for (int g = 0; sizes && g < t->ngroups && g < max; g++)
+        sizes[g] = t->first[g + 1] - t->first[g];
+    return t->ngroups;
+}
+
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
     if (st_choice_set(&comm->algo[coll], coll, name) != 0) {

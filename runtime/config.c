@@ -14,9 +14,30 @@
  *                          locality; 4 MiB was best or within noise of it)
  *   STITCH_GROUPS          groups of consecutive ranks (servers) for topology-aware algorithms   one group
  *                          (pipeline): "SxL" = S groups of L ranks, or sizes "2,2,2"; must add up to
- *                          the number of ranks (checked at init); stitch_config_t.groups takes precedence
+ *                          the number of ranks (checked at init); stitch_config_t.groups takes precedence.
+ *                          Process mode, when neither is given: one group per host, of the ranks on it   per host
+ *                          (need not be consecutive ranks; proc.c)
+ * Process mode (one rank per process; thread communicators check these but do not use them):
+ *   STITCH_TRANSPORT       auto | shm | tcp: auto uses shm between ranks of one host, tcp across hosts    auto
+ *   STITCH_SHM_RING_BYTES  bytes of each shm ring (one per ordered pair of ranks on a host), a power of     4M
+ *                          two from 4096 to 1G; suffixes k, m
+ *   STITCH_TCP_RING_BYTES  bytes of each tcp receive staging ring, likewise                                4M
+ *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to       50
+ *                          10000000; unset: 50, or 1000 when the host runs more ranks of the
+ *                          communicator than it has cores (proc.c says why)
+ *   STITCH_SOCKET_IFNAME   interfaces for the bootstrap and tcp: "eth0", prefixes "eth,ib", "^docker,lo"   the
+ *                          to exclude (bootstrap.c)                                         route to the root
+ *   STITCH_SECRET          the job's shared secret for the rendezvous's keyed hash        the launcher's job
+ *                                                                                     id or the unique id's
+ *   STITCH_DEBUG           log launcher, addresses, transports and groups to stderr (any value but "0")   off
  * A malformed value is an error at communicator creation, never a silent default: a typo in a timeout
  * would otherwise surface as a hang hours later.
+ *
+ * What is not read here: the launchers' own variables (OMPI_*, PMI_*, SLURM_*, RANK/WORLD_SIZE/LOCAL_RANK/
+ * MASTER_ADDR/MASTER_PORT, and stitch's STITCH_RANK/STITCH_SIZE/STITCH_ROOT). They are not tunables but the
+ * launcher's description of the job, needed before any communicator or configuration exists (stitch_launcher,
+ * stitch_get_unique_id), and which of them count depends on which launcher is found: bootstrap.c reads them,
+ * all through one function (st_launcher_env), next to the detection that interprets them.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -124,6 +145,76 @@ static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo
     return STITCH_OK;
 }
 
+/* STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES: a power of two with an optional k or m suffix, 4 KiB to 1 GiB. */
+static stitch_status_t st_parse_pow2(const char *name, size_t def, size_t *out, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    *out = def;
+    if (!v || !*v)
+        return STITCH_OK;
+    if (st_parse_bytes(name, v, 4096, out, err, errlen) != STITCH_OK || (*out & (*out - 1))) {
+        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
+        *out = def;
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_TRANSPORT: auto, shm or tcp; unset or empty is auto. */
+static stitch_status_t st_parse_transport(int *out, char *err, size_t errlen)
+{
+    const char *t = getenv("STITCH_TRANSPORT");
+    *out = ST_TP_AUTO;
+    if (!t || !*t || strcmp(t, "auto") == 0)
+        return STITCH_OK;
+    if (strcmp(t, "shm") == 0 || strcmp(t, "tcp") == 0) {
+        *out = t[0] == 's' ? ST_TP_SHM : ST_TP_TCP;
+        return STITCH_OK;
+    }
+    snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, shm or tcp", t);
+    return STITCH_ERR_CONFIG;
+}
+
+/* STITCH_SPIN_US: microseconds, 0 to 10 s; unset or empty is -1 (decided later from the ranks per core). */
+static stitch_status_t st_parse_spin(long *out, char *err, size_t errlen)
+{
+    const char *v = getenv("STITCH_SPIN_US");
+    char *end;
+    *out = -1;
+    if (!v || !*v)
+        return STITCH_OK;
+    errno = 0;
+    long us = strtol(v, &end, 10);
+    if (end == v || *end || errno || us < 0 || us > 10000000) {
+        snprintf(err, errlen, "STITCH_SPIN_US='%s': expected microseconds between 0 and 10000000", v);
+        return STITCH_ERR_CONFIG;
+    }
+    *out = us;
+    return STITCH_OK;
+}
+
+/* The process-mode tunables; unset strings are NULL. */
+static stitch_status_t st_load_proc(st_settings *out, char *err, size_t errlen)
+{
+    stitch_status_t st = st_parse_transport(&out->transport, err, errlen);
+    if (st == STITCH_OK)
+        st = st_parse_pow2("STITCH_SHM_RING_BYTES", (size_t)4 << 20, &out->shm_ring_bytes, err, errlen);
+    if (st == STITCH_OK)
+        st = st_parse_pow2("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &out->tcp_ring_bytes, err, errlen);
+    if (st == STITCH_OK)
+        st = st_parse_spin(&out->spin_us, err, errlen);
+    const char *ifname = getenv("STITCH_SOCKET_IFNAME"), *secret = getenv("STITCH_SECRET");
+    out->socket_ifname = ifname && *ifname ? ifname : NULL;
+    out->secret = secret && *secret ? secret : NULL;
+    return st;
+}
+
+int st_debug(void)
+{
+    const char *v = getenv("STITCH_DEBUG");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
 {
     const char *env = getenv("STITCH_ALGO");
@@ -205,5 +296,5 @@ stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out
         return st;
     out->groups = config && config->groups ? config->groups : getenv("STITCH_GROUPS");
     out->groups_source = config && config->groups ? "config->groups" : "STITCH_GROUPS";
-    return STITCH_OK;
+    return st_load_proc(out, err, errlen);
 }

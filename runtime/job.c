@@ -64,6 +64,21 @@ int st_job_set_groups(st_job *job, int ngroups, const int *sizes)
     return 0;
 }
 
+int st_job_set_groups_by_key(st_job *job, int p, const uint64_t *key)
+{
+    size_t n = (size_t)p;
+    int32_t *m = malloc(sizeof *m * (4 * n + 1));
+    st_topo t;
+    if (!m || st_topo_by_key(&t, p, key, m, m + n + 1, m + 2 * n + 1, m + 3 * n + 1) < 0) {
+        free(m);
+        return -1;
+    }
+    free(job->topo_mem);
+    job->topo_mem = m;
+    job->topo = t.ngroups > 1 ? t : (st_topo){0}; /* one group is no grouping: as without groups */
+    return 0;
+}
+
 static long st_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
     return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);

@@ -1,14 +1,13 @@
 /* proc.c - process-mode communicators: transports per peer, shm segments, control channels, waiting (proc.h).
  *
- * Tunables of process mode (read here, next to what they tune; the thread-mode ones stay in config.c):
- *   STITCH_TRANSPORT        auto | shm | tcp: auto uses shm between ranks of one host, tcp across hosts    auto
- *   STITCH_SHM_RING_BYTES   bytes of each shm ring (one per ordered pair of ranks on a host), power of 2   4M
- *   STITCH_TCP_RING_BYTES   bytes of each tcp receive staging ring, power of 2                              4M
- *   STITCH_SOCKET_IFNAME    interfaces to use ("eth0", "eth,ib", "^docker,lo" to exclude) (bootstrap.c)
- *   STITCH_SPIN_US          microseconds a waiting rank polls before it sleeps on the doorbell; default 50,
- *                           and 1000 when the host runs more ranks of the communicator than it has cores:
- *                           such a rank yields the core after every fruitless poll, so the peer it waits
- *                           for (often on the same core) runs at once instead of after a futex round trip   50
+ * Tunables of process mode (STITCH_TRANSPORT, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_SPIN_US,
+ * STITCH_SOCKET_IFNAME, STITCH_SECRET) are read and checked by config.c with the others and arrive here in
+ * st_settings. STITCH_SPIN_US unset means 50 us, or 1000 us when the host runs more ranks of the communicator
+ * than it has cores: such a rank yields the core after every fruitless poll, so the peer it waits for (often on
+ * the same core) runs at once instead of after a futex round trip.
+ *
+ * Groups. Topology-aware algorithms see the ranks of each host as a group, whatever their rank order, unless
+ * STITCH_GROUPS / stitch_config_t.groups say otherwise (placement.c, after the bootstrap).
  *
  * Shared memory. Each rank creates one segment holding its doorbell and one ring per other rank of its host
  * (the rings it receives from), all ranks map every segment of their host, a barrier, and every rank unlinks
@@ -31,72 +30,16 @@
 
 #include "comm.h"
 #include "config.h"
+#include "placement.h"
 #include "proc.h"
 #include "registry.h"
 
 #define ST_CTRL_MAGIC 0x53544331u /* "STC1" */
 enum { ST_CTRL_ABORT = 2, ST_CTRL_BYE = 3 };
-enum { ST_TP_AUTO, ST_TP_SHM, ST_TP_TCP };
 
 typedef struct st_ctrl_hdr {
     uint32_t magic, kind, len, pad;
 } st_ctrl_hdr;
-
-typedef struct st_proc_settings {
-    int transport;
-    size_t shm_ring, tcp_ring;
-    long spin_us; /* -1: not set, decided from the ranks per core */
-} st_proc_settings;
-
-static int st_pow2_env(const char *name, size_t def, size_t *out, char *err, size_t errlen)
-{
-    const char *v = getenv(name);
-    char *end;
-    *out = def;
-    if (!v || !*v)
-        return 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        n <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        n <<= 20, end++;
-    if (*end || n < 4096 || n > (1ull << 30) || (n & (n - 1))) {
-        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
-        return -1;
-    }
-    *out = (size_t)n;
-    return 0;
-}
-
-static int st_proc_settings_load(st_proc_settings *s, char *err, size_t errlen)
-{
-    const char *t = getenv("STITCH_TRANSPORT");
-    s->transport = ST_TP_AUTO;
-    if (t && *t && strcmp(t, "auto") != 0) {
-        if (strcmp(t, "shm") == 0)
-            s->transport = ST_TP_SHM;
-        else if (strcmp(t, "tcp") == 0)
-            s->transport = ST_TP_TCP;
-        else {
-            snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, shm or tcp", t);
-            return -1;
-        }
-    }
-    if (st_pow2_env("STITCH_SHM_RING_BYTES", (size_t)4 << 20, &s->shm_ring, err, errlen) != 0 ||
-        st_pow2_env("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &s->tcp_ring, err, errlen) != 0)
-        return -1;
-    const char *v = getenv("STITCH_SPIN_US");
-    char *end;
-    s->spin_us = -1;
-    if (v && *v) {
-        s->spin_us = strtol(v, &end, 10);
-        if (*end || s->spin_us < 0 || s->spin_us > 10000000) {
-            snprintf(err, errlen, "STITCH_SPIN_US='%s': expected microseconds between 0 and 10000000", v);
-            return -1;
-        }
-    }
-    return 0;
-}
 
 /* ---- choosing transports ---------------------------------------------------------------------------------- */
 
@@ -107,7 +50,7 @@ static int st_same_host(const st_boot *b, int peer)
 
 static int st_need_data(const st_boot *b, int peer, void *arg)
 {
-    const st_proc_settings *s = arg;
+    const st_settings *s = arg;
     return s->transport == ST_TP_TCP || !st_same_host(b, peer);
 }
 
@@ -191,8 +134,7 @@ static int st_local_count(const st_boot *b)
 
 /* Create mine, barrier, map theirs, barrier, unlink mine. Every rank takes part in both barriers (they run over
  * all ranks), whether or not it has a peer on its host. */
-static stitch_status_t st_shm_setup(st_proc *pr, const st_proc_settings *s, int timeout_ms, char *err,
-                                    size_t errlen)
+static stitch_status_t st_shm_setup(st_proc *pr, const st_settings *s, int timeout_ms, char *err, size_t errlen)
 {
     st_boot *b = &pr->boot;
     char name[96] = "", why[256];
@@ -232,14 +174,14 @@ static stitch_status_t st_shm_setup(st_proc *pr, const st_proc_settings *s, int 
 
 /* ---- the communicator ------------------------------------------------------------------------------------- */
 
-static stitch_status_t st_make_tps(st_proc *pr, const st_proc_settings *s, char *err, size_t errlen)
+static stitch_status_t st_make_tps(st_proc *pr, const st_settings *s, char *err, size_t errlen)
 {
     st_boot *b = &pr->boot;
     for (int j = 0; j < b->size; j++) {
         if (j == b->rank)
             continue;
         if (b->data[j] >= 0) {
-            pr->tp[j] = st_tp_tcp_new(b->data[j], j, s->tcp_ring);
+            pr->tp[j] = st_tp_tcp_new(b->data[j], j, s->tcp_ring_bytes);
             b->data[j] = -1; /* owned by the transport now, closed by it even on failure */
             pr->ntcp++;
         } else {
@@ -284,22 +226,21 @@ static void st_proc_release(st_proc *pr)
     free(pr);
 }
 
-static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, int timeout_ms, char *err, size_t errlen)
+static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, const st_settings *s, uint64_t tag,
+                                       int timeout_ms, char *err, size_t errlen)
 {
-    st_proc_settings s;
-    if (st_proc_settings_load(&s, err, errlen) != 0)
-        return STITCH_ERR_CONFIG;
-    pr->ring_bytes = s.shm_ring;
-    stitch_status_t st = st_boot_run(env, timeout_ms, st_need_data, &s, &pr->boot, err, errlen);
+    st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_need_data, (void *)s};
+    pr->ring_bytes = s->shm_ring_bytes;
+    stitch_status_t st = st_boot_run(env, &o, &pr->boot, err, errlen);
     if (st == STITCH_OK)
-        st = st_shm_setup(pr, &s, timeout_ms, err, errlen);
+        st = st_shm_setup(pr, s, timeout_ms, err, errlen);
     if (st == STITCH_OK)
-        st = st_make_tps(pr, &s, err, errlen);
+        st = st_make_tps(pr, s, err, errlen);
     if (st == STITCH_OK) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         pr->nlocal = st_local_count(&pr->boot);
         pr->oversubscribed = cores > 0 && pr->nlocal > cores;
-        pr->spin_ns = 1000 * (s.spin_us >= 0 ? s.spin_us : pr->oversubscribed ? 1000 : 50);
+        pr->spin_ns = 1000 * (s->spin_us >= 0 ? s->spin_us : pr->oversubscribed ? 1000 : 50);
     }
     if (st == STITCH_OK && st_debug())
         fprintf(stderr, "stitch: rank %d of %d on %s (pid %u): %d peers over shm, %d over tcp; %d ranks on this host, "
@@ -314,7 +255,7 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     if (!comm)
         return NULL;
     comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
-    comm->job = st_job_new(1); /* only its abort flag and reason are used in process mode */
+    comm->job = st_job_new(1); /* in process mode only its abort flag, reason and groups (topo) are used */
     comm->proc = calloc(1, sizeof *comm->proc);
     if (!comm->cache || !comm->job || !comm->proc || st_proc_alloc(comm->proc, env->size) != 0) {
         if (comm->proc)
@@ -332,6 +273,18 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     comm->oneshot_max = s->oneshot_max;
     comm->proc->rank = env->rank, comm->proc->size = env->size;
     return comm;
+}
+
+/* Bootstrap, transports, then the groups from the table everyone now holds. */
+static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env, const st_settings *s,
+                                    st_placement *pl, char *err, size_t errlen)
+{
+    int boot_ms = s->timeout_ms < 0 ? -1 : s->timeout_ms;
+    st_boot_env e = *env;
+    if (s->secret) /* STITCH_SECRET over the launcher's job id or the unique id's secret */
+        snprintf(e.secret, sizeof e.secret, "%s", s->secret);
+    stitch_status_t st = st_proc_connect(comm->proc, &e, s, pl->tag, boot_ms, err, errlen);
+    return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, comm->job, err, errlen) : st;
 }
 
 stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
@@ -352,8 +305,11 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
         snprintf(err, errlen, "stitch_comm_init_rank: out of memory");
         return STITCH_ERR_NO_MEMORY;
     }
-    int boot_ms = s.timeout_ms < 0 ? -1 : s.timeout_ms;
-    if ((st = st_proc_connect(comm->proc, env, boot_ms, why, sizeof why)) != STITCH_OK) {
+    st_placement pl;
+    if ((st = st_placement_init(&pl, &s, env->size, why, sizeof why)) == STITCH_OK)
+        st = st_proc_join(comm, env, &s, &pl, why, sizeof why);
+    st_placement_free(&pl);
+    if (st != STITCH_OK) {
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
         stitch_comm_destroy(comm);
         return st;

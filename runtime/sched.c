@@ -293,6 +293,57 @@ int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *f
     return 0;
 }
 
+typedef struct st_keyed {
+    uint64_t key;
+    int32_t rank;
+} st_keyed;
+
+static int st_keyed_cmp(const void *a, const void *b)
+{
+    const st_keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Sorting (key, rank) finds each rank's lowest same-key rank in O(p log p): a host per rank at p = 65536 is
+ * possible, and a search among the groups found so far would be quadratic there. The lowest rank of each key
+ * lands in index_of for a moment; group ids are then handed out in rank order, so group g's lowest rank is below
+ * group g + 1's. */
+int st_topo_by_key(st_topo *t, int p, const uint64_t *key, int32_t *first, int32_t *members, int32_t *group_of,
+                   int32_t *index_of)
+{
+    st_keyed *k = malloc(sizeof *k * (size_t)p);
+    int32_t *fill = calloc((size_t)p, sizeof *fill);
+    if (!k || !fill) {
+        free(k);
+        free(fill);
+        return -1;
+    }
+    for (int r = 0; r < p; r++)
+        k[r] = (st_keyed){key[r], r};
+    qsort(k, (size_t)p, sizeof *k, st_keyed_cmp);
+    for (int i = 0; i < p; i++) /* lowest rank of the key */
+        index_of[k[i].rank] = i > 0 && k[i].key == k[i - 1].key ? index_of[k[i - 1].rank] : k[i].rank;
+    int ngroups = 0;
+    for (int r = 0; r < p; r++)
+        group_of[r] = index_of[r] == r ? ngroups++ : group_of[index_of[r]];
+    memset(first, 0, sizeof *first * (size_t)(ngroups + 1));
+    for (int r = 0; r < p; r++)
+        first[group_of[r] + 1]++;
+    for (int g = 0; g < ngroups; g++)
+        first[g + 1] += first[g];
+    for (int r = 0; r < p; r++) { /* members in rank order */
+        int g = group_of[r];
+        index_of[r] = fill[g]++;
+        members[first[g] + index_of[r]] = r;
+    }
+    free(k);
+    free(fill);
+    *t = (st_topo){ngroups, first, members, group_of, index_of};
+    return ngroups;
+}
+
 void st_unit_span(int nunits, int nblocks, size_t n, int u, size_t *off, size_t *len)
 {
     size_t per = (size_t)(nunits / nblocks), b = (size_t)u / per, j = (size_t)u % per;

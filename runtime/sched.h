@@ -81,6 +81,11 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
  * given sizes. Returns -1 when the sizes do not add up to p or a size is < 1. */
 int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *first, int32_t *members,
                     int32_t *group_of, int32_t *index_of);
+/* Fill `t` (arrays as for st_topo_uniform, `first` with room for p + 1) with one group per distinct key[r], e.g.
+ * the ranks' host ids: groups ordered by their lowest rank, members in rank order, so a group's ranks need not be
+ * consecutive (hosts A B A B A give {0, 2, 4}, {1, 3}). Returns the number of groups, -1 when out of memory. */
+int st_topo_by_key(st_topo *t, int p, const uint64_t *key, int32_t *first, int32_t *members, int32_t *group_of,
+                   int32_t *index_of);
 void st_sched_free(st_sched *s);
 
 /* Number of blocks of the collective's vector for p ranks: 1 for all_reduce, broadcast and reduce; p for

@@ -1,5 +1,5 @@
 # netns.cmake - process mode across two network namespaces joined by a shaped veth pair (tests/netns/run.sh):
-# 2 + 3 ranks, shm inside a namespace and tcp across. Root only: skipped (77) with the reason when not root,
+# 2 + 3 ranks (or the placement NETNS_PLACEMENT gives), shm inside a namespace and tcp across. Root only: skipped (77) with the reason when not root,
 # ip/tc are missing or namespaces cannot be created. Part of the default run (`make test` as root, .ci/run).
 set(NETNS_RUN ${CMAKE_CURRENT_SOURCE_DIR}/netns/run.sh)
 set(NETNS_PERF -d fp32 -o sum -b 8 -e 1M -f 4 -c 1 -w 1 --iters 3 --timeout 30)
@@ -7,5 +7,20 @@ add_test(NAME netns.ring.ifname COMMAND ${NETNS_RUN} $<TARGET_FILE:stitch-perf> 
 add_test(NAME netns.rhd.auto COMMAND ${NETNS_RUN} $<TARGET_FILE:stitch-perf> auto all_reduce -a rhd ${NETNS_PERF})
 add_test(NAME netns.reduce_scatter.auto
          COMMAND ${NETNS_RUN} $<TARGET_FILE:stitch-perf> auto reduce_scatter -a ring ${NETNS_PERF})
-set_tests_properties(netns.ring.ifname netns.rhd.auto netns.reduce_scatter.auto PROPERTIES
+# Pipeline on the groups process mode makes from the hosts (placement.c): one group per namespace. Pipeline needs
+# groups of equal size, so 6 ranks: 3 + 3 by slot, then interleaved (NETNS_PLACEMENT, one namespace letter per
+# rank), where a group's ranks are not consecutive ({0,2,4} {1,3,5}; {0,3,5} {1,2,4}).
+set(NETNS_PIPELINE_TESTS)
+foreach(run "AAABBB all_reduce bySlot" "ABABAB all_reduce interleaved" "ABABAB all_gather interleaved"
+            "ABBABA reduce_scatter interleaved")
+  separate_arguments(run)
+  list(GET run 0 placement)
+  list(GET run 1 coll)
+  list(GET run 2 tag)
+  set(name netns.pipeline.${coll}.${tag})
+  add_test(NAME ${name} COMMAND ${NETNS_RUN} $<TARGET_FILE:stitch-perf> auto ${coll} -a pipeline ${NETNS_PERF})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT NETNS_PLACEMENT=${placement})
+  list(APPEND NETNS_PIPELINE_TESTS ${name})
+endforeach()
+set_tests_properties(netns.ring.ifname netns.rhd.auto netns.reduce_scatter.auto ${NETNS_PIPELINE_TESTS} PROPERTIES
                      TIMEOUT 120 LABELS "netns;proc" SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

@@ -6,7 +6,7 @@ add_executable(test_proc ${PROC_TESTS}/test_proc.c)
 target_link_libraries(test_proc PRIVATE stitch)
 target_compile_options(test_proc PRIVATE -UNDEBUG)
 
-foreach(sc shm tcp odd kill mismatch abort)
+foreach(sc shm tcp odd kill mismatch abort groups)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

@@ -942,6 +942,16 @@ static void *rank_thread(void *arg)
 
 /* ---- main ----------------------------------------------------------------------------------------------------- */
 
+/* Launcher mode: the groups the library made (hosts, unless --groups or $STITCH_GROUPS), as their sizes. */
+static void print_groups(const struct bench *b)
+{
+    int sizes[MAX_RANKS], n = stitch_comm_groups(b->comms[b->me], sizes, MAX_RANKS);
+    printf("# root: %d groups: %d (%s), sizes", b->o.root, n, b->o.groups ? "--groups" : "by host or $STITCH_GROUPS");
+    for (int g = 0; g < n && g < MAX_RANKS; g++)
+        printf("%s%d", g ? "," : " ", sizes[g]);
+    printf("\n");
+}
+
 static void print_header(const struct bench *b)
 {
     const struct opts *o = &b->o;
@@ -951,7 +961,9 @@ static void print_header(const struct bench *b)
            b->proc ? 1 : o->nranks, o->nranks, b->proc ? "processes, one per rank" : "threads of one process",
            stitch_comm_algorithm(b->comms[b->me], o->coll), stitch_dtype_name(o->dtype),
            reduces(o->coll) ? stitch_op_name(o->op) : "none", o->inplace);
-    if (st_rooted(o->coll) || o->groups)
+    if (b->proc)
+        print_groups(b);
+    else if (st_rooted(o->coll) || o->groups)
         printf("# root: %d groups: %s\n", o->root, o->groups ? o->groups : "$STITCH_GROUPS or one");
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
            o->maxbytes, o->factor, o->warmup, o->iters, o->check);

@@ -78,7 +78,8 @@ typedef struct stitch_config {
                         * above; the others ring, or the catalogue's first where there is no ring) */
     int timeout_ms;    /* per collective; 0: $STITCH_TIMEOUT (seconds), else 300 s; < 0 waits forever */
     const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
-                         * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group */
+                         * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group
+                         * (process mode: one group per host, whatever the ranks' order) */
 } stitch_config_t;
 
 #define STITCH_CONFIG_INIT {NULL, 0, NULL}
@@ -92,6 +93,11 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm);
 
 int stitch_comm_rank(const stitch_comm_t *comm);
 int stitch_comm_size(const stitch_comm_t *comm);
+
+/* The groups topology-aware algorithms (pipeline) see: STITCH_GROUPS / stitch_config_t.groups, else in process
+ * mode one group per host. Returns the number of groups (1: not grouped; -1: comm is NULL) and writes the first
+ * `max` group sizes, in group order, to sizes (may be NULL when max is 0). */
+int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max);
 
 /* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT); "auto" restores the choice by
  * size. Every rank must make the same
@@ -144,7 +150,8 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
  * MPI, MPICH Hydra, Slurm, torchrun, or STITCH_RANK/STITCH_SIZE/STITCH_ROOT=host:port, in that order);
  * stitch_launcher names the launcher found ("openmpi", ...) or returns NULL. Both block until every rank has
  * joined or the timeout passes. Environment: STITCH_TRANSPORT=auto|shm|tcp, STITCH_SOCKET_IFNAME, STITCH_SECRET,
- * STITCH_ROOT, STITCH_DEBUG (see runtime/bootstrap.c and runtime/proc.c). */
+ * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/config.c lists them all),
+ * STITCH_ROOT (runtime/bootstrap.c). */
 typedef struct stitch_unique_id {
     char internal[128];
 } stitch_unique_id_t;

@@ -1,6 +1,6 @@
 /* test_proc.c - process-mode communicators: ranks are forked processes of this test, joined by a unique id.
  *
- *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch foreign abort (default: all)
+ *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups (default: all)
  *
  * Every scenario forks its ranks, bounds the whole run with a deadline (children that outlive it are killed
  * and the scenario fails), and checks exit codes and the error text each rank reports through a pipe. The
@@ -26,6 +26,7 @@
 typedef struct run {
     int n;
     pid_t pid[MAXR];
+    pid_t rank0;        /* rank 0's pid, kept after reaping: it names the run's shm segments */
     int fd[MAXR];       /* read end: the child's report */
     int status[MAXR];
     char text[MAXR][2048];
@@ -52,6 +53,8 @@ static void say(int out, const char *fmt, ...)
         _exit(9);
 }
 
+static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
+
 /* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
 static void spawn(run *r, int n, rank_fn fn, const char *transport)
 {
@@ -73,6 +76,8 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
             close(p[0]);
             if (transport)
                 setenv("STITCH_TRANSPORT", transport, 1);
+            if (groups_of_rank[i])
+                setenv("STITCH_GROUPS", groups_of_rank[i], 1);
             stitch_comm_t *comm = NULL;
             char err[1024] = "";
             stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, NULL, err, sizeof err);
@@ -86,6 +91,8 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
         }
         close(p[1]);
         r->pid[i] = pid, r->fd[i] = p[0];
+        if (i == 0)
+            r->rank0 = pid;
     }
 }
 
@@ -231,13 +238,17 @@ static int body_abort(stitch_comm_t *comm, int rank, int n, int out)
 
 /* ---- scenarios -------------------------------------------------------------------------------------------- */
 
-static int shm_leftovers(void)
+/* The run's segments left in /dev/shm: "stitch-<key>-<rank 0's pid>-<rank>" (proc.c). Only this run's count:
+ * other jobs on the machine (other test runs) may hold segments of their own at this moment. */
+static int shm_leftovers(const run *r)
 {
     DIR *d = opendir("/dev/shm");
     struct dirent *e;
+    char mine[32];
     int n = 0;
+    snprintf(mine, sizeof mine, "-%d-", (int)r->rank0);
     while (d && (e = readdir(d)))
-        n += strncmp(e->d_name, "stitch-", 7) == 0;
+        n += strncmp(e->d_name, "stitch-", 7) == 0 && strstr(e->d_name, mine) != NULL;
     if (d)
         closedir(d);
     return n;
@@ -259,12 +270,54 @@ static int sc_data(int n, const char *transport)
     run r;
     spawn(&r, n, body_data, transport);
     reap(&r, DEADLINE_S);
-    return all_ok(&r, transport) && shm_leftovers() == 0;
+    int left = shm_leftovers(&r);
+    if (left)
+        printf("# %s: %d shm segments of this run left in /dev/shm\n", transport ? transport : "auto", left);
+    return all_ok(&r, transport) && left == 0;
 }
 
 static int sc_shm(void) { return sc_data(4, "shm"); }
 static int sc_tcp(void) { return sc_data(3, "tcp"); }
 static int sc_odd(void) { return sc_data(5, NULL); }
+
+/* Process mode honours STITCH_GROUPS (pipeline on 2 groups of 2 consecutive ranks, data checked), and ranks given
+ * different groups fail init, every one, naming the disagreement instead of running different schedules. */
+static int body_pipeline(stitch_comm_t *comm, int rank, int n, int out)
+{
+    int sizes[4], ng = stitch_comm_groups(comm, sizes, 4), bad = ng != 2 || sizes[0] != 2 || sizes[1] != 2;
+    if (bad)
+        say(out, "rank %d: stitch_comm_groups gave %d groups\n", rank, ng);
+    if (!bad && stitch_comm_set_algorithm(comm, STITCH_COLL_COUNT, "pipeline") != STITCH_OK)
+        bad = 1, say(out, "rank %d: %s\n", rank, stitch_comm_last_error(comm));
+    for (int coll = 0; coll < 3 && !bad; coll++)
+        bad = check_coll(comm, rank, n, out, (stitch_coll_t)coll, 1000);
+    return bad;
+}
+
+static int sc_groups(void)
+{
+    run r;
+    int ok = 1, named = 0;
+    for (int i = 0; i < 4; i++)
+        groups_of_rank[i] = "2x2";
+    spawn(&r, 4, body_pipeline, NULL);
+    reap(&r, DEADLINE_S);
+    ok &= all_ok(&r, "groups 2x2");
+    groups_of_rank[3] = "1,3";
+    setenv("STITCH_TIMEOUT", "10", 1);
+    spawn(&r, 4, body_pipeline, NULL);
+    reap(&r, 20);
+    unsetenv("STITCH_TIMEOUT");
+    for (int i = 0; i < 4; i++) {
+        groups_of_rank[i] = NULL;
+        named += r.status[i] == 2 && strstr(r.text[i], "ranks disagree on the groups") != NULL &&
+                 strstr(r.text[i], i == 3 ? "rank 3 has groups from STITCH_GROUPS='1,3'" : "but rank 3 has groups "
+                                            "from a different STITCH_GROUPS") != NULL;
+    }
+    printf("# groups: 2x2 on every rank %s; 1,3 on rank 3: %d of 4 ranks failed init naming it; rank 0 said: %s",
+           ok ? "passed" : "failed", named, r.text[0]);
+    return ok && named == 4;
+}
 
 static int sc_kill(void)
 {
@@ -277,7 +330,7 @@ static int sc_kill(void)
     reap(&r, 10);
     double took = now() - t0;
     unsetenv("STITCH_TIMEOUT");
-    int ok = took < 6.0 && shm_leftovers() == 0;
+    int ok = took < 6.0 && shm_leftovers(&r) == 0;
     for (int i = 0; i < 4; i++) {
         if (i == 2)
             continue;
@@ -288,7 +341,7 @@ static int sc_kill(void)
         }
     }
     printf("# kill: survivors done %.3f s after the kill; /dev/shm stitch entries: %d; rank 0 said: %s", took,
-           shm_leftovers(), r.text[0]);
+           shm_leftovers(&r), r.text[0]);
     return ok;
 }
 
@@ -328,7 +381,7 @@ static const struct {
     int (*fn)(void);
 } scenarios[] = {
     {"shm", sc_shm}, {"tcp", sc_tcp}, {"odd", sc_odd}, {"kill", sc_kill}, {"mismatch", sc_mismatch},
-    {"abort", sc_abort},
+    {"abort", sc_abort}, {"groups", sc_groups},
 };
 
 int main(int argc, char **argv)

@@ -260,6 +260,16 @@ static const env_case env_cases[] = {
     {"STITCH_ONESHOT_BYTES", "-1", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES='-1': expected bytes between 0 and 1G"},
     {"STITCH_ONESHOT_BYTES", "16k", STITCH_OK, ""},
     {"STITCH_ALGO", "auto", STITCH_OK, ""},
+    /* process-mode tunables: checked by every communicator's settings (config.c), used by process mode */
+    {"STITCH_TRANSPORT", "ib", STITCH_ERR_CONFIG, "STITCH_TRANSPORT='ib': expected auto, shm or tcp"},
+    {"STITCH_TRANSPORT", "tcp", STITCH_OK, ""},
+    {"STITCH_SHM_RING_BYTES", "3000", STITCH_ERR_CONFIG,
+     "STITCH_SHM_RING_BYTES='3000': expected a power of two between 4096 and 1G (suffix k or m)"},
+    {"STITCH_TCP_RING_BYTES", "96k", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES='96k': expected a power of two"},
+    {"STITCH_TCP_RING_BYTES", "64k", STITCH_OK, ""},
+    {"STITCH_SPIN_US", "-5", STITCH_ERR_CONFIG, "STITCH_SPIN_US='-5': expected microseconds between 0 and 10000000"},
+    {"STITCH_SPIN_US", "10us", STITCH_ERR_CONFIG, "STITCH_SPIN_US='10us'"},
+    {"STITCH_SPIN_US", "0", STITCH_OK, ""},
 };
 
 static void test_environment(void)
