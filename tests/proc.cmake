@@ -49,3 +49,11 @@ foreach(sc np1 np2 np3 np4 np5 tcp det mismatch)
 endforeach()
 add_test(NAME proc.colls.full COMMAND test_proc_colls full)
 set_tests_properties(proc.colls.full PROPERTIES TIMEOUT 3600 LABELS "proc;long" RUN_SERIAL TRUE)
+
+# stitch-perf under mpirun for the collectives beyond all_reduce, rooted ones at a root other than 0.
+set(PROC_PERF_SMALL -b 8 -e 256K -f 8 -c 1 -w 1 --iters 2 --timeout 60)
+foreach(coll reduce_scatter all_gather broadcast reduce scatter gather all_to_all all_to_all_v)
+  add_test(NAME proc.mpirun.np3.${coll} COMMAND ${PROC_LAUNCH} mpirun 3 -- $<TARGET_FILE:stitch-perf> ${coll} -r 2
+           ${PROC_PERF_SMALL})
+  set_tests_properties(proc.mpirun.np3.${coll} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()
