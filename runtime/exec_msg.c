@@ -1,22 +1,50 @@
 /* exec_msg.c - the executor of process mode: one rank runs its plan of a schedule over message transports.
  *
- * Model. As in exec.c every rank keeps the whole vector in a work buffer (all_reduce and all_gather: recvbuf,
- * the input copied in first when out of place; reduce_scatter: a scratch of p * count). A transfer (src, dst,
- * units, copy|reduce) at step s is a message from src to dst: a 64-byte header, then the units' elements in run
- * order, padded to 64 bytes (small ones staged and sent in one piece, below). The receiver applies it in schedule order, straight out of the transport's buffer
- * (shm ring or tcp staging ring), piece by piece as bytes arrive, so transfer and reduction overlap and no
- * scratch copy is made. Within one step a rank pushes all its sends and applies all its receives concurrently
- * (a busy peer never blocks us: each pair is an ordered stream with its own buffer); the step ends when both
- * are done. The schedule guarantees (st_exec_prepare_entry) that a step never receives into a unit it sends.
+ * Model. As in exec.c every rank sees the collective's vector as `nblocks` blocks and keeps the blocks it holds
+ * somewhere; in process mode no peer reads my memory, so the layout may copy inputs where thread mode reads them
+ * lazily (copying at the start of the call is simpler, and its cost is one pass over my input):
+ *   all_reduce, all_gather, broadcast     recvbuf, my input copied in first when out of place (broadcast: root)
+ *   reduce_scatter                        a scratch of p blocks holding a copy of sendbuf; my block to recvbuf at
+ *                                         the end
+ *   reduce                                root: recvbuf, its input copied in; others: a scratch holding a copy of
+ *                                         sendbuf when the plan receives into it, else sendbuf itself (only read)
+ *   scatter                               root: its sendbuf (only read), its own block copied out at the end;
+ *                                         others: recvbuf for their own block, a scratch of p blocks for the rest
+ *                                         (only when the plan receives into it)
+ *   gather                                root: recvbuf, its own block copied in; others: sendbuf for their own
+ *                                         block (only read), a scratch for the rest (when the plan receives into it)
+ *   all_to_all(_v)                        block (me, j) in sendbuf, block (i, me) in recvbuf, (me, me) copied before
+ *                                         the first step; other blocks have no storage (exec.c checks the plan)
+ * A transfer (src, dst, units, copy|reduce) at step s is a message from src to dst: a 64-byte header, then the
+ * source units' elements in order, padded to 64 bytes (small ones staged and sent in one piece, below). The
+ * receiver applies it in schedule order, straight out of the transport's buffer (shm ring or tcp staging ring),
+ * piece by piece as bytes arrive, so transfer and reduction overlap and no scratch copy is made. Within one step a
+ * rank pushes all its sends and applies all its receives concurrently (a busy peer never blocks us: each pair is
+ * an ordered stream with its own buffer); the step ends when both are done. The schedule guarantees
+ * (st_exec_prepare_entry) that a step never receives into a unit it sends.
+ *
+ * Scratch units and `at`, as in exec.c. Units nunits .. nunits + nscratch - 1 are slots in a per-communicator
+ * area (comm->units), each as large as the largest unit of the segment. A transfer carries its source units' data
+ * in order and the receiver writes it into the destination units pairwise; a pair moves the vector unit's length
+ * when one side is a slot, the slot's between slots (st_pair). Both sides compute the same lengths: they depend
+ * on the schedule and the call only (all_to_all_v, whose blocks have per-pair lengths, has no scratch units). A
+ * local transfer with `at` (src == dst == me) is a real copy or reduce within my storage, applied in schedule order
+ * with my receives, so results are bit-identical with thread mode.
  *
  * Segments. A vector larger than the segment size runs the whole schedule once per segment, as in exec.c; the
  * messages of segment k + 1 follow those of segment k on each stream, so a fast peer runs ahead into the next
- * segment while a slow one is still reducing (pipelining limited only by the ring sizes).
+ * segment while a slow one is still reducing (pipelining limited only by the ring sizes). all_to_all_v runs as one
+ * segment: its blocks differ in length.
  *
  * Fingerprints. Every header carries the call's fingerprint (call number, collective, algorithm, count, dtype,
  * op, root) and the global step; the receiver checks it before applying anything, so ranks that disagree fail
  * with a message naming both sides' values. Because each pair's messages come in schedule order, a header that
- * does not match is always a real disagreement, never a reordering.
+ * does not match is always a real disagreement, never a reordering. Ranks that disagree on the root of a rooted
+ * collective run different schedules, where a rank may wait for a message its peer never sends (a gather's two
+ * would-be roots only receive): so a rooted call starts with a hello, a bare header from every rank to the next
+ * (rank + 1 mod p), checked before the first step's receives. If any two ranks disagree, two neighbours do, and
+ * the one that notices aborts the others. all_to_all_v's counts are not in the fingerprint: a receiver compares
+ * the payload bytes of a header with its recvcounts and names both sides' counts when they differ.
  *
  * Small messages. What a small message costs is synchronisation, not bytes: every transport send publishes a
  * head and rings a doorbell, every consume publishes a tail and rings one back, and each is a cache line that
@@ -33,6 +61,7 @@
  * at once. The clock is read every 16th poll only. 8 ranks on 2 cores still progress.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,19 +92,29 @@ _Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: payloads
 
 static const char st_zeros[64];
 
+/* The step number in the header of a rooted call's hello (see the top of this file). */
+#define ST_HELLO_G UINT32_MAX
+
 /* A message whose padded payload is at most this many bytes is staged whole (header, payload, padding) at the
  * start of its step and handed to the transport in one send: one ring update and one doorbell instead of three,
  * which is most of the cost of a small message (the copy of a few hundred bytes is not). */
 #define ST_SMALL_BYTES 1024
 
-/* A send in progress: header, then units of the transfer, then padding; or, when small, the staged copy. */
+/* The pairs of units a transfer moves: its source unit su goes to its destination unit du (the same unit without
+ * `at`); sr and dr are their runs. `left` counts the pairs still to move, the current one included: 0 at the end. */
+typedef struct st_pcur {
+    int32_t sr, su, dr, du, left;
+} st_pcur;
+
+/* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
+ * copy. */
 typedef struct st_out {
     const st_xfer *x;
     st_msg_hdr hdr;
     size_t hdr_done;
     size_t staged;      /* bytes in stage (0: not staged); hdr_done counts what of it is sent */
-    int32_t run, unit;  /* cursor: run index and unit within it */
-    size_t unit_done;   /* bytes of the current unit's span already sent */
+    st_pcur at;         /* cursor: the pair being sent */
+    size_t unit_done;   /* bytes of the current pair already sent */
     size_t pad_left;
     int done;
     char stage[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
@@ -84,8 +123,9 @@ typedef struct st_out {
 /* The receive in progress. */
 typedef struct st_in {
     int32_t i;          /* position in plan.recvs; the step's end when done */
+    int hello;          /* a rooted call's hello from the previous rank is still to be checked */
     int have_hdr;
-    int32_t run, unit;
+    st_pcur at;
     size_t unit_done;
     size_t pad_left;
 } st_in;
@@ -97,10 +137,19 @@ typedef struct st_mctx {
     const st_entry *e;
     st_reduce_fn kernel;
     size_t esize;
-    char *work;
+    int me, p;
+    char *work;         /* block b at work + b * count (the layout at the top of this file); NULL: none used */
+    char *alt;          /* block alt_block lives here instead */
+    int alt_block;
+    int a2a;            /* all_to_all(_v): blocks in sendbuf (my row) and recvbuf (my column) */
+    char *units;        /* the slots of scratch units; NULL when the schedule has none */
+    size_t slot_stride; /* elements between slots: the largest unit of the first (largest) segment */
+    int nunits;         /* vector units; unit u >= nunits is slot u - nunits */
     int nblocks, units_per_block, nsteps;
     size_t seg, nseg;
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
+    int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
+    st_xfer hello_x;    /* the hello as a transfer without units */
     struct timespec deadline;
     st_out *outs;
     int nouts, nouts_cap;
@@ -149,7 +198,12 @@ static int st_hdr_field(const st_msg_hdr *h, int i, char *buf, size_t len)
     case 2: snprintf(buf, len, "count %llu", (unsigned long long)h->count); return 1;
     case 3: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)h->dtype)); return 1;
     case 4: snprintf(buf, len, "op %s", h->op < 0 ? "none" : stitch_op_name((stitch_op_t)h->op)); return 1;
-    case 5: snprintf(buf, len, "root %d", h->root); return 1;
+    case 5:
+        if (h->root < 0)
+            snprintf(buf, len, "no root");
+        else
+            snprintf(buf, len, "root %d", h->root);
+        return 1;
     case 6: snprintf(buf, len, "algorithm %s", st_algo_name(h->algo)); return 1; /* last: auto's choice follows the count */
     default: return 0;
     }
@@ -175,6 +229,10 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d has %s but rank %d has %s", lo ? me : src,
                         lo ? mine : theirs, lo ? src : me, lo ? theirs : mine);
     }
+    if (h->g == g && c->a->coll == STITCH_ALL_TO_ALL_V) /* the payload is the block q sends me, whole */
+        return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d expects %zu elements from rank %d (recvcounts[%d]) but "
+                        "rank %d sends it %llu (sendcounts[%d])", c->me, c->a->rcounts[src], src, src, src,
+                        (unsigned long long)(h->bytes / c->esize), c->me);
     if (h->g != g || h->bytes != bytes)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: message from rank %d is for step %u with %llu bytes, "
                         "expected step %u with %zu bytes", c->comm->rank, src, h->g, (unsigned long long)h->bytes,
@@ -182,42 +240,110 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
     return STITCH_OK;
 }
 
-/* ---- spans ------------------------------------------------------------------------------------------------ */
+/* ---- where units live ------------------------------------------------------------------------------------ */
 
-/* Elements of the work buffer that unit u covers in segment k (as exec.c's st_span). */
-static void st_mspan(const st_mctx *c, size_t k, int u, size_t *off, size_t *len)
+/* Where I keep block b (the layout at the top of this file); NULL where I keep it nowhere. */
+static char *st_block_ptr(const st_mctx *c, int b)
+{
+    const st_args *a = c->a;
+    size_t es = c->esize, n = a->count;
+    if (c->a2a) {
+        size_t i = (size_t)b / (size_t)c->p, j = (size_t)b % (size_t)c->p;
+        if (i == (size_t)c->me)
+            return (char *)a->send + (a->sdispls ? a->sdispls[j] : j * n) * es;
+        if (j == (size_t)c->me)
+            return (char *)a->recv + (a->rdispls ? a->rdispls[i] : i * n) * es;
+        return NULL;
+    }
+    if (c->alt && b == c->alt_block)
+        return c->alt;
+    return c->work ? c->work + (size_t)b * n * es : NULL;
+}
+
+/* Elements of a scratch unit's slot in segment k: the largest unit of the segment. */
+static size_t st_slot_len(const st_mctx *c, size_t k)
 {
     size_t n = c->a->count - k * c->seg;
     if (n > c->seg)
         n = c->seg;
-    size_t o;
-    st_unit_span(c->e->sched.nunits, c->nblocks, n, u, &o, len);
-    size_t b = (size_t)(u / c->units_per_block);
-    *off = b * c->a->count + k * c->seg + (o - b * n);
+    return (n + (size_t)c->units_per_block - 1) / (size_t)c->units_per_block;
+}
+
+/* Elements of unit u in segment k, and (vector units) its offset from its block's start (as exec.c's st_span).
+ * all_to_all_v's blocks have my counts: the blocks I touch are my row and my column. */
+static size_t st_unit_len(const st_mctx *c, size_t k, int u, size_t *off)
+{
+    size_t n = c->a->count - k * c->seg, o, len;
+    int b = u / c->units_per_block;
+    *off = 0;
+    if (u >= c->nunits)
+        return st_slot_len(c, k);
+    if (n > c->seg)
+        n = c->seg;
+    if (c->a->coll == STITCH_ALL_TO_ALL_V)
+        n = b / c->p == c->me ? c->a->scounts[b % c->p] : b % c->p == c->me ? c->a->rcounts[b / c->p] : 0;
+    st_unit_span(c->nunits, c->nblocks, n, u, &o, &len);
+    *off = o - (size_t)b * n + k * c->seg;
+    return len;
+}
+
+static char *st_unit_ptr(const st_mctx *c, int u, size_t off)
+{
+    if (u >= c->nunits)
+        return c->units + (size_t)(u - c->nunits) * c->slot_stride * c->esize;
+    char *base = st_block_ptr(c, u / c->units_per_block);
+    return base ? base + off * c->esize : NULL;
+}
+
+/* The current pair of a cursor in segment k: its length in elements (exec.c's st_pair_len: the vector unit's when
+ * one side is a slot, the slot's between slots) and where it lies in my storage, on the destination side when
+ * receiving or the source side when sending. Both ends compute the same length. */
+static char *st_pair(const st_mctx *c, size_t k, const st_pcur *pc, int dst_side, size_t *len)
+{
+    size_t soff, doff, slen = st_unit_len(c, k, pc->su, &soff), dlen = st_unit_len(c, k, pc->du, &doff);
+    int svec = pc->su < c->nunits, dvec = pc->du < c->nunits;
+    *len = svec && dvec ? (slen < dlen ? slen : dlen) : svec ? slen : dlen;
+    return dst_side ? st_unit_ptr(c, pc->du, doff) : st_unit_ptr(c, pc->su, soff);
+}
+
+static void st_pcur_settle(const st_run *runs, int32_t *r, int32_t *u)
+{
+    while (*u >= runs[*r].start + runs[*r].len)
+        *u = runs[++*r].start;
+}
+
+static void st_pairs_begin(const st_mctx *c, const st_xfer *x, st_pcur *pc)
+{
+    const st_run *runs = c->e->sched.runs;
+    *pc = (st_pcur){x->run0, 0, x->drun0, 0, x->nunits};
+    if (pc->left == 0)
+        return;
+    pc->su = runs[x->run0].start, pc->du = runs[x->drun0].start;
+    st_pcur_settle(runs, &pc->sr, &pc->su);
+    st_pcur_settle(runs, &pc->dr, &pc->du);
+}
+
+/* Move to the next pair; 0 past the last. */
+static int st_pairs_next(const st_mctx *c, st_pcur *pc)
+{
+    const st_run *runs = c->e->sched.runs;
+    if (pc->left == 0 || --pc->left == 0)
+        return 0;
+    pc->su++, pc->du++;
+    st_pcur_settle(runs, &pc->sr, &pc->su);
+    st_pcur_settle(runs, &pc->dr, &pc->du);
+    return 1;
 }
 
 static size_t st_xfer_bytes(const st_mctx *c, const st_xfer *x, size_t k)
 {
-    size_t total = 0;
-    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
-        for (int32_t u = c->e->sched.runs[r].start; u < c->e->sched.runs[r].start + c->e->sched.runs[r].len; u++) {
-            size_t off, len;
-            st_mspan(c, k, u, &off, &len);
-            total += len;
-        }
+    size_t total = 0, len;
+    st_pcur pc;
+    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
+        st_pair(c, k, &pc, 0, &len);
+        total += len;
+    }
     return total * c->esize;
-}
-
-/* Advance a (run, unit) cursor of transfer x; 0 past the end. */
-static int st_next_unit(const st_mctx *c, const st_xfer *x, int32_t *run, int32_t *unit)
-{
-    const st_run *r = &c->e->sched.runs[*run];
-    if (++*unit < r->start + r->len)
-        return 1;
-    if (++*run >= x->run0 + x->nruns)
-        return 0;
-    *unit = c->e->sched.runs[*run].start;
-    return 1;
 }
 
 /* ---- sending ---------------------------------------------------------------------------------------------- */
@@ -227,7 +353,7 @@ static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t
     char why[256];
     ssize_t n = t->ops->send(t, (const char *)buf + *done, len - *done, why, sizeof why);
     if (n < 0) {
-        *st = st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->comm->rank, why);
+        *st = st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
         return 0;
     }
     *done += (size_t)n;
@@ -247,16 +373,15 @@ static stitch_status_t st_out_progress(st_mctx *c, st_out *o, size_t k, int *mov
     }
     if (o->hdr_done < sizeof o->hdr && !st_out_push(c, t, &o->hdr, sizeof o->hdr, &o->hdr_done, &st))
         goto out;
-    while (o->run >= 0) {
-        size_t off, len;
-        st_mspan(c, k, o->unit, &off, &len);
+    while (o->at.left) {
+        size_t len;
+        const char *src = st_pair(c, k, &o->at, 0, &len);
         len *= c->esize;
-        if (!st_out_push(c, t, c->work + off * c->esize, len, &o->unit_done, &st))
+        if (len && !st_out_push(c, t, src, len, &o->unit_done, &st))
             goto out;
         *moved = 1;
         o->unit_done = 0;
-        if (!st_next_unit(c, o->x, &o->run, &o->unit))
-            o->run = -1;
+        st_pairs_next(c, &o->at);
     }
     if (o->pad_left) {
         size_t done = 64 - o->pad_left;
@@ -296,24 +421,37 @@ static stitch_status_t st_sends_progress(st_mctx *c, size_t k, int *all_done, in
 static void st_stage(const st_mctx *c, st_out *o, size_t k)
 {
     char *p = o->stage;
+    size_t len;
     memcpy(p, &o->hdr, sizeof o->hdr);
     p += sizeof o->hdr;
-    for (int32_t r = o->run, u = o->unit; r >= 0;) {
-        size_t off, len;
-        st_mspan(c, k, u, &off, &len);
-        memcpy(p, c->work + off * c->esize, len * c->esize);
+    for (st_pcur pc = o->at; pc.left; st_pairs_next(c, &pc)) {
+        const char *src = st_pair(c, k, &pc, 0, &len);
+        if (len)
+            memcpy(p, src, len * c->esize);
         p += len * c->esize;
-        if (!st_next_unit(c, o->x, &r, &u))
-            r = -1;
     }
     memset(p, 0, o->pad_left);
     o->staged = (size_t)(p - o->stage) + o->pad_left;
 }
 
+static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, size_t k, uint32_t g)
+{
+    memset(o, 0, offsetof(st_out, stage));
+    o->x = x;
+    o->hdr = c->fp;
+    o->hdr.g = g;
+    o->hdr.bytes = st_xfer_bytes(c, x, k);
+    o->pad_left = (64 - o->hdr.bytes % 64) % 64;
+    st_pairs_begin(c, x, &o->at);
+    if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
+        st_stage(c, o, k);
+}
+
+/* The step's messages, in plan order (a rooted call's hello first, at the very first step). */
 static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
 {
     const st_plan *pl = &c->e->plan;
-    int n = pl->send_first[s + 1] - pl->send_first[s];
+    int hello = c->hello && k == 0 && s == 0, n = pl->send_first[s + 1] - pl->send_first[s] + hello;
     if (n > c->nouts_cap) {
         st_out *more = realloc(c->outs, sizeof *more * (size_t)n);
         if (!more)
@@ -321,30 +459,22 @@ static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
         c->outs = more, c->nouts_cap = n;
     }
     c->nouts = 0;
+    if (hello)
+        st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, k, ST_HELLO_G);
     for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
         const st_xfer *x = &c->e->sched.xfers[pl->sends[i]];
-        if (x->dst == c->comm->rank)
-            continue;
-        st_out *o = &c->outs[c->nouts++];
-        memset(o, 0, sizeof *o);
-        o->x = x;
-        o->hdr = c->fp;
-        o->hdr.g = (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s;
-        o->hdr.bytes = st_xfer_bytes(c, x, k);
-        o->pad_left = (64 - o->hdr.bytes % 64) % 64;
-        o->run = x->nruns > 0 ? x->run0 : -1;
-        o->unit = x->nruns > 0 ? c->e->sched.runs[x->run0].start : 0;
-        if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
-            st_stage(c, o, k);
+        if (x->dst != c->me) /* local transfers are applied with the receives */
+            st_out_begin(c, &c->outs[c->nouts++], x, k, (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s);
     }
     return STITCH_OK;
 }
 
 /* ---- receiving -------------------------------------------------------------------------------------------- */
 
-static void st_apply_bytes(st_mctx *c, const st_xfer *x, size_t off, const char *src, size_t n)
+static void st_apply_bytes(st_mctx *c, const st_xfer *x, char *dst, const char *src, size_t n)
 {
-    char *dst = c->work + off;
+    if (n == 0)
+        return;
     if (x->op == ST_X_COPY)
         memcpy(dst, src, n);
     else
@@ -354,96 +484,162 @@ static void st_apply_bytes(st_mctx *c, const st_xfer *x, size_t off, const char 
 /* Apply a message whose payload is wholly at src. */
 static void st_apply_whole(st_mctx *c, const st_xfer *x, size_t k, const char *src)
 {
-    for (int32_t r = x->nruns > 0 ? x->run0 : -1, u = x->nruns > 0 ? c->e->sched.runs[x->run0].start : 0; r >= 0;) {
-        size_t off, len;
-        st_mspan(c, k, u, &off, &len);
-        st_apply_bytes(c, x, off * c->esize, src, len * c->esize);
+    size_t len;
+    st_pcur pc;
+    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
+        char *dst = st_pair(c, k, &pc, 1, &len);
+        st_apply_bytes(c, x, dst, src, len * c->esize);
         src += len * c->esize;
-        if (!st_next_unit(c, x, &r, &u))
-            r = -1;
     }
+}
+
+/* A local transfer with `at`: my source units into my destination units, a real copy or reduce (the plan
+ * guarantees that no transfer of the step writes what it reads). */
+static void st_apply_local(st_mctx *c, const st_xfer *x, size_t k)
+{
+    size_t len;
+    st_pcur pc;
+    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
+        const char *src = st_pair(c, k, &pc, 0, &len);
+        st_apply_bytes(c, x, st_pair(c, k, &pc, 1, &len), src, len * c->esize);
+    }
+}
+
+/* The transport from `src`, peeked: *avail bytes at *p, or an error. */
+static stitch_status_t st_peek(st_mctx *c, int src, const void **p, size_t *avail)
+{
+    char why[256];
+    st_tp *t = c->pr->tp[src];
+    ssize_t n = t->ops->peek(t, p, why, sizeof why);
+    *avail = 0;
+    if (n >= 0) {
+        *avail = (size_t)n;
+        return STITCH_OK;
+    }
+    if (st_proc_poll_ctrl(c->pr, 0) != 0) /* a peer's abort explains a closed stream better */
+        return st_aborted(c);
+    return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
+}
+
+/* A rooted call's hello from the previous rank: a bare header, checked (root included) before anything else. */
+static stitch_status_t st_hello_progress(st_mctx *c, int *moved)
+{
+    int prev = (c->me + c->p - 1) % c->p;
+    const void *p;
+    size_t avail;
+    st_msg_hdr h;
+    c->wait_peer = prev;
+    stitch_status_t st = st_peek(c, prev, &p, &avail);
+    if (st != STITCH_OK || avail < sizeof h)
+        return st;
+    memcpy(&h, p, sizeof h);
+    if ((st = st_check_hdr(c, &h, prev, ST_HELLO_G, 0)) != STITCH_OK)
+        return st;
+    c->pr->tp[prev]->ops->consume(c->pr->tp[prev], sizeof h);
+    c->in.hello = 0;
+    *moved = 1;
+    return STITCH_OK;
+}
+
+/* The header of transfer x has arrived at p (avail bytes there): check it, then apply the message at once when it
+ * is all there, else set up the piecewise receive. */
+static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, size_t k, int s, const void *p, size_t avail)
+{
+    st_tp *t = c->pr->tp[x->src];
+    st_msg_hdr h;
+    memcpy(&h, p, sizeof h);
+    uint32_t g = (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s;
+    size_t bytes = st_xfer_bytes(c, x, k), pad = (64 - bytes % 64) % 64;
+    stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
+    if (st != STITCH_OK)
+        return st;
+    if (avail >= sizeof h + bytes + pad) { /* all here and contiguous: apply, consume once */
+        st_apply_whole(c, x, k, (const char *)p + sizeof h);
+        t->ops->consume(t, sizeof h + bytes + pad);
+        c->in.i++;
+        return STITCH_OK;
+    }
+    t->ops->consume(t, sizeof h);
+    c->in.have_hdr = 1;
+    st_pairs_begin(c, x, &c->in.at);
+    c->in.unit_done = 0;
+    c->in.pad_left = pad;
+    return STITCH_OK;
+}
+
+/* Apply what has arrived of the current pair (avail bytes at p); 0 when nothing could be applied. */
+static int st_recv_piece(st_mctx *c, const st_xfer *x, size_t k, const void *p, size_t avail)
+{
+    st_tp *t = c->pr->tp[x->src];
+    size_t len;
+    char *dst = st_pair(c, k, &c->in.at, 1, &len);
+    len *= c->esize;
+    size_t n = len - c->in.unit_done;
+    if (avail < n)
+        n = avail / c->esize * c->esize;
+    if (n == 0 && len > c->in.unit_done)
+        return 0;
+    if (n) {
+        st_apply_bytes(c, x, dst + c->in.unit_done, p, n);
+        t->ops->consume(t, n);
+    }
+    c->in.unit_done += n;
+    if (c->in.unit_done == len) {
+        c->in.unit_done = 0;
+        st_pairs_next(c, &c->in.at);
+    }
+    return 1;
 }
 
 /* Consume what is available of the current receive. Sets *step_done when the step's receives are all applied. */
 static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_done, int *moved)
 {
     const st_plan *pl = &c->e->plan;
-    char why[256];
+    stitch_status_t st;
+    if (c->in.hello && ((st = st_hello_progress(c, moved)) != STITCH_OK || c->in.hello))
+        return st;
     for (;;) {
-        while (c->in.i < pl->recv_first[s + 1] && c->e->sched.xfers[pl->recvs[c->in.i]].src == c->comm->rank)
-            c->in.i++; /* a copy onto itself: nothing to do (a reduce is refused when the plan is cached) */
         if (c->in.i >= pl->recv_first[s + 1]) {
             *step_done = 1;
             return STITCH_OK;
         }
         const st_xfer *x = &c->e->sched.xfers[pl->recvs[c->in.i]];
+        if (x->src == c->me) { /* local: a real copy or reduce with `at`; a copy onto itself is nothing to do */
+            if (st_xfer_mapped(x))
+                st_apply_local(c, x, k), *moved = 1;
+            c->in.i++;
+            continue;
+        }
         st_tp *t = c->pr->tp[x->src];
         const void *p;
+        size_t avail;
         c->wait_peer = x->src;
-        if (c->in.have_hdr && c->in.run < 0 && c->in.pad_left == 0) { /* complete: never peek past it */
+        if (c->in.have_hdr && c->in.at.left == 0 && c->in.pad_left == 0) { /* complete: never peek past it */
             c->in.have_hdr = 0;
             c->in.i++;
             continue;
         }
-        ssize_t avail = t->ops->peek(t, &p, why, sizeof why);
-        if (avail < 0) {
-            if (st_proc_poll_ctrl(c->pr, 0) != 0) /* a peer's abort explains a closed stream better */
-                return st_aborted(c);
-            return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->comm->rank, why);
-        }
+        if ((st = st_peek(c, x->src, &p, &avail)) != STITCH_OK)
+            return st;
         if (!c->in.have_hdr) {
-            if ((size_t)avail < sizeof(st_msg_hdr))
+            if (avail < sizeof(st_msg_hdr))
                 return STITCH_OK;
-            st_msg_hdr h;
-            memcpy(&h, p, sizeof h);
-            uint32_t g = (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s;
-            size_t bytes = st_xfer_bytes(c, x, k);
-            stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
-            if (st != STITCH_OK)
+            *moved = 1;
+            if ((st = st_recv_header(c, x, k, s, p, avail)) != STITCH_OK)
                 return st;
-            size_t pad = (64 - bytes % 64) % 64;
-            *moved = 1;
-            if ((size_t)avail >= sizeof h + bytes + pad) { /* all here and contiguous: apply, consume once */
-                st_apply_whole(c, x, k, (const char *)p + sizeof h);
-                t->ops->consume(t, sizeof h + bytes + pad);
-                c->in.i++;
-                continue;
-            }
-            t->ops->consume(t, sizeof h);
-            c->in.have_hdr = 1;
-            c->in.run = x->nruns > 0 ? x->run0 : -1;
-            c->in.unit = x->nruns > 0 ? c->e->sched.runs[x->run0].start : 0;
-            c->in.unit_done = 0;
-            c->in.pad_left = (64 - bytes % 64) % 64;
             continue;
         }
-        if (c->in.run >= 0) {
-            size_t off, len;
-            st_mspan(c, k, c->in.unit, &off, &len);
-            len *= c->esize;
-            size_t n = len - c->in.unit_done;
-            if ((size_t)avail < n)
-                n = (size_t)avail / c->esize * c->esize;
-            if (n == 0 && len > c->in.unit_done)
+        if (c->in.at.left) {
+            if (!st_recv_piece(c, x, k, p, avail))
                 return STITCH_OK;
-            st_apply_bytes(c, x, off * c->esize + c->in.unit_done, p, n);
-            t->ops->consume(t, n);
             *moved = 1;
-            c->in.unit_done += n;
-            if (c->in.unit_done == len) {
-                c->in.unit_done = 0;
-                if (!st_next_unit(c, x, &c->in.run, &c->in.unit))
-                    c->in.run = -1;
-            }
             continue;
         }
-        if (c->in.pad_left) {
-            size_t n = (size_t)avail < c->in.pad_left ? (size_t)avail : c->in.pad_left;
-            if (n == 0)
-                return STITCH_OK;
-            t->ops->consume(t, n);
-            c->in.pad_left -= n;
-        }
+        size_t n = avail < c->in.pad_left ? avail : c->in.pad_left;
+        if (n == 0)
+            return STITCH_OK;
+        t->ops->consume(t, n);
+        c->in.pad_left -= n;
     }
 }
 
@@ -493,7 +689,7 @@ static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
     stitch_status_t st = st_sends_begin(c, k, s);
     int spins = 0, armed = 0;
     uint32_t seen = 0;
-    c->in = (st_in){.i = c->e->plan.recv_first[s]};
+    c->in = (st_in){.i = c->e->plan.recv_first[s], .hello = c->hello && k == 0 && s == 0};
     while (st == STITCH_OK) {
         int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
         if ((st = st_sends_progress(c, k, &sends_done, &moved)) != STITCH_OK ||
@@ -521,44 +717,136 @@ static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
 
 /* ---- setting up a call -------------------------------------------------------------------------------- */
 
+/* A scratch of `blocks` blocks as the work buffer, holding a copy of `from` when not NULL. */
+static stitch_status_t st_mscratch(st_mctx *c, size_t blocks, const void *from)
+{
+    size_t bytes = blocks * c->a->count * c->esize;
+    stitch_status_t st = st_comm_scratch(c->comm, bytes, c->a->fn, &c->work);
+    if (st == STITCH_OK && from)
+        memcpy(c->work, from, bytes);
+    return st;
+}
+
+/* Copy my own input block to where the layout keeps it, unless it is there already. */
+static void st_copy_own(char *dst, const void *src, size_t bytes)
+{
+    if (bytes && dst != (const char *)src)
+        memcpy(dst, src, bytes);
+}
+
+/* all_to_all(_v): block (me, me) from sendbuf to recvbuf. */
+static void st_copy_diagonal(st_mctx *c)
+{
+    const st_args *a = c->a;
+    size_t me = (size_t)c->me, es = c->esize;
+    size_t n = a->coll == STITCH_ALL_TO_ALL_V ? a->scounts[me] : a->count;
+    char *dst = (char *)a->recv + (a->rdispls ? a->rdispls[me] : me * a->count) * es;
+    st_copy_own(dst, st_block_ptr(c, c->me * c->p + c->me), n * es);
+}
+
+/* Where my blocks live for this call (the table at the top of this file), inputs copied in. */
+static stitch_status_t st_mlayout(st_mctx *c)
+{
+    const st_args *a = c->a;
+    int root = c->me == a->root, scratch = c->e->needs_scratch;
+    size_t one = a->count * c->esize, p = (size_t)c->p;
+    char *send = (char *)a->send; /* only read: the plan never receives into an input block (exec.c) */
+    switch (a->coll) {
+    case STITCH_ALL_REDUCE: /* the vector; broadcast's non-roots have no input */
+    case STITCH_BROADCAST:
+        c->work = a->recv;
+        if (a->coll == STITCH_ALL_REDUCE || root)
+            st_copy_own(c->work, a->send, one);
+        return STITCH_OK;
+    case STITCH_REDUCE_SCATTER:
+        return st_mscratch(c, p, a->send);
+    case STITCH_REDUCE: /* only the root has an output; the others reduce into a copy of their input */
+        if (root)
+            st_copy_own(c->work = a->recv, a->send, one);
+        else if (!scratch)
+            c->work = send;
+        return root || !scratch ? STITCH_OK : st_mscratch(c, 1, a->send);
+    case STITCH_SCATTER: /* the root's input is its blocks; the others' own block is their output */
+        if (root)
+            c->work = send;
+        else
+            c->alt = a->recv, c->alt_block = c->me;
+        return root || !scratch ? STITCH_OK : st_mscratch(c, p, NULL);
+    case STITCH_GATHER: /* the root's output is its blocks; the others' own block is their input */
+        if (root)
+            st_copy_own((c->work = a->recv) + (size_t)c->me * one, a->send, one);
+        else
+            c->alt = send, c->alt_block = c->me;
+        return root || !scratch ? STITCH_OK : st_mscratch(c, p, NULL);
+    case STITCH_ALL_TO_ALL:
+    case STITCH_ALL_TO_ALL_V:
+        c->a2a = 1;
+        st_copy_diagonal(c);
+        return STITCH_OK;
+    default: /* all_gather */
+        st_copy_own((c->work = a->recv) + (size_t)c->me * one, a->send, one);
+        return STITCH_OK;
+    }
+}
+
+/* After the last step: reduce_scatter's block of the scratch to recvbuf; scatter's root's own block, unless in
+ * place. */
+static void st_copy_out(const st_mctx *c)
+{
+    const st_args *a = c->a;
+    size_t one = a->count * c->esize, mine = (size_t)c->me * one;
+    if (a->coll == STITCH_REDUCE_SCATTER)
+        memcpy(a->recv, c->work + mine, one);
+    if (a->coll == STITCH_SCATTER && c->me == a->root)
+        st_copy_own(a->recv, (const char *)a->send + mine, one);
+}
+
+static void st_msegments(st_mctx *c)
+{
+    size_t per_block = c->comm->segment_bytes / ((size_t)c->nblocks * c->esize);
+    if (per_block == 0)
+        per_block = 1;
+    c->seg = c->a->count, c->nseg = 1;
+    if (c->nsteps > 0 && c->a->count > per_block && c->a->coll != STITCH_ALL_TO_ALL_V)
+        c->seg = per_block, c->nseg = (c->a->count + per_block - 1) / per_block;
+}
+
+static void st_mdeadline(st_mctx *c)
+{
+    clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+    if (c->comm->timeout_ms > 0) {
+        c->deadline.tv_sec += c->comm->timeout_ms / 1000;
+        c->deadline.tv_nsec += (long)(c->comm->timeout_ms % 1000) * 1000000L;
+        if (c->deadline.tv_nsec >= 1000000000L)
+            c->deadline.tv_sec++, c->deadline.tv_nsec -= 1000000000L;
+    }
+}
+
 static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_args *a, st_entry *e)
 {
+    int reduces = st_coll_reduces(a->coll), rooted = st_coll_rooted((int)a->coll);
     memset(c, 0, sizeof *c);
     c->comm = comm, c->pr = comm->proc, c->a = a, c->e = e;
+    c->me = comm->rank, c->p = comm->p;
     c->esize = stitch_dtype_size(a->dtype);
-    c->kernel = a->coll == STITCH_ALL_GATHER ? NULL : st_reduce_kernel(a->dtype, a->op);
+    c->kernel = reduces ? st_reduce_kernel(a->dtype, a->op) : NULL;
+    c->alt_block = -1;
+    c->nunits = e->sched.nunits;
     c->nblocks = st_coll_nblocks(a->coll, comm->p);
     c->units_per_block = e->sched.nunits / c->nblocks;
     c->nsteps = e->sched.nsteps;
     c->fp = (st_msg_hdr){ST_MSG_MAGIC, comm->rank, comm->seq, a->count, (int32_t)a->coll, (int32_t)a->dtype,
-                         a->coll == STITCH_ALL_GATHER ? -1 : (int32_t)a->op, 0, st_registry_index(e->sched.algo),
-                         0, 0, {0}};
-    size_t per_block = comm->segment_bytes / ((size_t)c->nblocks * c->esize);
-    c->seg = a->count, c->nseg = 1;
-    if (per_block == 0)
-        per_block = 1;
-    if (c->nsteps > 0 && a->count > per_block)
-        c->seg = per_block, c->nseg = (a->count + per_block - 1) / per_block;
-    clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-    if (comm->timeout_ms > 0) {
-        c->deadline.tv_sec += comm->timeout_ms / 1000;
-        c->deadline.tv_nsec += (long)(comm->timeout_ms % 1000) * 1000000L;
-        if (c->deadline.tv_nsec >= 1000000000L)
-            c->deadline.tv_sec++, c->deadline.tv_nsec -= 1000000000L;
-    }
-    size_t one = a->count * c->esize;
-    if (a->coll == STITCH_REDUCE_SCATTER) {
-        stitch_status_t st = st_comm_scratch(comm, one * (size_t)comm->p, a->fn, &c->work);
-        if (st == STITCH_OK)
-            memcpy(c->work, a->send, one * (size_t)comm->p);
+                         reduces ? (int32_t)a->op : -1, rooted ? a->root : -1,
+                         st_registry_index(e->sched.algo), 0, 0, {0}};
+    c->hello = rooted && c->p > 1 && c->nsteps > 0;
+    c->hello_x = (st_xfer){.src = c->me, .dst = (c->me + 1) % c->p};
+    st_msegments(c);
+    st_mdeadline(c);
+    stitch_status_t st = st_mlayout(c);
+    if (st != STITCH_OK || e->sched.nscratch == 0)
         return st;
-    }
-    c->work = a->recv;
-    if (a->coll == STITCH_ALL_REDUCE && a->send != a->recv)
-        memcpy(c->work, a->send, one);
-    if (a->coll == STITCH_ALL_GATHER && (const char *)a->send != c->work + one * (size_t)comm->rank)
-        memcpy(c->work + one * (size_t)comm->rank, a->send, one);
-    return STITCH_OK;
+    c->slot_stride = st_slot_len(c, 0);
+    return st_comm_units(comm, (size_t)e->sched.nscratch * c->slot_stride * c->esize, a->fn, &c->units);
 }
 
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
@@ -568,16 +856,10 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     if (atomic_load(&comm->proc->aborted) || st_job_aborted(comm->job))
         return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
                              comm->proc->reason[0] ? comm->proc->reason : st_job_reason(comm->job));
-    if ((unsigned)a->coll > STITCH_ALL_GATHER)
-        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: not yet implemented for communicators whose "
-                             "ranks are processes", a->fn);
     stitch_status_t st = st_comm_entry_for(comm, a, &e);
     if (st != STITCH_OK)
         return st;
-    if (e->uses_at) /* every rank has the same schedule: all of them refuse alike */
-        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: algorithm '%s' uses scratch units or `at`, which "
-                             "communicators whose ranks are processes do not run yet", a->fn, e->sched.algo->name);
-    if (a->count == 0) {
+    if (a->count == 0 && a->coll != STITCH_ALL_TO_ALL_V) { /* every rank agrees: nothing to do */
         comm->seq++;
         return STITCH_OK;
     }
@@ -587,8 +869,8 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     for (size_t k = 0; st == STITCH_OK && k < c.nseg; k++)
         for (int s = 0; st == STITCH_OK && s < c.nsteps; s++)
             st = st_mstep(&c, k, s);
-    if (st == STITCH_OK && a->coll == STITCH_REDUCE_SCATTER)
-        memmove(a->recv, c.work + a->count * c.esize * (size_t)comm->rank, a->count * c.esize);
+    if (st == STITCH_OK)
+        st_copy_out(&c);
     free(c.outs);
     return st;
 }

@@ -34,3 +34,26 @@ if(TARGET stitch_mpi)
                          ENVIRONMENT "LSAN_OPTIONS=suppressions=${PROC_TESTS}/lsan_mpi.supp:print_suppressions=0;ASAN_OPTIONS=fast_unwind_on_malloc=0")
   endforeach()
 endif()
+
+# Every collective x algorithm in process mode (tests/proc/test_proc_colls.c): the sample matrix per rank count
+# (every root, counts 0, 1, 7 and a many-segment one, dtypes/ops/in-place forms rotating), the np3 sample over
+# tcp, bit-identical fp32 sums against thread mode, and disagreeing roots / all_to_all_v counts. The full matrix
+# is behind the `long` label.
+add_executable(test_proc_colls ${PROC_TESTS}/test_proc_colls.c)
+target_link_libraries(test_proc_colls PRIVATE stitch)
+target_include_directories(test_proc_colls PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+target_compile_options(test_proc_colls PRIVATE -UNDEBUG)
+foreach(sc np1 np2 np3 np4 np5 tcp det mismatch)
+  add_test(NAME proc.colls.${sc} COMMAND test_proc_colls ${sc})
+  set_tests_properties(proc.colls.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+add_test(NAME proc.colls.full COMMAND test_proc_colls full)
+set_tests_properties(proc.colls.full PROPERTIES TIMEOUT 3600 LABELS "proc;long" RUN_SERIAL TRUE)
+
+# stitch-perf under mpirun for the collectives beyond all_reduce, rooted ones at a root other than 0.
+set(PROC_PERF_SMALL -b 8 -e 256K -f 8 -c 1 -w 1 --iters 2 --timeout 60)
+foreach(coll reduce_scatter all_gather broadcast reduce scatter gather all_to_all all_to_all_v)
+  add_test(NAME proc.mpirun.np3.${coll} COMMAND ${PROC_LAUNCH} mpirun 3 -- $<TARGET_FILE:stitch-perf> ${coll} -r 2
+           ${PROC_PERF_SMALL})
+  set_tests_properties(proc.mpirun.np3.${coll} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()

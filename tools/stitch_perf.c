@@ -223,7 +223,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         bad_usage("collective '%s' is not benchmarked here", argv[optind]);
     if (optind + 1 < argc)
         bad_usage("unexpected argument '%s' (see --help)", argv[optind + 1]);
-    if (o->root >= o->nranks)
+    if (o->root >= o->nranks && stitch_launcher() == NULL) /* launcher mode: checked against the job's size */
         bad_usage("-r %d is not a rank (0..%d)", o->root, o->nranks - 1);
     if (o->inplace && (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V))
         bad_usage("-i: %s has no in-place form", stitch_coll_name(o->coll));
@@ -1021,6 +1021,8 @@ static int perf_proc_init(struct bench *b)
     }
     b->proc = 1, b->me = stitch_comm_rank(comm), b->o.nranks = stitch_comm_size(comm);
     b->comms[b->me] = comm;
+    if (b->o.root >= b->o.nranks)
+        bad_usage("-r %d is not a rank of this job (0..%d)", b->o.root, b->o.nranks - 1);
     if (b->o.nranks > MAX_RANKS) {
         fprintf(stderr, PROG ": error: %d ranks, at most %d\n", b->o.nranks, MAX_RANKS);
         return 1;

@@ -1,0 +1,139 @@
+/* procrun.h - forking the ranks of a process-mode test and collecting what they report, shared by test_proc.c and
+ * test_proc_colls.c. spawn() forks n ranks that join one unique id and run a body; reap() collects each rank's
+ * exit code and the text it wrote to its pipe (say()), and kills whatever outlives the deadline.
+ */
+#ifndef ST_TEST_PROCRUN_H
+#define ST_TEST_PROCRUN_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stitch.h"
+
+#define MAXR 16
+#define DEADLINE_S 60
+
+typedef struct run {
+    int n;
+    pid_t pid[MAXR];
+    pid_t rank0;        /* rank 0's pid, kept after reaping: it names the run's shm segments */
+    int fd[MAXR];       /* read end: the child's report */
+    int status[MAXR];
+    char text[MAXR][2048];
+} run;
+
+typedef int (*rank_fn)(stitch_comm_t *comm, int rank, int n, int out);
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void say(int out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int out, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (write(out, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : strlen(buf)) < 0)
+        _exit(9);
+}
+
+static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
+
+/* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
+static void spawn(run *r, int n, rank_fn fn, const char *transport)
+{
+    stitch_unique_id_t id;
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    if (stitch_get_unique_id(&id) != STITCH_OK) {
+        fprintf(stderr, "stitch_get_unique_id failed\n");
+        exit(1);
+    }
+    for (int i = 0; i < n; i++) {
+        int p[2];
+        if (pipe(p) != 0) {
+            perror("pipe");
+            exit(1);
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(p[0]);
+            if (transport)
+                setenv("STITCH_TRANSPORT", transport, 1);
+            if (groups_of_rank[i])
+                setenv("STITCH_GROUPS", groups_of_rank[i], 1);
+            stitch_comm_t *comm = NULL;
+            char err[1024] = "";
+            stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, NULL, err, sizeof err);
+            if (st != STITCH_OK) {
+                say(p[1], "init: %s: %s\n", stitch_strerror(st), err);
+                _exit(2);
+            }
+            int rc = fn(comm, i, n, p[1]);
+            stitch_comm_destroy(comm);
+            _exit(rc);
+        }
+        close(p[1]);
+        r->pid[i] = pid, r->fd[i] = p[0];
+        if (i == 0)
+            r->rank0 = pid;
+    }
+}
+
+/* Collect reports and exit codes; kill whatever outlives the deadline. Returns seconds taken. */
+static double reap(run *r, double limit)
+{
+    double t0 = now();
+    int left = r->n;
+    size_t fill[MAXR] = {0};
+    while (left > 0) {
+        struct pollfd pf[MAXR];
+        for (int i = 0; i < r->n; i++)
+            pf[i] = (struct pollfd){r->fd[i], POLLIN, 0};
+        poll(pf, (nfds_t)r->n, 50);
+        for (int i = 0; i < r->n; i++) {
+            if (r->fd[i] < 0 || !pf[i].revents)
+                continue;
+            ssize_t k = read(r->fd[i], r->text[i] + fill[i], sizeof r->text[i] - 1 - fill[i]);
+            if (k > 0)
+                fill[i] += (size_t)k;
+            else
+                close(r->fd[i]), r->fd[i] = -1;
+        }
+        for (int i = 0; i < r->n; i++) {
+            int st;
+            if (r->pid[i] > 0 && waitpid(r->pid[i], &st, WNOHANG) == r->pid[i]) {
+                r->status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                r->pid[i] = 0, left--;
+            }
+        }
+        if (now() - t0 > limit) {
+            for (int i = 0; i < r->n; i++)
+                if (r->pid[i] > 0) {
+                    kill(r->pid[i], SIGKILL);
+                    waitpid(r->pid[i], NULL, 0);
+                    r->status[i] = 200, r->pid[i] = 0, left--;
+                    snprintf(r->text[i] + fill[i], sizeof r->text[i] - fill[i], "(killed at the test deadline)");
+                }
+        }
+    }
+    for (int i = 0; i < r->n; i++)
+        if (r->fd[i] >= 0)
+            close(r->fd[i]);
+    return now() - t0;
+}
+
+#endif
