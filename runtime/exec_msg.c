@@ -151,8 +151,8 @@ typedef struct st_mctx {
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
     st_xfer hello_x;    /* the hello as a transfer without units */
     struct timespec deadline;
-    st_out *outs;
-    int nouts, nouts_cap;
+    st_out *outs;       /* pr->outs, the sends of the current step */
+    int nouts;
     st_in in;
     int wait_peer;      /* whom the last unfinished work waits for, for timeout messages */
     struct timespec idle_since; /* when the current run of fruitless progress checks began */
@@ -452,12 +452,13 @@ static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
 {
     const st_plan *pl = &c->e->plan;
     int hello = c->hello && k == 0 && s == 0, n = pl->send_first[s + 1] - pl->send_first[s] + hello;
-    if (n > c->nouts_cap) {
-        st_out *more = realloc(c->outs, sizeof *more * (size_t)n);
+    if (n > c->pr->outs_cap) { /* kept in the communicator: a small call allocates nothing */
+        st_out *more = realloc(c->pr->outs, sizeof *more * (size_t)n);
         if (!more)
             return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d sends", n);
-        c->outs = more, c->nouts_cap = n;
+        c->pr->outs = more, c->pr->outs_cap = n;
     }
+    c->outs = c->pr->outs;
     c->nouts = 0;
     if (hello)
         st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, k, ST_HELLO_G);
@@ -871,6 +872,5 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
             st = st_mstep(&c, k, s);
     if (st == STITCH_OK)
         st_copy_out(&c);
-    free(c.outs);
     return st;
 }

@@ -223,6 +223,7 @@ static void st_proc_release(st_proc *pr)
     free(pr->seg);
     free(pr->pfds);
     free(pr->pfd_peer);
+    free(pr->outs);
     free(pr);
 }
 

@@ -40,6 +40,8 @@ typedef struct st_proc {
     atomic_int aborted;
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     char reason[640];
+    struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
+    int outs_cap;
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;
 } st_proc;
