@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static int st_need_data(const st_boot *b, int peer, void *arg)
 
 /* ---- shared memory ---------------------------------------------------------------------------------------- */
 
-#define ST_RING_HDR 128 /* offsetof(st_ring, data) */
+#define ST_RING_HDR offsetof(st_ring, data)
 
 static void st_seg_name(const st_boot *b, int rank, char *out, size_t len)
 {

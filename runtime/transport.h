@@ -50,10 +50,9 @@ struct st_tp {
  * (a power of two, >= 4096). NULL when out of memory (fd is closed then). */
 st_tp *st_tp_tcp_new(int fd, int peer, size_t ring);
 
-/* shm: a single-producer single-consumer byte ring in shared memory. */
+/* shm: a single-producer single-consumer ring of frames in shared memory (tp_shm.c). */
 typedef struct st_ring {
-    _Alignas(64) uint64_t head; /* bytes ever written; only the producer stores it (__atomic release) */
-    _Alignas(64) uint64_t tail; /* bytes ever consumed; only the consumer stores it (__atomic release) */
+    _Alignas(64) uint64_t tail; /* ring bytes ever freed; only the consumer stores it (__atomic release) */
     _Alignas(64) char data[];
 } st_ring;
 

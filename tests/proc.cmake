@@ -47,6 +47,13 @@ foreach(sc np1 np2 np3 np4 np5 tcp det mismatch)
   add_test(NAME proc.colls.${sc} COMMAND test_proc_colls ${sc})
   set_tests_properties(proc.colls.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+# Through 4 KiB shm rings: the np3 sample, and proc.shm's data (messages up to megabytes), so every large message
+# is cut into frames, skip frames fill ring ends, and sends are taken in 64-byte pieces when the ring is short
+# (tp_shm.c).
+add_test(NAME proc.colls.np3.tinyring COMMAND test_proc_colls np3)
+add_test(NAME proc.shm.tinyring COMMAND test_proc shm)
+set_tests_properties(proc.colls.np3.tinyring proc.shm.tinyring PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE
+                     ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
 add_test(NAME proc.colls.full COMMAND test_proc_colls full)
 set_tests_properties(proc.colls.full PROPERTIES TIMEOUT 3600 LABELS "proc;long" RUN_SERIAL TRUE)
 
