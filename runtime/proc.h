@@ -41,7 +41,7 @@ typedef struct st_proc {
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     char reason[640];
     struct pollfd *pfds;      /* scratch for waiting */
-    int *pfd_peer;
+    int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
 } st_proc;
 
 /* Make a communicator for rank env->rank of env->size; on failure return a status with a message in err. */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ typedef struct st_tcp {
     st_tp base;
     int fd;
     int eof;
+    int tx_short;        /* the last send took less than it was offered: wait for POLLOUT */
     char *ring;
     size_t cap;
     uint64_t head, tail; /* bytes read into the ring, bytes consumed */
@@ -33,12 +35,13 @@ static ssize_t st_tcp_send(st_tp *t, const void *buf, size_t len, char *err, siz
     if (len == 0)
         return 0;
     ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n >= 0)
-        return n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-        return 0;
-    snprintf(err, errlen, "tcp send to rank %d failed: %s", t->peer, strerror(errno));
-    return -1;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        snprintf(err, errlen, "tcp send to rank %d failed: %s", t->peer, strerror(errno));
+        return -1;
+    }
+    n = n < 0 ? 0 : n;
+    c->tx_short = (size_t)n < len;
+    return n;
 }
 
 /* Touch every page of the ring twice before the first message: once from the kernel, which writes through
@@ -112,9 +115,12 @@ static void st_tcp_consume(st_tp *t, size_t n)
     ((st_tcp *)t)->tail += n;
 }
 
-static int st_tcp_pollfd(const st_tp *t)
+static int st_tcp_pollfd(const st_tp *t, short *events)
 {
-    return ((const st_tcp *)t)->fd;
+    const st_tcp *c = (const st_tcp *)t;
+    int room = !c->eof && c->head - c->tail < c->cap; /* a full ring takes nothing until the executor consumes */
+    *events = (short)((room ? POLLIN : 0) | (c->tx_short ? POLLOUT : 0));
+    return c->fd;
 }
 
 static void st_tcp_close(st_tp *t)

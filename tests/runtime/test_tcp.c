@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -97,8 +98,9 @@ static void run_streams(size_t ring_a, size_t ring_b, uint64_t total, size_t max
     tcp_pair(&fa, &fb);
     st_tp *a = st_tp_tcp_new(fa, 1, ring_a), *b = st_tp_tcp_new(fb, 0, ring_b);
     CHECK(a && b, "st_tp_tcp_new failed");
-    CHECK(strcmp(a->ops->name, "tcp") == 0 && a->ops->pollfd(a) == fa, "name %s, pollfd %d (fd %d)", a->ops->name,
-          a->ops->pollfd(a), fa);
+    short ev;
+    CHECK(strcmp(a->ops->name, "tcp") == 0 && a->ops->pollfd(a, &ev) == fa && ev == POLLIN,
+          "name %s, pollfd %d (fd %d), events %d", a->ops->name, a->ops->pollfd(a, &ev), fa, ev);
     flow f[2] = {{a, b, 0, 0, 0, total, max_send, max_bite, 0, 0, malloc(max_send)},
                  {b, a, 1, 0, 0, total, max_send, max_bite, 0, 0, malloc(max_send)}};
     CHECK(f[0].src && f[1].src, "out of memory");
