@@ -5,6 +5,26 @@
  * on every peek, so the kernel's socket buffer keeps draining while the executor works on what it already has.
  * TCP_NODELAY because every message of a step is latency-bound at small sizes; a step's frames are written
  * back to back so Nagle would only delay the last one.
+ *
+ * TCP_NOTSENT_LOWAT keeps the socket's unsent queue short (ST_TCP_NOTSENT bytes; send() takes no more until
+ * it drains, and the executor waits for POLLOUT). Bytes left unsent in the socket go out later from wherever
+ * the kernel processes the peer's ACKs, often the other core while this process sends more from its own, and
+ * on loopback and veth each core queues what it sends on its own backlog: one flow's packets then arrive out
+ * of order, the receiver's duplicate ACKs trigger spurious fast retransmits, and cubic halves its window each
+ * time. Measured (2-core VM, np 2 ring all_reduce 64 MB over a veth pair between two network namespaces, 3
+ * runs each): cubic alone 27-131 ms, bimodal, with up to ~3000 retransmitted segments a run; with the low
+ * water mark 27.5-27.9 ms and 0-1 retransmits (bbr: 78-84 ms, 7-33 thousand retransmits; 70-74 ms with it).
+ * On loopback, 64 MB: cubic 28 and 79 ms in 2 runs (21 and 352 retransmits) -> 27-29 ms in 4 runs (0-4).
+ * proc.c picks the congestion control (st_tcp_cc).
+ *
+ * Several sockets per peer were tried and measured (STITCH_TCP_CONNS: the stream striped over 1, 2 or 4
+ * sockets in 256 KB chunks, round robin, one executor thread as here). They only looked useful while bbr's
+ * pacing capped each socket (loopback 64 MB: 45 ms with 1, 26 ms with 4). With cubic and the low water mark
+ * one socket is fastest, np 2 ring all_reduce, 5 runs interleaved, median ms for 1 / 2 / 4 sockets:
+ *   loopback  4 MB 1.54 / 1.78 / 2.58   16 MB 7.1 / 7.9 / 9.4    64 MB 28.5 / 33.3 / 34.9
+ *   veth      4 MB 1.91 / 2.98 / 3.12   16 MB 7.3 / 12.3 / 16.6  64 MB 29.0 / 46.2 / 71.4
+ * so the transport keeps one socket per peer (more may pay where one flow cannot fill a NIC, e.g. RSS spreading
+ * the receive work over cores, or a per-flow limit in the network: measure there before adding them back).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +38,8 @@
 #include <unistd.h>
 
 #include "transport.h"
+
+#define ST_TCP_NOTSENT (128 << 10) /* unsent bytes a socket holds at most (TCP_NOTSENT_LOWAT, above) */
 
 typedef struct st_tcp {
     st_tp base;
@@ -145,8 +167,10 @@ st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
         return NULL;
     }
     int one = 1;
-    int buf4m = 4 << 20; /* best effort, none fatal if refused: no Nagle, room for a step's messages */
+    int buf4m = 4 << 20; /* best effort, none fatal if refused: no Nagle, room for a step's messages in flight */
+    int notsent = ST_TCP_NOTSENT;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &notsent, sizeof notsent);
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf4m, sizeof buf4m);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf4m, sizeof buf4m);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
