@@ -104,7 +104,7 @@ static void st_shm_close(st_tp *t)
 }
 
 static const st_tp_ops st_shm_ops = {"shm", st_shm_send, st_shm_peek, st_shm_consume, st_shm_pollfd, st_shm_close,
-                                     NULL, NULL};
+                                     NULL, NULL, NULL};
 
 st_tp *st_tp_shm_new(st_ring *out, st_ring *in, size_t cap, st_bell *peer_bell, int peer)
 {

@@ -1,8 +1,11 @@
 /* tp_tcp.c - the tcp transport: one non-blocking socket per peer and direction pair, an rx staging ring.
  *
- * send() goes straight from the caller's buffer into the kernel (no staging on the way out). Incoming bytes are
- * read into a power-of-two ring so the executor can reduce out of it in place (transport.h); the ring is refilled
- * on every peek, so the kernel's socket buffer keeps draining while the executor works on what it already has.
+ * send() goes straight from the caller's buffer into the kernel (no staging on the way out; sendv gathers a
+ * message's header, payload and padding into one sendmsg: measured, np 2 all_reduce over loopback, one call per
+ * message instead of one per piece took 8 KB from 40 to 30 us and 32 KB from 50 to 32 us, medians of 7).
+ * Incoming bytes are read into a power-of-two ring so the executor can reduce out of it in place (transport.h);
+ * the ring is refilled on every peek, so the kernel's socket buffer keeps draining while the executor works on
+ * what it already has.
  * TCP_NODELAY because every message of a step is latency-bound at small sizes; a step's frames are written
  * back to back so Nagle would only delay the last one.
  *
@@ -51,19 +54,37 @@ typedef struct st_tcp {
     uint64_t head, tail; /* bytes read into the ring, bytes consumed */
 } st_tcp;
 
-static ssize_t st_tcp_send(st_tp *t, const void *buf, size_t len, char *err, size_t errlen)
+/* What send() or sendmsg() returned, as the transport reports it: EAGAIN is 0, a short send is remembered
+ * (the executor then waits for POLLOUT), a real failure says so. */
+static ssize_t st_tcp_sent(st_tcp *c, ssize_t n, size_t len, char *err, size_t errlen)
 {
-    st_tcp *c = (st_tcp *)t;
-    if (len == 0)
-        return 0;
-    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        snprintf(err, errlen, "tcp send to rank %d failed: %s", t->peer, strerror(errno));
+        snprintf(err, errlen, "tcp send to rank %d failed: %s", c->base.peer, strerror(errno));
         return -1;
     }
     n = n < 0 ? 0 : n;
     c->tx_short = (size_t)n < len;
     return n;
+}
+
+static ssize_t st_tcp_send(st_tp *t, const void *buf, size_t len, char *err, size_t errlen)
+{
+    st_tcp *c = (st_tcp *)t;
+    if (len == 0)
+        return 0;
+    return st_tcp_sent(c, send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT), len, err, errlen);
+}
+
+static ssize_t st_tcp_sendv(st_tp *t, const struct iovec *iov, int iovcnt, char *err, size_t errlen)
+{
+    st_tcp *c = (st_tcp *)t;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (len == 0)
+        return 0;
+    struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt};
+    return st_tcp_sent(c, sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT), len, err, errlen);
 }
 
 /* Touch every page of the ring twice before the first message: once from the kernel, which writes through
@@ -154,7 +175,7 @@ static void st_tcp_close(st_tp *t)
 }
 
 static const st_tp_ops st_tcp_ops = {"tcp", st_tcp_send, st_tcp_peek, st_tcp_consume, st_tcp_pollfd, st_tcp_close,
-                                     NULL, NULL};
+                                     NULL, NULL, st_tcp_sendv};
 
 st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
 {

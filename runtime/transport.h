@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 typedef struct st_tp st_tp;
 
@@ -45,6 +46,10 @@ typedef struct st_tp_ops {
     /* reserved for one-sided transports (RDMA): register memory, write into a registered remote range */
     int (*reg)(st_tp *t, void *buf, size_t len, uint64_t *key);
     int (*write)(st_tp *t, const void *buf, size_t len, uint64_t rkey, size_t roff);
+    /* Optional: send as of a gather list, the pieces in order as one stream (what send returns). tcp has it:
+     * a message's header, payload spans and padding go in one system call instead of one each (NULL: shm,
+     * whose sends are stores into a ring and cost no call). */
+    ssize_t (*sendv)(st_tp *t, const struct iovec *iov, int iovcnt, char *err, size_t errlen);
 } st_tp_ops;
 
 struct st_tp {

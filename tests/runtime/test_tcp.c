@@ -1,12 +1,12 @@
 /* test_tcp.c - the tcp transport (runtime/tp_tcp.c) on its own, over real loopback sockets, no communicator.
  *
  * What the executor relies on (transport.h): an ordered, intact byte stream per direction, whatever sizes the
- * sender's send calls and the receiver's consumes come in, with sends that accept only part of what they are
- * given when the kernel's buffers are full, and a staging ring that wraps. Each test pushes tens of megabytes
- * through both directions at once in random-sized pieces (a fixed seed: runs are repeatable) and checks every
- * byte against a pattern of its stream position; a tiny ring on one side makes every peek short and every
- * message wrap. The tests also check that the partial paths really ran (short sends, short peeks), so a change
- * that makes them unreachable here does not pass silently.
+ * sender's send and sendv calls and the receiver's consumes come in, with sends that accept only part of what
+ * they are given when the kernel's buffers are full, and a staging ring that wraps. Each test pushes tens of
+ * megabytes through both directions at once in random-sized pieces (a fixed seed: runs are repeatable) and
+ * checks every byte against a pattern of its stream position; a tiny ring on one side makes every peek short
+ * and every message wrap. The tests also check that the partial paths really ran (short sends, short peeks),
+ * so a change that makes them unreachable here does not pass silently.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -66,8 +66,16 @@ static void flow_send(flow *f)
     for (size_t i = 0; i < want; i++)
         f->src[i] = pattern(f->sent + i, f->dir);
     char err[256] = "";
-    ssize_t n = f->tx->ops->send(f->tx, f->src, want, err, sizeof err);
-    CHECK(n >= 0, "send: %s", err);
+    ssize_t n;
+    if (rnd(0, 1)) { /* every other call a gather list of three pieces, some possibly empty */
+        size_t a = rnd(0, want), b = rnd(a, want);
+        struct iovec iov[3] = {{f->src, a}, {f->src + a, b - a}, {f->src + b, want - b}};
+        n = f->tx->ops->sendv(f->tx, iov, 3, err, sizeof err);
+        CHECK(n >= 0, "sendv: %s", err);
+    } else {
+        n = f->tx->ops->send(f->tx, f->src, want, err, sizeof err);
+        CHECK(n >= 0, "send: %s", err);
+    }
     f->short_sends += (size_t)n < want;
     f->sent += (uint64_t)n; /* the bytes not taken are offered again, regenerated, by the next call */
 }
