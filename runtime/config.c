@@ -22,6 +22,9 @@
  *   STITCH_SHM_RING_BYTES  bytes of each shm ring (one per ordered pair of ranks on a host), a power of     4M
  *                          two from 4096 to 1G; suffixes k, m
  *   STITCH_TCP_RING_BYTES  bytes of each tcp receive staging ring, likewise                                4M
+ *   STITCH_TCP_CC          congestion control of the tcp data sockets: a name the kernel knows (cubic,   bbr ->
+ *                          reno, dctcp, ...), or "system" to keep the host's; unset, a host default of   cubic,
+ *                          bbr is replaced with cubic and any other kept (proc.c's st_tcp_cc says why)  else kept
  *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to       50
  *                          10000000; unset: 50, or 1000 when the host runs more ranks of the
  *                          communicator than it has cores (proc.c says why)
@@ -193,6 +196,21 @@ static stitch_status_t st_parse_spin(long *out, char *err, size_t errlen)
     return STITCH_OK;
 }
 
+/* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
+static stitch_status_t st_parse_tcp_cc(char *out, size_t len, char *err, size_t errlen)
+{
+    const char *v = getenv("STITCH_TCP_CC");
+    out[0] = '\0';
+    if (!v || !*v)
+        return STITCH_OK;
+    if (strlen(v) >= len) {
+        snprintf(err, errlen, "STITCH_TCP_CC='%s': a congestion control name has at most %zu characters", v, len - 1);
+        return STITCH_ERR_CONFIG;
+    }
+    snprintf(out, len, "%s", v);
+    return STITCH_OK;
+}
+
 /* The process-mode tunables; unset strings are NULL. */
 static stitch_status_t st_load_proc(st_settings *out, char *err, size_t errlen)
 {
@@ -203,6 +221,8 @@ static stitch_status_t st_load_proc(st_settings *out, char *err, size_t errlen)
         st = st_parse_pow2("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &out->tcp_ring_bytes, err, errlen);
     if (st == STITCH_OK)
         st = st_parse_spin(&out->spin_us, err, errlen);
+    if (st == STITCH_OK)
+        st = st_parse_tcp_cc(out->tcp_cc, sizeof out->tcp_cc, err, errlen);
     const char *ifname = getenv("STITCH_SOCKET_IFNAME"), *secret = getenv("STITCH_SECRET");
     out->socket_ifname = ifname && *ifname ? ifname : NULL;
     out->secret = secret && *secret ? secret : NULL;

@@ -32,6 +32,7 @@ typedef struct st_settings {
     int transport;                             /* ST_TP_AUTO, ST_TP_SHM or ST_TP_TCP */
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */
     long spin_us;                              /* -1: not set, proc.c decides from the ranks per core */
+    char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */
     const char *socket_ifname;                 /* interface spec for tcp and the bootstrap; NULL: not set */
     const char *secret;                        /* the job's shared secret; NULL: the launcher's or the id's */
 } st_settings;

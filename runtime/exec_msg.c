@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "exec_msg.h"
@@ -360,12 +361,67 @@ static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t
     return *done == len;
 }
 
+/* ---- sending through a gather list (transports with sendv: tcp) ---- */
+
+#define ST_IOV 16 /* pieces per call: header, units, padding; a message with more units takes more calls */
+
+/* Mark n more bytes of o as sent: header first, then the units in order, then the padding. */
+static void st_out_advance(const st_mctx *c, st_out *o, size_t k, size_t n)
+{
+    size_t h = sizeof o->hdr - o->hdr_done < n ? sizeof o->hdr - o->hdr_done : n;
+    o->hdr_done += h, n -= h;
+    while (o->run >= 0) { /* units of no elements are passed over even when n is spent */
+        size_t off, len;
+        st_mspan(c, k, o->unit, &off, &len);
+        size_t left = len * c->esize - o->unit_done;
+        if (left > n) {
+            o->unit_done += n;
+            return;
+        }
+        n -= left, o->unit_done = 0;
+        if (!st_next_unit(c, o->x, &o->run, &o->unit))
+            o->run = -1;
+    }
+    o->pad_left -= n; /* what is left of n is padding */
+}
+
+/* The unsent rest of o (up to ST_IOV pieces) in one sendv: on tcp one system call per message rather than one
+ * for the header, one per unit and one for the padding, which is most of what a mid-size message costs there. */
+static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, size_t k, int *moved)
+{
+    st_tp *t = c->pr->tp[o->x->dst];
+    struct iovec iov[ST_IOV];
+    int n = 0;
+    char why[256];
+    if (o->hdr_done < sizeof o->hdr)
+        iov[n++] = (struct iovec){(char *)&o->hdr + o->hdr_done, sizeof o->hdr - o->hdr_done};
+    int32_t r = o->run, u = o->unit;
+    for (size_t done = o->unit_done; r >= 0 && n < ST_IOV - 1; done = 0) {
+        size_t off, len;
+        st_mspan(c, k, u, &off, &len);
+        iov[n++] = (struct iovec){c->work + off * c->esize + done, len * c->esize - done};
+        if (!st_next_unit(c, o->x, &r, &u))
+            r = -1;
+    }
+    if (r < 0 && o->pad_left)
+        iov[n++] = (struct iovec){(void *)st_zeros, o->pad_left};
+    ssize_t sent = t->ops->sendv(t, iov, n, why, sizeof why);
+    if (sent < 0)
+        return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->comm->rank, why);
+    st_out_advance(c, o, k, (size_t)sent);
+    *moved |= sent > 0;
+    o->done = o->hdr_done == sizeof o->hdr && o->run < 0 && o->pad_left == 0;
+    return STITCH_OK;
+}
+
 /* Push as much of one message as the transport takes. Returns STITCH_OK (check o->done) or an error. */
 static stitch_status_t st_out_progress(st_mctx *c, st_out *o, size_t k, int *moved)
 {
     st_tp *t = c->pr->tp[o->x->dst];
     stitch_status_t st = STITCH_OK;
     size_t before = o->hdr_done + o->unit_done;
+    if (!o->staged && t->ops->sendv)
+        return st_out_progress_v(c, o, k, moved);
     if (o->staged) {
         if (st_out_push(c, t, o->stage, o->staged, &o->hdr_done, &st))
             o->done = 1;

@@ -30,6 +30,7 @@ typedef struct st_proc {
     size_t seg_bytes, ring_bytes;
     st_bell *bell;            /* mine, in my segment; NULL when no peer shares my host */
     int nshm, ntcp;           /* data peers per transport */
+    char tcp_cc[96];          /* the congestion control the tcp data sockets use, for STITCH_DEBUG */
     int nlocal;               /* ranks of the communicator on my host, me included */
     long spin_ns;             /* how long a waiting rank polls before it blocks: STITCH_SPIN_US, else 50 us,
                                * 1000 us when oversubscribed (then it yields after every poll, see below) */
@@ -43,7 +44,7 @@ typedef struct st_proc {
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
     int outs_cap;
     struct pollfd *pfds;      /* scratch for waiting */
-    int *pfd_peer;
+    int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
 } st_proc;
 
 /* Make a communicator for rank env->rank of env->size; on failure return a status with a message in err. */

@@ -158,9 +158,10 @@ static void st_shm_consume(st_tp *t, size_t n)
     st_bell_ring(s->peer_bell);
 }
 
-static int st_shm_pollfd(const st_tp *t)
+static int st_shm_pollfd(const st_tp *t, short *events)
 {
     (void)t;
+    *events = 0;
     return -1;
 }
 
@@ -170,7 +171,7 @@ static void st_shm_close(st_tp *t)
 }
 
 static const st_tp_ops st_shm_ops = {"shm", st_shm_send, st_shm_peek, st_shm_consume, st_shm_pollfd, st_shm_close,
-                                     NULL, NULL};
+                                     NULL, NULL, NULL};
 
 st_tp *st_tp_shm_new(st_ring *out, st_ring *in, size_t cap, st_bell *peer_bell, int peer)
 {

@@ -11,7 +11,10 @@
  * - buffers behind peek are 64-byte aligned rings whose capacity is a power of two, so a stream offset that is
  *   a multiple of an element size is never split by the wrap (frames are 64-byte headers + element payloads);
  * - send and peek never block; 0 means "not now", -1 means the stream is broken and err says why;
- * - `wake` is what a blocked rank sleeps on: a pollable fd (tcp) or the shm doorbell (proc.c decides how).
+ * - `wake` is what a blocked rank sleeps on: a pollable fd (tcp) or the shm doorbell (proc.c decides how);
+ *   the fd is polled only for what would be progress, so a level-triggered poll never returns at once for an
+ *   idle peer's writable socket or for bytes of a peer the executor does not read yet (proc.c pulls those into
+ *   the rx ring after a wake-up, so they stop reporting).
  *
  * RDMA later. A verbs transport fits the same table: `send` posts RDMA writes with immediate into a ring the
  * peer registered at connect time (the shm ring layout, in registered memory), `peek` polls the CQ. The two
@@ -24,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 typedef struct st_tp st_tp;
 
@@ -34,11 +38,18 @@ typedef struct st_tp_ops {
     /* Point *ptr at the next readable bytes; returns how many are contiguous (0: none now), -1 on error/EOF. */
     ssize_t (*peek)(st_tp *t, const void **ptr, char *err, size_t errlen);
     void (*consume)(st_tp *t, size_t n);
-    int (*pollfd)(const st_tp *t); /* an fd that becomes readable when data arrives; -1: none (shm) */
+    /* What a blocked rank polls for: an fd and in *events what on it means progress (POLLIN while the rx buffer
+     * has room, so bytes the kernel holds could move in; POLLOUT while the last send was cut short). A
+     * transport that asks for nothing sets *events to 0. -1: no fd at all (shm). */
+    int (*pollfd)(const st_tp *t, short *events);
     void (*close)(st_tp *t);
     /* reserved for one-sided transports (RDMA): register memory, write into a registered remote range */
     int (*reg)(st_tp *t, void *buf, size_t len, uint64_t *key);
     int (*write)(st_tp *t, const void *buf, size_t len, uint64_t rkey, size_t roff);
+    /* Optional: send as of a gather list, the pieces in order as one stream (what send returns). tcp has it:
+     * a message's header, payload spans and padding go in one system call instead of one each (NULL: shm,
+     * whose sends are stores into a ring and cost no call). */
+    ssize_t (*sendv)(st_tp *t, const struct iovec *iov, int iovcnt, char *err, size_t errlen);
 } st_tp_ops;
 
 struct st_tp {

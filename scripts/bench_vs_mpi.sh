@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# bench_vs_mpi.sh - stitch all_reduce (fp32 sum, ring) against Open MPI's MPI_Allreduce on this machine, side by
-# side, for -np 2 and 4, stitch over shm (auto) and tcp. Usage: scripts/bench_vs_mpi.sh [BUILD_DIR] [MAXBYTES] [FACTOR]
-# Sizes run from 8 bytes up by FACTOR (default 4; 2 also gives 1K, 64K, 1M, 16M, 64M).
-# The x columns are time ratios, stitch's time over MPI's (1.00: as fast; below 1: faster), so small sizes, whose
-# bandwidths round to 0, compare too.
-# Needs mpicc/mpirun (Debian: openmpi-bin libopenmpi-dev); skips with a reason otherwise.
+# bench_vs_mpi.sh - stitch's all_reduce (fp32 sum) against Open MPI's MPI_Allreduce on this machine, side by side,
+# for -np 2 and 4, like against like: stitch over shm against Open MPI's default (shared memory), and stitch over
+# tcp (STITCH_TRANSPORT=tcp) against Open MPI forced over tcp on loopback (pml ob1, btl tcp,self,
+# btl_tcp_if_include lo). Both sides are timed the same way (tools/mpi_allreduce_bench.c mirrors stitch-perf:
+# warm-up, barrier, iters calls, barrier; slowest rank), with the same warm-up and iteration counts: sizes up to
+# 64 KiB get 200 warm-up calls and 2000 timed ones (latency), larger sizes 3 and 20.
+#
+#   scripts/bench_vs_mpi.sh [BUILD_DIR] [MAXBYTES] [FACTOR]      sizes 8 B, 8*FACTOR, ... MAXBYTES (default 64M, 4)
+#   ALGO=ring scripts/bench_vs_mpi.sh ...                          force stitch's algorithm (default: auto)
+#
+# The x columns are time ratios, stitch's time over MPI's on the same transport (1.00: as fast; below 1: faster),
+# so small sizes, whose bandwidths round to 0, compare too. The last column is the algorithm stitch ran (auto
+# picks by size). Needs mpicc/mpirun (Debian: openmpi-bin libopenmpi-dev); skips with a reason otherwise.
 set -euo pipefail
 export LC_ALL=C # join needs one collation for its inputs
 cd "$(dirname "$0")/.."
@@ -13,16 +20,36 @@ command -v mpicc >/dev/null && command -v mpirun >/dev/null || { echo "skip: mpi
 BIN=$BUILD/bin/mpi_allreduce_bench
 mpicc -O2 -o "$BIN" tools/mpi_allreduce_bench.c
 RUN="mpirun --allow-run-as-root --oversubscribe"
+MPI_TCP="--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo"
+ALGO_ARGS=${ALGO:+-a $ALGO}
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+
+# The two size ranges with their warm-up and timed calls: latency up to 64 KiB, bandwidth above.
+ranges() {
+  local small=8 big=8
+  while [ $((big * FACTOR)) -le "$MAX" ] && [ $((big * FACTOR)) -le 65536 ]; do big=$((big * FACTOR)); done
+  echo "$small $big 200 2000"
+  [ "$big" -lt "$MAX" ] && echo "$((big * FACTOR)) $MAX 3 20"
+  return 0
+}
+
 for np in 2 4; do
-  $RUN -np $np "$BIN" 8 "$MAX" "$FACTOR" 3 20 > /tmp/bench_mpi.$$ 2>/dev/null
-  for tp in auto tcp; do
-    STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" all_reduce -a ring -b 8 \
-      -e "$MAX" -f "$FACTOR" -c 0 -w 3 --iters 20 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1, $5, $7}' > /tmp/bench_st_$tp.$$
-  done
-  echo "# np=$np  (time in us, busbw in GB/s)"
-  printf '%12s | %10s %8s | %10s %8s %6s | %10s %8s %6s\n' bytes mpi_us mpi_bw shm_us shm_bw x tcp_us tcp_bw x
-  join <(awk '{print $1, $2, $3}' /tmp/bench_mpi.$$ | sort -k1,1) <(sort -k1,1 /tmp/bench_st_auto.$$) |
-    join - <(sort -k1,1 /tmp/bench_st_tcp.$$) | sort -n |
-    awk '{printf "%12s | %10.1f %8.3f | %10.1f %8.3f %6.2f | %10.1f %8.3f %6.2f\n", $1, $2, $3, $4, $5, $4/$2, $6, $7, $6/$2}'
-  rm -f /tmp/bench_mpi.$$ /tmp/bench_st_auto.$$ /tmp/bench_st_tcp.$$
+  : > "$TMP/mpi"; : > "$TMP/mpi_tcp"; : > "$TMP/st_shm"; : > "$TMP/st_tcp"
+  while read -r lo hi warm iters; do
+    $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null >> "$TMP/mpi"
+    $RUN $MPI_TCP -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null >> "$TMP/mpi_tcp"
+    for tp in shm tcp; do
+      STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" all_reduce $ALGO_ARGS \
+        -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters" 2>/dev/null |
+        awk '$1 ~ /^[0-9]+$/ {print $1, $5, $7, $9}' >> "$TMP/st_$tp"
+    done
+  done < <(ranges)
+  echo "# np=$np  (time in us, busbw in GB/s; x = stitch time / MPI time on the same transport)"
+  printf '%12s | %-41s | %-41s |\n' "" "shared memory: MPI vs stitch" "tcp on loopback: MPI vs stitch"
+  printf '%12s | %9s %7s %9s %7s %5s | %9s %7s %9s %7s %5s | %s\n' bytes mpi_us mpi_bw shm_us shm_bw x mpi_us \
+    mpi_bw tcp_us tcp_bw x algorithm
+  join <(sort -k1,1 "$TMP/mpi") <(sort -k1,1 "$TMP/st_shm") | join - <(sort -k1,1 "$TMP/mpi_tcp") |
+    join - <(sort -k1,1 "$TMP/st_tcp") | sort -n |
+    awk '{printf "%12s | %9.1f %7.3f %9.1f %7.3f %5.2f | %9.1f %7.3f %9.1f %7.3f %5.2f | %s\n", $1, $2, $3, $4, $5,
+          $4/$2, $7, $8, $9, $10, $9/$7, $6}'
 done
