@@ -365,22 +365,21 @@ static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t
 
 #define ST_IOV 16 /* pieces per call: header, units, padding; a message with more units takes more calls */
 
-/* Mark n more bytes of o as sent: header first, then the units in order, then the padding. */
+/* Mark n more bytes of o as sent: header first, then the pairs' source units in order, then the padding. */
 static void st_out_advance(const st_mctx *c, st_out *o, size_t k, size_t n)
 {
     size_t h = sizeof o->hdr - o->hdr_done < n ? sizeof o->hdr - o->hdr_done : n;
     o->hdr_done += h, n -= h;
-    while (o->run >= 0) { /* units of no elements are passed over even when n is spent */
-        size_t off, len;
-        st_mspan(c, k, o->unit, &off, &len);
+    while (o->at.left) { /* pairs of no elements are passed over even when n is spent */
+        size_t len;
+        st_pair(c, k, &o->at, 0, &len);
         size_t left = len * c->esize - o->unit_done;
         if (left > n) {
             o->unit_done += n;
             return;
         }
         n -= left, o->unit_done = 0;
-        if (!st_next_unit(c, o->x, &o->run, &o->unit))
-            o->run = -1;
+        st_pairs_next(c, &o->at);
     }
     o->pad_left -= n; /* what is left of n is padding */
 }
@@ -395,22 +394,21 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, size_t k, int *m
     char why[256];
     if (o->hdr_done < sizeof o->hdr)
         iov[n++] = (struct iovec){(char *)&o->hdr + o->hdr_done, sizeof o->hdr - o->hdr_done};
-    int32_t r = o->run, u = o->unit;
-    for (size_t done = o->unit_done; r >= 0 && n < ST_IOV - 1; done = 0) {
-        size_t off, len;
-        st_mspan(c, k, u, &off, &len);
-        iov[n++] = (struct iovec){c->work + off * c->esize + done, len * c->esize - done};
-        if (!st_next_unit(c, o->x, &r, &u))
-            r = -1;
+    st_pcur pc = o->at;
+    for (size_t done = o->unit_done; pc.left && n < ST_IOV - 1; done = 0, st_pairs_next(c, &pc)) {
+        size_t len;
+        char *src = st_pair(c, k, &pc, 0, &len);
+        if (len * c->esize > done)
+            iov[n++] = (struct iovec){src + done, len * c->esize - done};
     }
-    if (r < 0 && o->pad_left)
+    if (!pc.left && o->pad_left)
         iov[n++] = (struct iovec){(void *)st_zeros, o->pad_left};
-    ssize_t sent = t->ops->sendv(t, iov, n, why, sizeof why);
+    ssize_t sent = n ? t->ops->sendv(t, iov, n, why, sizeof why) : 0;
     if (sent < 0)
-        return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->comm->rank, why);
+        return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
     st_out_advance(c, o, k, (size_t)sent);
     *moved |= sent > 0;
-    o->done = o->hdr_done == sizeof o->hdr && o->run < 0 && o->pad_left == 0;
+    o->done = o->hdr_done == sizeof o->hdr && !o->at.left && o->pad_left == 0;
     return STITCH_OK;
 }
 
