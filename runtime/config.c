@@ -4,8 +4,10 @@
  *   STITCH_ALGO            algorithm: "rhd" for every collective that has one of that name (the others   auto
  *                          keep auto), or "all_reduce=rhd,all_gather=mesh" per collective (must exist);
  *                          "auto" chooses per call by size (choose.c); stitch_config_t.algo takes precedence
- *   STITCH_ONESHOT_BYTES   auto: all_reduce runs mesh_oneshot while a rank sends at most this many     64 KiB
+ *   STITCH_ONESHOT_BYTES   auto: all_reduce runs mesh_oneshot while a rank sends at most this many     48 KiB
  *                          bytes with it (vector bytes * (p - 1)), ring above; 0 never; suffixes k, m
+ *                          (measured, shm, 2-core VM: np 2, 64 KiB vectors 9.9 us one-shot, 7.6 ring;
+ *                          np 4, 16 KiB vectors 25 us one-shot, 78 ring, 34-38 mesh/rhd)
  *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive number (e.g. 0.2)        300
  *                          (stitch_config_t.timeout_ms takes precedence)
  *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment; suffixes k, m          4 MiB
@@ -54,7 +56,7 @@
 
 #define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
 #define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
-#define ST_DEFAULT_ONESHOT_BYTES ((size_t)64 << 10)
+#define ST_DEFAULT_ONESHOT_BYTES ((size_t)48 << 10)
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)

@@ -36,11 +36,14 @@ ranges() {
 for np in 2 4; do
   : > "$TMP/mpi"; : > "$TMP/mpi_tcp"; : > "$TMP/st_shm"; : > "$TMP/st_tcp"
   while read -r lo hi warm iters; do
-    $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null >> "$TMP/mpi"
-    $RUN $MPI_TCP -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null >> "$TMP/mpi_tcp"
+    # (mpirun reads stdin: keep it off the list of ranges)
+    $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null < /dev/null |
+      awk '{print $1, $2, $3}' >> "$TMP/mpi"
+    $RUN $MPI_TCP -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null < /dev/null |
+      awk '{print $1, $2, $3}' >> "$TMP/mpi_tcp"
     for tp in shm tcp; do
       STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" all_reduce $ALGO_ARGS \
-        -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters" 2>/dev/null |
+        -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters" 2>/dev/null < /dev/null |
         awk '$1 ~ /^[0-9]+$/ {print $1, $5, $7, $9}' >> "$TMP/st_$tp"
     done
   done < <(ranges)

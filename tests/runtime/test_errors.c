@@ -176,10 +176,10 @@ static void test_bad_init(void)
 static void test_auto_choice(void)
 {
     stitch_comm_t *comms[4];
-    make_comms(4, NULL, 0, comms); /* 64 KiB default: 3 peers * 5461 floats = 65532 bytes */
-    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 5461, STITCH_FP32), "mesh_oneshot") == 0,
+    make_comms(4, NULL, 0, comms); /* 48 KiB default: 3 peers * 4096 floats = 49152 bytes */
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 4096, STITCH_FP32), "mesh_oneshot") == 0,
           "small all_reduce");
-    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 5462, STITCH_FP32), "ring") == 0,
+    CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 4097, STITCH_FP32), "ring") == 0,
           "large all_reduce");
     CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_GATHER, 1, STITCH_FP32), "ring") == 0,
           "all_gather has no small choice");
