@@ -27,8 +27,8 @@
  *   STITCH_TCP_CC          congestion control of the tcp data sockets: a name the kernel knows (cubic,   bbr ->
  *                          reno, dctcp, ...), or "system" to keep the host's; unset, a host default of   cubic,
  *                          bbr is replaced with cubic and any other kept (proc.c's st_tcp_cc says why)  else kept
- *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to       50
- *                          10000000; unset: 50, or 1000 when the host runs more ranks of the
+ *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to      500
+ *                          10000000; unset: 500, or 1000 when the host runs more ranks of the
  *                          communicator than it has cores (proc.c says why)
  *   STITCH_SOCKET_IFNAME   interfaces for the bootstrap and tcp: "eth0", prefixes "eth,ib", "^docker,lo"   the
  *                          to exclude (bootstrap.c)                                         route to the root

@@ -137,8 +137,12 @@ typedef struct st_mctx {
     const st_args *a;
     const st_entry *e;
     st_reduce_fn kernel;
+    st_reduce3_fn kernel3;
     size_t esize;
     int me, p;
+    const char *lazy;   /* all_reduce out of place, reduce_scatter: the caller's input, laid out as work; a vector
+                         * unit still `fresh` in this segment is read there, never copied in (below) */
+    unsigned char *fresh; /* per vector unit (e->fresh) while lazy */
     char *work;         /* block b at work + b * count (the layout at the top of this file); NULL: none used */
     char *alt;          /* block alt_block lives here instead */
     int alt_block;
@@ -296,6 +300,15 @@ static char *st_unit_ptr(const st_mctx *c, int u, size_t off)
     return base ? base + off * c->esize : NULL;
 }
 
+/* Where I read vector or scratch unit u (offset off) as a source: my input while the unit is fresh (lazy),
+ * else my storage. */
+static char *st_src_ptr(const st_mctx *c, int u, size_t off)
+{
+    if (c->lazy && u < c->nunits && c->fresh[u])
+        return (char *)c->lazy + ((size_t)(u / c->units_per_block) * c->a->count + off) * c->esize;
+    return st_unit_ptr(c, u, off);
+}
+
 /* The current pair of a cursor in segment k: its length in elements (exec.c's st_pair_len: the vector unit's when
  * one side is a slot, the slot's between slots) and where it lies in my storage, on the destination side when
  * receiving or the source side when sending. Both ends compute the same length. */
@@ -304,7 +317,25 @@ static char *st_pair(const st_mctx *c, size_t k, const st_pcur *pc, int dst_side
     size_t soff, doff, slen = st_unit_len(c, k, pc->su, &soff), dlen = st_unit_len(c, k, pc->du, &doff);
     int svec = pc->su < c->nunits, dvec = pc->du < c->nunits;
     *len = svec && dvec ? (slen < dlen ? slen : dlen) : svec ? slen : dlen;
-    return dst_side ? st_unit_ptr(c, pc->du, doff) : st_unit_ptr(c, pc->su, soff);
+    return dst_side ? st_unit_ptr(c, pc->du, doff) : st_src_ptr(c, pc->su, soff);
+}
+
+/* A reduce into the current pair's destination while that unit is fresh reads my input there (dst = input op
+ * message, one pass instead of a copy and a reduce): the input under the pair, or NULL. */
+static const char *st_pair_input(const st_mctx *c, size_t k, const st_pcur *pc)
+{
+    size_t off;
+    if (!c->lazy || pc->du >= c->nunits || !c->fresh[pc->du])
+        return NULL;
+    st_unit_len(c, k, pc->du, &off);
+    return st_src_ptr(c, pc->du, off);
+}
+
+/* The current pair has been applied: its destination unit holds data of this segment now. */
+static void st_pair_done(const st_mctx *c, const st_pcur *pc)
+{
+    if (c->lazy && pc->du < c->nunits)
+        c->fresh[pc->du] = 0;
 }
 
 static void st_pcur_settle(const st_run *runs, int32_t *r, int32_t *u)
@@ -526,12 +557,15 @@ static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
 
 /* ---- receiving -------------------------------------------------------------------------------------------- */
 
-static void st_apply_bytes(st_mctx *c, const st_xfer *x, char *dst, const char *src, size_t n)
+/* Apply n bytes of a message (or of my own units) at src to dst; `in`: my input under dst when dst is fresh. */
+static void st_apply_bytes(st_mctx *c, const st_xfer *x, char *dst, const char *in, const char *src, size_t n)
 {
     if (n == 0)
         return;
     if (x->op == ST_X_COPY)
         memcpy(dst, src, n);
+    else if (in)
+        c->kernel3(dst, in, src, n / c->esize);
     else
         c->kernel(dst, src, n / c->esize);
 }
@@ -543,7 +577,8 @@ static void st_apply_whole(st_mctx *c, const st_xfer *x, size_t k, const char *s
     st_pcur pc;
     for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
         char *dst = st_pair(c, k, &pc, 1, &len);
-        st_apply_bytes(c, x, dst, src, len * c->esize);
+        st_apply_bytes(c, x, dst, st_pair_input(c, k, &pc), src, len * c->esize);
+        st_pair_done(c, &pc);
         src += len * c->esize;
     }
 }
@@ -556,7 +591,8 @@ static void st_apply_local(st_mctx *c, const st_xfer *x, size_t k)
     st_pcur pc;
     for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
         const char *src = st_pair(c, k, &pc, 0, &len);
-        st_apply_bytes(c, x, st_pair(c, k, &pc, 1, &len), src, len * c->esize);
+        st_apply_bytes(c, x, st_pair(c, k, &pc, 1, &len), st_pair_input(c, k, &pc), src, len * c->esize);
+        st_pair_done(c, &pc);
     }
 }
 
@@ -635,12 +671,14 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, size_t k, const void *p, 
     if (n == 0 && len > c->in.unit_done)
         return 0;
     if (n) {
-        st_apply_bytes(c, x, dst + c->in.unit_done, p, n);
+        const char *in = st_pair_input(c, k, &c->in.at);
+        st_apply_bytes(c, x, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n);
         t->ops->consume(t, n);
     }
     c->in.unit_done += n;
     if (c->in.unit_done == len) {
         c->in.unit_done = 0;
+        st_pair_done(c, &c->in.at);
         st_pairs_next(c, &c->in.at);
     }
     return 1;
@@ -807,14 +845,19 @@ static stitch_status_t st_mlayout(st_mctx *c)
     size_t one = a->count * c->esize, p = (size_t)c->p;
     char *send = (char *)a->send; /* only read: the plan never receives into an input block (exec.c) */
     switch (a->coll) {
-    case STITCH_ALL_REDUCE: /* the vector; broadcast's non-roots have no input */
-    case STITCH_BROADCAST:
+    case STITCH_ALL_REDUCE: /* the vector, my input read lazily out of place */
         c->work = a->recv;
-        if (a->coll == STITCH_ALL_REDUCE || root)
+        if (a->send != a->recv)
+            c->lazy = a->send;
+        return STITCH_OK;
+    case STITCH_BROADCAST: /* the vector; the non-roots have no input */
+        c->work = a->recv;
+        if (root)
             st_copy_own(c->work, a->send, one);
         return STITCH_OK;
-    case STITCH_REDUCE_SCATTER:
-        return st_mscratch(c, p, a->send);
+    case STITCH_REDUCE_SCATTER: /* a scratch of p blocks, my input read lazily */
+        c->lazy = a->send;
+        return st_mscratch(c, p, NULL);
     case STITCH_REDUCE: /* only the root has an output; the others reduce into a copy of their input */
         if (root)
             st_copy_own(c->work = a->recv, a->send, one);
@@ -841,6 +884,21 @@ static stitch_status_t st_mlayout(st_mctx *c)
     default: /* all_gather */
         st_copy_own((c->work = a->recv) + (size_t)c->me * one, a->send, one);
         return STITCH_OK;
+    }
+}
+
+/* Lazy input, at the end of segment k: the output units no step wrote get my input (all of all_reduce's vector,
+ * my block of reduce_scatter's scratch; p = 1 has no steps at all). */
+static void st_materialize(st_mctx *c, size_t k)
+{
+    int first = 0, last = c->nunits;
+    if (c->a->coll == STITCH_REDUCE_SCATTER)
+        first = c->me * c->units_per_block, last = first + c->units_per_block;
+    for (int u = first; u < last; u++) {
+        size_t off, len = st_unit_len(c, k, u, &off);
+        if (c->fresh[u] && len)
+            memcpy(st_unit_ptr(c, u, off), st_src_ptr(c, u, off), len * c->esize);
+        c->fresh[u] = 0;
     }
 }
 
@@ -885,6 +943,8 @@ static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_ar
     c->me = comm->rank, c->p = comm->p;
     c->esize = stitch_dtype_size(a->dtype);
     c->kernel = reduces ? st_reduce_kernel(a->dtype, a->op) : NULL;
+    c->kernel3 = reduces ? st_reduce3_kernel(a->dtype, a->op) : NULL;
+    c->fresh = e->fresh;
     c->alt_block = -1;
     c->nunits = e->sched.nunits;
     c->nblocks = st_coll_nblocks(a->coll, comm->p);
@@ -921,9 +981,14 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     if ((st = st_mctx_init(&c, comm, a, e)) != STITCH_OK)
         return st;
     comm->seq++;
-    for (size_t k = 0; st == STITCH_OK && k < c.nseg; k++)
+    for (size_t k = 0; st == STITCH_OK && k < c.nseg; k++) {
+        if (c.lazy)
+            memset(c.fresh, 1, (size_t)c.nunits);
         for (int s = 0; st == STITCH_OK && s < c.nsteps; s++)
             st = st_mstep(&c, k, s);
+        if (st == STITCH_OK && c.lazy)
+            st_materialize(&c, k);
+    }
     if (st == STITCH_OK)
         st_copy_out(&c);
     return st;

@@ -32,7 +32,7 @@ typedef struct st_proc {
     int nshm, ntcp;           /* data peers per transport */
     char tcp_cc[96];          /* the congestion control the tcp data sockets use, for STITCH_DEBUG */
     int nlocal;               /* ranks of the communicator on my host, me included */
-    long spin_ns;             /* how long a waiting rank polls before it blocks: STITCH_SPIN_US, else 50 us,
+    long spin_ns;             /* how long a waiting rank polls before it blocks: STITCH_SPIN_US, else 500 us,
                                * 1000 us when oversubscribed (then it yields after every poll, see below) */
     int oversubscribed;       /* my host runs more ranks of the communicator than it has cores: a waiting rank
                                * calls sched_yield after every poll, so the peer it waits for gets the core
