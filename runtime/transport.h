@@ -8,8 +8,11 @@
  * arrives (transfer and reduction overlap).
  *
  * Rules every transport keeps, which the executor relies on:
- * - buffers behind peek are 64-byte aligned rings whose capacity is a power of two, so a stream offset that is
- *   a multiple of an element size is never split by the wrap (frames are 64-byte headers + element payloads);
+ * - what peek shows is contiguous, and a 64-byte aligned piece of the stream always ends up whole in one peek
+ *   (it may show partly while it arrives, never split between two regions); the executor's messages are 64-byte
+ *   headers + element payloads padded to 64 bytes, so neither a header nor an element is ever cut:
+ *   tcp's staging ring is 64-byte aligned with a power-of-two capacity; shm's frames are cut only at 64-byte
+ *   multiples (tp_shm.c);
  * - send and peek never block; 0 means "not now", -1 means the stream is broken and err says why;
  * - `wake` is what a blocked rank sleeps on: a pollable fd (tcp) or the shm doorbell (proc.c decides how);
  *   the fd is polled only for what would be progress, so a level-triggered poll never returns at once for an
@@ -17,7 +20,7 @@
  *   the rx ring after a wake-up, so they stop reporting).
  *
  * RDMA later. A verbs transport fits the same table: `send` posts RDMA writes with immediate into a ring the
- * peer registered at connect time (the shm ring layout, in registered memory), `peek` polls the CQ. The two
+ * peer registered at connect time (the shm frame layout, in registered memory), `peek` polls the CQ. The two
  * optional members reg/write are reserved for a one-sided large-message path (register the work buffer once,
  * write straight into the peer's); no transport implements them yet and callers must check for NULL.
  */
