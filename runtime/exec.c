@@ -280,12 +280,17 @@ static stitch_status_t st_check_counts(st_ctx *c, int q, const st_slot *s)
 }
 
 /* Elements of the largest unit of segment k: the size of a scratch unit's slot in that segment. */
+size_t st_call_slot_len(const st_args *a, size_t seg, int units_per_block, size_t k)
+{
+    size_t n = a->count - k * seg;
+    if (n > seg)
+        n = seg;
+    return (n + (size_t)units_per_block - 1) / (size_t)units_per_block;
+}
+
 static size_t st_slot_len(const st_ctx *c, size_t k)
 {
-    size_t n = c->a->count - k * c->seg;
-    if (n > c->seg)
-        n = c->seg;
-    return (n + (size_t)c->units_per_block - 1) / (size_t)c->units_per_block;
+    return st_call_slot_len(c->a, c->seg, c->units_per_block, k);
 }
 
 /* Where unit u of rank x (whose slot is q) lies in segment k, and its length: a vector unit in its block, or in
@@ -509,16 +514,15 @@ static stitch_status_t st_run_call(st_ctx *c)
 
 /* ---- setting up a call --------------------------------------------------------------------------------- */
 
-static void st_segments(st_ctx *c)
+void st_call_segments(const st_args *a, size_t segment_bytes, int nblocks, int nsteps, size_t *seg, size_t *nseg)
 {
-    size_t count = c->a->count;
-    size_t per_block = c->comm->segment_bytes / ((size_t)c->nblocks * c->esize);
+    size_t per_block = segment_bytes / ((size_t)nblocks * stitch_dtype_size(a->dtype));
     if (per_block == 0)
         per_block = 1;
-    c->seg = count, c->nseg = 1;
-    if (c->nsteps > 0 && count > per_block && c->a->coll != STITCH_ALL_TO_ALL_V) {
-        c->seg = per_block;
-        c->nseg = (count + per_block - 1) / per_block;
+    *seg = a->count, *nseg = 1;
+    if (nsteps > 0 && a->count > per_block && a->coll != STITCH_ALL_TO_ALL_V) {
+        *seg = per_block;
+        *nseg = (a->count + per_block - 1) / per_block;
     }
 }
 
@@ -590,7 +594,7 @@ static stitch_status_t st_ctx_init(st_ctx *c, stitch_comm_t *comm, const st_args
     c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype, reduces ? (int32_t)a->op : -1,
                              rooted ? a->root : -1, a->count, e->sched.algo};
     c->nunits = e->sched.nunits;
-    st_segments(c);
+    st_call_segments(a, comm->segment_bytes, c->nblocks, c->nsteps, &c->seg, &c->nseg);
     st_deadline_start(&c->dl, comm->timeout_ms);
     stitch_status_t st = st_layout(c);
     if (st != STITCH_OK || e->sched.nscratch == 0)

@@ -21,6 +21,14 @@ typedef struct st_args {
 /* Does the collective reduce (take an op)? */
 int st_coll_reduces(stitch_coll_t coll);
 
+/* A call's segments, for both executors: the elements of a block per segment (*seg) and their number, so that
+ * one segment of all nblocks blocks holds about segment_bytes; one segment when the schedule has no steps, and
+ * for all_to_all_v (its blocks differ in length, and the ranks could not agree on a count without talking). */
+void st_call_segments(const st_args *a, size_t segment_bytes, int nblocks, int nsteps, size_t *seg, size_t *nseg);
+
+/* Elements of a scratch unit's slot in segment k: the largest unit of that segment. */
+size_t st_call_slot_len(const st_args *a, size_t seg, int units_per_block, size_t k);
+
 /* Run the collective; arguments are already checked (api.c). */
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);
 

@@ -155,7 +155,7 @@ typedef struct st_mctx {
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
     st_xfer hello_x;    /* the hello as a transfer without units */
-    struct timespec deadline;
+    st_deadline deadline;
     st_out *outs;       /* pr->outs, the sends of the current step */
     int nouts;
     st_in in;
@@ -268,10 +268,7 @@ static char *st_block_ptr(const st_mctx *c, int b)
 /* Elements of a scratch unit's slot in segment k: the largest unit of the segment. */
 static size_t st_slot_len(const st_mctx *c, size_t k)
 {
-    size_t n = c->a->count - k * c->seg;
-    if (n > c->seg)
-        n = c->seg;
-    return (n + (size_t)c->units_per_block - 1) / (size_t)c->units_per_block;
+    return st_call_slot_len(c->a, c->seg, c->units_per_block, k);
 }
 
 /* Elements of unit u in segment k, and (vector units) its offset from its block's start (as exec.c's st_span).
@@ -738,13 +735,6 @@ static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_d
 
 /* ---- the step loop ------------------------------------------------------------------------------------ */
 
-static int st_past(const struct timespec *at)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec > at->tv_sec || (now.tv_sec == at->tv_sec && now.tv_nsec >= at->tv_nsec);
-}
-
 static long st_ns_since(const struct timespec *t0)
 {
     struct timespec now;
@@ -768,7 +758,7 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
             return st_aborted(c);
         return STITCH_OK;
     }
-    if (c->comm->timeout_ms >= 0 && st_past(&c->deadline))
+    if (st_deadline_passed(&c->deadline))
         return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number "
                         "%llu)", c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq);
     *sleep = 1;
@@ -914,27 +904,6 @@ static void st_copy_out(const st_mctx *c)
         st_copy_own(a->recv, (const char *)a->send + mine, one);
 }
 
-static void st_msegments(st_mctx *c)
-{
-    size_t per_block = c->comm->segment_bytes / ((size_t)c->nblocks * c->esize);
-    if (per_block == 0)
-        per_block = 1;
-    c->seg = c->a->count, c->nseg = 1;
-    if (c->nsteps > 0 && c->a->count > per_block && c->a->coll != STITCH_ALL_TO_ALL_V)
-        c->seg = per_block, c->nseg = (c->a->count + per_block - 1) / per_block;
-}
-
-static void st_mdeadline(st_mctx *c)
-{
-    clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-    if (c->comm->timeout_ms > 0) {
-        c->deadline.tv_sec += c->comm->timeout_ms / 1000;
-        c->deadline.tv_nsec += (long)(c->comm->timeout_ms % 1000) * 1000000L;
-        if (c->deadline.tv_nsec >= 1000000000L)
-            c->deadline.tv_sec++, c->deadline.tv_nsec -= 1000000000L;
-    }
-}
-
 static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_args *a, st_entry *e)
 {
     int reduces = st_coll_reduces(a->coll), rooted = st_coll_rooted((int)a->coll);
@@ -955,8 +924,8 @@ static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_ar
                          st_registry_index(e->sched.algo), 0, 0, {0}};
     c->hello = rooted && c->p > 1 && c->nsteps > 0;
     c->hello_x = (st_xfer){.src = c->me, .dst = (c->me + 1) % c->p};
-    st_msegments(c);
-    st_mdeadline(c);
+    st_call_segments(a, comm->segment_bytes, c->nblocks, c->nsteps, &c->seg, &c->nseg);
+    st_deadline_start(&c->deadline, comm->timeout_ms);
     stitch_status_t st = st_mlayout(c);
     if (st != STITCH_OK || e->sched.nscratch == 0)
         return st;

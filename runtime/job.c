@@ -125,6 +125,15 @@ void st_deadline_start(st_deadline *dl, int timeout_ms)
         dl->at.tv_sec++, dl->at.tv_nsec -= 1000000000L;
 }
 
+int st_deadline_passed(const st_deadline *dl)
+{
+    struct timespec now;
+    if (dl->forever)
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > dl->at.tv_sec || (now.tv_sec == dl->at.tv_sec && now.tv_nsec >= dl->at.tv_nsec);
+}
+
 /* Time left before the deadline, capped at one sleep slice; 0 when it has passed. */
 static int st_slice(const st_deadline *dl, struct timespec *ts)
 {

@@ -83,6 +83,7 @@ static inline int st_reached(uint32_t posted, uint32_t target)
 void st_post(st_slot *slot, uint32_t value);
 
 void st_deadline_start(st_deadline *dl, int timeout_ms);
+int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */
 
 /* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT, or
  * STITCH_ERR_SYSTEM with the errno in *sys_errno. */
