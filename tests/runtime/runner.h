@@ -6,6 +6,7 @@
 #define ST_TEST_RUNNER_H
 
 #undef NDEBUG
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,33 @@ typedef struct st_test {
             exit(1);                                                                                           \
         }                                                                                                      \
     } while (0)
+
+/* Run fn(ctx, rank) on p threads at once (ranks 0..p-1, at most 64) and join them all. */
+typedef struct st_rank_arg {
+    void (*fn)(void *ctx, int rank);
+    void *ctx;
+    int rank;
+} st_rank_arg;
+
+static inline void *st_rank_main(void *arg)
+{
+    st_rank_arg *a = arg;
+    a->fn(a->ctx, a->rank);
+    return NULL;
+}
+
+static inline void st_run_ranks(int p, void (*fn)(void *ctx, int rank), void *ctx)
+{
+    pthread_t th[64];
+    st_rank_arg args[64];
+    CHECK(p >= 1 && p <= 64, "st_run_ranks: p = %d", p);
+    for (int r = 0; r < p; r++) {
+        args[r] = (st_rank_arg){fn, ctx, r};
+        CHECK(pthread_create(&th[r], NULL, st_rank_main, &args[r]) == 0, "pthread_create");
+    }
+    for (int r = 0; r < p; r++)
+        pthread_join(th[r], NULL);
+}
 
 static double st_now(void)
 {

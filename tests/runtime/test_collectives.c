@@ -34,11 +34,6 @@ typedef struct team {
     char msg[600];
 } team;
 
-typedef struct member {
-    team *t;
-    int rank;
-} member;
-
 /* ---- one case on one rank -------------------------------------------------------------------------------- */
 
 static void fail(team *t, const coll_case *c, int rank, const char *what)
@@ -86,10 +81,9 @@ static void run_case(team *t, int r, const coll_case *c, bufs *m)
     pthread_barrier_wait(&t->bar);
 }
 
-static void *member_main(void *arg)
+static void member_main(void *ctx, int rank)
 {
-    member *me = arg;
-    team *t = me->t;
+    team *t = ctx;
     size_t most = 0;
     for (int i = 0; i < t->ncases; i++) {
         size_t need = (size_t)t->p * (t->cases[i].count + 3) * stitch_dtype_size(t->cases[i].dtype) + 64;
@@ -98,10 +92,9 @@ static void *member_main(void *arg)
     bufs m = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)};
     CHECK(m.a && m.b, "out of memory");
     for (int i = 0; i < t->ncases; i++)
-        run_case(t, me->rank, &t->cases[i], &m);
+        run_case(t, rank, &t->cases[i], &m);
     free(m.a);
     free(m.b);
-    return NULL;
 }
 
 /* Run `cases` on a team of p threads with algorithm `algo`; CHECK-fails with the first failure. */
@@ -117,14 +110,7 @@ static void run_team_groups(const char *algo, const char *groups, int p, const c
     stitch_status_t st = stitch_comm_init_threads(p, &cfg, t.comms, err, sizeof err);
     CHECK(st == STITCH_OK, "init %s p=%d: %s", algo, p, err);
     pthread_barrier_init(&t.bar, NULL, (unsigned)p);
-    pthread_t th[64];
-    member mem[64];
-    for (int r = 0; r < p; r++) {
-        mem[r] = (member){&t, r};
-        CHECK(pthread_create(&th[r], NULL, member_main, &mem[r]) == 0, "pthread_create");
-    }
-    for (int r = 0; r < p; r++)
-        pthread_join(th[r], NULL);
+    st_run_ranks(p, member_main, &t);
     for (int r = 0; r < p; r++)
         stitch_comm_destroy(t.comms[r]);
     pthread_barrier_destroy(&t.bar);
@@ -305,9 +291,9 @@ enum { DET_P = 5, DET_N = 10007, DET_RUNS = 3 };
 static stitch_comm_t *det_comms[DET_P];
 static float det_out[DET_RUNS][DET_P][DET_N];
 
-static void *det_main(void *arg)
+static void det_main(void *ctx, int r)
 {
-    int r = (int)(intptr_t)arg;
+    (void)ctx;
     static _Thread_local float in[DET_N];
     uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
     for (int i = 0; i < DET_N; i++) {
@@ -318,7 +304,6 @@ static void *det_main(void *arg)
         stitch_status_t st = stitch_all_reduce(in, det_out[run][r], DET_N, STITCH_FP32, STITCH_SUM, det_comms[r]);
         CHECK(st == STITCH_OK, "rank %d: %s", r, stitch_comm_last_error(det_comms[r]));
     }
-    return NULL;
 }
 
 static void test_deterministic(void)
@@ -328,13 +313,9 @@ static void test_deterministic(void)
     for (int a = 0; a < nalgos && a < 32; a++) {
         stitch_config_t cfg = STITCH_CONFIG_INIT;
         char err[512];
-        pthread_t th[DET_P];
         cfg.algo = names[a];
         CHECK(stitch_comm_init_threads(DET_P, &cfg, det_comms, err, sizeof err) == STITCH_OK, "%s", err);
-        for (int r = 0; r < DET_P; r++)
-            CHECK(pthread_create(&th[r], NULL, det_main, (void *)(intptr_t)r) == 0, "pthread_create");
-        for (int r = 0; r < DET_P; r++)
-            pthread_join(th[r], NULL);
+        st_run_ranks(DET_P, det_main, NULL);
         for (int r = 0; r < DET_P; r++)
             stitch_comm_destroy(det_comms[r]);
         for (int run = 0; run < DET_RUNS; run++)
@@ -361,9 +342,9 @@ enum { OVER_P = 16, OVER_N = 1 << 20 };
 static stitch_comm_t *over_comms[OVER_P];
 static double over_time;
 
-static void *over_main(void *arg)
+static void over_main(void *ctx, int r)
 {
-    int r = (int)(intptr_t)arg;
+    (void)ctx;
     float *v = malloc(sizeof *v * OVER_N);
     CHECK(v, "out of memory");
     for (int i = 0; i < OVER_N; i++)
@@ -377,7 +358,6 @@ static void *over_main(void *arg)
     if (r == 0)
         over_time = dt;
     free(v);
-    return NULL;
 }
 
 static void test_oversubscribed(void)
@@ -386,11 +366,7 @@ static void test_oversubscribed(void)
     char err[512];
     cfg.algo = "ring";
     CHECK(stitch_comm_init_threads(OVER_P, &cfg, over_comms, err, sizeof err) == STITCH_OK, "%s", err);
-    pthread_t th[OVER_P];
-    for (int r = 0; r < OVER_P; r++)
-        CHECK(pthread_create(&th[r], NULL, over_main, (void *)(intptr_t)r) == 0, "pthread_create");
-    for (int r = 0; r < OVER_P; r++)
-        pthread_join(th[r], NULL);
+    st_run_ranks(OVER_P, over_main, NULL);
     for (int r = 0; r < OVER_P; r++)
         stitch_comm_destroy(over_comms[r]);
     printf("# p=16 ring all_reduce of 1M fp32 on rank 0: %.3f s\n", over_time);

@@ -23,11 +23,6 @@ typedef struct team {
     stitch_status_t st[64];
 } team;
 
-typedef struct member {
-    team *t;
-    int rank;
-} member;
-
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
 {
@@ -59,11 +54,9 @@ static float tree(float *A, int p)
     return A[0];
 }
 
-static void *member_main(void *arg)
+static void member_main(void *ctx, int r)
 {
-    member *m = arg;
-    team *t = m->t;
-    int r = m->rank;
+    team *t = ctx;
     const float *send = t->inplace ? t->out[r] : t->in[r];
     if (t->coll == STITCH_ALL_REDUCE)
         t->st[r] = stitch_all_reduce(send, t->out[r], t->n, STITCH_FP32, STITCH_SUM, t->comms[r]);
@@ -72,7 +65,6 @@ static void *member_main(void *arg)
                                          t->comms[r]);
     else
         t->st[r] = stitch_reduce_scatter(send, t->out[r], t->n, STITCH_FP32, STITCH_SUM, t->comms[r]);
-    return NULL;
 }
 
 /* Elements of all_reduce's vector per segment (exec.c cuts a vector longer than STITCH_SEGMENT_BYTES into
@@ -117,14 +109,7 @@ static void run(stitch_coll_t coll, int p, size_t n, int inplace)
             t.in[r][i] = rnd_float();
         memcpy(t.out[r], t.in[r], len * sizeof(float));
     }
-    pthread_t th[64];
-    member mem[64];
-    for (int r = 0; r < p; r++) {
-        mem[r] = (member){&t, r};
-        CHECK(pthread_create(&th[r], NULL, member_main, &mem[r]) == 0, "pthread_create");
-    }
-    for (int r = 0; r < p; r++)
-        pthread_join(th[r], NULL);
+    st_run_ranks(p, member_main, &t);
     for (int r = 0; r < p; r++)
         CHECK(t.st[r] == STITCH_OK, "%s p=%d n=%zu rank %d: %s", stitch_coll_name(coll), p, n, r,
               stitch_comm_last_error(t.comms[r]));
