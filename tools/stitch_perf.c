@@ -47,7 +47,7 @@
 
 struct opts {
     stitch_coll_t coll;
-    const char *algo;  /* NULL: the library's default ($STITCH_ALGO, else ring) */
+    const char *algo;  /* NULL: the library's default ($STITCH_ALGO, else auto) */
     int nranks;
     stitch_dtype_t dtype;
     stitch_op_t op;
