@@ -92,10 +92,8 @@ stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL
     return STITCH_OK;
 }
 
-const st_algo *st_choice_pick(const st_choice *c, stitch_coll_t coll, size_t count, size_t esize, int p,
-                              size_t oneshot_max)
+const st_algo *st_choice_pick(const st_choice *c, size_t count, size_t esize, int p, size_t oneshot_max)
 {
-    (void)coll;
     if (c->small && p > 1 && count <= oneshot_max / esize / (size_t)(p - 1))
         return c->small;
     return c->algo;

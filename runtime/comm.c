@@ -240,12 +240,19 @@ const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
     return comm->algo[coll].is_auto ? ST_AUTO_NAME : comm->algo[coll].algo->name;
 }
 
+/* The algorithm a call of count elements of dtype runs: its collective's choice (choose.h). */
+static const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
+{
+    return st_choice_pick(&comm->algo[coll], count, stitch_dtype_size(dtype), comm->p, comm->oneshot_max);
+}
+
 const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,
                                       stitch_dtype_t dtype)
 {
-    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll].algo || (unsigned)dtype >= STITCH_DTYPE_COUNT)
+    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || (unsigned)dtype >= STITCH_DTYPE_COUNT)
         return NULL;
-    return st_choice_pick(&comm->algo[coll], coll, count, stitch_dtype_size(dtype), comm->p, comm->oneshot_max)->name;
+    const st_algo *a = st_comm_pick(comm, coll, count, dtype);
+    return a ? a->name : NULL;
 }
 
 void stitch_comm_abort(stitch_comm_t *comm)
@@ -286,14 +293,11 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     return STITCH_OK;
 }
 
-
 /* The algorithm's entry for `root`, found in its list or built. A schedule that does not read `root` is the same
  * for every root: one entry. A list holds at most p entries, for as long as the communicator lives. */
 stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entry **out)
 {
-    const st_algo *algo = comm->algo[a->coll].algo ? st_choice_pick(&comm->algo[a->coll], a->coll, a->count,
-                                                                     stitch_dtype_size(a->dtype), comm->p,
-                                                                     comm->oneshot_max) : NULL;
+    const st_algo *algo = st_comm_pick(comm, a->coll, a->count, a->dtype);
     const char *fn = a->fn;
     int root = a->root;
     if (!algo)

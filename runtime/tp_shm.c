@@ -25,7 +25,6 @@
  * After publishing, each side rings the other's doorbell, so a peer asleep on FUTEX_WAIT wakes up; a ring is a
  * fence and a load unless that peer has armed its bell to sleep (transport.h).
  */
-#include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>

@@ -105,7 +105,8 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max);
 stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name);
 /* The choice for a collective: an algorithm's name, or "auto". */
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll);
-/* The algorithm a call of `count` elements of `dtype` runs (what "auto" picks for that size). */
+/* The algorithm a call of `count` elements of `dtype` runs (what "auto" picks for that size); NULL for a NULL
+ * comm or an out-of-range coll or dtype. */
 const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,
                                       stitch_dtype_t dtype);
 
