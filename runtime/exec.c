@@ -700,14 +700,12 @@ static stitch_status_t st_collect_peers(st_entry *e, int rank)
 }
 
 /* A reduce of units into themselves (no `at`) would double them. all_to_all_v's blocks have per-pair lengths,
- * so scratch slots (sized by the largest unit) cannot be sized for it. Notes whether the plan uses `at`. */
-static int st_check_local(st_entry *e, int rank, char *err, size_t errlen)
+ * so scratch slots (sized by the largest unit) cannot be sized for it. */
+static int st_check_local(const st_entry *e, int rank, char *err, size_t errlen)
 {
     const st_sched *s = &e->sched;
-    e->uses_at = s->nscratch > 0;
     for (int i = 0; i < s->nxfers; i++) {
         const st_xfer *x = &s->xfers[i];
-        e->uses_at |= st_xfer_mapped(x);
         if (x->src == rank && x->dst == rank && x->op != 0 && !st_xfer_mapped(x)) {
             snprintf(err, errlen, "rank %d reduces units into themselves at step %d (line %d)", rank, x->step,
                      x->line);

@@ -34,7 +34,7 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);
 
 /* Check what the executor assumes of a plan beyond st_sched_build's checks: within a step, no unit a rank sends
  * is also written into it by a receive or by its own `at` transfers (peers read while it writes; its own would
- * depend on their order), and no rank reduces a unit into itself without `at`. Notes e->uses_at.
+ * depend on their order), and no rank reduces a unit into itself without `at`.
  * Fills e->peers. On failure explains in err. */
 stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen);
 

@@ -47,10 +47,11 @@
  * the payload bytes of a header with its recvcounts and names both sides' counts when they differ.
  *
  * Small messages. What a small message costs is synchronisation, not bytes: every transport send publishes a
- * head and rings a doorbell, every consume publishes a tail and rings one back, and each is a cache line that
- * crosses cores. So a message whose padded payload fits ST_SMALL_BYTES is staged whole at the start of its step
- * and sent in one call, and a receiver that finds a whole message contiguous in the buffer applies it and
- * consumes it at once (one send, one consume per message, not three of each). The fingerprint stays in every
+ * frame (shm) or makes a system call (tcp) and rings a doorbell, every consume publishes a tail and rings one
+ * back, and each is a cache line that crosses cores. So a message whose padded payload fits ST_SMALL_BYTES is
+ * staged whole at the start of its step and sent in one call, and a receiver that finds a whole message
+ * contiguous in the buffer applies it and consumes it at once (one send, one consume per message, not three of
+ * each). The fingerprint stays in every
  * header (64 bytes are no dearer than 16 to copy through a ring), but is checked with plain compares; the
  * field-by-field text is only made when something differs.
  *
