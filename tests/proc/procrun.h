@@ -93,6 +93,18 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
     }
 }
 
+/* Every rank exited 0; otherwise print each failed rank's code and report, labelled `what`, and return 0. */
+static int all_ok(const run *r, const char *what)
+{
+    int ok = 1;
+    for (int i = 0; i < r->n; i++)
+        if (r->status[i] != 0) {
+            printf("# %s: rank %d exited %d: %s\n", what, i, r->status[i], r->text[i]);
+            ok = 0;
+        }
+    return ok;
+}
+
 /* Collect reports and exit codes; kill whatever outlives the deadline. Returns seconds taken. */
 static double reap(run *r, double limit)
 {

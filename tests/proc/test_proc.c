@@ -136,17 +136,6 @@ static int shm_leftovers(const run *r)
     return n;
 }
 
-static int all_ok(const run *r, const char *what)
-{
-    int ok = 1;
-    for (int i = 0; i < r->n; i++)
-        if (r->status[i] != 0) {
-            printf("# %s: rank %d exited %d: %s\n", what, i, r->status[i], r->text[i]);
-            ok = 0;
-        }
-    return ok;
-}
-
 static int sc_data(int n, const char *transport)
 {
     run r;

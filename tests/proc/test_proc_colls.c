@@ -148,17 +148,6 @@ static int body_matrix(stitch_comm_t *comm, int rank, int p, int out)
 
 /* ---- scenarios ----------------------------------------------------------------------------------------------- */
 
-static int all_ok(const run *r)
-{
-    int ok = 1;
-    for (int i = 0; i < r->n; i++)
-        if (r->status[i] != 0) {
-            printf("# %s: rank %d exited %d: %s\n", scenario, i, r->status[i], r->text[i]);
-            ok = 0;
-        }
-    return ok;
-}
-
 static int sc_matrix(int p, const char *transport)
 {
     run r;
@@ -170,7 +159,7 @@ static int sc_matrix(int p, const char *transport)
     double took = reap(&r, full_matrix ? 1800 : DEADLINE_S);
     printf("# %s: %d cases on %d ranks in %.2f s\n", scenario, the_ncases, p, took);
     free(the_cases);
-    return all_ok(&r);
+    return all_ok(&r, scenario);
 }
 
 /* ---- bit-identical with thread mode ----------------------------------------------------------------------- */
@@ -301,7 +290,7 @@ static int sc_det(void)
     run r;
     spawn(&r, DET_P, body_det, NULL);
     reap(&r, DEADLINE_S);
-    if (!all_ok(&r))
+    if (!all_ok(&r, scenario))
         return 0;
     for (int i = 0; i < n; i++) {
         uint64_t want[DET_P];
