@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,9 +102,14 @@ int st_job_aborted(const st_job *job)
     return atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire) != 0;
 }
 
+/* An abort is visible (state 1) a moment before its reason is written (state 2); the writer only copies a
+ * string in between, so a reader that saw the abort waits for the reason rather than report an empty one. */
 const char *st_job_reason(const st_job *job)
 {
-    return atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire) == 2 ? job->reason : "";
+    int state;
+    while ((state = atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire)) == 1)
+        sched_yield();
+    return state == 2 ? job->reason : "";
 }
 
 void st_post(st_slot *slot, uint32_t value)
