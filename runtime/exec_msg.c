@@ -189,6 +189,15 @@ static stitch_status_t st_aborted(st_mctx *c)
                          c->comm->rank, c->pr->reason[0] ? c->pr->reason : st_job_reason(c->comm->job));
 }
 
+/* A stream to or from a peer broke (why): a peer's abort, already on the control channel when the peer closed
+ * its streams, explains that better than the broken pipe or reset it caused. */
+static stitch_status_t st_broken(st_mctx *c, const char *why)
+{
+    if (st_proc_poll_ctrl(c->pr, 0) != 0)
+        return st_aborted(c);
+    return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
+}
+
 /* ---- fingerprints ---------------------------------------------------------------------------------------- */
 
 static const char *st_algo_name(int32_t idx)
@@ -215,15 +224,10 @@ static int st_hdr_field(const st_msg_hdr *h, int i, char *buf, size_t len)
     }
 }
 
-static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, uint32_t g, size_t bytes)
+/* The header's magic, sender and fingerprint against mine: a mismatch names both sides' first differing field. */
+static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
 {
     char mine[96], theirs[96];
-    const st_msg_hdr *f = &c->fp;
-    /* The common case, every field as expected, costs a few compares; only a disagreement is formatted. */
-    if (h->magic == ST_MSG_MAGIC && h->src == src && h->seq == f->seq && h->count == f->count &&
-        h->coll == f->coll && h->dtype == f->dtype && h->op == f->op && h->root == f->root && h->algo == f->algo &&
-        h->g == g && h->bytes == bytes)
-        return STITCH_OK;
     if (h->magic != ST_MSG_MAGIC || h->src != src)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
                         c->comm->rank, src, h->magic, h->src);
@@ -235,6 +239,20 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d has %s but rank %d has %s", lo ? me : src,
                         lo ? mine : theirs, lo ? src : me, lo ? theirs : mine);
     }
+    return STITCH_OK;
+}
+
+static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, uint32_t g, size_t bytes)
+{
+    stitch_status_t st;
+    const st_msg_hdr *f = &c->fp;
+    /* The common case, every field as expected, costs a few compares; only a disagreement is formatted. */
+    if (h->magic == ST_MSG_MAGIC && h->src == src && h->seq == f->seq && h->count == f->count &&
+        h->coll == f->coll && h->dtype == f->dtype && h->op == f->op && h->root == f->root && h->algo == f->algo &&
+        h->g == g && h->bytes == bytes)
+        return STITCH_OK;
+    if ((st = st_check_fields(c, h, src)) != STITCH_OK)
+        return st;
     if (h->g == g && c->a->coll == STITCH_ALL_TO_ALL_V) /* the payload is the block q sends me, whole */
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d expects %zu elements from rank %d (recvcounts[%d]) but "
                         "rank %d sends it %llu (sendcounts[%d])", c->me, c->a->rcounts[src], src, src, src,
@@ -383,7 +401,7 @@ static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t
     char why[256];
     ssize_t n = t->ops->send(t, (const char *)buf + *done, len - *done, why, sizeof why);
     if (n < 0) {
-        *st = st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
+        *st = st_broken(c, why);
         return 0;
     }
     *done += (size_t)n;
@@ -434,7 +452,7 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, size_t k, int *m
         iov[n++] = (struct iovec){(void *)st_zeros, o->pad_left};
     ssize_t sent = n ? t->ops->sendv(t, iov, n, why, sizeof why) : 0;
     if (sent < 0)
-        return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
+        return st_broken(c, why);
     st_out_advance(c, o, k, (size_t)sent);
     *moved |= sent > 0;
     o->done = o->hdr_done == sizeof o->hdr && !o->at.left && o->pad_left == 0;
@@ -605,9 +623,7 @@ static stitch_status_t st_peek(st_mctx *c, int src, const void **p, size_t *avai
         *avail = (size_t)n;
         return STITCH_OK;
     }
-    if (st_proc_poll_ctrl(c->pr, 0) != 0) /* a peer's abort explains a closed stream better */
-        return st_aborted(c);
-    return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
+    return st_broken(c, why);
 }
 
 /* A rooted call's hello from the previous rank: a bare header, checked (root included) before anything else. */
@@ -736,6 +752,38 @@ static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_d
 
 /* ---- the step loop ------------------------------------------------------------------------------------ */
 
+/* Before sleeping: check the headers that wait, unread, at the front of other peers' streams. Ranks that
+ * disagree on the algorithm run different schedules, in which every rank may wait for a message nobody sends it
+ * (ring against nhr on 3 ranks does) while the messages that were sent sit unread; this finds them, so the
+ * disagreement fails at once, naming both sides, instead of at the timeout. Every stream but the one whose
+ * message is half applied is at a message boundary (receives are consumed whole, in schedule order). A header of
+ * my call must match my fingerprint; one of the next call is a peer that finished early, and fine. */
+static stitch_status_t st_check_waiting(st_mctx *c, int s)
+{
+    const st_plan *pl = &c->e->plan;
+    int busy = -1; /* the peer whose message is half applied */
+    if (c->in.have_hdr && c->in.i < pl->recv_first[s + 1])
+        busy = c->e->sched.xfers[pl->recvs[c->in.i]].src;
+    for (int j = 0; j < c->p; j++) {
+        const void *p;
+        size_t avail;
+        st_msg_hdr h;
+        if (j == c->me || j == busy)
+            continue;
+        stitch_status_t st = st_peek(c, j, &p, &avail);
+        if (st != STITCH_OK)
+            return st;
+        if (avail < sizeof h)
+            continue;
+        memcpy(&h, p, sizeof h);
+        if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq == c->fp.seq + 1)
+            continue;
+        if ((st = st_check_fields(c, &h, j)) != STITCH_OK)
+            return st;
+    }
+    return STITCH_OK;
+}
+
 static long st_ns_since(const struct timespec *t0)
 {
     struct timespec now;
@@ -793,7 +841,7 @@ static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
                 return st_aborted(c);
             continue;
         }
-        if ((st = st_idle(c, &spins, &sleep)) == STITCH_OK && sleep)
+        if ((st = st_idle(c, &spins, &sleep)) == STITCH_OK && sleep && (st = st_check_waiting(c, s)) == STITCH_OK)
             seen = st_proc_arm(c->pr), armed = 1;
     }
     return st;

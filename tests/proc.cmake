@@ -37,13 +37,14 @@ endif()
 
 # Every collective x algorithm in process mode (tests/proc/test_proc_colls.c): the sample matrix per rank count
 # (every root, counts 0, 1, 7 and a many-segment one, dtypes/ops/in-place forms rotating), the np3 sample over
-# tcp, bit-identical fp32 sums against thread mode, and disagreeing roots / all_to_all_v counts. The full matrix
-# is behind the `long` label.
+# tcp, bit-identical fp32 sums against thread mode, disagreeing roots / all_to_all_v counts, and ranks forcing
+# different algorithms (every ordered pair, 3 ranks over shm). The full matrix, and the algorithm pairs on more
+# ranks and over tcp, are behind the `long` label.
 add_executable(test_proc_colls ${PROC_TESTS}/test_proc_colls.c)
 target_link_libraries(test_proc_colls PRIVATE stitch)
 target_include_directories(test_proc_colls PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
 target_compile_options(test_proc_colls PRIVATE -UNDEBUG)
-foreach(sc np1 np2 np3 np4 np5 tcp det mismatch)
+foreach(sc np1 np2 np3 np4 np5 tcp det mismatch algos3)
   add_test(NAME proc.colls.${sc} COMMAND test_proc_colls ${sc})
   set_tests_properties(proc.colls.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
@@ -56,6 +57,10 @@ set_tests_properties(proc.colls.np3.tinyring proc.shm.tinyring PROPERTIES TIMEOU
                      ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
 add_test(NAME proc.colls.full COMMAND test_proc_colls full)
 set_tests_properties(proc.colls.full PROPERTIES TIMEOUT 3600 LABELS "proc;long" RUN_SERIAL TRUE)
+foreach(sc algos4 algos5 algos3.tcp algos4.tcp)
+  add_test(NAME proc.colls.${sc} COMMAND test_proc_colls ${sc})
+  set_tests_properties(proc.colls.${sc} PROPERTIES TIMEOUT 600 LABELS "proc;long" RUN_SERIAL TRUE)
+endforeach()
 
 # stitch-perf under mpirun for the collectives beyond all_reduce, rooted ones at a root other than 0.
 set(PROC_PERF_SMALL -b 8 -e 256K -f 8 -c 1 -w 1 --iters 2 --timeout 60)

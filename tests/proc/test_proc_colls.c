@@ -5,6 +5,9 @@
  *                                    full: the whole matrix for np 1..6 (ctest label `long`)
  *                                    det: fp32 sums of order-dependent data, bit-compared with thread mode
  *                                    mismatch: disagreeing roots and all_to_all_v counts fail, naming both sides
+ *                                    algosN, algosN.tcp: every ordered pair of algorithms of each collective
+ *                                    without a root, the last of N ranks forcing the second: all fail fast,
+ *                                    one naming both
  *
  * The ranks of a scenario are forked processes joined by a unique id (procrun.h); each runs the same list of
  * cases on one communicator, switching algorithms with stitch_comm_set_algorithm, and checks every element of
@@ -365,6 +368,60 @@ static int judge(const run *r, const char *what, const int *named, const char *w
     return ok;
 }
 
+/* The last rank forces mis_algo2 for mis_coll, the others mis_algo. */
+static const char *mis_algo2;
+
+static int body_algo(stitch_comm_t *comm, int rank, int p, int out)
+{
+    int32_t buf[64 * 8 * 2] = {0};
+    coll_case c = {mis_coll, STITCH_INT32, STITCH_SUM, 64, 0, 0, 0};
+    stitch_status_t st = stitch_comm_set_algorithm(comm, mis_coll, rank == p - 1 ? mis_algo2 : mis_algo);
+    if (st == STITCH_OK)
+        st = call(&c, p, buf, buf + 512, comm);
+    if (st == STITCH_OK)
+        return 0;
+    say(out, "%s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
+    return 3;
+}
+
+/* Ranks that force different algorithms for a collective without a root run different schedules, in which
+ * every rank may wait for a message nobody sends it; a waiting rank looks at the headers that did arrive from
+ * other peers (exec_msg.c), so every pair of algorithms fails fast, naming both, instead of timing out. */
+static int sc_algos(int p, const char *transport)
+{
+    static const stitch_coll_t colls[] = {STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER,
+                                          STITCH_ALL_TO_ALL};
+    int ok = 1, pairs = 0;
+    run r;
+    setenv("STITCH_TIMEOUT", "10", 1);
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
+        const char *names[64];
+        int n = stitch_algorithms(colls[i], names, 64);
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) {
+                char what[160], want1[96], want2[96];
+                int named[MAXR] = {0}, one = 0;
+                if (a == b)
+                    continue;
+                mis_coll = colls[i], mis_algo = names[a], mis_algo2 = names[b];
+                snprintf(what, sizeof what, "%s %s/%s p=%d", stitch_coll_name(mis_coll), mis_algo, mis_algo2, p);
+                snprintf(want1, sizeof want1, "algorithm %s", mis_algo);
+                snprintf(want2, sizeof want2, "algorithm %s", mis_algo2);
+                spawn(&r, p, body_algo, transport);
+                double took = reap(&r, 20);
+                for (int q = 0; q < p; q++)
+                    one |= r.status[q] == 3 && strstr(r.text[q], want1) && strstr(r.text[q], want2);
+                ok &= judge(&r, what, named, want1, want2) && one && took < 5;
+                if (!one || took >= 5)
+                    printf("# %s: %s after %.1f s\n", what, one ? "named" : "nobody named both", took);
+                pairs++;
+            }
+    }
+    printf("# %s: %d pairs of algorithms on %d ranks over %s\n", scenario, pairs, p, transport ? transport : "shm");
+    setenv("STITCH_TIMEOUT", "30", 1);
+    return ok;
+}
+
 static int sc_mismatch(void)
 {
     static const struct {
@@ -413,6 +470,8 @@ static int run_scenario(const char *name)
         return sc_det();
     if (strcmp(name, "mismatch") == 0)
         return sc_mismatch();
+    if (strncmp(name, "algos", 5) == 0 && name[5] >= '2' && name[5] <= '8' && (!name[6] || !strcmp(name + 6, ".tcp")))
+        return sc_algos(name[5] - '0', name[6] ? "tcp" : NULL);
     printf("# unknown scenario '%s'\n", name);
     return 0;
 }
