@@ -151,12 +151,14 @@ typedef struct st_mctx {
     char *units;        /* the slots of scratch units; NULL when the schedule has none */
     size_t slot_stride; /* elements between slots: the largest unit of the first (largest) segment */
     int nunits;         /* vector units; unit u >= nunits is slot u - nunits */
+    size_t *geo;        /* the vector units of the current segment (st_geometry) */
     int nblocks, units_per_block, nsteps;
     size_t seg, nseg;
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
     st_xfer hello_x;    /* the hello as a transfer without units */
-    st_deadline deadline;
+    st_deadline deadline; /* started when the call first waits (st_idle) */
+    int timing;
     st_out *outs;       /* pr->outs, the sends of the current step */
     int nouts;
     st_in in;
@@ -290,22 +292,40 @@ static size_t st_slot_len(const st_mctx *c, size_t k)
     return st_call_slot_len(c->a, c->seg, c->units_per_block, k);
 }
 
-/* Elements of unit u in segment k, and (vector units) its offset from its block's start (as exec.c's st_span).
- * all_to_all_v's blocks have my counts: the blocks I touch are my row and my column. */
+/* The vector units of segment k, computed once per segment (st_geometry): unit u's offset from its block's start
+ * (as exec.c's st_span) at geo[2u], its elements at geo[2u + 1]. all_to_all_v's blocks have my counts: the
+ * blocks I touch are my row and my column. */
+static stitch_status_t st_geometry(st_mctx *c, size_t k)
+{
+    if (c->nunits > c->pr->geo_cap) { /* kept in the communicator: a small call allocates nothing */
+        size_t *more = realloc(c->pr->geo, sizeof *more * 2 * (size_t)c->nunits);
+        if (!more)
+            return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d units", c->nunits);
+        c->pr->geo = more, c->pr->geo_cap = c->nunits;
+    }
+    c->geo = c->pr->geo;
+    for (int u = 0; u < c->nunits; u++) {
+        size_t n = c->a->count - k * c->seg, o, len;
+        int b = u / c->units_per_block;
+        if (n > c->seg)
+            n = c->seg;
+        if (c->a->coll == STITCH_ALL_TO_ALL_V)
+            n = b / c->p == c->me ? c->a->scounts[b % c->p] : b % c->p == c->me ? c->a->rcounts[b / c->p] : 0;
+        st_unit_span(c->nunits, c->nblocks, n, u, &o, &len);
+        c->geo[2 * u] = o - (size_t)b * n + k * c->seg;
+        c->geo[2 * u + 1] = len;
+    }
+    return STITCH_OK;
+}
+
+/* Elements of unit u in segment k (the current one), and (vector units) its offset from its block's start. */
 static size_t st_unit_len(const st_mctx *c, size_t k, int u, size_t *off)
 {
-    size_t n = c->a->count - k * c->seg, o, len;
-    int b = u / c->units_per_block;
     *off = 0;
     if (u >= c->nunits)
         return st_slot_len(c, k);
-    if (n > c->seg)
-        n = c->seg;
-    if (c->a->coll == STITCH_ALL_TO_ALL_V)
-        n = b / c->p == c->me ? c->a->scounts[b % c->p] : b % c->p == c->me ? c->a->rcounts[b / c->p] : 0;
-    st_unit_span(c->nunits, c->nblocks, n, u, &o, &len);
-    *off = o - (size_t)b * n + k * c->seg;
-    return len;
+    *off = c->geo[2 * u];
+    return c->geo[2 * u + 1];
 }
 
 static char *st_unit_ptr(const st_mctx *c, int u, size_t off)
@@ -757,7 +777,8 @@ static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_d
  * (ring against nhr on 3 ranks does) while the messages that were sent sit unread; this finds them, so the
  * disagreement fails at once, naming both sides, instead of at the timeout. Every stream but the one whose
  * message is half applied is at a message boundary (receives are consumed whole, in schedule order). A header of
- * my call must match my fingerprint; one of the next call is a peer that finished early, and fine. */
+ * my call must match my fingerprint; one of a later call is a peer that ran ahead (calls of count 0, or calls in
+ * which it needed nothing from me), and fine. */
 static stitch_status_t st_check_waiting(st_mctx *c, int s)
 {
     const st_plan *pl = &c->e->plan;
@@ -766,19 +787,19 @@ static stitch_status_t st_check_waiting(st_mctx *c, int s)
         busy = c->e->sched.xfers[pl->recvs[c->in.i]].src;
     for (int j = 0; j < c->p; j++) {
         const void *p;
-        size_t avail;
+        char why[256];
         st_msg_hdr h;
         if (j == c->me || j == busy)
             continue;
-        stitch_status_t st = st_peek(c, j, &p, &avail);
-        if (st != STITCH_OK)
-            return st;
-        if (avail < sizeof h)
+        st_tp *t = c->pr->tp[j];
+        /* a broken stream is no error here: the peer may be done with me and gone; a receive reports it */
+        if (t->ops->peek(t, &p, why, sizeof why) < (ssize_t)sizeof h)
             continue;
         memcpy(&h, p, sizeof h);
-        if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq == c->fp.seq + 1)
-            continue;
-        if ((st = st_check_fields(c, &h, j)) != STITCH_OK)
+        if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq != c->fp.seq)
+            continue; /* a later call's: the peer ran ahead through calls that needed nothing from me */
+        stitch_status_t st = st_check_fields(c, &h, j);
+        if (st != STITCH_OK)
             return st;
     }
     return STITCH_OK;
@@ -793,18 +814,27 @@ static long st_ns_since(const struct timespec *t0)
 
 /* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then say
  * *sleep: the caller arms the doorbell, looks once more and blocks (st_mstep). The clock is read on every 16th
- * fruitless poll only, and the deadline only once the spin is over. */
+ * fruitless poll only (a small call's wait is usually shorter), and the call's deadline starts at its first such
+ * read: the timeout counts from when the call first waits, microseconds after it began. */
 static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 {
     if (atomic_load(&c->pr->aborted) || st_job_aborted(c->comm->job))
         return st_aborted(c);
-    if ((*spins)++ == 0)
-        clock_gettime(CLOCK_MONOTONIC, &c->idle_since);
-    if (c->pr->spin_ns > 0 && (*spins % 16 != 0 || st_ns_since(&c->idle_since) < c->pr->spin_ns)) {
+    int spin = c->pr->spin_ns > 0;
+    if (++*spins % 16 != 0 && spin) {
         if (c->pr->oversubscribed)
             sched_yield(); /* a peer that shares this core runs now */
-        if (*spins % 4096 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
-            return st_aborted(c);
+        return STITCH_OK;
+    }
+    if (*spins % 4096 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
+        return st_aborted(c);
+    if (!c->timing)
+        st_deadline_start(&c->deadline, c->comm->timeout_ms), c->timing = 1;
+    if (spin && *spins == 16)
+        clock_gettime(CLOCK_MONOTONIC, &c->idle_since);
+    if (spin && (*spins == 16 || st_ns_since(&c->idle_since) < c->pr->spin_ns)) {
+        if (c->pr->oversubscribed)
+            sched_yield();
         return STITCH_OK;
     }
     if (st_deadline_passed(&c->deadline))
@@ -974,7 +1004,6 @@ static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_ar
     c->hello = rooted && c->p > 1 && c->nsteps > 0;
     c->hello_x = (st_xfer){.src = c->me, .dst = (c->me + 1) % c->p};
     st_call_segments(a, comm->segment_bytes, c->nblocks, c->nsteps, &c->seg, &c->nseg);
-    st_deadline_start(&c->deadline, comm->timeout_ms);
     stitch_status_t st = st_mlayout(c);
     if (st != STITCH_OK || e->sched.nscratch == 0)
         return st;
@@ -1000,6 +1029,8 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
         return st;
     comm->seq++;
     for (size_t k = 0; st == STITCH_OK && k < c.nseg; k++) {
+        if ((st = st_geometry(&c, k)) != STITCH_OK)
+            break;
         if (c.lazy)
             memset(c.fresh, 1, (size_t)c.nunits);
         for (int s = 0; st == STITCH_OK && s < c.nsteps; s++)

@@ -151,6 +151,7 @@ static stitch_status_t st_shm_setup(st_proc *pr, const st_settings *s, int timeo
             return STITCH_ERR_SYSTEM; /* the peers' barrier fails at its deadline, or at our control EOF */
         }
         pr->bell = pr->seg[b->rank];
+        st_bell_init(pr->bell); /* before the barrier: no peer rings it yet */
     }
     if (use)
         st_seg_touch(pr->seg[b->rank], pr->seg_bytes); /* the rings I consume from */
@@ -264,6 +265,7 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfds);
     free(pr->pfd_peer);
     free(pr->outs);
+    free(pr->geo);
     free(pr);
 }
 
@@ -287,8 +289,9 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, cons
     }
     if (st == STITCH_OK && st_debug())
         fprintf(stderr, "stitch: rank %d of %d on %s (pid %u): %d peers over shm, %d over tcp; %d ranks on this host, "
-                "spin %ld us before sleeping%s%s\n", pr->rank, pr->size, pr->boot.peers[pr->rank].hostname,
+                "spin %ld us before sleeping%s%s%s%s\n", pr->rank, pr->size, pr->boot.peers[pr->rank].hostname,
                 pr->boot.peers[pr->rank].pid, pr->nshm, pr->ntcp, pr->nlocal, pr->spin_ns / 1000,
+                pr->bell ? "; doorbells ordered by " : "", pr->bell ? st_bell_mode() : "",
                 pr->ntcp ? "; tcp congestion control " : "", pr->ntcp ? pr->tcp_cc : "");
     return st;
 }

@@ -23,7 +23,7 @@
  * Fences. The consumer stores `tail` (ring bytes freed) with release after it is done with a frame; the producer
  * loads it with acquire before overwriting them, and only when the tail it loaded last shows too little room.
  * After publishing, each side rings the other's doorbell, so a peer asleep on FUTEX_WAIT wakes up; a ring is a
- * fence and a load unless that peer has armed its bell to sleep (transport.h).
+ * load unless that peer has armed its bell to sleep (bell.c).
  */
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -58,33 +58,6 @@ typedef struct st_shm {
 static size_t st_round64(size_t n)
 {
     return (n + 63) & ~(size_t)63;
-}
-
-void st_bell_ring(st_bell *b)
-{
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* what we published, before we look at `sleeping` */
-    if (__atomic_load_n(&b->sleeping, __ATOMIC_SEQ_CST)) {
-        __atomic_add_fetch(&b->word, 1, __ATOMIC_SEQ_CST);
-        syscall(SYS_futex, &b->word, FUTEX_WAKE, 1, NULL, NULL, 0);
-    }
-}
-
-uint32_t st_bell_arm(st_bell *b)
-{
-    __atomic_add_fetch(&b->sleeping, 1, __ATOMIC_SEQ_CST); /* a full barrier: the next look comes after it */
-    return __atomic_load_n(&b->word, __ATOMIC_SEQ_CST);
-}
-
-void st_bell_sleep(st_bell *b, uint32_t seen, int timeout_ms)
-{
-    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
-    if (__atomic_load_n(&b->word, __ATOMIC_SEQ_CST) == seen)
-        syscall(SYS_futex, &b->word, FUTEX_WAIT, seen, &ts, NULL, 0); /* EAGAIN/EINTR/ETIMEDOUT: just return */
-}
-
-void st_bell_disarm(st_bell *b)
-{
-    __atomic_sub_fetch(&b->sleeping, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Publish a frame at position pos: header fields, then the tag with release. */

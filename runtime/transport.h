@@ -73,17 +73,22 @@ typedef struct st_ring {
 /* The doorbell of one rank, slept on with FUTEX_WAIT (shared, not private: it lives in a segment mapped by
  * several processes). Whoever gives the rank something to do (data in, space freed, an abort) rings it, but a
  * ring costs only a load of `sleeping` unless the rank is about to sleep: a busy pair then never writes each
- * other's bell line. The protocol (a Dekker pair, seq_cst on both sides):
+ * other's bell line. The protocol is a Dekker pair (bell.c says how it is fenced):
  *   sleeper: seen = st_bell_arm (sleeping++), look for progress again, st_bell_sleep(seen), st_bell_disarm;
- *   ringer:  publish (head, tail, abort flag), st_bell_ring: fence, load sleeping, and only if set bump word
- *            and FUTEX_WAKE.
+ *   ringer:  publish (frame, tail, abort flag), st_bell_ring: load sleeping, and only if set bump word and
+ *            FUTEX_WAKE.
  * Either the ringer sees sleeping set and bumps the word (the futex then does not sleep, or wakes), or the
  * sleeper's second look sees what the ringer published. */
 typedef struct st_bell {
     _Alignas(64) uint32_t word;
     uint32_t sleeping;
+    uint32_t fence; /* set by the owner when its membarrier fails: ringers must then fence (bell.c) */
 } st_bell;
 
+/* My own bell, before any peer can see it: sets up this process's fences (bell.c) and the bell's `fence`. */
+void st_bell_init(st_bell *mine);
+/* "membarrier" or "fence": how this process's rings are ordered (for the debug log). */
+const char *st_bell_mode(void);
 void st_bell_ring(st_bell *b);
 uint32_t st_bell_arm(st_bell *b);
 /* Sleep until the bell's word differs from `seen` or timeout_ms passes (EINTR and spurious wake-ups return). */
