@@ -43,8 +43,11 @@
  * collective run different schedules, where a rank may wait for a message its peer never sends (a gather's two
  * would-be roots only receive): so a rooted call starts with a hello, a bare header from every rank to the next
  * (rank + 1 mod p), checked before the first step's receives. If any two ranks disagree, two neighbours do, and
- * the one that notices aborts the others. all_to_all_v's counts are not in the fingerprint: a receiver compares
- * the payload bytes of a header with its recvcounts and names both sides' counts when they differ.
+ * the one that notices aborts the others. Ranks that disagree on the algorithm of a collective without a root
+ * can likewise all wait for messages nobody sends (ring against nhr on 3 ranks does), so a rank about to sleep
+ * first checks the headers already waiting on its other streams (st_check_waiting). all_to_all_v's counts are not
+ * in the fingerprint: a receiver compares the payload bytes of a header with its recvcounts and names both sides'
+ * counts when they differ.
  *
  * Small messages. What a small message costs is synchronisation, not bytes: every transport send publishes a
  * frame (shm) or makes a system call (tcp) and rings a doorbell, every consume publishes a tail and rings one
@@ -59,7 +62,8 @@
  * block in st_proc_block (futex on the shm doorbell or poll on the sockets), always in slices short enough to
  * honour the deadline and notice a dead peer (control channels, proc.c). When the host has more ranks than
  * cores the spin yields the core after every poll, so the peer we wait for, often queued on our own core, runs
- * at once. The clock is read every 16th poll only. 8 ranks on 2 cores still progress.
+ * at once. The clock is read every 16th poll only, and the call's deadline starts at the first such read (a small
+ * call that never waits that long reads no clock at all). 8 ranks on 2 cores still progress.
  */
 #include <stdarg.h>
 #include <stddef.h>

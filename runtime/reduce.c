@@ -7,11 +7,22 @@
  * would be promoted to int and overflow). The 16-bit float kernels go through fp32 with the conversions of
  * half.h. On baseline x86-64 (SSE2) everything vectorises except int64 prod/max/min, which lack vector
  * instructions there.
+ *
+ * On x86-64 every kernel is also built for AVX2 and picked at load time (gcc's target_clones, an ifunc): the
+ * library stays baseline x86-64, and a CPU with AVX2 reduces twice as wide. Measured on the 2-core VM (AMD EPYC),
+ * fp32 sum all_reduce of 16 MB at np 2 over shm: 1.61 ms with AVX2 kernels against 1.67-1.79 ms with SSE2 ones
+ * (stitch-perf, 4 runs each). Element-wise operations give the same bits either way.
  */
 #include <stdint.h>
 
 #include "half.h"
 #include "reduce.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ST_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ST_CLONES
+#endif
 
 /* Binary operations on one element; U is the unsigned type the integer arithmetic is done in. */
 #define ST_ISUM(T, U, a, b) ((T)((U)(a) + (U)(b)))
@@ -28,14 +39,14 @@
 /* A kernel over a type whose elements are operated on directly: the two-operand form (dst op= src) and the
  * three-operand form (dst = a op b), from one body. */
 #define ST_KERNEL(name, T, U, OP)                                                                              \
-    static void name(void *dstv, const void *srcv, size_t n)                                                   \
+    ST_CLONES static void name(void *dstv, const void *srcv, size_t n)                                         \
     {                                                                                                          \
         T *restrict dst = dstv;                                                                                \
         const T *restrict src = srcv;                                                                          \
         for (size_t i = 0; i < n; i++)                                                                         \
             dst[i] = OP(T, U, dst[i], src[i]);                                                                 \
     }                                                                                                          \
-    static void name##3(void *dstv, const void *av, const void *bv, size_t n)                                  \
+    ST_CLONES static void name##3(void *dstv, const void *av, const void *bv, size_t n)                        \
     {                                                                                                          \
         T *restrict dst = dstv;                                                                                \
         const T *restrict a = av, *restrict b = bv;                                                            \
@@ -45,7 +56,7 @@
 
 /* A kernel over a 16-bit float storage type: widen both, operate in fp32, round once. */
 #define ST_KERNEL16(name, TO_F32, FROM_F32, OP)                                                                \
-    static void name(void *dstv, const void *srcv, size_t n)                                                   \
+    ST_CLONES static void name(void *dstv, const void *srcv, size_t n)                                         \
     {                                                                                                          \
         uint16_t *restrict dst = dstv;                                                                         \
         const uint16_t *restrict src = srcv;                                                                   \
@@ -54,7 +65,7 @@
             dst[i] = FROM_F32(OP(float, float, a, b));                                                         \
         }                                                                                                      \
     }                                                                                                          \
-    static void name##3(void *dstv, const void *av, const void *bv, size_t n)                                  \
+    ST_CLONES static void name##3(void *dstv, const void *av, const void *bv, size_t n)                        \
     {                                                                                                          \
         uint16_t *restrict dst = dstv;                                                                         \
         const uint16_t *restrict pa = av, *restrict pb = bv;                                                   \
