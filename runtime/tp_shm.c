@@ -25,11 +25,8 @@
  * After publishing, each side rings the other's doorbell, so a peer asleep on FUTEX_WAIT wakes up; a ring is a
  * load unless that peer has armed its bell to sleep (bell.c).
  */
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "transport.h"
