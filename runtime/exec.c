@@ -157,24 +157,32 @@ static int st_fp_field(const st_fingerprint *f, int i, char *buf, size_t len)
         else
             snprintf(buf, len, "root %d", (int)f->root);
         return 1;
-    case 6: snprintf(buf, len, "algorithm %s", f->algo->name); return 1; /* last: auto's choice follows the count */
+    case 6: /* last: auto's choice follows the count */
+        snprintf(buf, len, "algorithm %s", f->algo ? f->algo->name : "?");
+        return 1;
     default: return 0;
     }
+}
+
+int st_fp_differ(const st_fingerprint *mine, const st_fingerprint *theirs, char *mine_s, char *theirs_s, size_t len)
+{
+    for (int i = 0; st_fp_field(mine, i, mine_s, len); i++) {
+        st_fp_field(theirs, i, theirs_s, len);
+        if (strcmp(mine_s, theirs_s) != 0 || (i == 6 && mine->algo != theirs->algo))
+            return 1;
+    }
+    return 0;
 }
 
 /* STITCH_OK when equal, else a mismatch naming the first differing field, lower rank first. */
 static stitch_status_t st_fp_compare(st_ctx *c, int peer, const st_fingerprint *theirs)
 {
     char mine_s[96], theirs_s[96];
-    for (int i = 0; st_fp_field(&c->fp, i, mine_s, sizeof mine_s); i++) {
-        st_fp_field(theirs, i, theirs_s, sizeof theirs_s);
-        if (strcmp(mine_s, theirs_s) == 0 && (i != 6 || c->fp.algo == theirs->algo))
-            continue;
-        int me = c->comm->rank, lo = me < peer;
-        return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d has %s but rank %d has %s", c->a->fn,
-                            lo ? me : peer, lo ? mine_s : theirs_s, lo ? peer : me, lo ? theirs_s : mine_s);
-    }
-    return STITCH_OK;
+    if (!st_fp_differ(&c->fp, theirs, mine_s, theirs_s, sizeof mine_s))
+        return STITCH_OK;
+    int me = c->comm->rank, lo = me < peer;
+    return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d has %s but rank %d has %s", c->a->fn,
+                        lo ? me : peer, lo ? mine_s : theirs_s, lo ? peer : me, lo ? theirs_s : mine_s);
 }
 
 /* After an abort while checking: report a mismatch with any peer that has published this call, if there is one;

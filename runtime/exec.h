@@ -29,6 +29,10 @@ void st_call_segments(const st_args *a, size_t segment_bytes, int nblocks, int n
 /* Elements of a scratch unit's slot in segment k: the largest unit of that segment. */
 size_t st_call_slot_len(const st_args *a, size_t seg, int units_per_block, size_t k);
 
+/* Both executors' check of a peer's fingerprint: 0 when it equals mine, else 1 with the text of the first field
+ * that differs on each side ("count 7", "algorithm ring"), in buffers of len bytes. */
+int st_fp_differ(const st_fingerprint *mine, const st_fingerprint *theirs, char *mine_s, char *theirs_s, size_t len);
+
 /* Run the collective; arguments are already checked (api.c). */
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);
 

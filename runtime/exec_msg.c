@@ -1,11 +1,14 @@
 /* exec_msg.c - the executor of process mode: one rank runs its plan of a schedule over message transports.
  *
  * Model. As in exec.c every rank sees the collective's vector as `nblocks` blocks and keeps the blocks it holds
- * somewhere; in process mode no peer reads my memory, so the layout may copy inputs where thread mode reads them
- * lazily (copying at the start of the call is simpler, and its cost is one pass over my input):
- *   all_reduce, all_gather, broadcast     recvbuf, my input copied in first when out of place (broadcast: root)
- *   reduce_scatter                        a scratch of p blocks holding a copy of sendbuf; my block to recvbuf at
- *                                         the end
+ * somewhere; in process mode no peer reads my memory, so the layout may copy inputs in (simpler, at the cost of
+ * one pass over my input) except where that pass is worth saving: the two reducing collectives whose input is the
+ * whole vector read it lazily, as thread mode does (a unit still `fresh` is read from the input: st_src_ptr,
+ * st_pair_input, st_materialize):
+ *   all_reduce                            recvbuf; out of place my input is read lazily, not copied in
+ *   all_gather, broadcast                 recvbuf, my input copied in first when out of place (broadcast: root)
+ *   reduce_scatter                        a scratch of p blocks, my input read lazily; my block to recvbuf at the
+ *                                         end
  *   reduce                                root: recvbuf, its input copied in; others: a scratch holding a copy of
  *                                         sendbuf when the plan receives into it, else sendbuf itself (only read)
  *   scatter                               root: its sendbuf (only read), its own block copied out at the end;
@@ -155,7 +158,9 @@ typedef struct st_mctx {
     char *units;        /* the slots of scratch units; NULL when the schedule has none */
     size_t slot_stride; /* elements between slots: the largest unit of the first (largest) segment */
     int nunits;         /* vector units; unit u >= nunits is slot u - nunits */
-    size_t *geo;        /* the vector units of the current segment (st_geometry) */
+    size_t k;           /* the current segment; below, its geometry (st_geometry) */
+    size_t *geo;        /* the vector units' offsets and lengths */
+    size_t slot_len;    /* the elements of a scratch slot */
     int nblocks, units_per_block, nsteps;
     size_t seg, nseg;
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
@@ -206,28 +211,11 @@ static stitch_status_t st_broken(st_mctx *c, const char *why)
 
 /* ---- fingerprints ---------------------------------------------------------------------------------------- */
 
-static const char *st_algo_name(int32_t idx)
+/* The fingerprint a header carries, as exec.c compares and prints them. */
+static st_fingerprint st_hdr_fp(const st_msg_hdr *h)
 {
-    return idx >= 0 && idx < st_registry_count() ? st_builtin_catalogue.algos[idx].name : "?";
-}
-
-static int st_hdr_field(const st_msg_hdr *h, int i, char *buf, size_t len)
-{
-    switch (i) {
-    case 0: snprintf(buf, len, "call number %llu", (unsigned long long)h->seq); return 1;
-    case 1: snprintf(buf, len, "collective %s", stitch_coll_name((stitch_coll_t)h->coll)); return 1;
-    case 2: snprintf(buf, len, "count %llu", (unsigned long long)h->count); return 1;
-    case 3: snprintf(buf, len, "dtype %s", stitch_dtype_name((stitch_dtype_t)h->dtype)); return 1;
-    case 4: snprintf(buf, len, "op %s", h->op < 0 ? "none" : stitch_op_name((stitch_op_t)h->op)); return 1;
-    case 5:
-        if (h->root < 0)
-            snprintf(buf, len, "no root");
-        else
-            snprintf(buf, len, "root %d", h->root);
-        return 1;
-    case 6: snprintf(buf, len, "algorithm %s", st_algo_name(h->algo)); return 1; /* last: auto's choice follows the count */
-    default: return 0;
-    }
+    const st_algo *algo = h->algo >= 0 && h->algo < st_registry_count() ? &st_builtin_catalogue.algos[h->algo] : NULL;
+    return (st_fingerprint){h->seq, h->coll, h->dtype, h->op, h->root, (size_t)h->count, algo};
 }
 
 /* The header's magic, sender and fingerprint against mine: a mismatch names both sides' first differing field. */
@@ -237,15 +225,12 @@ static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
     if (h->magic != ST_MSG_MAGIC || h->src != src)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
                         c->comm->rank, src, h->magic, h->src);
-    for (int i = 0; st_hdr_field(&c->fp, i, mine, sizeof mine); i++) {
-        st_hdr_field(h, i, theirs, sizeof theirs);
-        if (strcmp(mine, theirs) == 0 && (i != 6 || h->algo == c->fp.algo))
-            continue;
-        int me = c->comm->rank, lo = me < src;
-        return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d has %s but rank %d has %s", lo ? me : src,
-                        lo ? mine : theirs, lo ? src : me, lo ? theirs : mine);
-    }
-    return STITCH_OK;
+    st_fingerprint f_mine = st_hdr_fp(&c->fp), f_theirs = st_hdr_fp(h);
+    if (!st_fp_differ(&f_mine, &f_theirs, mine, theirs, sizeof mine))
+        return STITCH_OK;
+    int me = c->comm->rank, lo = me < src;
+    return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d has %s but rank %d has %s", lo ? me : src, lo ? mine : theirs,
+                    lo ? src : me, lo ? theirs : mine);
 }
 
 static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, uint32_t g, size_t bytes)
@@ -296,9 +281,10 @@ static size_t st_slot_len(const st_mctx *c, size_t k)
     return st_call_slot_len(c->a, c->seg, c->units_per_block, k);
 }
 
-/* The vector units of segment k, computed once per segment (st_geometry): unit u's offset from its block's start
- * (as exec.c's st_span) at geo[2u], its elements at geo[2u + 1]. all_to_all_v's blocks have my counts: the
- * blocks I touch are my row and my column. */
+/* Segment k becomes the current one: its geometry, computed once per segment rather than on every access (the
+ * divisions were 28% of an 8-byte all_reduce's profile). Vector unit u's offset from its block's start (as exec.c's
+ * st_span) at geo[2u], its elements at geo[2u + 1], and the slots' length. all_to_all_v's blocks have my counts:
+ * the blocks I touch are my row and my column. */
 static stitch_status_t st_geometry(st_mctx *c, size_t k)
 {
     if (c->nunits > c->pr->geo_cap) { /* kept in the communicator: a small call allocates nothing */
@@ -308,6 +294,8 @@ static stitch_status_t st_geometry(st_mctx *c, size_t k)
         c->pr->geo = more, c->pr->geo_cap = c->nunits;
     }
     c->geo = c->pr->geo;
+    c->k = k;
+    c->slot_len = st_slot_len(c, k);
     for (int u = 0; u < c->nunits; u++) {
         size_t n = c->a->count - k * c->seg, o, len;
         int b = u / c->units_per_block;
@@ -322,12 +310,18 @@ static stitch_status_t st_geometry(st_mctx *c, size_t k)
     return STITCH_OK;
 }
 
-/* Elements of unit u in segment k (the current one), and (vector units) its offset from its block's start. */
-static size_t st_unit_len(const st_mctx *c, size_t k, int u, size_t *off)
+/* The step number of step s of the current segment, as headers carry it. */
+static uint32_t st_global_step(const st_mctx *c, int s)
+{
+    return (uint32_t)(c->k * (size_t)c->nsteps) + (uint32_t)s;
+}
+
+/* Elements of unit u of the current segment, and (vector units) its offset from its block's start. */
+static size_t st_unit_len(const st_mctx *c, int u, size_t *off)
 {
     *off = 0;
     if (u >= c->nunits)
-        return st_slot_len(c, k);
+        return c->slot_len;
     *off = c->geo[2 * u];
     return c->geo[2 * u + 1];
 }
@@ -349,12 +343,12 @@ static char *st_src_ptr(const st_mctx *c, int u, size_t off)
     return st_unit_ptr(c, u, off);
 }
 
-/* The current pair of a cursor in segment k: its length in elements (exec.c's st_pair_len: the vector unit's when
+/* The current pair of a cursor in the current segment: its length in elements (exec.c's st_pair_len: the vector unit's when
  * one side is a slot, the slot's between slots) and where it lies in my storage, on the destination side when
  * receiving or the source side when sending. Both ends compute the same length. */
-static char *st_pair(const st_mctx *c, size_t k, const st_pcur *pc, int dst_side, size_t *len)
+static char *st_pair(const st_mctx *c, const st_pcur *pc, int dst_side, size_t *len)
 {
-    size_t soff, doff, slen = st_unit_len(c, k, pc->su, &soff), dlen = st_unit_len(c, k, pc->du, &doff);
+    size_t soff, doff, slen = st_unit_len(c, pc->su, &soff), dlen = st_unit_len(c, pc->du, &doff);
     int svec = pc->su < c->nunits, dvec = pc->du < c->nunits;
     *len = svec && dvec ? (slen < dlen ? slen : dlen) : svec ? slen : dlen;
     return dst_side ? st_unit_ptr(c, pc->du, doff) : st_src_ptr(c, pc->su, soff);
@@ -362,12 +356,12 @@ static char *st_pair(const st_mctx *c, size_t k, const st_pcur *pc, int dst_side
 
 /* A reduce into the current pair's destination while that unit is fresh reads my input there (dst = input op
  * message, one pass instead of a copy and a reduce): the input under the pair, or NULL. */
-static const char *st_pair_input(const st_mctx *c, size_t k, const st_pcur *pc)
+static const char *st_pair_input(const st_mctx *c, const st_pcur *pc)
 {
     size_t off;
     if (!c->lazy || pc->du >= c->nunits || !c->fresh[pc->du])
         return NULL;
-    st_unit_len(c, k, pc->du, &off);
+    st_unit_len(c, pc->du, &off);
     return st_src_ptr(c, pc->du, off);
 }
 
@@ -407,12 +401,12 @@ static int st_pairs_next(const st_mctx *c, st_pcur *pc)
     return 1;
 }
 
-static size_t st_xfer_bytes(const st_mctx *c, const st_xfer *x, size_t k)
+static size_t st_xfer_bytes(const st_mctx *c, const st_xfer *x)
 {
     size_t total = 0, len;
     st_pcur pc;
     for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
-        st_pair(c, k, &pc, 0, &len);
+        st_pair(c, &pc, 0, &len);
         total += len;
     }
     return total * c->esize;
@@ -437,13 +431,13 @@ static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t
 #define ST_IOV 16 /* pieces per call: header, units, padding; a message with more units takes more calls */
 
 /* Mark n more bytes of o as sent: header first, then the pairs' source units in order, then the padding. */
-static void st_out_advance(const st_mctx *c, st_out *o, size_t k, size_t n)
+static void st_out_advance(const st_mctx *c, st_out *o, size_t n)
 {
     size_t h = sizeof o->hdr - o->hdr_done < n ? sizeof o->hdr - o->hdr_done : n;
     o->hdr_done += h, n -= h;
     while (o->at.left) { /* pairs of no elements are passed over even when n is spent */
         size_t len;
-        st_pair(c, k, &o->at, 0, &len);
+        st_pair(c, &o->at, 0, &len);
         size_t left = len * c->esize - o->unit_done;
         if (left > n) {
             o->unit_done += n;
@@ -457,7 +451,7 @@ static void st_out_advance(const st_mctx *c, st_out *o, size_t k, size_t n)
 
 /* The unsent rest of o (up to ST_IOV pieces) in one sendv: on tcp one system call per message rather than one
  * for the header, one per unit and one for the padding, which is most of what a mid-size message costs there. */
-static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, size_t k, int *moved)
+static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, int *moved)
 {
     st_tp *t = c->pr->tp[o->x->dst];
     struct iovec iov[ST_IOV];
@@ -468,7 +462,7 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, size_t k, int *m
     st_pcur pc = o->at;
     for (size_t done = o->unit_done; pc.left && n < ST_IOV - 1; done = 0, st_pairs_next(c, &pc)) {
         size_t len;
-        char *src = st_pair(c, k, &pc, 0, &len);
+        char *src = st_pair(c, &pc, 0, &len);
         if (len * c->esize > done)
             iov[n++] = (struct iovec){src + done, len * c->esize - done};
     }
@@ -477,20 +471,20 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, size_t k, int *m
     ssize_t sent = n ? t->ops->sendv(t, iov, n, why, sizeof why) : 0;
     if (sent < 0)
         return st_broken(c, why);
-    st_out_advance(c, o, k, (size_t)sent);
+    st_out_advance(c, o, (size_t)sent);
     *moved |= sent > 0;
     o->done = o->hdr_done == sizeof o->hdr && !o->at.left && o->pad_left == 0;
     return STITCH_OK;
 }
 
 /* Push as much of one message as the transport takes. Returns STITCH_OK (check o->done) or an error. */
-static stitch_status_t st_out_progress(st_mctx *c, st_out *o, size_t k, int *moved)
+static stitch_status_t st_out_progress(st_mctx *c, st_out *o, int *moved)
 {
     st_tp *t = c->pr->tp[o->x->dst];
     stitch_status_t st = STITCH_OK;
     size_t before = o->hdr_done + o->unit_done;
     if (!o->staged && t->ops->sendv)
-        return st_out_progress_v(c, o, k, moved);
+        return st_out_progress_v(c, o, moved);
     if (o->staged) {
         if (st_out_push(c, t, o->stage, o->staged, &o->hdr_done, &st))
             o->done = 1;
@@ -500,7 +494,7 @@ static stitch_status_t st_out_progress(st_mctx *c, st_out *o, size_t k, int *mov
         goto out;
     while (o->at.left) {
         size_t len;
-        const char *src = st_pair(c, k, &o->at, 0, &len);
+        const char *src = st_pair(c, &o->at, 0, &len);
         len *= c->esize;
         if (len && !st_out_push(c, t, src, len, &o->unit_done, &st))
             goto out;
@@ -522,7 +516,7 @@ out:
     return st;
 }
 
-static stitch_status_t st_sends_progress(st_mctx *c, size_t k, int *all_done, int *moved)
+static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved)
 {
     *all_done = 1;
     for (int i = 0; i < c->nouts; i++) {
@@ -532,7 +526,7 @@ static stitch_status_t st_sends_progress(st_mctx *c, size_t k, int *all_done, in
         int blocked = 0; /* an earlier message to the same peer must go first */
         for (int j = 0; j < i && !blocked; j++)
             blocked = !c->outs[j].done && c->outs[j].x->dst == o->x->dst;
-        stitch_status_t st = blocked ? STITCH_OK : st_out_progress(c, o, k, moved);
+        stitch_status_t st = blocked ? STITCH_OK : st_out_progress(c, o, moved);
         if (st != STITCH_OK)
             return st;
         if (!o->done)
@@ -543,14 +537,14 @@ static stitch_status_t st_sends_progress(st_mctx *c, size_t k, int *all_done, in
 
 /* Copy a small message whole into o->stage. The step never receives into a unit it sends (the schedule
  * guarantees it), so the units hold their final values for this step already. */
-static void st_stage(const st_mctx *c, st_out *o, size_t k)
+static void st_stage(const st_mctx *c, st_out *o)
 {
     char *p = o->stage;
     size_t len;
     memcpy(p, &o->hdr, sizeof o->hdr);
     p += sizeof o->hdr;
     for (st_pcur pc = o->at; pc.left; st_pairs_next(c, &pc)) {
-        const char *src = st_pair(c, k, &pc, 0, &len);
+        const char *src = st_pair(c, &pc, 0, &len);
         if (len)
             memcpy(p, src, len * c->esize);
         p += len * c->esize;
@@ -559,24 +553,24 @@ static void st_stage(const st_mctx *c, st_out *o, size_t k)
     o->staged = (size_t)(p - o->stage) + o->pad_left;
 }
 
-static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, size_t k, uint32_t g)
+static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
 {
     memset(o, 0, offsetof(st_out, stage));
     o->x = x;
     o->hdr = c->fp;
     o->hdr.g = g;
-    o->hdr.bytes = st_xfer_bytes(c, x, k);
+    o->hdr.bytes = st_xfer_bytes(c, x);
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
     st_pairs_begin(c, x, &o->at);
     if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
-        st_stage(c, o, k);
+        st_stage(c, o);
 }
 
 /* The step's messages, in plan order (a rooted call's hello first, at the very first step). */
-static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
+static stitch_status_t st_sends_begin(st_mctx *c, int s)
 {
     const st_plan *pl = &c->e->plan;
-    int hello = c->hello && k == 0 && s == 0, n = pl->send_first[s + 1] - pl->send_first[s] + hello;
+    int hello = c->hello && c->k == 0 && s == 0, n = pl->send_first[s + 1] - pl->send_first[s] + hello;
     if (n > c->pr->outs_cap) { /* kept in the communicator: a small call allocates nothing */
         st_out *more = realloc(c->pr->outs, sizeof *more * (size_t)n);
         if (!more)
@@ -586,11 +580,11 @@ static stitch_status_t st_sends_begin(st_mctx *c, size_t k, int s)
     c->outs = c->pr->outs;
     c->nouts = 0;
     if (hello)
-        st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, k, ST_HELLO_G);
+        st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, ST_HELLO_G);
     for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
         const st_xfer *x = &c->e->sched.xfers[pl->sends[i]];
         if (x->dst != c->me) /* local transfers are applied with the receives */
-            st_out_begin(c, &c->outs[c->nouts++], x, k, (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s);
+            st_out_begin(c, &c->outs[c->nouts++], x, st_global_step(c, s));
     }
     return STITCH_OK;
 }
@@ -611,13 +605,13 @@ static void st_apply_bytes(st_mctx *c, const st_xfer *x, char *dst, const char *
 }
 
 /* Apply a message whose payload is wholly at src. */
-static void st_apply_whole(st_mctx *c, const st_xfer *x, size_t k, const char *src)
+static void st_apply_whole(st_mctx *c, const st_xfer *x, const char *src)
 {
     size_t len;
     st_pcur pc;
     for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
-        char *dst = st_pair(c, k, &pc, 1, &len);
-        st_apply_bytes(c, x, dst, st_pair_input(c, k, &pc), src, len * c->esize);
+        char *dst = st_pair(c, &pc, 1, &len);
+        st_apply_bytes(c, x, dst, st_pair_input(c, &pc), src, len * c->esize);
         st_pair_done(c, &pc);
         src += len * c->esize;
     }
@@ -625,13 +619,13 @@ static void st_apply_whole(st_mctx *c, const st_xfer *x, size_t k, const char *s
 
 /* A local transfer with `at`: my source units into my destination units, a real copy or reduce (the plan
  * guarantees that no transfer of the step writes what it reads). */
-static void st_apply_local(st_mctx *c, const st_xfer *x, size_t k)
+static void st_apply_local(st_mctx *c, const st_xfer *x)
 {
     size_t len;
     st_pcur pc;
     for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
-        const char *src = st_pair(c, k, &pc, 0, &len);
-        st_apply_bytes(c, x, st_pair(c, k, &pc, 1, &len), st_pair_input(c, k, &pc), src, len * c->esize);
+        const char *src = st_pair(c, &pc, 0, &len);
+        st_apply_bytes(c, x, st_pair(c, &pc, 1, &len), st_pair_input(c, &pc), src, len * c->esize);
         st_pair_done(c, &pc);
     }
 }
@@ -672,18 +666,18 @@ static stitch_status_t st_hello_progress(st_mctx *c, int *moved)
 
 /* The header of transfer x has arrived at p (avail bytes there): check it, then apply the message at once when it
  * is all there, else set up the piecewise receive. */
-static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, size_t k, int s, const void *p, size_t avail)
+static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const void *p, size_t avail)
 {
     st_tp *t = c->pr->tp[x->src];
     st_msg_hdr h;
     memcpy(&h, p, sizeof h);
-    uint32_t g = (uint32_t)(k * (size_t)c->nsteps) + (uint32_t)s;
-    size_t bytes = st_xfer_bytes(c, x, k), pad = (64 - bytes % 64) % 64;
+    uint32_t g = st_global_step(c, s);
+    size_t bytes = st_xfer_bytes(c, x), pad = (64 - bytes % 64) % 64;
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
     if (avail >= sizeof h + bytes + pad) { /* all here and contiguous: apply, consume once */
-        st_apply_whole(c, x, k, (const char *)p + sizeof h);
+        st_apply_whole(c, x, (const char *)p + sizeof h);
         t->ops->consume(t, sizeof h + bytes + pad);
         c->in.i++;
         return STITCH_OK;
@@ -697,11 +691,11 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, size_t k, in
 }
 
 /* Apply what has arrived of the current pair (avail bytes at p); 0 when nothing could be applied. */
-static int st_recv_piece(st_mctx *c, const st_xfer *x, size_t k, const void *p, size_t avail)
+static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail)
 {
     st_tp *t = c->pr->tp[x->src];
     size_t len;
-    char *dst = st_pair(c, k, &c->in.at, 1, &len);
+    char *dst = st_pair(c, &c->in.at, 1, &len);
     len *= c->esize;
     size_t n = len - c->in.unit_done;
     if (avail < n)
@@ -709,7 +703,7 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, size_t k, const void *p, 
     if (n == 0 && len > c->in.unit_done)
         return 0;
     if (n) {
-        const char *in = st_pair_input(c, k, &c->in.at);
+        const char *in = st_pair_input(c, &c->in.at);
         st_apply_bytes(c, x, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n);
         t->ops->consume(t, n);
     }
@@ -723,7 +717,7 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, size_t k, const void *p, 
 }
 
 /* Consume what is available of the current receive. Sets *step_done when the step's receives are all applied. */
-static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_done, int *moved)
+static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *moved)
 {
     const st_plan *pl = &c->e->plan;
     stitch_status_t st;
@@ -737,7 +731,7 @@ static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_d
         const st_xfer *x = &c->e->sched.xfers[pl->recvs[c->in.i]];
         if (x->src == c->me) { /* local: a real copy or reduce with `at`; a copy onto itself is nothing to do */
             if (st_xfer_mapped(x))
-                st_apply_local(c, x, k), *moved = 1;
+                st_apply_local(c, x), *moved = 1;
             c->in.i++;
             continue;
         }
@@ -756,12 +750,12 @@ static stitch_status_t st_recv_progress(st_mctx *c, size_t k, int s, int *step_d
             if (avail < sizeof(st_msg_hdr))
                 return STITCH_OK;
             *moved = 1;
-            if ((st = st_recv_header(c, x, k, s, p, avail)) != STITCH_OK)
+            if ((st = st_recv_header(c, x, s, p, avail)) != STITCH_OK)
                 return st;
             continue;
         }
         if (c->in.at.left) {
-            if (!st_recv_piece(c, x, k, p, avail))
+            if (!st_recv_piece(c, x, p, avail))
                 return STITCH_OK;
             *moved = 1;
             continue;
@@ -850,16 +844,16 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 
 /* One step: push the sends and apply the receives until both are done. Going to sleep takes two fruitless
  * looks with the doorbell armed in between (proc.h), so peers only pay for a wake-up while we really sleep. */
-static stitch_status_t st_mstep(st_mctx *c, size_t k, int s)
+static stitch_status_t st_mstep(st_mctx *c, int s)
 {
-    stitch_status_t st = st_sends_begin(c, k, s);
+    stitch_status_t st = st_sends_begin(c, s);
     int spins = 0, armed = 0;
     uint32_t seen = 0;
-    c->in = (st_in){.i = c->e->plan.recv_first[s], .hello = c->hello && k == 0 && s == 0};
+    c->in = (st_in){.i = c->e->plan.recv_first[s], .hello = c->hello && c->k == 0 && s == 0};
     while (st == STITCH_OK) {
         int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
-        if ((st = st_sends_progress(c, k, &sends_done, &moved)) != STITCH_OK ||
-            (st = st_recv_progress(c, k, s, &recvs_done, &moved)) != STITCH_OK || (sends_done && recvs_done) ||
+        if ((st = st_sends_progress(c, &sends_done, &moved)) != STITCH_OK ||
+            (st = st_recv_progress(c, s, &recvs_done, &moved)) != STITCH_OK || (sends_done && recvs_done) ||
             moved) {
             if (armed)
                 st_proc_disarm(c->pr), armed = 0;
@@ -960,15 +954,15 @@ static stitch_status_t st_mlayout(st_mctx *c)
     }
 }
 
-/* Lazy input, at the end of segment k: the output units no step wrote get my input (all of all_reduce's vector,
+/* Lazy input, at the end of a segment: the output units no step wrote get my input (all of all_reduce's vector,
  * my block of reduce_scatter's scratch; p = 1 has no steps at all). */
-static void st_materialize(st_mctx *c, size_t k)
+static void st_materialize(st_mctx *c)
 {
     int first = 0, last = c->nunits;
     if (c->a->coll == STITCH_REDUCE_SCATTER)
         first = c->me * c->units_per_block, last = first + c->units_per_block;
     for (int u = first; u < last; u++) {
-        size_t off, len = st_unit_len(c, k, u, &off);
+        size_t off, len = st_unit_len(c, u, &off);
         if (c->fresh[u] && len)
             memcpy(st_unit_ptr(c, u, off), st_src_ptr(c, u, off), len * c->esize);
         c->fresh[u] = 0;
@@ -1038,9 +1032,9 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
         if (c.lazy)
             memset(c.fresh, 1, (size_t)c.nunits);
         for (int s = 0; st == STITCH_OK && s < c.nsteps; s++)
-            st = st_mstep(&c, k, s);
+            st = st_mstep(&c, s);
         if (st == STITCH_OK && c.lazy)
-            st_materialize(&c, k);
+            st_materialize(&c);
     }
     if (st == STITCH_OK)
         st_copy_out(&c);
