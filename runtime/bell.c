@@ -17,8 +17,10 @@
  * bell's `fence` word (before any peer looks at the bell), which makes every ringer fence for it; the word shares
  * the cache line of `sleeping`, so reading it costs nothing more.
  *
- * A forked child is a new process for membarrier: pthread_atfork clears the registration, so the child
- * fences until it sets up its own bell (and registers) instead of trusting its parent's.
+ * A forked child clears the registration flag (pthread_atfork) and fences until it sets up its own bell and
+ * registers: conservative, as the kernel may well keep the parent's registration across fork. A membarrier that
+ * fails in a sleep (it should not once the query said yes) turns this rank's bell to `fence` for later sleeps;
+ * the sleep in progress may then miss a ring, which costs at most its slice (20 ms), never a hang.
  */
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -37,6 +39,7 @@ static int st_bell_atfork_installed;
 
 static void st_bell_forked(void)
 {
+    pthread_mutex_init(&st_bell_lock, NULL); /* another thread may have held it at the fork */
     st_bell_ready = 0;
     __atomic_store_n(&st_bell_registered, 0, __ATOMIC_RELAXED);
 }
@@ -79,8 +82,11 @@ void st_bell_ring(st_bell *b)
 uint32_t st_bell_arm(st_bell *b)
 {
     __atomic_add_fetch(&b->sleeping, 1, __ATOMIC_SEQ_CST); /* a full barrier for the fencing ringers */
-    if (st_bell_expedited) /* and one for the ringers that do not fence (else my bell's `fence` makes them) */
-        (void)syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
+    /* and one for the ringers that do not fence (else my bell's `fence` makes them) */
+    if (st_bell_expedited && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
+        st_bell_expedited = 0;
+        __atomic_store_n(&b->fence, 1, __ATOMIC_SEQ_CST);
+    }
     return __atomic_load_n(&b->word, __ATOMIC_SEQ_CST);
 }
 

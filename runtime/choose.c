@@ -72,29 +72,34 @@ static int st_every_used(const st_algo_spec *spec)
     return 0;
 }
 
+void st_unknown_algo(char *out, size_t len, const char *where, const char *name, int coll)
+{
+    char known[ST_NAMES_LEN];
+    if (coll < STITCH_COLL_COUNT) {
+        st_registry_names((stitch_coll_t)coll, known, sizeof known);
+        snprintf(out, len, "%s: unknown algorithm '%s' for %s (known: auto, %s)", where, name,
+                 stitch_coll_name((stitch_coll_t)coll), known);
+    } else {
+        st_all_names(known, sizeof known);
+        snprintf(out, len, "%s: unknown algorithm '%s' (known: auto; %s)", where, name, known);
+    }
+}
+
 stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL_COUNT], char *err, size_t errlen)
 {
-    char known[400];
-    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        if (st_resolve_one(&s->algo, (stitch_coll_t)c, &out[c]) == 0)
-            continue;
-        st_registry_names((stitch_coll_t)c, known, sizeof known);
-        snprintf(err, errlen, "%s: unknown algorithm '%s' for %s (known: auto, %s)", s->algo_source,
-                 s->algo.coll[c], stitch_coll_name((stitch_coll_t)c), known);
-        return STITCH_ERR_CONFIG;
-    }
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        if (st_resolve_one(&s->algo, (stitch_coll_t)c, &out[c]) != 0) {
+            st_unknown_algo(err, errlen, s->algo_source, s->algo.coll[c], c);
+            return STITCH_ERR_CONFIG;
+        }
     if (!st_every_used(&s->algo)) {
-        st_all_names(known, sizeof known);
-        snprintf(err, errlen, "%s: unknown algorithm '%s' (known: auto; %s)", s->algo_source, s->algo.every,
-                 known);
+        st_unknown_algo(err, errlen, s->algo_source, s->algo.every, STITCH_COLL_COUNT);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
 }
 
-const st_algo *st_choice_pick(const st_choice *c, size_t count, size_t esize, int p, size_t oneshot_max)
+const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max)
 {
-    if (c->small && p > 1 && count <= oneshot_max / esize / (size_t)(p - 1))
-        return c->small;
-    return c->algo;
+    return c->small && small_max && bytes <= small_max ? c->small : c->algo;
 }

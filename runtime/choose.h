@@ -24,8 +24,14 @@ stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL
 /* Set one collective's choice to `name` ("auto" or an algorithm of the catalogue); -1 when unknown for coll. */
 int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name);
 
-/* The algorithm a call of `count` elements of `esize` bytes on p ranks runs; NULL when the collective has none. */
-const st_algo *st_choice_pick(const st_choice *c, size_t count, size_t esize, int p, size_t oneshot_max);
+/* The algorithm a call whose vector has `bytes` runs, auto taking `small` up to small_max bytes (0: never); NULL
+ * when the collective has none. */
+const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max);
+
+/* "WHERE: unknown algorithm 'NAME' for COLL (known: auto, ...)", or, for coll == STITCH_COLL_COUNT (a name meant
+ * for every collective), the same with every collective's names. */
+#define ST_NAMES_LEN 1024
+void st_unknown_algo(char *out, size_t len, const char *where, const char *name, int coll);
 
 /* The names of every collective's algorithms, for messages. */
 void st_all_names(char *buf, size_t len);

@@ -88,13 +88,17 @@ static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, c
         return NULL;
     }
     comm->job = job;
-    comm->rank = rank;
-    comm->p = job->p;
+    st_comm_settle(comm, rank, job->p, s, algos);
+    return comm;
+}
+
+void st_comm_settle(stitch_comm_t *comm, int rank, int p, const st_settings *s, const st_choice *algos)
+{
+    comm->rank = rank, comm->p = p;
     memcpy(comm->algo, algos, sizeof comm->algo);
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
-    comm->oneshot_max = s->oneshot_max;
-    return comm;
+    comm->oneshot_vec = p > 1 ? s->oneshot_max / (size_t)(p - 1) : 0;
 }
 
 static void st_set_err(char *err, size_t errlen, const char *msg)
@@ -203,11 +207,9 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
     if (st_choice_set(&comm->algo[coll], coll, name) != 0) {
-        char known[256];
-        st_registry_names(coll, known, sizeof known);
-        return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM,
-                             "stitch_comm_set_algorithm: unknown algorithm '%s' for %s (known: auto, %s)", name,
-                             stitch_coll_name(coll), known);
+        char msg[ST_NAMES_LEN + 200];
+        st_unknown_algo(msg, sizeof msg, "stitch_comm_set_algorithm", name, coll);
+        return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
     }
     return STITCH_OK;
 }
@@ -227,10 +229,9 @@ stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t col
         found |= st_choice_set(&comm->algo[c], (stitch_coll_t)c, name) == 0;
     if (found)
         return STITCH_OK;
-    char known[400];
-    st_all_names(known, sizeof known);
-    return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "stitch_comm_set_algorithm: unknown algorithm '%s' "
-                         "(known: auto; %s)", name, known);
+    char msg[ST_NAMES_LEN + 200];
+    st_unknown_algo(msg, sizeof msg, "stitch_comm_set_algorithm", name, STITCH_COLL_COUNT);
+    return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
 }
 
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
@@ -243,7 +244,7 @@ const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 /* The algorithm a call of count elements of dtype runs: its collective's choice (choose.h). */
 static const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
 {
-    return st_choice_pick(&comm->algo[coll], count, stitch_dtype_size(dtype), comm->p, comm->oneshot_max);
+    return st_choice_pick(&comm->algo[coll], count * stitch_dtype_size(dtype), comm->oneshot_vec);
 }
 
 const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,

@@ -35,7 +35,8 @@ struct stitch_comm {
     st_job *job;
     int rank, p;
     st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
-    size_t oneshot_max;  /* auto: the small-message algorithm up to this many bytes sent per rank */
+    size_t oneshot_vec;  /* auto: the small-message algorithm for vectors up to this many bytes (a rank sends
+                          * STITCH_ONESHOT_BYTES at most: that over p - 1, once, not per call); 0 when p == 1 */
     st_entry *cache;     /* one entry per algorithm of the catalogue (rooted ones: a list per root) */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
@@ -48,6 +49,10 @@ struct stitch_comm {
     char last_error[512];
     struct st_proc *proc; /* process mode (proc.h); NULL for thread communicators */
 };
+
+/* What both constructors (threads: comm.c, processes: proc.c) set alike: rank, size and the settings. */
+void st_comm_settle(stitch_comm_t *comm, int rank, int p, const st_settings *s, const st_choice *algos);
+
 
 /* Record `fmt` as the last error and return status. */
 stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)

@@ -97,7 +97,7 @@ typedef struct st_msg_hdr {
     uint64_t bytes; /* payload, before padding */
     char pad[8];
 } st_msg_hdr;
-_Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: payloads stay aligned in the rings");
+_Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: no transport splits one (transport.h)");
 
 static const char st_zeros[64];
 
@@ -343,8 +343,8 @@ static char *st_src_ptr(const st_mctx *c, int u, size_t off)
     return st_unit_ptr(c, u, off);
 }
 
-/* The current pair of a cursor in the current segment: its length in elements (exec.c's st_pair_len: the vector unit's when
- * one side is a slot, the slot's between slots) and where it lies in my storage, on the destination side when
+/* The current pair of a cursor in the current segment: its length in elements (exec.c's st_pair_len: the vector unit's
+ * when one side is a slot, the slot's between slots) and where it lies in my storage, on the destination side when
  * receiving or the source side when sending. Both ends compute the same length. */
 static char *st_pair(const st_mctx *c, const st_pcur *pc, int dst_side, size_t *len)
 {

@@ -92,7 +92,7 @@ static st_ring *st_ring_at(const st_proc *pr, int owner, int from)
 static void st_seg_touch(void *p, size_t bytes)
 {
     long pg = sysconf(_SC_PAGESIZE);
-    size_t page = pg > 0 ? (size_t)pg : 4096; /* rings start 128 bytes into a page: widen to whole pages */
+    size_t page = pg > 0 ? (size_t)pg : 4096; /* rings do not start on a page: widen to whole pages */
     uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(page - 1), hi = ((uintptr_t)p + bytes + page - 1) & ~(uintptr_t)(page - 1);
 #ifdef MADV_POPULATE_WRITE
     (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* best effort: EINVAL on older kernels */
@@ -337,11 +337,7 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
         free(comm);
         return NULL;
     }
-    comm->rank = env->rank, comm->p = env->size;
-    memcpy(comm->algo, algo, sizeof comm->algo);
-    comm->timeout_ms = s->timeout_ms;
-    comm->segment_bytes = s->segment_bytes;
-    comm->oneshot_max = s->oneshot_max;
+    st_comm_settle(comm, env->rank, env->size, s, algo);
     comm->proc->rank = env->rank, comm->proc->size = env->size;
     return comm;
 }
@@ -523,20 +519,28 @@ int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
     return st_ctrl_ready(pr, n);
 }
 
+/* A rank sleeps on its doorbell only when all its peers are on shm; with tcp peers too it polls the sockets in
+ * short slices instead, and arming the bell would only cost a membarrier and make every shm peer's ring wake a
+ * futex nobody waits on. */
+static int st_sleeps_on_bell(const st_proc *pr)
+{
+    return pr->bell && pr->ntcp == 0;
+}
+
 uint32_t st_proc_arm(st_proc *pr)
 {
-    return pr->bell ? st_bell_arm(pr->bell) : 0;
+    return st_sleeps_on_bell(pr) ? st_bell_arm(pr->bell) : 0;
 }
 
 void st_proc_disarm(st_proc *pr)
 {
-    if (pr->bell)
+    if (st_sleeps_on_bell(pr))
         st_bell_disarm(pr->bell);
 }
 
 void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen)
 {
-    if (pr->nshm > 0 && pr->ntcp == 0) {
+    if (st_sleeps_on_bell(pr)) {
         /* `seen` was read when the caller armed, before its last look for progress: reading it here instead
          * would miss a ring that came in between, and sleep the whole timeout with data waiting. The abort
          * flag is looked at after the arm too (st_proc_poll_ctrl), so stitch_comm_abort's ring is not lost. */

@@ -59,10 +59,10 @@ void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first 
  * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
 
-/* Going to sleep is three calls: st_proc_arm (returns the doorbell's word, 0 without shm), one more look for
- * progress, then st_proc_block with that word (it disarms). A ring after the arm makes the block return at once
- * instead of missing the wake-up; a peer that rings while we are not armed pays no more than a load. When the
- * second look finds progress, call st_proc_disarm instead of blocking. */
+/* Going to sleep is three calls: st_proc_arm (returns the doorbell's word; 0 when the rank has no bell or tcp peers
+ * too, and sleeps in poll), one more look for progress, then st_proc_block with that word (it disarms). A ring after
+ * the arm makes the block return at once instead of missing the wake-up; a peer that rings while we are not armed pays
+ * no more than a load. When the second look finds progress, call st_proc_disarm instead of blocking. */
 uint32_t st_proc_arm(st_proc *pr);
 void st_proc_disarm(st_proc *pr);
 /* Block until something may have changed (data, or space on a transport when want_out, a control frame) or

@@ -57,10 +57,15 @@ static size_t st_round64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
-/* Publish a frame at position pos: header fields, then the tag with release. */
-static void st_frame_put(st_shm *s, uint64_t pos, uint32_t len, uint32_t kind)
+/* Publish a frame of `size` ring bytes at position pos: clear the tag where the next frame goes, write the header
+ * fields, then the tag with release. The consumer reads the next tag only after this one, so it sees the clear:
+ * after the first lap that word lies in an older frame's payload, whose bytes are the user's, and one equal to the
+ * next position + 1 would otherwise pass for a frame (test_shm.c plants one). The line is free: st_shm_send keeps
+ * one line of room beyond its frames. */
+static void st_frame_put(st_shm *s, uint64_t pos, size_t size, uint32_t len, uint32_t kind)
 {
     st_frame *f = (st_frame *)(s->out->data + (pos & (s->cap - 1)));
+    ((st_frame *)(s->out->data + ((pos + size) & (s->cap - 1))))->tag = 0;
     f->len = len, f->kind = kind;
     __atomic_store_n(&f->tag, pos + 1, __ATOMIC_RELEASE);
 }
@@ -83,19 +88,23 @@ static ssize_t st_shm_send(st_tp *t, const void *buf, size_t len, char *err, siz
     size_t want = len < ST_FRAME_MAX ? len : ST_FRAME_MAX, full = st_round64(ST_FRAME_HDR + want);
     size_t to_end = s->cap - (size_t)(s->wpos & (s->cap - 1));
     size_t skip = to_end < full && to_end < 128 ? to_end : 0; /* 128: a header and a 64-byte piece */
-    size_t room = st_room(s, skip + full);
+    size_t room = st_room(s, skip + full + 64);
+    if (room < 64)
+        return 0;
+    room -= 64; /* the line after my frames, whose tag st_frame_put clears */
     if (want == 0 || (room < skip + 128 && room < skip + full))
         return 0;
-    size_t space = room - skip < (skip ? s->cap : to_end) ? room - skip : (skip ? s->cap : to_end);
+    size_t limit = skip ? s->cap : to_end; /* a frame never wraps */
+    size_t space = room - skip < limit ? room - skip : limit;
     size_t n = space >= full ? want : (space - ST_FRAME_HDR) & ~(size_t)63;
     if (n == 0)
         return 0;
     if (skip) {
-        st_frame_put(s, s->wpos, 0, ST_FRAME_SKIP);
+        st_frame_put(s, s->wpos, skip, 0, ST_FRAME_SKIP);
         s->wpos += skip;
     }
     memcpy(s->out->data + (s->wpos & (s->cap - 1)) + ST_FRAME_HDR, buf, n);
-    st_frame_put(s, s->wpos, (uint32_t)n, ST_FRAME_DATA);
+    st_frame_put(s, s->wpos, st_round64(ST_FRAME_HDR + n), (uint32_t)n, ST_FRAME_DATA);
     s->wpos += st_round64(ST_FRAME_HDR + n);
     st_bell_ring(s->peer_bell);
     return (ssize_t)n;

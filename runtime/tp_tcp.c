@@ -48,6 +48,7 @@ typedef struct st_tcp {
     st_tp base;
     int fd;
     int eof;
+    int rx_errno;        /* a receive failed: every later peek says why (the kernel reports it only once) */
     int tx_short;        /* the last send took less than it was offered: wait for POLLOUT */
     char *ring;
     size_t cap;
@@ -87,20 +88,20 @@ static ssize_t st_tcp_sendv(st_tp *t, const struct iovec *iov, int iovcnt, char 
     return st_tcp_sent(c, sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT), len, err, errlen);
 }
 
-/* Touch every page of the ring twice before the first message: once from the kernel, which writes through
- * our address when recv() copies in (a read of /dev/zero takes the same path), and once from user code, which
- * reads what recv() left. Measured on this project's VMs (a paravirtualised hypervisor whose shadow page tables
- * keep kernel-mode and user-mode mappings apart): the first kernel-mode and the first user-mode access to each
- * page trap separately, ~8 us each, so the first 4 MB through a fresh ring cost ~16 ms and every mid-size call
- * of a new communicator was 4-25x slower until the ring had wrapped once (np 2, 128 KB: ~330 us a call for the
- * first 32 calls, 70 us after). Either touch alone leaves the other trap in place (measured: memset only,
- * /dev/zero only, MADV_POPULATE_WRITE + memset). Best effort: without /dev/zero the first pass is only slower. */
+/* Touch every page of the ring twice before the first message: once from the kernel, which writes through our address
+ * when recv() copies in (a read of /dev/zero takes the same path), and once from user code (a store per page), which
+ * later reads what recv() left. Measured on this project's VMs (a paravirtualised hypervisor whose shadow page tables
+ * keep kernel-mode and user-mode mappings apart): the first kernel-mode and the first user-mode access to each page
+ * trap separately, ~8 us each, so the first 4 MB through a fresh ring cost ~16 ms and every mid-size call of a new
+ * communicator was 4-25x slower until the ring had wrapped once (np 2, 128 KB: ~330 us a call for the first 32 calls,
+ * 70 us after). Either touch alone leaves the other trap in place (measured: memset only, /dev/zero only,
+ * MADV_POPULATE_WRITE + memset). Best effort: without /dev/zero the first pass is only slower. */
 static void st_tcp_prefault(char *buf, size_t len)
 {
     int z = open("/dev/zero", O_RDONLY | O_CLOEXEC);
     for (size_t done = 0; z >= 0 && done < len;) {
         ssize_t n = read(z, buf + done, len - done);
-        if (n <= 0 && errno != EINTR)
+        if (n == 0 || (n < 0 && errno != EINTR))
             break;
         done += n > 0 ? (size_t)n : 0;
     }
@@ -114,7 +115,7 @@ static void st_tcp_prefault(char *buf, size_t len)
 /* Read what the kernel has into the free contiguous part of the ring. */
 static int st_tcp_fill(st_tcp *c, char *err, size_t errlen)
 {
-    for (int i = 0; i < 2 && !c->eof; i++) {
+    for (int i = 0; i < 2 && !c->eof && !c->rx_errno; i++) {
         size_t used = (size_t)(c->head - c->tail), at = (size_t)(c->head & (c->cap - 1));
         size_t room = c->cap - used, contig = c->cap - at;
         if (room == 0)
@@ -132,7 +133,10 @@ static int st_tcp_fill(st_tcp *c, char *err, size_t errlen)
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
             return 0;
-        snprintf(err, errlen, "tcp receive from rank %d failed: %s", c->base.peer, strerror(errno));
+        c->rx_errno = errno;
+    }
+    if (c->rx_errno) {
+        snprintf(err, errlen, "tcp receive from rank %d failed: %s", c->base.peer, strerror(c->rx_errno));
         return -1;
     }
     return 0;

@@ -8,11 +8,11 @@
  * arrives (transfer and reduction overlap).
  *
  * Rules every transport keeps, which the executor relies on:
- * - what peek shows is contiguous, and a 64-byte aligned piece of the stream always ends up whole in one peek
- *   (it may show partly while it arrives, never split between two regions); the executor's messages are 64-byte
- *   headers + element payloads padded to 64 bytes, so neither a header nor an element is ever cut:
- *   tcp's staging ring is 64-byte aligned with a power-of-two capacity; shm's frames are cut only at 64-byte
- *   multiples (tp_shm.c);
+ * - what peek shows is contiguous, and neither a 64-byte message header nor an element is ever split between
+ *   two regions (it may show partly while it arrives): the executor's messages are a header, then units sent one
+ *   by one, padded to 64 bytes; tcp's staging ring is 64-byte aligned with a power-of-two capacity, so it wraps
+ *   only at 64-byte stream positions, where no element straddles; shm cuts a send into frames only at 64-byte
+ *   multiples from the send's start, and a header starts a send, a unit an element (tp_shm.c);
  * - send and peek never block; 0 means "not now", -1 means the stream is broken and err says why;
  * - `wake` is what a blocked rank sleeps on: a pollable fd (tcp) or the shm doorbell (proc.c decides how);
  *   the fd is polled only for what would be progress, so a level-triggered poll never returns at once for an

@@ -1,4 +1,4 @@
-# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors, the tcp transport.
+# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors, the tcp and shm transports.
 #
 # Each program is a table of tests run one per child process with a timeout (tests/runtime/runner.h) and prints
 # TAP. The default run holds a sample of the collectives matrix; the whole matrix is `runtime.collectives.full`,
@@ -19,6 +19,7 @@ stitch_runtime_test(errors)
 stitch_runtime_test(mesh_det)
 stitch_runtime_test(placement)
 stitch_runtime_test(tcp)
+stitch_runtime_test(shm)
 
 add_test(NAME runtime.reduce COMMAND test_runtime_reduce)
 add_test(NAME runtime.collectives COMMAND test_runtime_collectives)
@@ -27,6 +28,7 @@ add_test(NAME runtime.errors COMMAND test_runtime_errors)
 add_test(NAME runtime.mesh_det COMMAND test_runtime_mesh_det)
 add_test(NAME runtime.placement COMMAND test_runtime_placement)
 add_test(NAME runtime.tcp COMMAND test_runtime_tcp)
-set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp
+add_test(NAME runtime.shm COMMAND test_runtime_shm)
+set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
                      PROPERTIES TIMEOUT 120 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")

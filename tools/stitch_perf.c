@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,12 +168,15 @@ static void check_algo(const struct opts *o)
     int n = stitch_algorithms(o->coll, names, MAX_ALGOS);
     char known[512];
     size_t used = 0;
-    known[0] = '\0';
+    if (strcasecmp(o->algo, "auto") == 0) /* the library's own choice per size */
+        return;
+    snprintf(known, sizeof known, "auto");
+    used = strlen(known);
     for (int i = 0; i < n && i < MAX_ALGOS; i++) {
         if (strcmp(names[i], o->algo) == 0)
             return;
         if (used < sizeof known)
-            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? " " : "", names[i]);
+            used += (size_t)snprintf(known + used, sizeof known - used, " %s", names[i]);
     }
     bad_usage("unknown algorithm '%s' for %s (known: %s)", o->algo, stitch_coll_name(o->coll), known);
 }
@@ -533,7 +537,7 @@ static double now(void)
 static int make_comms(struct bench *b)
 {
     stitch_config_t cfg = STITCH_CONFIG_INIT;
-    char err[512] = "";
+    char err[2048] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
     cfg.groups = b->o.groups;
     stitch_status_t st = STITCH_OK;
