@@ -28,6 +28,8 @@ MPI_TCP="--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo"
 ALGO_ARGS=${ALGO:+-a $ALGO}
 REPEAT=${REPEAT:-3}
 case $REPEAT in '' | *[!0-9]* | 0) echo "REPEAT='$REPEAT': expected a positive number of runs" >&2; exit 2 ;; esac
+case $MAX in '' | *[!0-9]*) echo "MAXBYTES='$MAX': expected a number of bytes (no suffix)" >&2; exit 2 ;; esac
+case $FACTOR in '' | *[!0-9]* | 0 | 1) echo "FACTOR='$FACTOR': expected a whole number of 2 or more" >&2; exit 2 ;; esac
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 
 # The two size ranges with their warm-up and timed calls: latency up to 64 KiB, bandwidth above.
@@ -45,19 +47,29 @@ median() {
     END {for (b in row) {split(row[b], r, "\n"); print r[int((cnt[b] + 1) / 2)]}}'
 }
 
+# One run of one side: the command's numeric rows, fields FIELDS (bytes, time, busbw[, algorithm]), appended to
+# $TMP/NAME. A failing run stops the script with its own error output, not a silently short table.
+side() {
+  local name=$1 fields=$2
+  shift 2
+  if ! "$@" < /dev/null > "$TMP/out" 2> "$TMP/err"; then # (mpirun reads stdin: keep it off the list of ranges)
+    echo "bench_vs_mpi.sh: this run failed: $*" >&2
+    cat "$TMP/err" >&2
+    exit 1
+  fi
+  awk -v f="$fields" 'BEGIN {n = split(f, k, ",")} $1 ~ /^[0-9]+$/ {
+    line = $k[1]; for (i = 2; i <= n; i++) line = line " " $k[i]; print line}' "$TMP/out" >> "$TMP/$name"
+}
+
 for np in 2 4; do
   : > "$TMP/mpi"; : > "$TMP/mpi_tcp"; : > "$TMP/st_shm"; : > "$TMP/st_tcp"
   for _ in $(seq "$REPEAT"); do
     while read -r lo hi warm iters; do
-      # (mpirun reads stdin: keep it off the list of ranges)
-      $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null < /dev/null |
-        awk '{print $1, $2, $3}' >> "$TMP/mpi"
-      $RUN $MPI_TCP -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters" 2>/dev/null < /dev/null |
-        awk '{print $1, $2, $3}' >> "$TMP/mpi_tcp"
+      side mpi 1,2,3 $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters"
+      side mpi_tcp 1,2,3 $RUN $MPI_TCP -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters"
       for tp in shm tcp; do
-        STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" all_reduce $ALGO_ARGS \
-          -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters" 2>/dev/null < /dev/null |
-          awk '$1 ~ /^[0-9]+$/ {print $1, $5, $7, $9}' >> "$TMP/st_$tp"
+        side st_$tp 1,5,7,9 env STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" \
+          all_reduce $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters"
       done
     done < <(ranges)
   done

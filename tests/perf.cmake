@@ -38,7 +38,10 @@ endfunction()
 # ---- real runs, checked ---------------------------------------------------------------------------------------
 stitch_perf_run(all_reduce.ring.p5.fp32.sum all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
 # the default (auto): mesh_oneshot up to 48 KiB sent per rank, ring above, checked on both sides of the switch
-stitch_perf_run(all_reduce.auto.p5.bf16.sum all_reduce -n 5 -d bf16 -o sum -b 0 -e 1M -f 2)
+# (the output must show rows of both)
+stitch_perf_test(all_reduce.auto.p5.bf16.sum RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                 STDOUT " mesh_oneshot\n.* ring\n" ARGS all_reduce -n 5 -d bf16 -o sum -b 0 -e 1M -f 2 -c 1
+                 ${PERF_COMMON})
 stitch_perf_run(all_reduce.ring.p5.fp32.sum.inplace all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4 -i)
 stitch_perf_run(all_reduce.rhd.p7.fp16.prod all_reduce -a rhd -n 7 -d fp16 -o prod -b 0 -e 256K -f 8)
 stitch_perf_run(all_reduce.mesh.p4.int64.min all_reduce -a mesh -n 4 -d int64 -o min -b 0 -e 256K -f 8 -i)

@@ -107,7 +107,8 @@ for ((r = 0; r < n; r++)); do
     if [ "$r" = 0 ]; then sed 's/^/#   /' "$work/out.0" | grep -E '^#   (# root| +[0-9])'; fi
     if [ $s -eq 124 ]; then echo "FAIL: rank $r was killed at the $limit s timeout"; fail=1
     elif [ $s -ne 0 ]; then echo "FAIL: rank $r exited $s"; fail=1; fi
-    [[ $verdict == *" 0 failed" ]] || { echo "FAIL: rank $r did not end with '0 failed'"; fail=1; }
+    [[ $verdict =~ (^|[^0-9])[1-9][0-9]*\ passed,\ 0\ failed$ ]] ||
+        { echo "FAIL: rank $r did not end with 'N passed, 0 failed' (N > 0)"; fail=1; }
     [[ $summary == *": $want_shm peers over shm, $want_tcp over tcp"* ]] ||
         { echo "FAIL: rank $r should have $want_shm shm and $want_tcp tcp peers"; fail=1; }
     grep -q "rank $r of $n: bootstrap from stitch" "$work/err.$r" ||

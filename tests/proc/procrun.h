@@ -52,6 +52,16 @@ static void say(int out, const char *fmt, ...)
 
 static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
 
+/* The settings the scenarios assume are the defaults, whatever the caller's shell exported (the ring sizes stay:
+ * ctest sets them for the tinyring runs). */
+static void proc_test_env(void)
+{
+    static const char *const vars[] = {"STITCH_ALGO", "STITCH_GROUPS", "STITCH_TRANSPORT", "STITCH_ONESHOT_BYTES",
+                                       "STITCH_SPIN_US", "STITCH_SEGMENT_BYTES", "STITCH_TIMEOUT"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        unsetenv(vars[i]);
+}
+
 /* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
 static void spawn(run *r, int n, rank_fn fn, const char *transport)
 {
@@ -69,6 +79,12 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
             exit(1);
         }
         pid_t pid = fork();
+        if (pid < 0) { /* the ranks already started wait for this one: end them, and the test */
+            perror("fork");
+            for (int j = 0; j < i; j++)
+                kill(r->pid[j], SIGKILL), waitpid(r->pid[j], NULL, 0);
+            exit(1);
+        }
         if (pid == 0) {
             close(p[0]);
             if (transport)

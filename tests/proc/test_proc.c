@@ -259,6 +259,16 @@ int main(int argc, char **argv)
 {
     int n = (int)(sizeof scenarios / sizeof *scenarios), failed = 0, k = 0;
     signal(SIGPIPE, SIG_IGN);
+    proc_test_env();
+    for (int a = 1; a < argc; a++) {
+        int known = 0;
+        for (int i = 0; i < n; i++)
+            known |= strcmp(argv[a], scenarios[i].name) == 0;
+        if (!known) {
+            printf("Bail out! unknown scenario '%s'\n", argv[a]);
+            return 1;
+        }
+    }
     printf("1..%d\n", argc > 1 ? argc - 1 : n);
     for (int i = 0; i < n; i++) {
         int want = argc == 1;

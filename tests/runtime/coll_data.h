@@ -230,4 +230,17 @@ static stitch_status_t call(const coll_case *c, int p, const void *send, void *r
     }
 }
 
+/* ---- order-dependent data --------------------------------------------------------------------------------- */
+
+/* Rank r's input for the bit-identity tests (thread mode: test_collectives.c det, process mode against it:
+ * test_proc_colls.c det): n fp32 values in [-500, 500) whose sum depends on the order of the additions. */
+static void det_input(int r, size_t n, float *in)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        in[i] = (float)((double)(x >> 11) / 9007199254740992.0 * 1000.0 - 500.0);
+    }
+}
+
 #endif

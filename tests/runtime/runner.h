@@ -111,6 +111,8 @@ static int st_run_tests(const st_test *tests, int n, int argc, char **argv)
     unsetenv("STITCH_TIMEOUT");
     unsetenv("STITCH_SEGMENT_BYTES");
     unsetenv("STITCH_GROUPS");
+    unsetenv("STITCH_ONESHOT_BYTES");
+    unsetenv("STITCH_TRANSPORT");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--list") == 0) {
             for (int j = 0; j < n; j++)

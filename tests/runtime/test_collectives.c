@@ -295,11 +295,7 @@ static void det_main(void *ctx, int r)
 {
     (void)ctx;
     static _Thread_local float in[DET_N];
-    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
-    for (int i = 0; i < DET_N; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        in[i] = (float)((double)(x >> 11) / 9007199254740992.0 * 1000.0 - 500.0);
-    }
+    det_input(r, DET_N, in);
     for (int run = 0; run < DET_RUNS; run++) {
         stitch_status_t st = stitch_all_reduce(in, det_out[run][r], DET_N, STITCH_FP32, STITCH_SUM, det_comms[r]);
         CHECK(st == STITCH_OK, "rank %d: %s", r, stitch_comm_last_error(det_comms[r]));
