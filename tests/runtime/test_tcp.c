@@ -114,7 +114,7 @@ static void run_streams(size_t ring_a, size_t ring_b, uint64_t total, size_t max
     CHECK(f[0].src && f[1].src, "out of memory");
     double t0 = st_now();
     while (f[0].got < total || f[1].got < total) {
-        CHECK(st_now() - t0 < 60, "stuck: sent %llu/%llu, received %llu/%llu",
+        CHECK(st_now() - t0 < 40, "stuck: sent %llu/%llu, received %llu/%llu",
               (unsigned long long)f[0].sent, (unsigned long long)f[1].sent, (unsigned long long)f[0].got,
               (unsigned long long)f[1].got);
         for (int d = 0; d < 2; d++) {
