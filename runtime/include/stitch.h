@@ -46,7 +46,8 @@ extern "C" {
     X(ERR_ABORTED, -7, "communicator aborted")                                                                 \
     X(ERR_SYSTEM, -8, "system call failed")                                                                    \
     X(ERR_INTERNAL, -9, "internal error")                                                                      \
-    X(ERR_CONFIG, -10, "invalid configuration")
+    X(ERR_CONFIG, -10, "invalid configuration")                                                                \
+    X(ERR_INVALID_USAGE, -11, "communicator used wrongly (destroyed, or in use by another thread)")
 
 typedef enum stitch_status {
 #define STITCH_STATUS_ENUM(name, value, text) STITCH_##name = value,
