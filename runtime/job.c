@@ -8,7 +8,10 @@
  *
  * Memory order: the owner's seq_cst store of `posted` followed by its load of `sleepers`, against the waiter's
  * increment of `sleepers` followed by its load of `posted`, guarantees that either the waiter sees the new value
- * or the owner sees the sleeper and wakes it (and FUTEX_WAIT re-checks the value in the kernel).
+ * or the owner sees the sleeper and wakes it (and FUTEX_WAIT re-checks the value in the kernel). Borrows work
+ * the same way: a reader's increment of `readers` then its load of the abort state, against the abort's store
+ * then the failing owner's loads of `readers` (all seq_cst): either the reader sees the abort and backs off
+ * without reading, or the owner sees the borrow and waits for its end.
  */
 #include <errno.h>
 #include <limits.h>
