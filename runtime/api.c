@@ -1,12 +1,16 @@
 /* api.c - the collectives of stitch.h: argument checks, then the executor.
  *
  * Every check says what is wrong, where, and what would be right, because a collective called with bad arguments
- * is usually one rank's bug among many. An argument error is reported before the call takes part in the
- * protocol: the communicator stays usable and the call counts as not made (the other ranks, if they did call,
- * wait for this rank until it calls correctly or their timeout expires).
+ * is usually one rank's bug among many. An argument error is found before the call takes part in the
+ * protocol, and it aborts the communicator at once, as a mismatch does (st_comm_tell): the other ranks would
+ * otherwise wait for this rank's call until their timeout. Their calls (current or next) fail with
+ * STITCH_ERR_ABORTED and this rank's message as the reason; in process mode the abort travels over the control
+ * channels. Only a NULL communicator and a usage error (a destroyed communicator, or another thread's call in
+ * progress on it: comm.c) leave the communicator as it was, since then this call has no right to touch it.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "exec.h"
 #include "exec_msg.h"
@@ -99,6 +103,62 @@ static stitch_status_t st_check_overlap(stitch_comm_t *comm, const st_args *a, c
                          "forms are %s", a->fn, b->recv - b->send, form);
 }
 
+/* all_to_all_v: the receive range of one peer, [at, at + n) elements of recvbuf. */
+typedef struct st_range {
+    size_t at, n;
+    int q;
+} st_range;
+
+static int st_range_cmp(const void *x, const void *y)
+{
+    const st_range *a = x, *b = y;
+    return a->at != b->at ? (a->at < b->at ? -1 : 1) : (a->q > b->q) - (a->q < b->q);
+}
+
+static stitch_status_t st_overlap_error(stitch_comm_t *comm, const st_args *a, int q1, int q2)
+{
+    int lo = q1 < q2 ? q1 : q2, hi = q1 < q2 ? q2 : q1;
+    return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: the receive ranges of rank %d (rdispls[%d] = %zu, "
+                         "recvcounts[%d] = %zu) and rank %d (rdispls[%d] = %zu, recvcounts[%d] = %zu) overlap in "
+                         "recvbuf; each peer needs a part of its own", a->fn, lo, lo, a->rdispls[lo], lo,
+                         a->rcounts[lo], hi, hi, a->rdispls[hi], hi, a->rcounts[hi]);
+}
+
+/* all_to_all_v: no two peers' receive ranges may overlap (the data of one would be lost under the other's).
+ * Displacements that ascend with the rank, the usual layout, are checked in one pass; others are sorted, after
+ * which an overlap, if any, shows between neighbours: O(p log p). Empty ranges overlap nothing. */
+static stitch_status_t st_check_v_disjoint(stitch_comm_t *comm, const st_args *a)
+{
+    const size_t *n = a->rcounts, *d = a->rdispls;
+    int prev = -1, p = comm->p, sorted = 1;
+    for (int q = 0; q < p && sorted; q++) {
+        if (!n[q])
+            continue;
+        if (prev >= 0 && d[q] < d[prev])
+            sorted = 0;
+        else if (prev >= 0 && d[q] < d[prev] + n[prev])
+            return st_overlap_error(comm, a, prev, q);
+        prev = q;
+    }
+    if (sorted)
+        return STITCH_OK;
+    st_range *r = malloc(sizeof *r * (size_t)p);
+    if (!r)
+        return st_comm_error(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory checking rdispls", a->fn);
+    int m = 0;
+    for (int q = 0; q < p; q++)
+        if (n[q])
+            r[m++] = (st_range){d[q], n[q], q};
+    qsort(r, (size_t)m, sizeof *r, st_range_cmp);
+    int bad = -1;
+    for (int i = 1; i < m && bad < 0; i++)
+        if (r[i].at < r[i - 1].at + r[i - 1].n)
+            bad = i;
+    stitch_status_t st = bad < 0 ? STITCH_OK : st_overlap_error(comm, a, r[bad - 1].q, r[bad].q);
+    free(r);
+    return st;
+}
+
 /* all_to_all_v: the elements one side's counts and displacements reach (*extent), or an error. */
 static stitch_status_t st_check_v_side(stitch_comm_t *comm, const st_args *a, const char *side,
                                        const size_t *counts, const size_t *displs, size_t *extent)
@@ -134,7 +194,7 @@ static stitch_status_t st_extents(stitch_comm_t *comm, const st_args *a, size_t 
             return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: rank %d sends itself %zu elements "
                                  "(sendcounts[%d]) but expects %zu (recvcounts[%d])", a->fn, me, a->scounts[me], me,
                                  a->rcounts[me], me);
-        return STITCH_OK;
+        return st_check_v_disjoint(comm, a);
     }
     if (n > (size_t)PTRDIFF_MAX / p / es)
         return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT,
@@ -170,12 +230,15 @@ static stitch_status_t st_check(stitch_comm_t *comm, const st_args *a)
 
 static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
 {
-    if (!comm)
-        return STITCH_ERR_INVALID_ARGUMENT;
-    stitch_status_t st = st_check(comm, a);
-    if (st == STITCH_OK && comm->proc) /* ranks are processes */
-        return st_exec_msg(comm, a);
-    return st != STITCH_OK ? st : st_exec(comm, a);
+    stitch_status_t st = st_comm_enter(comm, a->fn);
+    if (st != STITCH_OK)
+        return st;
+    if ((st = st_check(comm, a)) != STITCH_OK)
+        st = st_comm_tell(comm, st); /* the peers must not wait for this call */
+    else
+        st = comm->proc ? st_exec_msg(comm, a) : st_exec(comm, a); /* ranks are processes, or threads */
+    st_comm_leave(comm);
+    return st;
 }
 
 stitch_status_t stitch_all_reduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,

@@ -4,7 +4,17 @@
  * The configuration is resolved here once (config.c reads the environment) and every algorithm name is checked
  * against the catalogue at this point, so a typo fails at init with the list of valid names rather than at the
  * first collective. Each handle holds one reference on the job; the last stitch_comm_destroy frees it.
+ *
+ * Misuse that can be detected cheaply is. A handle is taken by each public function that runs on it (`busy`,
+ * an atomic compare-and-swap), so two threads calling on one communicator get STITCH_ERR_INVALID_USAGE rather
+ * than a silent race. stitch_comm_destroy frees everything a handle owns except the handle itself (about 1 KB),
+ * which it marks dead and keeps on a list for the life of the process: a later call or a second destroy with it
+ * reads defined memory and fails with STITCH_ERR_INVALID_USAGE. (Freeing the handle would make that undefined,
+ * and malloc could hand its address to a new communicator, so a stale handle would pass for a live one.) A
+ * usage error's message is kept per thread (the communicator may be in another thread's hands), and
+ * stitch_comm_last_error returns it to the thread that got the error.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +26,58 @@
 #include "proc.h"
 #include "registry.h"
 
+/* This thread's last usage error, for the communicator it concerns. */
+static _Thread_local struct {
+    const stitch_comm_t *comm;
+    char msg[256];
+} st_usage;
+
+/* Destroyed handles: never freed, so using one is detected (see the top of this file). */
+static pthread_mutex_t st_dead_lock = PTHREAD_MUTEX_INITIALIZER;
+static stitch_comm_t *st_dead;
+
 static void st_vformat(stitch_comm_t *comm, const char *fmt, va_list ap)
 {
+    if (st_usage.comm == comm) /* a newer error of this thread's on this communicator */
+        st_usage.comm = NULL;
     vsnprintf(comm->last_error, sizeof comm->last_error, fmt, ap);
+}
+
+int st_comm_live(const stitch_comm_t *comm)
+{
+    return comm && atomic_load_explicit(&((stitch_comm_t *)comm)->magic, memory_order_acquire) == ST_COMM_LIVE;
+}
+
+static stitch_status_t st_usage_error(const stitch_comm_t *comm, const char *fn, const char *holder)
+{
+    st_usage.comm = comm;
+    if (!holder)
+        snprintf(st_usage.msg, sizeof st_usage.msg, "%s: the communicator was destroyed", fn);
+    else if (strcmp(holder, "stitch_comm_destroy") == 0)
+        snprintf(st_usage.msg, sizeof st_usage.msg, "%s: another thread is destroying the communicator", fn);
+    else
+        snprintf(st_usage.msg, sizeof st_usage.msg, "%s: another thread is inside %s on this communicator (a "
+                 "communicator is used by one thread at a time)", fn, holder);
+    return STITCH_ERR_INVALID_USAGE;
+}
+
+stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn)
+{
+    const char *holder = NULL;
+    if (!comm)
+        return STITCH_ERR_INVALID_ARGUMENT;
+    if (!st_comm_live(comm))
+        return st_usage_error(comm, fn, NULL);
+    if (!atomic_compare_exchange_strong(&comm->busy, &holder, fn))
+        return st_usage_error(comm, fn, holder);
+    if (st_usage.comm == comm)
+        st_usage.comm = NULL;
+    return STITCH_OK;
+}
+
+void st_comm_leave(stitch_comm_t *comm)
+{
+    atomic_store_explicit(&comm->busy, NULL, memory_order_release);
 }
 
 stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
@@ -30,16 +89,23 @@ stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const
     return status;
 }
 
-stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+stitch_status_t st_comm_tell(stitch_comm_t *comm, stitch_status_t status)
 {
     char reason[sizeof comm->job->reason];
+    snprintf(reason, sizeof reason, "rank %d: %s", comm->rank, comm->last_error);
+    if (comm->proc)
+        st_proc_abort(comm->proc, reason);
+    st_job_abort(comm->job, reason);
+    return status;
+}
+
+stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     st_vformat(comm, fmt, ap);
     va_end(ap);
-    snprintf(reason, sizeof reason, "rank %d: %s", comm->rank, comm->last_error);
-    st_job_abort(comm->job, reason);
-    return status;
+    return st_comm_tell(comm, status);
 }
 
 static void st_entry_free(st_entry *e)
@@ -67,13 +133,21 @@ static void st_entry_list_free(st_entry *head)
     head->next = NULL;
 }
 
-static void st_comm_free(stitch_comm_t *comm)
+/* What a handle owns, not the handle. */
+static void st_comm_release(stitch_comm_t *comm)
 {
     for (int i = 0; comm->cache && i < st_registry_count(); i++)
         st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
     free(comm->scratch);
     free(comm->units);
+    comm->cache = NULL, comm->scratch = comm->units = NULL;
+    comm->scratch_size = comm->units_size = 0;
+}
+
+static void st_comm_free(stitch_comm_t *comm)
+{
+    st_comm_release(comm);
     free(comm);
 }
 
@@ -94,6 +168,7 @@ static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, c
 
 void st_comm_settle(stitch_comm_t *comm, int rank, int p, const st_settings *s, const st_choice *algos)
 {
+    atomic_store(&comm->magic, ST_COMM_LIVE);
     comm->rank = rank, comm->p = p;
     memcpy(comm->algo, algos, sizeof comm->algo);
     comm->timeout_ms = s->timeout_ms;
@@ -167,31 +242,38 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
     return st;
 }
 
+/* The handle stays `busy` for good: no function can take it again, and each says it was destroyed. */
 stitch_status_t stitch_comm_destroy(stitch_comm_t *comm)
 {
-    if (!comm)
-        return STITCH_ERR_INVALID_ARGUMENT;
+    stitch_status_t st = st_comm_enter(comm, "stitch_comm_destroy");
+    if (st != STITCH_OK)
+        return st;
+    atomic_store_explicit(&comm->magic, ST_COMM_DEAD, memory_order_release);
     st_job *job = comm->job;
     if (comm->proc)
         st_proc_free(comm->proc);
-    st_comm_free(comm);
+    comm->proc = NULL, comm->job = NULL;
+    st_comm_release(comm);
     st_job_unref(job);
+    pthread_mutex_lock(&st_dead_lock);
+    comm->dead_next = st_dead, st_dead = comm;
+    pthread_mutex_unlock(&st_dead_lock);
     return STITCH_OK;
 }
 
 int stitch_comm_rank(const stitch_comm_t *comm)
 {
-    return comm ? comm->rank : -1;
+    return st_comm_live(comm) ? comm->rank : -1;
 }
 
 int stitch_comm_size(const stitch_comm_t *comm)
 {
-    return comm ? comm->p : -1;
+    return st_comm_live(comm) ? comm->p : -1;
 }
 
 int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
 {
-    if (!comm)
+    if (!st_comm_live(comm))
         return -1;
     const st_topo *t = &comm->job->topo;
     if (t->ngroups == 0) {
@@ -214,10 +296,8 @@ static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const
     return STITCH_OK;
 }
 
-stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
+static stitch_status_t st_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
-    if (!comm)
-        return STITCH_ERR_INVALID_ARGUMENT;
     if (!name || (unsigned)coll > STITCH_COLL_COUNT)
         return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "stitch_comm_set_algorithm: %s",
                              !name ? "name is NULL" : "coll is not a stitch_coll_t");
@@ -234,9 +314,19 @@ stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t col
     return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
 }
 
+stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
+{
+    stitch_status_t st = st_comm_enter(comm, "stitch_comm_set_algorithm");
+    if (st != STITCH_OK)
+        return st;
+    st = st_set_algorithm(comm, coll, name);
+    st_comm_leave(comm);
+    return st;
+}
+
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 {
-    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll].algo)
+    if (!st_comm_live(comm) || (unsigned)coll >= STITCH_COLL_COUNT || !comm->algo[coll].algo)
         return NULL;
     return comm->algo[coll].is_auto ? ST_AUTO_NAME : comm->algo[coll].algo->name;
 }
@@ -250,22 +340,28 @@ static const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll
 const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,
                                       stitch_dtype_t dtype)
 {
-    if (!comm || (unsigned)coll >= STITCH_COLL_COUNT || (unsigned)dtype >= STITCH_DTYPE_COUNT)
+    if (!st_comm_live(comm) || (unsigned)coll >= STITCH_COLL_COUNT || (unsigned)dtype >= STITCH_DTYPE_COUNT)
         return NULL;
     const st_algo *a = st_comm_pick(comm, coll, count, dtype);
     return a ? a->name : NULL;
 }
 
+/* Takes no `busy`: it is meant for other threads. A destroyed handle is ignored. */
 void stitch_comm_abort(stitch_comm_t *comm)
 {
-    if (comm && comm->proc)
+    if (!st_comm_live(comm))
+        return;
+    if (comm->proc)
         st_proc_abort(comm->proc, "stitch_comm_abort was called");
-    if (comm)
-        st_job_abort(comm->job, "stitch_comm_abort was called");
+    st_job_abort(comm->job, "stitch_comm_abort was called");
 }
 
 const char *stitch_comm_last_error(const stitch_comm_t *comm)
 {
+    if (comm && st_usage.comm == comm)
+        return st_usage.msg;
+    if (comm && !st_comm_live(comm))
+        return "the communicator was destroyed";
     return comm ? comm->last_error : "";
 }
 

@@ -1,7 +1,9 @@
 /* comm.h - the communicator: one rank's handle on a job, its algorithm choice and its schedule cache.
  *
  * A communicator is used by one thread at a time (its rank's), so nothing in it is locked; what ranks share
- * lives in the job (job.h). Schedules are instantiated lazily, on the first collective that needs them, and kept
+ * lives in the job (job.h). That rule is checked, not assumed: every public function that runs on a communicator
+ * takes `busy` first (st_comm_enter), so a second thread fails with STITCH_ERR_INVALID_USAGE instead of racing,
+ * and a destroyed handle is kept, marked dead, so that using it again is detected (comm.c). Schedules are instantiated lazily, on the first collective that needs them, and kept
  * for the communicator's lifetime: a schedule depends only on (algorithm, p, root, groups), never on the
  * message; which algorithm a call runs may depend on its size (choose.h).
  */
@@ -32,6 +34,9 @@ typedef struct st_entry {
 } st_entry;
 
 struct stitch_comm {
+    _Atomic uint64_t magic;        /* ST_COMM_LIVE, ST_COMM_DEAD once destroyed (the handle is kept: comm.c) */
+    _Atomic(const char *) busy;    /* the public function running on this communicator, or NULL */
+    struct stitch_comm *dead_next; /* destroyed handles, for as long as the process lives (comm.c) */
     st_job *job;
     int rank, p;
     st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
@@ -54,12 +59,27 @@ struct stitch_comm {
 void st_comm_settle(stitch_comm_t *comm, int rank, int p, const st_settings *s, const st_choice *algos);
 
 
+#define ST_COMM_LIVE 0x6c69766573746368ull /* "hctsevil" */
+#define ST_COMM_DEAD 0x6461656473746368ull
+
+/* Take the communicator for `fn` (a public function's name) until st_comm_leave. STITCH_ERR_INVALID_ARGUMENT for
+ * NULL; STITCH_ERR_INVALID_USAGE when it was destroyed or another thread is inside a call on it: the message
+ * then goes to this thread's own record (stitch_comm_last_error from this thread), never into the communicator,
+ * which the other thread may be writing. */
+stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn);
+void st_comm_leave(stitch_comm_t *comm);
+/* Not NULL and not destroyed: for the functions that only read a communicator. */
+int st_comm_live(const stitch_comm_t *comm);
+
 /* Record `fmt` as the last error and return status. */
 stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same, and abort the job with the message so that no peer waits for this rank in vain. */
 stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Abort the job with the last error as the reason ("rank r: ..."), over the control channels too in process mode,
+ * and return status: how a rank tells its peers that its call failed. */
+stitch_status_t st_comm_tell(stitch_comm_t *comm, stitch_status_t status);
 
 /* The schedule of the algorithm this call runs (its collective's choice for its count and dtype) with this rank's
  * plan, instantiated on first use; rooted collectives are cached per (algorithm, root). */

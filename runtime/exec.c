@@ -37,6 +37,12 @@
  * all_to_all_v's counts differ per pair, so they are not in the fingerprint: a receiver checks its recvcounts[q]
  * against q's sendcounts[me] when it applies a transfer from q (q is inside the call then, its arrays valid).
  *
+ * Failure. Every failure inside a call (timeout, mismatch, abort) aborts the job, and a rank whose call failed
+ * returns only when no peer reads its buffers any more: a peer reads them (and the all_to_all_v arrays) only
+ * under a borrow on the owner's slot, taken per transfer and refused once the job is aborted, and the failing
+ * owner waits for the borrows to end (job.h). Its caller may then free the buffers at once. A rank that times
+ * out names, besides the peer it waited for, the rank furthest behind by the progress every slot publishes.
+ *
  * Scratch units and `at`. Units nunits .. nunits + nscratch - 1 (`units U scratch S`) are slots in a per-rank
  * area outside the vector (comm->units, grown per communicator, published as the slot's `units` so peers read
  * it zero-copy), each as large as the largest unit of the segment. A transfer with `at` reads its source units
@@ -120,14 +126,17 @@ static stitch_status_t st_wait_error(st_ctx *c, stitch_status_t st, int peer, ui
     if (st == STITCH_ERR_ABORTED)
         return st_comm_error(comm, st, "%s: communicator aborted while rank %d waited for rank %d at step %d "
                              "(segment %zu): %s", fn, comm->rank, peer, step, seg, st_job_reason(comm->job));
+    char behind[200];
+    if (st == STITCH_ERR_TIMEOUT) /* the peer I waited for may itself wait for a rank further behind */
+        st_job_behind(comm->job, comm->rank, behind, sizeof behind);
     if (st == STITCH_ERR_TIMEOUT && g == 0)
         return st_comm_fail(comm, st, "%s: rank %d timed out after %d ms waiting for rank %d, which has not "
-                            "entered this call (call number %llu)", fn, comm->rank, comm->timeout_ms, peer,
-                            (unsigned long long)c->fp.seq);
+                            "entered this call (call number %llu); furthest behind: %s", fn, comm->rank,
+                            comm->timeout_ms, peer, (unsigned long long)c->fp.seq, behind);
     if (st == STITCH_ERR_TIMEOUT)
         return st_comm_fail(comm, st, "%s: rank %d timed out after %d ms waiting for rank %d at step %d of %d "
-                            "(segment %zu of %zu): the peer did not finish the step before", fn, comm->rank,
-                            comm->timeout_ms, peer, step, c->nsteps, seg, c->nseg);
+                            "(segment %zu of %zu): the peer did not finish the step before; furthest behind: %s",
+                            fn, comm->rank, comm->timeout_ms, peer, step, c->nsteps, seg, c->nseg, behind);
     return st_comm_fail(comm, st, "%s: rank %d: futex wait on rank %d's counter failed: %s", fn, comm->rank, peer,
                         strerror(sys_errno));
 }
@@ -377,6 +386,18 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i, size_t k)
     return STITCH_OK;
 }
 
+/* st_apply of a transfer from a peer, whose buffers I may read only under a borrow on its slot (job.h): the
+ * peer's call may have failed, and then it returns (and its caller frees the buffers) once no borrow is held. */
+static stitch_status_t st_apply_borrowed(st_ctx *c, int32_t i, size_t k, int src, uint32_t g)
+{
+    st_slot *q = &c->comm->job->slots[src];
+    if (st_slot_borrow(c->comm->job, q) != 0)
+        return st_wait_error(c, STITCH_ERR_ABORTED, src, g, 0);
+    stitch_status_t st = st_apply(c, i, k);
+    st_slot_return(q);
+    return st;
+}
+
 /* Lazy input: copy unit u of segment k in, unless it is there already. */
 static void st_materialize(const st_ctx *c, size_t k, int u)
 {
@@ -479,7 +500,11 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         int local = x->src == c->comm->rank;
         if (local && !st_xfer_mapped(x)) /* a copy onto itself (a reduce is refused when the plan is cached) */
             continue;
-        if ((!local && (st = st_wait_peer(c, x->src, g)) != STITCH_OK) || (st = st_apply(c, i, k)) != STITCH_OK)
+        if (local)
+            st = st_apply(c, i, k);
+        else if ((st = st_wait_peer(c, x->src, g)) == STITCH_OK)
+            st = st_apply_borrowed(c, i, k, x->src, g);
+        if (st != STITCH_OK)
             return st;
     }
     if (s == c->nsteps - 1) {
@@ -491,21 +516,20 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
     return STITCH_OK;
 }
 
-static stitch_status_t st_run_call(st_ctx *c)
+/* A failed call returns only when no peer can read my buffers any more: the job is aborted (every failure in a
+ * call aborts it; this makes sure), so no new borrow succeeds, and the current ones end. */
+static stitch_status_t st_fail_call(st_ctx *c, stitch_status_t st)
 {
     st_slot *me = &c->comm->job->slots[c->comm->rank];
+    if (!st_job_aborted(c->comm->job))
+        st_comm_tell(c->comm, st);
+    st_slot_drain(me);
+    return st;
+}
+
+static stitch_status_t st_run_steps(st_ctx *c)
+{
     stitch_status_t st;
-    me->work = c->work;
-    me->input = c->in;
-    me->alt = c->alt;
-    me->alt_block = c->alt_block;
-    me->units = c->units;
-    me->scounts = c->a->scounts;
-    me->sdispls = c->a->sdispls;
-    me->rdispls = c->a->rdispls;
-    me->fp[c->fp.seq & 1] = c->fp;
-    st_begin_segment(c, 0);
-    st_post(me, c->base + 1);
     if ((st = st_check_peers(c)) != STITCH_OK)
         return st;
     for (size_t k = 0; k < c->nseg; k++)
@@ -518,6 +542,28 @@ static stitch_status_t st_run_call(st_ctx *c)
         return st;
     st_copy_out(c);
     return STITCH_OK;
+}
+
+static stitch_status_t st_run_call(st_ctx *c)
+{
+    st_slot *me = &c->comm->job->slots[c->comm->rank];
+    stitch_status_t st;
+    atomic_store_explicit(&me->call_base, c->base, memory_order_relaxed); /* progress, for st_job_behind */
+    atomic_store_explicit(&me->call_steps, st_total_steps(c), memory_order_relaxed);
+    atomic_store_explicit(&me->calls, c->fp.seq + 1, memory_order_relaxed);
+    me->work = c->work;
+    me->input = c->in;
+    me->alt = c->alt;
+    me->alt_block = c->alt_block;
+    me->units = c->units;
+    me->scounts = c->a->scounts;
+    me->sdispls = c->a->sdispls;
+    me->rdispls = c->a->rdispls;
+    me->fp[c->fp.seq & 1] = c->fp;
+    st_begin_segment(c, 0);
+    st_post(me, c->base + 1);
+    st = st_run_steps(c);
+    return st == STITCH_OK ? st : st_fail_call(c, st);
 }
 
 /* ---- setting up a call --------------------------------------------------------------------------------- */

@@ -8,10 +8,14 @@
  *
  * Memory order: the owner's seq_cst store of `posted` followed by its load of `sleepers`, against the waiter's
  * increment of `sleepers` followed by its load of `posted`, guarantees that either the waiter sees the new value
- * or the owner sees the sleeper and wakes it (and FUTEX_WAIT re-checks the value in the kernel).
+ * or the owner sees the sleeper and wakes it (and FUTEX_WAIT re-checks the value in the kernel). Borrows work
+ * the same way: a reader's increment of `readers` then its load of the abort state, against the abort's store
+ * then the failing owner's loads of `readers` (all seq_cst): either the reader sees the abort and backs off
+ * without reading, or the owner sees the borrow and waits for its end.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <sched.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -108,7 +112,7 @@ const char *st_job_reason(const st_job *job)
 {
     int state;
     while ((state = atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire)) == 1)
-        sched_yield();
+        syscall(SYS_sched_yield); /* not sched_yield(): runtime/sched.h shadows <sched.h> */
     return state == 2 ? job->reason : "";
 }
 
@@ -117,6 +121,75 @@ void st_post(st_slot *slot, uint32_t value)
     atomic_store(&slot->posted, value);
     if (atomic_load(&slot->sleepers) != 0)
         st_futex(&slot->posted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+int st_slot_borrow(st_job *job, st_slot *slot)
+{
+    atomic_fetch_add(&slot->readers, 1); /* seq_cst against st_job_abort's store, then the owner's drain */
+    if (!atomic_load(&job->abort_state))
+        return 0;
+    atomic_fetch_sub(&slot->readers, 1);
+    return -1;
+}
+
+void st_slot_return(st_slot *slot)
+{
+    atomic_fetch_sub_explicit(&slot->readers, 1, memory_order_release);
+}
+
+/* A borrower that saw no abort finishes one transfer (a memory copy or reduction) and returns: spin, then yield,
+ * then sleep in short naps while the machine is oversubscribed. */
+void st_slot_drain(st_slot *slot)
+{
+    for (long i = 0; atomic_load(&slot->readers) != 0; i++) {
+        if (i < ST_SPINS)
+            __builtin_ia32_pause();
+        else if (i < ST_SPINS + ST_YIELDS)
+            syscall(SYS_sched_yield);
+        else
+            nanosleep(&(struct timespec){0, 50000}, NULL);
+    }
+}
+
+/* Where rank q stands, for a message. */
+static void st_describe(st_job *job, int q, char *buf, size_t len)
+{
+    st_slot *s = &job->slots[q];
+    uint64_t calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
+    uint32_t base = atomic_load_explicit(&s->call_base, memory_order_relaxed);
+    uint32_t steps = atomic_load_explicit(&s->call_steps, memory_order_relaxed);
+    int32_t rel = (int32_t)(atomic_load_explicit(&s->posted, memory_order_relaxed) - base);
+    uint32_t done = rel > 1 ? (uint32_t)rel - 1 : 0; /* steps completed: posted is base + 1 + done */
+    if (calls == 0)
+        snprintf(buf, len, "rank %d, which has entered no call yet", q);
+    else if (rel > 0 && done >= steps) /* finished its last call: it has not entered the next */
+        snprintf(buf, len, "rank %d, which has not entered call number %llu", q, (unsigned long long)calls);
+    else
+        snprintf(buf, len, "rank %d, at step %u of %u of call number %llu", q, done, steps,
+                 (unsigned long long)(calls - 1));
+}
+
+void st_job_behind(st_job *job, int me, char *buf, size_t len)
+{
+    uint32_t mine = atomic_load(&job->slots[me].posted);
+    int32_t least = INT32_MAX;
+    int first = -1, more = 0;
+    for (int q = 0; q < job->p; q++) {
+        int32_t d = (int32_t)(atomic_load(&job->slots[q].posted) - mine);
+        if (q == me || d > least)
+            continue;
+        more = d == least ? more + 1 : 0;
+        if (d < least)
+            least = d, first = q;
+    }
+    if (first < 0) {
+        snprintf(buf, len, "no other rank");
+        return;
+    }
+    st_describe(job, first, buf, len);
+    size_t n = strlen(buf);
+    if (more && n < len)
+        snprintf(buf + n, len - n, " (and %d more as far behind)", more);
 }
 
 void st_deadline_start(st_deadline *dl, int timeout_ms)

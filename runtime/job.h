@@ -6,6 +6,12 @@
  * protocol: the owner stores with release after writing, readers load with acquire before reading; a waiter that
  * has spun long enough sleeps on the counter word with FUTEX_WAIT, and the owner wakes sleepers only when the
  * slot's `sleepers` count says some exist. Slots are cache-line aligned so ranks do not false-share.
+ *
+ * A peer reads an owner's buffers only while it holds a borrow on the owner's slot (`readers`); a borrow fails
+ * once the job is aborted, and an owner whose call fails waits for the borrows to end before it returns
+ * (st_slot_drain), so a caller may free its buffers as soon as any call returns. A slot also says how far its
+ * rank has got (the call it entered last, that call's base and steps, and `posted`), so that a rank that times
+ * out can name the rank that is really behind rather than the neighbour it happened to wait for.
  */
 #ifndef ST_JOB_H
 #define ST_JOB_H
@@ -39,6 +45,9 @@ typedef struct st_slot {
     const size_t *scounts, *sdispls, *rdispls; /* all_to_all_v: the caller's arrays, in elements */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
                             * still checking its fingerprint (it finished the call without waiting for that rank) */
+    _Atomic uint64_t calls;             /* progress: calls this rank has entered (the last is number calls - 1) */
+    _Atomic uint32_t call_base, call_steps; /* that call's first value of `posted` and its number of steps */
+    _Alignas(64) _Atomic uint32_t readers; /* peers reading this rank's buffers now (st_slot_borrow) */
 } st_slot;
 
 typedef struct st_job {
@@ -81,6 +90,18 @@ static inline int st_reached(uint32_t posted, uint32_t target)
 }
 
 void st_post(st_slot *slot, uint32_t value);
+
+/* Before reading a peer's buffers: 0 and the borrow is held until st_slot_return, or -1 (nothing held) when the
+ * job is aborted, since the owner may then be returning. */
+int st_slot_borrow(st_job *job, st_slot *slot);
+void st_slot_return(st_slot *slot);
+/* The owner, after its call failed and the job is aborted: wait until no peer holds a borrow on its slot. Each
+ * borrow covers one transfer, so this is short. */
+void st_slot_drain(st_slot *slot);
+
+/* Describe the ranks furthest behind rank `me` (all ranks compared by `posted`, which every rank counts alike):
+ * "rank 3, which has not entered call number 5", with their call and step. */
+void st_job_behind(st_job *job, int me, char *buf, size_t len);
 
 void st_deadline_start(st_deadline *dl, int timeout_ms);
 int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */

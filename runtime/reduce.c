@@ -19,7 +19,9 @@
 #include "half.h"
 #include "reduce.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
+/* Not under ThreadSanitizer: the ifunc resolvers run at load time, before TSan is set up, and crash. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__) && \
+    !defined(__SANITIZE_THREAD__)
 #define ST_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define ST_CLONES

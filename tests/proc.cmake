@@ -69,3 +69,10 @@ foreach(coll reduce_scatter all_gather broadcast reduce scatter gather all_to_al
            ${PROC_PERF_SMALL})
   set_tests_properties(proc.mpirun.np3.${coll} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+
+# A rank's argument error aborts the others at once over the control channels (tests/proc/test_proc_errors.c).
+add_executable(test_proc_errors ${PROC_TESTS}/test_proc_errors.c)
+target_link_libraries(test_proc_errors PRIVATE stitch)
+target_compile_options(test_proc_errors PRIVATE -UNDEBUG)
+add_test(NAME proc.errors.argerror COMMAND test_proc_errors argerror)
+set_tests_properties(proc.errors.argerror PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)

@@ -32,3 +32,13 @@ add_test(NAME runtime.shm COMMAND test_runtime_shm)
 set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
                      PROPERTIES TIMEOUT 120 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")
+
+# A caller frees its buffers the moment a failed call returns (abort, timeout, mismatch at a random moment of a
+# large all_reduce / all_to_all_v): the default run does a few rounds of 4 MB per failure; the `long` run 100
+# rounds of 64 MB each, meant for the ASan build.
+stitch_runtime_test(abort_free)
+add_test(NAME runtime.abort_free COMMAND test_runtime_abort_free)
+add_test(NAME runtime.abort_free.long COMMAND test_runtime_abort_free abort_long timeout_long mismatch_long
+         mismatch_v_long)
+set_tests_properties(runtime.abort_free PROPERTIES TIMEOUT 120 LABELS runtime)
+set_tests_properties(runtime.abort_free.long PROPERTIES TIMEOUT 7200 LABELS "runtime;long")

@@ -16,11 +16,26 @@
  *
  * Errors. Every call returns a stitch_status_t; stitch_strerror names the code and stitch_comm_last_error gives the
  * text of the communicator's last failure (what, where, why). After a failure inside a collective (timeout,
- * mismatch, abort) the communicator is aborted: further collectives return STITCH_ERR_ABORTED; destroy it.
+ * mismatch, abort) the communicator is aborted: further collectives return STITCH_ERR_ABORTED; destroy it. An
+ * argument error (STITCH_ERR_INVALID_ARGUMENT: a NULL buffer, a bad dtype, overlapping buffers, ...) aborts the
+ * communicator too, at once, so that the other ranks do not wait for this rank's call until their timeout: their
+ * calls fail with STITCH_ERR_ABORTED and this rank's message (in process mode over the control channels). A
+ * timeout names the peer the rank waited for and the rank furthest behind (thread mode: by the call and step every
+ * rank publishes), which is usually the one to look at.
  *
- * Ownership. The caller owns the buffers; stitch never keeps a pointer to them after a call returns. Communicators
+ * Usage errors. A communicator is used by one thread at a time: a call made while another thread is inside a call
+ * on it fails with STITCH_ERR_INVALID_USAGE naming the call in progress, and changes nothing (the call in progress
+ * goes on; its peers are not told). A destroyed handle is detected likewise: collectives, stitch_comm_destroy and
+ * stitch_comm_set_algorithm return STITCH_ERR_INVALID_USAGE, stitch_comm_rank/size/groups -1, the algorithm
+ * queries NULL, stitch_comm_abort does nothing. This works because a destroyed handle is not freed: it is kept,
+ * marked dead (about 1 KB, for the life of the process), so that it is never handed out again. A pointer that was
+ * never a communicator is not detected. The message of a usage error is kept per thread:
+ * stitch_comm_last_error(comm) returns it in the thread that got the error.
+ *
+ * Ownership. The caller owns the buffers; stitch never keeps a pointer to them after a call returns, also when it
+ * fails: a failed call returns only once no peer reads its buffers, so they may be freed at once. Communicators
  * are owned by the caller and freed with stitch_comm_destroy (each handle once, from any thread, after the last
- * collective on it has returned).
+ * call on it, stitch_comm_abort included, has returned).
  */
 #ifndef STITCH_H
 #define STITCH_H
@@ -46,7 +61,8 @@ extern "C" {
     X(ERR_ABORTED, -7, "communicator aborted")                                                                 \
     X(ERR_SYSTEM, -8, "system call failed")                                                                    \
     X(ERR_INTERNAL, -9, "internal error")                                                                      \
-    X(ERR_CONFIG, -10, "invalid configuration")
+    X(ERR_CONFIG, -10, "invalid configuration")                                                                \
+    X(ERR_INVALID_USAGE, -11, "communicator used wrongly (destroyed, or in use by another thread)")
 
 typedef enum stitch_status {
 #define STITCH_STATUS_ENUM(name, value, text) STITCH_##name = value,
@@ -136,7 +152,8 @@ stitch_status_t stitch_gather(const void *sendbuf, void *recvbuf, size_t sendcou
 
 /* all_to_all: block j of sendbuf (count elements) goes to rank j, block i of recvbuf comes from rank i; the
  * buffers (p * count elements each) must not overlap. all_to_all_v as MPI_Alltoallv, in elements: sendcounts[j]
- * elements from sendbuf + sdispls[j] to rank j, recvcounts[i] from rank i into recvbuf + rdispls[i]; my
+ * elements from sendbuf + sdispls[j] to rank j, recvcounts[i] from rank i into recvbuf + rdispls[i] (the receive
+ * ranges of different peers must not overlap: STITCH_ERR_INVALID_ARGUMENT naming both; send ranges may); my
  * recvcounts[i] must equal rank i's sendcounts[me] (else STITCH_ERR_MISMATCH on the receiver). Every rank calls
  * all_to_all_v even when all its counts are 0. */
 stitch_status_t stitch_all_to_all(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,

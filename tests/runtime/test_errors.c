@@ -133,30 +133,119 @@ static void *ar_rank(void *arg)
     return NULL;
 }
 
+/* Each case on fresh communicators: an argument error aborts the communicator (it tells the peers, which would
+ * otherwise wait for this call), so rank 0's next call fails at once with rank 1's message as the reason. */
 static void test_bad_arguments(void)
 {
     stitch_comm_t *comms[2];
     static _Alignas(64) unsigned char buf[8192];
-    make_comms(2, "ring", 5000, comms);
     CHECK(stitch_all_reduce(buf, buf, 4, STITCH_FP32, STITCH_SUM, NULL) == STITCH_ERR_INVALID_ARGUMENT, "NULL comm");
     for (size_t i = 0; i < sizeof arg_cases / sizeof arg_cases[0]; i++) {
         const arg_case *c = &arg_cases[i];
         void *s = c->send_off < 0 ? NULL : buf + c->send_off, *r = c->recv_off < 0 ? NULL : buf + c->recv_off;
+        make_comms(2, "ring", 5000, comms);
         stitch_status_t st = call(c->coll, s, r, c->count, c->dtype, c->op, comms[1]);
         CHECK(st == c->want, "%s: got %s (%s)", c->what, stitch_strerror(st), stitch_comm_last_error(comms[1]));
-        if (st != STITCH_OK)
+        if (st != STITCH_OK) {
             check_contains(stitch_comm_last_error(comms[1]), c->message);
-        else /* a count-0 call is a call: every rank makes it, or the next one is a mismatch */
+            float v[4] = {1, 2, 3, 4};
+            CHECK(stitch_all_reduce(v, v, 4, STITCH_FP32, STITCH_SUM, comms[0]) == STITCH_ERR_ABORTED,
+                  "%s: rank 0 after rank 1's argument error: %s", c->what, stitch_comm_last_error(comms[0]));
+            check_contains(stitch_comm_last_error(comms[0]), "rank 1: ");
+            check_contains(stitch_comm_last_error(comms[0]), c->message);
+        } else { /* a count-0 call is a call: every rank makes it, or the next one is a mismatch */
             CHECK(call(c->coll, s, r, c->count, c->dtype, c->op, comms[0]) == STITCH_OK, "rank 0's count 0");
+            pthread_t t[2];
+            for (int q = 0; q < 2; q++)
+                pthread_create(&t[q], NULL, ar_rank, comms[q]);
+            for (int q = 0; q < 2; q++)
+                pthread_join(t[q], NULL);
+        }
+        destroy_comms(2, comms);
     }
-    /* argument errors do not break the communicator */
-    pthread_t t[2];
-    for (int r = 0; r < 2; r++)
-        pthread_create(&t[r], NULL, ar_rank, comms[r]);
-    for (int r = 0; r < 2; r++)
-        pthread_join(t[r], NULL);
-    destroy_comms(2, comms);
     CHECK(stitch_comm_destroy(NULL) == STITCH_ERR_INVALID_ARGUMENT, "destroy NULL");
+}
+
+static void *bad_rank(void *arg)
+{
+    float v[4];
+    usleep(50 * 1000); /* let rank 0 be waiting already (it returns just as well if not) */
+    CHECK(stitch_all_reduce(NULL, v, 4, STITCH_FP32, STITCH_SUM, arg) == STITCH_ERR_INVALID_ARGUMENT, "rank 1");
+    return NULL;
+}
+
+/* Rank 0 waits inside the call while rank 1 makes an argument error: rank 0 returns at once, not after its
+ * 5 s timeout, with rank 1's message. */
+static void test_argument_error_tells_peers(void)
+{
+    stitch_comm_t *comms[2];
+    pthread_t t;
+    float v[4] = {1, 2, 3, 4};
+    make_comms(2, "ring", 5000, comms);
+    CHECK(pthread_create(&t, NULL, bad_rank, comms[1]) == 0, "pthread_create");
+    double t0 = st_now();
+    stitch_status_t st = stitch_all_reduce(v, v, 4, STITCH_FP32, STITCH_SUM, comms[0]);
+    double took = st_now() - t0;
+    pthread_join(t, NULL);
+    CHECK(st == STITCH_ERR_ABORTED, "rank 0 got %s: %s", stitch_strerror(st), stitch_comm_last_error(comms[0]));
+    CHECK(took < 1.0, "rank 0 returned after %.2f s", took);
+    check_contains(stitch_comm_last_error(comms[0]), "rank 1: stitch_all_reduce: sendbuf is NULL with count 4");
+    destroy_comms(2, comms);
+}
+
+/* A destroyed handle is detected: every function fails (or returns its "none" value) instead of reading freed
+ * memory, a second destroy included. Run under ASan this would report a use-after-free if the handle were freed. */
+static void test_destroyed(void)
+{
+    stitch_comm_t *comms[2];
+    float v[4] = {1, 2, 3, 4};
+    make_comms(2, "ring", 1000, comms);
+    destroy_comms(2, comms);
+    CHECK(stitch_all_reduce(v, v, 4, STITCH_FP32, STITCH_SUM, comms[0]) == STITCH_ERR_INVALID_USAGE, "all_reduce");
+    check_contains(stitch_comm_last_error(comms[0]), "stitch_all_reduce: the communicator was destroyed");
+    CHECK(stitch_comm_destroy(comms[1]) == STITCH_ERR_INVALID_USAGE, "double destroy");
+    check_contains(stitch_comm_last_error(comms[1]), "stitch_comm_destroy: the communicator was destroyed");
+    CHECK(stitch_comm_set_algorithm(comms[0], STITCH_ALL_REDUCE, "ring") == STITCH_ERR_INVALID_USAGE, "set");
+    CHECK(stitch_comm_rank(comms[0]) == -1 && stitch_comm_size(comms[0]) == -1, "rank and size");
+    CHECK(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE) == NULL, "algorithm");
+    CHECK(stitch_comm_groups(comms[0], NULL, 0) == -1, "groups");
+    stitch_comm_abort(comms[0]); /* ignored */
+    check_contains(stitch_strerror(STITCH_ERR_INVALID_USAGE), "STITCH_ERR_INVALID_USAGE");
+}
+
+static void *reduce_rank0(void *arg)
+{
+    stitch_comm_t *c = arg;
+    float v[4] = {1, 2, 3, 4};
+    stitch_status_t st = stitch_all_reduce(v, v, 4, STITCH_FP32, STITCH_SUM, c);
+    CHECK(st == STITCH_OK && v[3] == 8, "the call in progress: %s (%s)", stitch_strerror(st),
+          stitch_comm_last_error(c));
+    return NULL;
+}
+
+/* A second thread's call on a communicator that is inside a call fails with STITCH_ERR_INVALID_USAGE naming the
+ * call in progress, and changes nothing: that call then completes normally. */
+static void test_concurrent_calls(void)
+{
+    stitch_comm_t *comms[2];
+    pthread_t t;
+    float w[8] = {0};
+    make_comms(2, "ring", 5000, comms);
+    CHECK(pthread_create(&t, NULL, reduce_rank0, comms[0]) == 0, "pthread_create");
+    /* set_algorithm takes the communicator too and is harmless: it fails once the other thread is inside */
+    stitch_status_t st = STITCH_OK;
+    for (double t0 = st_now(); st == STITCH_OK && st_now() - t0 < 3.0;)
+        if ((st = stitch_comm_set_algorithm(comms[0], STITCH_ALL_GATHER, "ring")) == STITCH_OK)
+            usleep(100); /* poll: the other thread enters at its own pace */
+    CHECK(st == STITCH_ERR_INVALID_USAGE, "set_algorithm during a call: %s", stitch_strerror(st));
+    check_contains(stitch_comm_last_error(comms[0]), "another thread is inside stitch_all_reduce");
+    st = stitch_all_gather(w, w, 4, STITCH_FP32, comms[0]);
+    CHECK(st == STITCH_ERR_INVALID_USAGE, "all_gather during a call: %s", stitch_strerror(st));
+    check_contains(stitch_comm_last_error(comms[0]), "stitch_all_gather: another thread is inside stitch_all_reduce");
+    CHECK(stitch_comm_destroy(comms[0]) == STITCH_ERR_INVALID_USAGE, "destroy during a call");
+    reduce_rank0(comms[1]); /* rank 1 joins: rank 0's call completes */
+    pthread_join(t, NULL);
+    destroy_comms(2, comms);
 }
 
 static void test_bad_init(void)
@@ -427,6 +516,82 @@ static void test_timeout(void)
     timeout_case(0);
 }
 
+/* Rank 3 of 4 stalls (does not call) after one good call: every other rank fails within the timeout naming
+ * rank 3 as the rank furthest behind, including rank 1, whose own neighbours (0 and 2) are not missing but
+ * waiting for rank 3 (ring: rank 1 times out waiting for rank 0). */
+static void test_stall_named(void)
+{
+    enum { P = 4 };
+    stitch_comm_t *comms[P];
+    rank_call rc[P];
+    make_comms(P, "ring", 300, comms);
+    for (int call_no = 0; call_no < 2; call_no++) {
+        for (int r = 0; r < P; r++)
+            rc[r] = (rank_call){comms[r], STITCH_ALL_REDUCE, STITCH_FP32, 4096, call_no == 1 && r == 3, 0, 0, ""};
+        run_ranks(P, rc);
+    }
+    for (int r = 0; r < 3; r++) {
+        CHECK(rc[r].st == STITCH_ERR_TIMEOUT || rc[r].st == STITCH_ERR_ABORTED, "rank %d: %s", r,
+              stitch_strerror(rc[r].st));
+        check_contains(rc[r].msg, "furthest behind: rank 3, which has not entered call number 1");
+    }
+    destroy_comms(P, comms);
+}
+
+/* all_to_all_v refuses receive ranges that overlap (the later writer would win), naming both peers, whether the
+ * displacements ascend with the rank or not; empty ranges overlap nothing, and a permuted layout is fine. */
+typedef struct v_case {
+    size_t rcounts[4], rdispls[4];
+    const char *message; /* NULL: accepted */
+} v_case;
+
+static const v_case v_cases[] = {
+    {{3, 3, 3, 3}, {0, 2, 5, 8}, "the receive ranges of rank 0 (rdispls[0] = 0, recvcounts[0] = 3) and rank 1 "
+                                 "(rdispls[1] = 2, recvcounts[1] = 3) overlap"},
+    {{3, 3, 3, 3}, {6, 0, 4, 10}, "the receive ranges of rank 0 (rdispls[0] = 6, recvcounts[0] = 3) and rank 2"},
+    {{3, 3, 3, 3}, {9, 6, 0, 0}, "rank 2 (rdispls[2] = 0, recvcounts[2] = 3) and rank 3 (rdispls[3] = 0"},
+    {{3, 3, 3, 3}, {0, 3, 6, 8}, "rank 2 (rdispls[2] = 6, recvcounts[2] = 3) and rank 3"},
+};
+
+static void *v_rank(void *arg)
+{
+    stitch_comm_t *c = arg;
+    int me = stitch_comm_rank(c);
+    float s[4] = {(float)me, (float)me + 10}, r[4] = {-1, -1, -1, -1};
+    size_t sc[2] = {1, 1}, sd[2] = {0, 1}, rc[2] = {1, 1}, rd[2] = {3, 1}; /* rank 0's block at 3, rank 1's at 1 */
+    stitch_status_t st = stitch_all_to_all_v(s, sc, sd, r, rc, rd, STITCH_FP32, c);
+    CHECK(st == STITCH_OK, "permuted rdispls: %s", stitch_comm_last_error(c));
+    CHECK(r[3] == (float)(me == 0 ? 0 : 10) && r[1] == (float)(me == 0 ? 1 : 11), "rank %d got %g %g", me, r[3],
+          r[1]);
+    return NULL;
+}
+
+static void test_a2av_overlap(void)
+{
+    stitch_comm_t *comms[4];
+    float send[16] = {0}, recv[16];
+    size_t sc[4] = {3, 3, 3, 3}, sd[4] = {0, 3, 6, 9};
+    for (size_t i = 0; i < sizeof v_cases / sizeof v_cases[0]; i++) {
+        const v_case *c = &v_cases[i];
+        size_t mine[4];
+        memcpy(mine, sc, sizeof mine);
+        mine[0] = c->rcounts[0]; /* rank 0 sends itself what it expects */
+        make_comms(4, "mesh", 500, comms);
+        stitch_status_t st = stitch_all_to_all_v(send, mine, sd, recv, c->rcounts, c->rdispls, STITCH_FP32, comms[0]);
+        CHECK(st == STITCH_ERR_INVALID_ARGUMENT, "case %zu: got %s (%s)", i, stitch_strerror(st),
+              stitch_comm_last_error(comms[0]));
+        check_contains(stitch_comm_last_error(comms[0]), c->message);
+        destroy_comms(4, comms);
+    }
+    make_comms(2, "mesh", 5000, comms);
+    pthread_t t[2];
+    for (int r = 0; r < 2; r++)
+        CHECK(pthread_create(&t[r], NULL, v_rank, comms[r]) == 0, "pthread_create");
+    for (int r = 0; r < 2; r++)
+        pthread_join(t[r], NULL);
+    destroy_comms(2, comms);
+}
+
 static void *abort_later(void *arg)
 {
     usleep(100 * 1000);
@@ -466,6 +631,11 @@ static void test_count_zero(void)
 static const st_test tests[] = {
     {"names", test_names, 10},
     {"bad_arguments", test_bad_arguments, 20},
+    {"argument_error_tells_peers", test_argument_error_tells_peers, 20},
+    {"destroyed", test_destroyed, 10},
+    {"concurrent_calls", test_concurrent_calls, 20},
+    {"a2av_overlap", test_a2av_overlap, 20},
+    {"stall_named", test_stall_named, 20},
     {"bad_init", test_bad_init, 10},
     {"auto_choice", test_auto_choice, 10},
     {"unknown_algorithm", test_unknown_algorithm, 10},
