@@ -333,7 +333,7 @@ static int shm_faults(int nkill, int nint)
 {
     int leaked_runs = 0, total = 0;
     double worst = 0, took;
-    setenv("STITCH_TIMEOUT", "2", 1);
+    setenv("STITCH_TIMEOUT", "0.5", 1); /* what a survivor waits for a rank killed in the rendezvous */
     for (int i = 0; i < nkill + nint; i++) {
         int kill_run = i < nkill, k = kill_run ? i : i - nkill, of = kill_run ? nkill : nint;
         long delay_us = of > 1 ? 40000L * k / (of - 1) : 0;
