@@ -21,8 +21,17 @@
  * once, at setup; and memfd_create needs Linux 3.17. Only the job's own user gets in, as with the 0600 files before.
  * Order: make mine and listen, barrier, swap and map, touch, barrier (st_shm_setup).
  *
- * Control frames are 16-byte headers (magic, kind, length) + text. Only one thread ever writes them (the one
- * that wins ctrl_owner), so stitch_comm_abort from another thread never interleaves with the executor.
+ * Control frames are 16-byte headers (magic, kind, length) + text: abort (with the reason), goodbye, and a
+ * progress query and its answer (st_progress). Abort frames are written once, by the thread that wins
+ * ctrl_owner; answers by the executor while it waits (it reads the channels then); ctrl_tx keeps the two from
+ * interleaving on a socket.
+ *
+ * Who is behind. A rank whose call times out asks every peer for its progress and waits a bounded time for the
+ * answers, answering its peers' queries meanwhile (st_proc_behind). Every rank waiting inside a call reads its
+ * control channels at least every 20 ms (exec_msg.c's ST_BLOCK_MS, or each poll with tcp peers), so a rank that
+ * stays silent is stopped, busy outside stitch, or unreachable: that is the rank behind. One mechanism for shm
+ * and tcp peers alike: every pair has a control channel, and the answer's latency matters only once, at a
+ * timeout. If all answer, the one at the earliest (call, segment, step) is named.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +55,7 @@
 #include "shmfd.h"
 
 #define ST_CTRL_MAGIC 0x53544331u /* "STC1" */
-enum { ST_CTRL_ABORT = 2, ST_CTRL_BYE = 3 };
+enum { ST_CTRL_ABORT = 2, ST_CTRL_BYE = 3, ST_CTRL_QUERY = 4, ST_CTRL_ANSWER = 5 };
 
 typedef struct st_ctrl_hdr {
     uint32_t magic, kind, len, pad;
@@ -401,20 +410,29 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
 
 /* ---- control frames --------------------------------------------------------------------------------------- */
 
-static void st_ctrl_send_all(st_proc *pr, uint32_t kind, const char *text)
+/* One frame to rank j. The channel is otherwise idle, so a frame this small fits its buffer: the send does not
+ * block and is not cut short. ctrl_tx keeps two threads' frames (an answer, an abort) from interleaving. */
+static void st_ctrl_send(st_proc *pr, int j, uint32_t kind, const void *payload, size_t n)
 {
     struct {
         st_ctrl_hdr h;
         char text[640];
     } f;
-    size_t n = text ? strlen(text) : 0;
     n = n < sizeof f.text ? n : sizeof f.text;
     f.h = (st_ctrl_hdr){ST_CTRL_MAGIC, kind, (uint32_t)n, 0};
     if (n)
-        memcpy(f.text, text, n);
+        memcpy(f.text, payload, n);
+    while (atomic_flag_test_and_set(&pr->ctrl_tx))
+        ;
+    if (pr->boot.ctrl && pr->boot.ctrl[j] >= 0)
+        (void)!send(pr->boot.ctrl[j], &f, sizeof f.h + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    atomic_flag_clear(&pr->ctrl_tx);
+}
+
+static void st_ctrl_send_all(st_proc *pr, uint32_t kind, const char *text)
+{
     for (int j = 0; pr->boot.ctrl && j < pr->size; j++)
-        if (pr->boot.ctrl[j] >= 0) /* the channel is otherwise idle: a frame this small fits its buffer */
-            (void)!send(pr->boot.ctrl[j], &f, sizeof f.h + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        st_ctrl_send(pr, j, kind, text, text ? strlen(text) : 0);
 }
 
 void st_proc_abort(st_proc *pr, const char *reason)
@@ -470,6 +488,12 @@ static int st_ctrl_read(st_proc *pr, int j)
             break;
         if (h.kind == ST_CTRL_BYE) {
             c->state = 1;
+        } else if (h.kind == ST_CTRL_QUERY) { /* a peer's call timed out: where am I */
+            if (!atomic_load(&pr->aborted))
+                st_ctrl_send(pr, j, ST_CTRL_ANSWER, &pr->prog, sizeof pr->prog);
+        } else if (h.kind == ST_CTRL_ANSWER) {
+            if (h.len == sizeof c->at)
+                memcpy(&c->at, c->buf + sizeof h, sizeof c->at), c->answered = 1;
         } else {
             c->state = 3;
             snprintf(msg, sizeof msg, "rank %d aborted: %.*s", j, (int)h.len, c->buf + sizeof h);
@@ -571,4 +595,80 @@ void st_proc_block(st_proc *pr, int timeout_ms, int want_out, uint32_t seen)
         st_data_ready(pr, n);
     }
     st_proc_disarm(pr);
+}
+
+/* ---- who is behind ---------------------------------------------------------------------------------------- */
+
+static int st_prog_before(const st_progress *a, const st_progress *b)
+{
+    return a->call != b->call ? a->call < b->call : a->seg != b->seg ? a->seg < b->seg : a->step < b->step;
+}
+
+/* Ask every open channel, then read answers (and answer the peers' queries) until all came or wait_ms passed. */
+static int st_ask_progress(st_proc *pr, int wait_ms)
+{
+    struct timespec t0, now;
+    int missing = 0;
+    for (int j = 0; j < pr->size; j++) {
+        st_ctrl_in *c = &pr->ctrl[j];
+        c->asked = j != pr->rank && pr->boot.ctrl[j] >= 0 && c->state == 0;
+        c->answered = 0;
+        if (c->asked)
+            st_ctrl_send(pr, j, ST_CTRL_QUERY, NULL, 0), missing++;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long left = wait_ms; missing > 0 && left > 0;) {
+        if (st_proc_poll_ctrl(pr, left < 20 ? (int)left : 20) != 0)
+            return -1;
+        missing = 0;
+        for (int j = 0; j < pr->size; j++)
+            missing += pr->ctrl[j].asked && !pr->ctrl[j].answered;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        left = wait_ms - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+    }
+    return 0;
+}
+
+/* Everyone answered: name the one at the earliest progress, unless that is where I am too. */
+static void st_all_answered(st_proc *pr, char *out, size_t outlen)
+{
+    int low = pr->rank;
+    for (int j = 0; j < pr->size; j++)
+        if (pr->ctrl[j].asked && st_prog_before(&pr->ctrl[j].at, low == pr->rank ? &pr->prog : &pr->ctrl[low].at))
+            low = j;
+    if (low == pr->rank)
+        snprintf(out, outlen, "every rank answered a progress query and none is behind call %llu step %u (all "
+                 "waiting: ranks that run different schedules, or a lost message)",
+                 (unsigned long long)pr->prog.call, pr->prog.step);
+    else
+        snprintf(out, outlen, "rank %d is behind: it is waiting at call %llu segment %u step %u, while I am at call "
+                 "%llu segment %u step %u", low, (unsigned long long)pr->ctrl[low].at.call, pr->ctrl[low].at.seg,
+                 pr->ctrl[low].at.step, (unsigned long long)pr->prog.call, pr->prog.seg, pr->prog.step);
+}
+
+static int st_silent(const st_proc *pr, int j)
+{
+    return j >= 0 && j < pr->size && pr->ctrl[j].asked && !pr->ctrl[j].answered;
+}
+
+int st_proc_behind(st_proc *pr, int waiting_for, int wait_ms, char *out, size_t outlen)
+{
+    if (st_ask_progress(pr, wait_ms) != 0)
+        return -1;
+    int first = st_silent(pr, waiting_for) ? waiting_for : -1, others = 0; /* the one I wait for, if silent */
+    for (int j = 0; j < pr->size && first < 0; j++)
+        first = st_silent(pr, j) ? j : -1;
+    if (first < 0) {
+        st_all_answered(pr, out, outlen);
+        return 0;
+    }
+    char more[128] = "";
+    for (int j = 0; j < pr->size; j++) {
+        size_t len = strlen(more);
+        if (j != first && st_silent(pr, j) && len + 16 < sizeof more)
+            snprintf(more + len, sizeof more - len, "%s%d", others++ ? ", " : "", j);
+    }
+    snprintf(out, outlen, "rank %d is behind: it did not answer a progress query within %d ms (stopped, busy "
+             "outside stitch, or unreachable)%s%s", first, wait_ms, others ? "; nor did rank(s) " : "", more);
+    return 0;
 }
