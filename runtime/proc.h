@@ -2,8 +2,9 @@
  * its control channels, and how its executor waits (proc.c); the executor itself is exec_msg.c.
  *
  * Every pair of ranks has a tcp control channel for the communicator's whole life: it carries "abort, because
- * ...", "goodbye", and the progress queries and answers of a rank whose call timed out (st_proc_behind); its EOF without a goodbye is how a dead peer is noticed (the kernel
- * closes a killed process's sockets), whether or not the pair exchanges data. Data goes over one transport per
+ * ...", "goodbye", and the progress queries and answers of a rank whose call timed out (st_proc_behind); its EOF
+ * without a goodbye is how a dead peer is noticed (the kernel closes a killed process's sockets), whether or not
+ * the pair exchanges data. Data goes over one transport per
  * peer, chosen in preference order shm (same host), tcp, unless STITCH_TRANSPORT forces one.
  */
 #ifndef ST_PROC_H

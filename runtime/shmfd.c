@@ -110,7 +110,8 @@ static int st_fdx_io(int s, void *buf, size_t len, int writing, int *fd_io, cons
         }
         if (n > 0 && with_fd && !writing) {
             struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-            if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) {
+            if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+                c->cmsg_len != CMSG_LEN(sizeof(int))) {
                 snprintf(err, errlen, "no descriptor came with the message%s",
                          m.msg_flags & MSG_CTRUNC ? " (truncated: descriptor limit?)" : "");
                 return -1;

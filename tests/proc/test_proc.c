@@ -339,8 +339,8 @@ static int shm_faults(int nkill, int nint)
         long delay_us = of > 1 ? 40000L * k / (of - 1) : 0;
         int left = setup_fault(4, kill_run ? k % 4 : -1, delay_us, &took);
         if (left)
-            printf("# %s at %ld ms: %d names left\n", kill_run ? "SIGKILL of one rank" : "SIGINT to all", delay_us / 1000,
-                   left);
+            printf("# %s at %ld ms: %d names left\n", kill_run ? "SIGKILL of one rank" : "SIGINT to all",
+                   delay_us / 1000, left);
         leaked_runs += left > 0, total += left;
         worst = took > worst ? took : worst;
     }
