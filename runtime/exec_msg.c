@@ -67,6 +67,12 @@
  * cores the spin yields the core after every poll, so the peer we wait for, often queued on our own core, runs
  * at once. The clock is read every 16th poll only, and the call's deadline starts at the first such read (a small
  * call that never waits that long reads no clock at all). 8 ranks on 2 cores still progress.
+ *
+ * Timeouts. The peer a rank waits for may itself wait for another, so the peer a timeout would name is often an
+ * innocent neighbour of the stalled rank. Every step publishes where the rank is (pr->prog: call, segment, step),
+ * and a rank whose deadline passes asks all its peers for theirs before it fails (st_mtimeout, proc.c's
+ * st_proc_behind): the rank that does not answer (stopped, busy outside stitch, unreachable), else the one
+ * furthest behind, is named in the message and in the abort every peer receives.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -810,6 +816,21 @@ static long st_ns_since(const struct timespec *t0)
     return (now.tv_sec - t0->tv_sec) * 1000000000L + (now.tv_nsec - t0->tv_nsec);
 }
 
+/* The deadline passed. The peer I wait for may itself wait for another, so before blaming anyone ask every peer
+ * where it is (st_proc_behind: a rank waiting in a call answers, a stopped one does not) and name the rank behind.
+ * The question takes up to half the timeout, between 250 ms and 2 s: long enough for a waiting rank on a loaded
+ * host to answer (it reads its control channel at least every ST_BLOCK_MS), short beside the timeout itself. */
+static stitch_status_t st_mtimeout(st_mctx *c)
+{
+    char behind[320];
+    int ask_ms = c->comm->timeout_ms / 2;
+    ask_ms = ask_ms < 250 ? 250 : ask_ms > 2000 ? 2000 : ask_ms;
+    if (st_proc_behind(c->pr, c->wait_peer, ask_ms, behind, sizeof behind) != 0)
+        return st_aborted(c); /* a peer's abort (perhaps its own timeout, naming the same rank) came first */
+    return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number %llu); %s",
+                    c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq, behind);
+}
+
 /* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then say
  * *sleep: the caller arms the doorbell, looks once more and blocks (st_mstep). The clock is read on every 16th
  * fruitless poll only (a small call's wait is usually shorter), and the call's deadline starts at its first such
@@ -836,8 +857,7 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
         return STITCH_OK;
     }
     if (st_deadline_passed(&c->deadline))
-        return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number "
-                        "%llu)", c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq);
+        return st_mtimeout(c);
     *sleep = 1;
     return STITCH_OK;
 }
@@ -850,6 +870,7 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
     int spins = 0, armed = 0;
     uint32_t seen = 0;
     c->in = (st_in){.i = c->e->plan.recv_first[s], .hello = c->hello && c->k == 0 && s == 0};
+    c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->k, (uint32_t)s}; /* what a peer's progress query hears */
     while (st == STITCH_OK) {
         int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
         if ((st = st_sends_progress(c, &sends_done, &moved)) != STITCH_OK ||

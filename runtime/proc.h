@@ -1,9 +1,10 @@
 /* proc.h - a communicator whose ranks are processes (one per process, on one host or many): its transports,
  * its control channels, and how its executor waits (proc.c); the executor itself is exec_msg.c.
  *
- * Every pair of ranks has a tcp control channel for the communicator's whole life: it carries only "abort,
- * because ..." and "goodbye" frames, and its EOF without a goodbye is how a dead peer is noticed (the kernel
- * closes a killed process's sockets), whether or not the pair exchanges data. Data goes over one transport per
+ * Every pair of ranks has a tcp control channel for the communicator's whole life: it carries "abort, because
+ * ...", "goodbye", and the progress queries and answers of a rank whose call timed out (st_proc_behind); its EOF
+ * without a goodbye is how a dead peer is noticed (the kernel closes a killed process's sockets), whether or not
+ * the pair exchanges data. Data goes over one transport per
  * peer, chosen in preference order shm (same host), tcp, unless STITCH_TRANSPORT forces one.
  */
 #ifndef ST_PROC_H
@@ -15,10 +16,18 @@
 #include "bootstrap.h"
 #include "transport.h"
 
+/* Where a rank is: the call (its number, comm->seq when it began), the segment and the step of the schedule. */
+typedef struct st_progress {
+    uint64_t call;
+    uint32_t seg, step;
+} st_progress;
+
 typedef struct st_ctrl_in {
     char buf[720];
     size_t fill;
     int state; /* 0 open, 1 said goodbye, 2 closed without goodbye, 3 sent an abort */
+    int asked, answered; /* st_proc_behind: a progress query went out to this peer; its answer came (in `at`) */
+    st_progress at;
 } st_ctrl_in;
 
 typedef struct st_proc {
@@ -38,7 +47,10 @@ typedef struct st_proc {
                                * calls sched_yield after every poll, so the peer it waits for gets the core
                                * (measured at np 4 on 2 cores: 8 B all_reduce ~75-140 us against ~210-290 us
                                * when it went straight to FUTEX_WAIT) */
+    st_progress prog;         /* mine, while in a call: set by the executor at every step, sent to a peer that asks */
     atomic_int aborted;
+    atomic_flag ctrl_tx;      /* held while a control frame is written: the executor answers queries, another
+                               * thread may write abort frames */
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     char reason[640];
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
@@ -58,6 +70,14 @@ void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first 
 /* Read what the control channels have (non-blocking). Returns 0, or -1 when a peer died or aborted (the
  * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
+
+/* The deadline of a call passed while waiting for rank `waiting_for`: find the rank really behind before anyone
+ * is blamed. Asks every connected peer for its progress over the control channels and waits up to wait_ms for the
+ * answers, answering the peers' own queries meanwhile (every rank waiting in a call answers, within ST_BLOCK_MS;
+ * a stopped rank, one busy outside stitch or an unreachable one does not). Writes into `out` a sentence naming
+ * "rank R is behind" and why. Returns 0, or -1 when the communicator was aborted meanwhile (a peer's abort frame,
+ * a dead peer: pr->reason says). */
+int st_proc_behind(st_proc *pr, int waiting_for, int wait_ms, char *out, size_t outlen);
 
 /* Going to sleep is three calls: st_proc_arm (returns the doorbell's word; 0 when the rank has no bell or tcp peers
  * too, and sleeps in poll), one more look for progress, then st_proc_block with that word (it disarms). A ring after

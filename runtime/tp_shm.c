@@ -1,7 +1,7 @@
 /* tp_shm.c - the shared-memory transport: a single-producer single-consumer ring of frames per direction and pair.
  *
  * The ring a rank receives into lives in that rank's own segment (proc.c maps every local rank's segment into
- * every local rank, then unlinks them all, so a crash leaves nothing in /dev/shm). The producer copies straight
+ * every local rank; the segments are memfds with no name, so a crash leaves nothing in /dev/shm: shmfd.c). The producer copies straight
  * from its work buffer into the ring, the consumer reduces straight out of it: one copy each way and no scratch.
  *
  * Frames. Every send writes one frame at the next 64-byte position of the ring: a 16-byte header (tag, payload

@@ -6,9 +6,15 @@ add_executable(test_proc ${PROC_TESTS}/test_proc.c)
 target_link_libraries(test_proc PRIVATE stitch)
 target_compile_options(test_proc PRIVATE -UNDEBUG)
 
-foreach(sc shm tcp odd kill mismatch abort groups)
+foreach(sc shm tcp odd kill mismatch abort groups shmleak stall stall.tcp)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+# shmleak: SIGKILL of one rank / SIGINT to all at 0..40 ms after launch leaves nothing in /dev/shm; stall: after
+# SIGSTOP of one rank every survivor's timeout names it. More signal times and repetitions behind `long`.
+foreach(sc shmleak.long stall.long)
+  add_test(NAME proc.${sc} COMMAND test_proc ${sc})
+  set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 600 LABELS "proc;long" RUN_SERIAL TRUE)
 endforeach()
 
 # Launcher mode: stitch-perf under a real launcher (tests/proc/launch.sh judges every rank's closing line).

@@ -1,6 +1,7 @@
 /* test_proc.c - process-mode communicators: ranks are forked processes of this test, joined by a unique id.
  *
- *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups (default: all)
+ *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups shmleak stall stall.tcp
+ *                                 shmleak.long stall.long (default: all but the .long ones)
  *
  * Every scenario forks its ranks, bounds the whole run with a deadline (children that outlive it are killed
  * and the scenario fails), and checks exit codes and the error text each rank reports through a pipe. The
@@ -247,12 +248,203 @@ static int sc_abort(void)
     return ok;
 }
 
+/* ---- faults during setup: nothing may be left in /dev/shm ------------------------------------------------- */
+
+/* A rank that got through setup makes one small call (it fails at once when a peer is dead) and ends. */
+static int body_brief(stitch_comm_t *comm, int rank, int n, int out)
+{
+    float x = (float)rank;
+    (void)n, (void)out;
+    (void)stitch_all_reduce(&x, &x, 1, STITCH_FP32, STITCH_SUM, comm);
+    return 0;
+}
+
+#define SHM_NAMES 256
+
+/* The names in /dev/shm that start with "stitch", into names[] (at most SHM_NAMES). */
+static int shm_list(char names[][64])
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) && n < SHM_NAMES)
+        if (strncmp(e->d_name, "stitch", 6) == 0)
+            snprintf(names[n++], 64, "%.63s", e->d_name);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Does `name` hold `pid` as a whole number (delimited by non-digits)? */
+static int names_pid(const char *name, int pid)
+{
+    char want[16];
+    int len = snprintf(want, sizeof want, "%d", pid);
+    for (const char *p = strstr(name, want); p; p = strstr(p + 1, want))
+        if ((p == name || p[-1] < '0' || p[-1] > '9') && (p[len] < '0' || p[len] > '9'))
+            return 1;
+    return 0;
+}
+
+/* The stitch names in /dev/shm now that were not in before[] and belong to this run: other jobs on the machine
+ * (other test runs) may create and leave names of their own meanwhile, so only a name that holds the pid of one
+ * of this run's ranks counts. Prints each one. */
+static int shm_new(const run *r, const pid_t *pids, char before[][64], int nbefore)
+{
+    static char after[SHM_NAMES][64];
+    int nafter = shm_list(after), leaked = 0;
+    for (int i = 0; i < nafter; i++) {
+        int old = 0, ours = 0;
+        for (int j = 0; j < nbefore && !old; j++)
+            old = strcmp(after[i], before[j]) == 0;
+        for (int k = 0; k < r->n && !old && !ours; k++)
+            ours = names_pid(after[i], (int)pids[k]);
+        if (!old && ours) {
+            printf("# left in /dev/shm: %s\n", after[i]);
+            leaked++;
+        }
+    }
+    return leaked;
+}
+
+/* One job of n ranks over shm, signalled `delay_us` after the last fork: SIGKILL to rank `victim`, or, when victim
+ * is -1, SIGINT to every rank (a Ctrl-C reaches the whole foreground process group). The survivors see the death
+ * and end (STITCH_TIMEOUT bounds what they wait for); whatever outlives 10 s is killed. Returns the run's new
+ * /dev/shm names. */
+static int setup_fault(int n, int victim, long delay_us, double *took)
+{
+    static char before[SHM_NAMES][64];
+    pid_t pids[MAXR];
+    run r;
+    int nbefore = shm_list(before);
+    spawn(&r, n, body_brief, "shm");
+    memcpy(pids, r.pid, sizeof pids);
+    usleep((useconds_t)delay_us);
+    for (int i = 0; i < n; i++)
+        if (victim < 0 || i == victim)
+            kill(r.pid[i], victim < 0 ? SIGINT : SIGKILL);
+    *took = reap(&r, 10);
+    return shm_new(&r, pids, before, nbefore);
+}
+
+/* Kills at `nkill` times spread over 0..40 ms after launch (the victim rotating), then `nint` Ctrl-Cs at times
+ * over the same window: no run may leave a file in /dev/shm. */
+static int shm_faults(int nkill, int nint)
+{
+    int leaked_runs = 0, total = 0;
+    double worst = 0, took;
+    setenv("STITCH_TIMEOUT", "0.5", 1); /* what a survivor waits for a rank killed in the rendezvous */
+    for (int i = 0; i < nkill + nint; i++) {
+        int kill_run = i < nkill, k = kill_run ? i : i - nkill, of = kill_run ? nkill : nint;
+        long delay_us = of > 1 ? 40000L * k / (of - 1) : 0;
+        int left = setup_fault(4, kill_run ? k % 4 : -1, delay_us, &took);
+        if (left)
+            printf("# %s at %ld ms: %d names left\n", kill_run ? "SIGKILL of one rank" : "SIGINT to all",
+                   delay_us / 1000, left);
+        leaked_runs += left > 0, total += left;
+        worst = took > worst ? took : worst;
+    }
+    unsetenv("STITCH_TIMEOUT");
+    printf("# shm faults: %d SIGKILLs and %d SIGINTs at 0..40 ms after launch: %d runs left %d names in /dev/shm; "
+           "slowest run ended %.2f s after the signal\n", nkill, nint, leaked_runs, total, worst);
+    return leaked_runs == 0;
+}
+
+static int sc_shmleak(void) { return shm_faults(12, 4); }
+static int sc_shmleak_long(void) { return shm_faults(64, 32); }
+
+/* ---- a stopped rank is the one named -------------------------------------------------------------------- */
+
+/* All-reduces of alternating sizes (so the ring, rhd and one-shot algorithms all run) until one fails. */
+static int body_loop(stitch_comm_t *comm, int rank, int n, int out)
+{
+    static const size_t counts[] = {1000, 1, 70000, 16};
+    size_t most = 70000;
+    float *buf = calloc(most, sizeof *buf);
+    (void)n;
+    for (long i = 0; i < 10000000; i++) {
+        stitch_status_t st = stitch_all_reduce(buf, buf, counts[i % 4], STITCH_FP32, STITCH_SUM, comm);
+        if (st != STITCH_OK) {
+            say(out, "rank %d: %s: %s\n", rank, stitch_strerror(st), stitch_comm_last_error(comm));
+            free(buf);
+            return 3;
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+/* Has child `pid` ended (without reaping it: reap() does that)? */
+static int ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/* n ranks loop on all_reduce with STITCH_TIMEOUT=1; 300 ms in, rank `victim` gets SIGSTOP. Every survivor must
+ * end with an error that names the victim as the rank behind ("rank V is behind"), not the neighbour it waited
+ * for. The victim is killed once the survivors are done (or after 15 s). Returns the survivors naming it. */
+static int stall_run(int n, int victim, const char *transport, int *survivors)
+{
+    run r;
+    char want[32];
+    snprintf(want, sizeof want, "rank %d is behind", victim);
+    setenv("STITCH_TIMEOUT", "1", 1);
+    spawn(&r, n, body_loop, transport);
+    usleep(300 * 1000);
+    kill(r.pid[victim], SIGSTOP);
+    double t0 = now();
+    for (int done = 0; !done && now() - t0 < 15;) {
+        done = 1;
+        for (int i = 0; i < n; i++)
+            done &= i == victim || ended(r.pid[i]);
+        if (!done)
+            usleep(20 * 1000);
+    }
+    double took = now() - t0;
+    kill(r.pid[victim], SIGKILL);
+    kill(r.pid[victim], SIGCONT);
+    reap(&r, 10);
+    unsetenv("STITCH_TIMEOUT");
+    int named = 0;
+    *survivors = n - 1;
+    for (int i = 0; i < n; i++) {
+        if (i == victim)
+            continue;
+        int ok = r.status[i] == 3 && strstr(r.text[i], want) != NULL;
+        named += ok;
+        if (!ok)
+            printf("# stall %s np %d, rank %d stopped: rank %d exited %d: %s", transport, n, victim, i, r.status[i],
+                   r.text[i]);
+    }
+    printf("# stall %s np %d, rank %d stopped: %d of %d survivors named it, done %.2f s after the stop; rank %d "
+           "said: %s", transport, n, victim, named, n - 1, took, victim == 0 ? 1 : 0, r.text[victim == 0 ? 1 : 0]);
+    return named;
+}
+
+static int stall_runs(const char *transport, int reps)
+{
+    static const int shapes[][2] = {{4, 2}, {3, 1}, {5, 3}, {4, 0}, {5, 4}};
+    int named = 0, total = 0, s;
+    for (int i = 0; i < reps; i++) {
+        named += stall_run(shapes[i % 5][0], shapes[i % 5][1], transport, &s);
+        total += s;
+    }
+    return named == total;
+}
+
+static int sc_stall(void) { return stall_runs("shm", 2); }
+static int sc_stall_tcp(void) { return stall_runs("tcp", 2); }
+static int sc_stall_long(void) { return stall_runs("shm", 10) & stall_runs("tcp", 10); }
+
 static const struct {
     const char *name;
     int (*fn)(void);
 } scenarios[] = {
     {"shm", sc_shm}, {"tcp", sc_tcp}, {"odd", sc_odd}, {"kill", sc_kill}, {"mismatch", sc_mismatch},
-    {"abort", sc_abort}, {"groups", sc_groups},
+    {"abort", sc_abort}, {"groups", sc_groups}, {"shmleak", sc_shmleak}, {"stall", sc_stall},
+    {"stall.tcp", sc_stall_tcp}, {"shmleak.long", sc_shmleak_long}, {"stall.long", sc_stall_long},
 };
 
 int main(int argc, char **argv)
@@ -269,9 +461,12 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    printf("1..%d\n", argc > 1 ? argc - 1 : n);
+    int nlong = 0;
+    for (int i = 0; i < n; i++)
+        nlong += strstr(scenarios[i].name, ".long") != NULL;
+    printf("1..%d\n", argc > 1 ? argc - 1 : n - nlong);
     for (int i = 0; i < n; i++) {
-        int want = argc == 1;
+        int want = argc == 1 && !strstr(scenarios[i].name, ".long");
         for (int a = 1; a < argc; a++)
             want |= strcmp(argv[a], scenarios[i].name) == 0;
         if (!want)
