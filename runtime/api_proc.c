@@ -58,7 +58,8 @@ static int st_parse_id(const stitch_unique_id_t *id, st_boot_env *e)
     *colon = '\0';
     snprintf(e->root_host, sizeof e->root_host, "%s", hp);
     e->root_port = atoi(colon + 1);
-    snprintf(e->secret, sizeof e->secret, "%s", secret); /* STITCH_SECRET, if set, replaces it (proc.c) */
+    snprintf(e->secret, sizeof e->secret, "%s", secret); /* STITCH_SECRET, if set, replaces it (bootstrap.c) */
+    e->secret_kind = ST_SECRET_RANDOM;
     return 0;
 }
 

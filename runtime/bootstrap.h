@@ -21,8 +21,10 @@ typedef struct st_boot_env {
     int rank, size, local_rank;
     char root_host[256];
     int root_port;
-    char secret[160];  /* what the connection key is derived from (STITCH_SECRET, the unique id, or the job id) */
+    char secret[160];  /* the unique id's random secret, or the launcher's job id (public: names the job) */
+    int secret_kind;   /* ST_SECRET_RANDOM (unique id) or ST_SECRET_JOBID (launcher) */
 } st_boot_env;
+enum { ST_SECRET_JOBID = 0, ST_SECRET_RANDOM = 1 };
 
 /* Fill `e` from the environment, launchers tried in a fixed order: Open MPI, MPICH Hydra, Slurm, torchrun,
  * stitch's own STITCH_RANK/STITCH_SIZE/STITCH_ROOT. STITCH_ROOT overrides the root a launcher gives (STITCH_SECRET,
@@ -61,6 +63,7 @@ typedef struct st_boot_opts {
     uint64_t tag;         /* published as my st_peer_info.tag (placement.c: how my groups are made) */
     int (*need_data)(const st_boot *, int, void *);
     void *arg;
+    const char *secret;   /* STITCH_SECRET; NULL: the unique id's, a loopback job's local one, or the job id */
 } st_boot_opts;
 
 /* Run the three phases. On failure nothing is left open. */
@@ -69,6 +72,12 @@ void st_boot_close(st_boot *b); /* closes the sockets still owned (entries set t
 
 /* Barrier over the control sockets (blocking, bounded). */
 stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t errlen);
+
+/* The connecting side of one handshake, as a rank dials the root (channel 0) or a peer (1 control, 2 data):
+ * connect to host:port, prove `secret` to the acceptor and check its proof of being rank `peer`. The fd, or -1 with
+ * why. For tests that play a rogue client; the bootstrap itself runs the same code. */
+int st_boot_dial(const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
+                 int timeout_ms, char *err, size_t errlen);
 
 /* SipHash-2-4 of msg under the 128-bit key. */
 uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len);
