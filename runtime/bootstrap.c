@@ -71,7 +71,7 @@ enum { ST_REJ_SECRET = 1, ST_REJ_FIT = 2, ST_REJ_DUP = 3 };
 
 /* One authenticated (or authenticating) connection: its hello and both nonces, from which its keys derive. */
 typedef struct st_link {
-    int fd;
+    int fd, refused;              /* refused: the connector's handshake failed on the secret (either side's) */
     st_hello h;
     unsigned char na[16], nc[16]; /* the acceptor's and the connector's nonce */
 } st_link;
@@ -601,6 +601,7 @@ static int st_dial_hello(int fd, const uint64_t key[2], uint32_t channel, int ra
     if (st_io_all(fd, &l->h, sizeof l->h, 1, at, err, errlen) != 0 ||
         st_io_all(fd, &a, sizeof a, 0, at, err, errlen) != 0)
         return -1;
+    l->refused = 1;
     if (a.magic == ST_BOOT_MAGIC && a.status != 0) {
         snprintf(err, errlen, "it rejected this rank's hello: %s%s", st_reject_text(a.status),
                  a.status == ST_REJ_SECRET ? "; every rank of a job needs the same STITCH_SECRET (or none)" : "");
@@ -611,6 +612,7 @@ static int st_dial_hello(int fd, const uint64_t key[2], uint32_t channel, int ra
                  "on that port, or an impostor)", peer);
         return -1;
     }
+    l->refused = 0;
     return 0;
 }
 
@@ -626,7 +628,7 @@ static int st_dial(const struct sockaddr_in *sa, const uint64_t key[2], uint32_t
     return fd;
 }
 
-int st_boot_dial(const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
+int st_boot_dial(int fd, const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
                  int timeout_ms, char *err, size_t errlen)
 {
     struct sockaddr_in sa;
@@ -635,6 +637,10 @@ int st_boot_dial(const char *host, int port, const char *secret, int channel, in
     st_link l;
     st_deadline_in(&at, timeout_ms);
     st_derive_key(secret, key);
+    if (fd >= 0) { /* already connected */
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        return st_dial_hello(fd, key, (uint32_t)channel, rank, size, peer, &at, &l, err, errlen) == 0 ? fd : -1;
+    }
     if (st_resolve(host, port, &sa, err, errlen) != 0)
         return -1;
     return st_dial(&sa, key, (uint32_t)channel, rank, size, peer, &at, &l, err, errlen);
@@ -871,7 +877,8 @@ static int st_root_gather(st_boot *b, st_acceptor *a, const struct timespec *at,
     while (rc == 0 && got < b->size) {
         st_link l;
         if (st_acceptor_next(a, &l, at, err, errlen) != 0) {
-            snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived)", got, b->size);
+            snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived; %d connections rejected, "
+                     "see the log)", got, b->size, a->rejected);
             rc = -1;
         } else if (l.h.channel != ST_CH_BOOT || l.h.rank == 0 || links[l.h.rank].fd >= 0) {
             st_link_refuse(a, &l, l.h.channel != ST_CH_BOOT ? "a premature mesh hello" : "a duplicate hello");
@@ -904,7 +911,7 @@ static int st_leaf_gather(st_boot *b, const struct sockaddr_in *root, const stru
     int fd = st_dial(root, b->key, ST_CH_BOOT, b->rank, b->size, 0, at, &l, why, sizeof why);
     if (fd < 0) {
         snprintf(err, errlen, "rank %d: root: %s", b->rank, why);
-        return -1;
+        return l.refused ? -2 : -1;
     }
     mac = st_link_mac(b->key, 'I', &l, &b->peers[b->rank], sizeof *b->peers);
     int rc = st_io_all(fd, &b->peers[b->rank], sizeof *b->peers, 1, at, why, sizeof why);
@@ -937,7 +944,7 @@ static int st_mesh(st_boot *b, st_acceptor *a, int (*need_data)(const st_boot *,
             int fd = st_dial(&sa, b->key, (uint32_t)ch, b->rank, b->size, j, at, &l, why, sizeof why);
             if (fd < 0) {
                 snprintf(err, errlen, "rank %d: connecting to rank %d (%s): %s", b->rank, j, b->peers[j].hostname, why);
-                return -1;
+                return l.refused ? -2 : -1;
             }
             *(ch == ST_CH_CTRL ? &b->ctrl[j] : &b->data[j]) = fd;
         }
@@ -1159,7 +1166,7 @@ stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot
         snprintf(err, errlen, "bootstrap (%s, root %s:%d, rank %d of %d): %s", e->launcher, e->root_host,
                  e->root_port, e->rank, e->size, why);
         st_boot_close(out);
-        return sys ? STITCH_ERR_SYSTEM : STITCH_ERR_TIMEOUT;
+        return sys ? STITCH_ERR_SYSTEM : rc == -2 ? STITCH_ERR_CONFIG : STITCH_ERR_TIMEOUT;
     }
     return STITCH_OK;
 }

@@ -73,10 +73,10 @@ void st_boot_close(st_boot *b); /* closes the sockets still owned (entries set t
 /* Barrier over the control sockets (blocking, bounded). */
 stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t errlen);
 
-/* The connecting side of one handshake, as a rank dials the root (channel 0) or a peer (1 control, 2 data):
- * connect to host:port, prove `secret` to the acceptor and check its proof of being rank `peer`. The fd, or -1 with
- * why. For tests that play a rogue client; the bootstrap itself runs the same code. */
-int st_boot_dial(const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
+/* The connecting side of one handshake, as a rank dials the root (channel 0) or a peer (1 control, 2 data): on
+ * `fd` (connected; -1: connect to host:port), prove `secret` to the acceptor and check its proof of being rank
+ * `peer`. The fd, or -1 with why. For tests that play a rogue client; the bootstrap itself runs the same code. */
+int st_boot_dial(int fd, const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
                  int timeout_ms, char *err, size_t errlen);
 
 /* SipHash-2-4 of msg under the 128-bit key. */
