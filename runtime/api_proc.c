@@ -2,8 +2,9 @@
  *
  * A unique id (as NCCL's) is 128 bytes: "stitch1 host:port secret" in text, the secret 128 random bits in hex.
  * One process calls stitch_get_unique_id on the host where rank 0 will run and passes the id to every rank
- * (over MPI, a file, a command line); rank 0 then listens on host:port and everyone proves knowledge of the
- * secret when connecting. stitch_comm_init_env does the same from a launcher's environment (bootstrap.c).
+ * (over MPI, a file, a command line); rank 0 then listens on host:port and both ends of every connection prove
+ * knowledge of the secret to each other. stitch_comm_init_env does the same from a launcher's environment, with
+ * the secrets bootstrap.c describes.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,12 +14,35 @@
  * variables are read only through st_launcher_env; the tunables (STITCH_SOCKET_IFNAME, STITCH_SECRET) come from
  * config.c's settings, by way of st_boot_opts and the caller.
  *
- * Authentication. The key is SipHash-2-4 of the secret under two fixed keys; the secret is STITCH_SECRET, else
- * the unique id's 128 random bits, else the launcher's job id. A job id is not secret: it keeps jobs (and stray
- * scanners) apart, it does not stop an attacker on the network; set STITCH_SECRET for that. An acceptor sends a
- * 16-byte random challenge; the connector answers with a hello whose mac is SipHash(key, challenge || hello
- * fields). A connection that sends garbage, the wrong mac, a foreign size or nothing within 2 s is logged and
- * closed; the acceptor goes on waiting for the real ranks until its deadline.
+ * The job's secret, and what each mode guarantees. The key is SipHash-2-4 of the secret under two fixed keys.
+ *   STITCH_SECRET set (any launcher, or over a unique id's): only processes given the secret can join or answer
+ *       as a rank, on any network; as strong as the secret and as private as the way it reached the ranks (an
+ *       environment variable is readable by the same uid and root). The way to run a job across hosts.
+ *   unique id: its 128 random bits; as private as the channel that carried the id to the ranks.
+ *   launcher, root on loopback (one host: Open MPI with all ranks local, MPICH without STITCH_ROOT, torchrun with
+ *       MASTER_ADDR 127.0.0.1, STITCH_ROOT=127.x): rank 0 draws 128 random bits and hands them out over an
+ *       abstract unix socket named after the uid and the job id, to processes of its own uid only (SO_PEERCRED),
+ *       and each rank checks that the socket's owner has its uid. Someone on the network can reach nothing (the
+ *       root listens on loopback only); another user of the host cannot learn the secret; a process of the same
+ *       uid can (it could read the ranks' memory anyway). Another user can squat the socket's name (it is
+ *       predictable): the job then fails at init, naming it, but never trusts that process.
+ *   launcher, root elsewhere, no STITCH_SECRET: the key comes from the launcher's job id, which is public; it
+ *       keeps jobs apart, not attackers out. Rank 0 warns once on stderr.
+ *
+ * Handshakes. Every connection (to the root, and each pairwise control and data channel) is mutually
+ * authenticated before anything else crosses it: the acceptor sends a 16-byte random nonce, the connector its
+ * hello (channel, rank, size, its own 16-byte nonce) with a mac, the acceptor an answer with its rank and a mac.
+ * Each mac is SipHash under a key derived from the job key, a label and both nonces, so nothing recorded from one
+ * connection verifies on another and neither direction's proof can be reflected as the other's. A rank that gets
+ * no valid answer (an impostor holding a port, another job) fails at once (STITCH_ERR_CONFIG); a rank whose hello
+ * fails the mac is told so (the answer's status) and fails at once, naming STITCH_SECRET. On the boot channel the
+ * rank's entry and the table carry macs too; later frames on the channels do not (they are not encrypted either).
+ * The root listens on the root address only (where that is not an address of this host: on every interface,
+ * said on stderr), other ranks on their own address.
+ *
+ * An acceptor serves all pending handshakes at once (poll over up to 128, the oldest dropped for a new one when
+ * full), each with its own 2 s deadline, so silent or slow connections delay no real rank. Rejections are logged,
+ * the first 3 per acceptor; the rest are counted and summed up once.
  *
  * Everything here blocks (init is not a hot path) but every read, write, connect and accept waits with poll
  * against a deadline, so no phase can hang.

@@ -4,8 +4,10 @@
  * address, from the launcher's environment or a unique id) and sends its listen address and host identity;
  * the root answers everyone with the whole table (an allgather); (2) every pair of ranks connects directly:
  * a control channel always, and a data channel when the pair's data goes over tcp; (3) a barrier over the
- * control channels. Every connection proves it belongs to the job with a keyed hash (SipHash-2-4) of a fresh
- * challenge; anything else is logged and dropped, never trusted and never waited on for long.
+ * control channels. Both ends of every connection prove they belong to the job with a keyed hash (SipHash-2-4)
+ * over fresh challenges from each side; anything else is logged (rate-limited) and dropped, never trusted and
+ * never waited on for long. bootstrap.c's opening comment says which secret each launcher mode uses and what it
+ * guarantees.
  */
 #ifndef ST_BOOTSTRAP_H
 #define ST_BOOTSTRAP_H
