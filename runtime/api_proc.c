@@ -2,8 +2,9 @@
  *
  * A unique id (as NCCL's) is 128 bytes: "stitch1 host:port secret" in text, the secret 128 random bits in hex.
  * One process calls stitch_get_unique_id on the host where rank 0 will run and passes the id to every rank
- * (over MPI, a file, a command line); rank 0 then listens on host:port and everyone proves knowledge of the
- * secret when connecting. stitch_comm_init_env does the same from a launcher's environment (bootstrap.c).
+ * (over MPI, a file, a command line); rank 0 then listens on host:port and both ends of every connection prove
+ * knowledge of the secret to each other. stitch_comm_init_env does the same from a launcher's environment, with
+ * the secrets bootstrap.c describes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,8 @@ static int st_parse_id(const stitch_unique_id_t *id, st_boot_env *e)
     *colon = '\0';
     snprintf(e->root_host, sizeof e->root_host, "%s", hp);
     e->root_port = atoi(colon + 1);
-    snprintf(e->secret, sizeof e->secret, "%s", secret); /* STITCH_SECRET, if set, replaces it (proc.c) */
+    snprintf(e->secret, sizeof e->secret, "%s", secret); /* STITCH_SECRET, if set, replaces it (bootstrap.c) */
+    e->secret_kind = ST_SECRET_RANDOM;
     return 0;
 }
 

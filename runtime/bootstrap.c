@@ -14,12 +14,35 @@
  * variables are read only through st_launcher_env; the tunables (STITCH_SOCKET_IFNAME, STITCH_SECRET) come from
  * config.c's settings, by way of st_boot_opts and the caller.
  *
- * Authentication. The key is SipHash-2-4 of the secret under two fixed keys; the secret is STITCH_SECRET, else
- * the unique id's 128 random bits, else the launcher's job id. A job id is not secret: it keeps jobs (and stray
- * scanners) apart, it does not stop an attacker on the network; set STITCH_SECRET for that. An acceptor sends a
- * 16-byte random challenge; the connector answers with a hello whose mac is SipHash(key, challenge || hello
- * fields). A connection that sends garbage, the wrong mac, a foreign size or nothing within 2 s is logged and
- * closed; the acceptor goes on waiting for the real ranks until its deadline.
+ * The job's secret, and what each mode guarantees. The key is SipHash-2-4 of the secret under two fixed keys.
+ *   STITCH_SECRET set (any launcher, or over a unique id's): only processes given the secret can join or answer
+ *       as a rank, on any network; as strong as the secret and as private as the way it reached the ranks (an
+ *       environment variable is readable by the same uid and root). The way to run a job across hosts.
+ *   unique id: its 128 random bits; as private as the channel that carried the id to the ranks.
+ *   launcher, root on loopback (one host: Open MPI with all ranks local, MPICH without STITCH_ROOT, torchrun with
+ *       MASTER_ADDR 127.0.0.1, STITCH_ROOT=127.x): rank 0 draws 128 random bits and hands them out over an
+ *       abstract unix socket named after the uid and the job id, to processes of its own uid only (SO_PEERCRED),
+ *       and each rank checks that the socket's owner has its uid. Someone on the network can reach nothing (the
+ *       root listens on loopback only); another user of the host cannot learn the secret; a process of the same
+ *       uid can (it could read the ranks' memory anyway). Another user can squat the socket's name (it is
+ *       predictable): the job then fails at init, naming it, but never trusts that process.
+ *   launcher, root elsewhere, no STITCH_SECRET: the key comes from the launcher's job id, which is public; it
+ *       keeps jobs apart, not attackers out. Rank 0 warns once on stderr.
+ *
+ * Handshakes. Every connection (to the root, and each pairwise control and data channel) is mutually
+ * authenticated before anything else crosses it: the acceptor sends a 16-byte random nonce, the connector its
+ * hello (channel, rank, size, its own 16-byte nonce) with a mac, the acceptor an answer with its rank and a mac.
+ * Each mac is SipHash under a key derived from the job key, a label and both nonces, so nothing recorded from one
+ * connection verifies on another and neither direction's proof can be reflected as the other's. A rank that gets
+ * no valid answer (an impostor holding a port, another job) fails at once (STITCH_ERR_CONFIG); a rank whose hello
+ * fails the mac is told so (the answer's status) and fails at once, naming STITCH_SECRET. On the boot channel the
+ * rank's entry and the table carry macs too; later frames on the channels do not (they are not encrypted either).
+ * The root listens on the root address only (where that is not an address of this host: on every interface,
+ * said on stderr), other ranks on their own address.
+ *
+ * An acceptor serves all pending handshakes at once (poll over up to 128, the oldest dropped for a new one when
+ * full), each with its own 2 s deadline, so silent or slow connections delay no real rank. Rejections are logged,
+ * the first 3 per acceptor; the rest are counted and summed up once.
  *
  * Everything here blocks (init is not a hot path) but every read, write, connect and accept waits with poll
  * against a deadline, so no phase can hang.
@@ -34,11 +57,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,11 +76,49 @@
 
 enum { ST_CH_BOOT, ST_CH_CTRL, ST_CH_DATA };
 
+/* Connector -> acceptor, after the acceptor's 16-byte nonce: who I am, my nonce, my proof. */
 typedef struct st_hello {
     uint32_t magic, channel;
     int32_t rank, size;
-    uint64_t mac;
+    unsigned char nonce[16];
+    uint64_t mac; /* SipHash of the first 16 bytes under the link's 'C' key */
 } st_hello;
+
+/* Acceptor -> connector: accepted (status 0, with the acceptor's proof) or why not (no proof: nothing to prove). */
+typedef struct st_answer {
+    uint32_t magic, status;
+    int32_t rank, pad; /* the acceptor's rank */
+    uint64_t mac;      /* SipHash of these 16 bytes and the hello's first 16 under the link's 'A' key */
+} st_answer;
+enum { ST_REJ_SECRET = 1, ST_REJ_FIT = 2, ST_REJ_DUP = 3 };
+
+/* One authenticated (or authenticating) connection: its hello and both nonces, from which its keys derive. */
+typedef struct st_link {
+    int fd, refused;              /* refused: the connector's handshake failed on the secret (either side's) */
+    st_hello h;
+    unsigned char na[16], nc[16]; /* the acceptor's and the connector's nonce */
+} st_link;
+
+/* A connection whose hello has not arrived yet. */
+typedef struct st_pend {
+    st_link l;
+    struct sockaddr_in from;
+    size_t got;          /* bytes of the hello so far */
+    struct timespec at;  /* its own handshake deadline */
+} st_pend;
+
+#define ST_MAX_PENDING 128
+
+/* The accepting side of a rank's listener, across the gather and the mesh: the handshakes in progress, the root's
+ * local-secret socket, and the count of rejections for the rate-limited log. */
+typedef struct st_acceptor {
+    int lfd, ufd;               /* ufd: root of a loopback job without a secret, handing out `local`; else -1 */
+    int rank, size;
+    const uint64_t *key;
+    unsigned char local[16];
+    st_pend pend[ST_MAX_PENDING];
+    int npend, rejected;
+} st_acceptor;
 
 /* ---- SipHash-2-4 ------------------------------------------------------------------------------------------ */
 
@@ -100,14 +164,6 @@ static void st_derive_key(const char *secret, uint64_t key[2])
     static const uint64_t k1[2] = {0x7374697463682d6bULL, 0x6579312d626f6f74ULL};
     key[0] = st_siphash(k0, secret, strlen(secret));
     key[1] = st_siphash(k1, secret, strlen(secret));
-}
-
-static uint64_t st_hello_mac(const uint64_t key[2], const unsigned char nonce[16], const st_hello *h)
-{
-    unsigned char buf[32];
-    memcpy(buf, nonce, 16);
-    memcpy(buf + 16, h, 16); /* magic, channel, rank, size */
-    return st_siphash(key, buf, sizeof buf);
 }
 
 /* ---- environment ------------------------------------------------------------------------------------------ */
@@ -288,6 +344,11 @@ static void st_deadline_in(struct timespec *at, int ms)
         at->tv_sec++, at->tv_nsec -= 1000000000L;
 }
 
+static int st_ts_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 /* Wait for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error (errno). */
 static int st_poll1(int fd, short events, const struct timespec *at)
 {
@@ -388,8 +449,10 @@ static int st_listen(uint32_t ip, int port, char *err, size_t errlen)
     sa.sin_addr.s_addr = ip;
     sa.sin_port = htons((uint16_t)port);
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 1024) != 0) {
-        snprintf(err, errlen, "cannot listen on port %d: %s", port, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "cannot listen on %s:%d: %s", inet_ntoa(sa.sin_addr), port, strerror(e));
         close(fd);
+        errno = e; /* the caller tells EADDRNOTAVAIL apart */
         return -1;
     }
     return fd;
@@ -486,7 +549,7 @@ stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen
     probe.sin_addr.s_addr = htonl(0xC0000201u); /* 192.0.2.1, TEST-NET: only the route is looked up */
     if (st_local_addr(&probe, ifname, &ip, err, errlen) != 0)
         ip = htonl(INADDR_LOOPBACK);
-    int fd = st_listen(INADDR_ANY, 0, err, errlen);
+    int fd = st_listen(ip, 0, err, errlen); /* a port free on the address the root will listen on */
     if (fd < 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
         if (fd >= 0)
             close(fd);
@@ -501,68 +564,286 @@ stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen
 
 /* ---- handshakes ------------------------------------------------------------------------------------------- */
 
-/* Connector side: read the challenge, answer with the hello. */
-static int st_hello_send(int fd, const uint64_t key[2], uint32_t channel, int rank, int size,
-                         const struct timespec *at, char *err, size_t errlen)
+/* Both sides prove knowledge of the key over the two fresh nonces, each under its own derived key (a label per
+ * direction and per frame), so nothing recorded from one connection is accepted on another and neither side's
+ * proof can be reflected back as the other's. */
+static void st_conn_key(const uint64_t key[2], char label, const st_link *l, uint64_t out[2])
 {
-    unsigned char nonce[16];
-    st_hello h = {ST_BOOT_MAGIC, channel, rank, size, 0};
-    if (st_io_all(fd, nonce, sizeof nonce, 0, at, err, errlen) != 0)
-        return -1;
-    h.mac = st_hello_mac(key, nonce, &h);
-    return st_io_all(fd, &h, sizeof h, 1, at, err, errlen);
+    unsigned char buf[34];
+    buf[0] = (unsigned char)label;
+    memcpy(buf + 2, l->na, 16);
+    memcpy(buf + 18, l->nc, 16);
+    for (int i = 0; i < 2; i++) {
+        buf[1] = (unsigned char)i;
+        out[i] = st_siphash(key, buf, sizeof buf);
+    }
 }
 
-static void st_reject(int fd, const struct sockaddr_in *from, const char *why)
+static uint64_t st_link_mac(const uint64_t key[2], char label, const st_link *l, const void *msg, size_t len)
 {
-    fprintf(stderr, "stitch: bootstrap: rejected a connection from %s:%d: %s\n", inet_ntoa(from->sin_addr),
-            ntohs(from->sin_port), why);
+    uint64_t k[2];
+    st_conn_key(key, label, l, k);
+    return st_siphash(k, msg, len);
+}
+
+static uint64_t st_answer_mac(const uint64_t key[2], const st_link *l, const st_answer *a)
+{
+    unsigned char buf[32];
+    memcpy(buf, a, 16);        /* magic, status, rank, pad */
+    memcpy(buf + 16, &l->h, 16); /* the hello it answers: magic, channel, rank, size */
+    return st_link_mac(key, 'A', l, buf, sizeof buf);
+}
+
+static const char *st_reject_text(uint32_t status)
+{
+    switch (status) {
+    case ST_REJ_SECRET: return "wrong job secret (its hello's mac does not verify)";
+    case ST_REJ_FIT: return "its rank, size or channel does not fit this job";
+    case ST_REJ_DUP: return "the acceptor already has that rank's connection";
+    default: return "rejected";
+    }
+}
+
+/* Connector side, on a connected socket: read the acceptor's nonce, send my hello with my nonce, check the
+ * acceptor's answer. 0 with *l filled; -1 with a message (the acceptor's rejection, or its failed proof). */
+static int st_dial_hello(int fd, const uint64_t key[2], uint32_t channel, int rank, int size, int peer,
+                         const struct timespec *at, st_link *l, char *err, size_t errlen)
+{
+    st_answer a;
+    memset(l, 0, sizeof *l);
+    l->fd = fd;
+    l->h = (st_hello){ST_BOOT_MAGIC, channel, rank, size, {0}, 0};
+    if (getrandom(l->nc, sizeof l->nc, 0) != sizeof l->nc) {
+        snprintf(err, errlen, "getrandom: %s", strerror(errno));
+        return -1;
+    }
+    if (st_io_all(fd, l->na, sizeof l->na, 0, at, err, errlen) != 0)
+        return -1;
+    memcpy(l->h.nonce, l->nc, sizeof l->nc);
+    l->h.mac = st_link_mac(key, 'C', l, &l->h, 16);
+    if (st_io_all(fd, &l->h, sizeof l->h, 1, at, err, errlen) != 0 ||
+        st_io_all(fd, &a, sizeof a, 0, at, err, errlen) != 0)
+        return -1;
+    l->refused = 1;
+    if (a.magic == ST_BOOT_MAGIC && a.status != 0) {
+        snprintf(err, errlen, "it rejected this rank's hello: %s%s", st_reject_text(a.status),
+                 a.status == ST_REJ_SECRET ? "; every rank of a job needs the same STITCH_SECRET (or none)" : "");
+        return -1;
+    }
+    if (a.magic != ST_BOOT_MAGIC || a.rank != peer || a.mac != st_answer_mac(key, l, &a)) {
+        snprintf(err, errlen, "it did not prove that it knows the job secret: not rank %d of this job (another job "
+                 "on that port, or an impostor)", peer);
+        return -1;
+    }
+    l->refused = 0;
+    return 0;
+}
+
+/* Dial `sa` and run the connector's handshake; the fd, or -1 with a message. */
+static int st_dial(const struct sockaddr_in *sa, const uint64_t key[2], uint32_t channel, int rank, int size,
+                   int peer, const struct timespec *at, st_link *l, char *err, size_t errlen)
+{
+    int fd = st_connect(sa, at, err, errlen);
+    if (fd >= 0 && st_dial_hello(fd, key, channel, rank, size, peer, at, l, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int st_boot_dial(int fd, const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
+                 int timeout_ms, char *err, size_t errlen)
+{
+    struct sockaddr_in sa;
+    struct timespec at;
+    uint64_t key[2];
+    st_link l;
+    st_deadline_in(&at, timeout_ms);
+    st_derive_key(secret, key);
+    if (fd >= 0) { /* already connected */
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        return st_dial_hello(fd, key, (uint32_t)channel, rank, size, peer, &at, &l, err, errlen) == 0 ? fd : -1;
+    }
+    if (st_resolve(host, port, &sa, err, errlen) != 0)
+        return -1;
+    return st_dial(&sa, key, (uint32_t)channel, rank, size, peer, &at, &l, err, errlen);
+}
+
+/* Rejections are logged, but only the first few of each acceptor: a scan or a flood must not fill the log. The
+ * rest are counted and summed up once when the acceptor closes. */
+#define ST_LOG_FIRST 3
+
+static void st_acc_log(st_acceptor *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void st_acc_log(st_acceptor *a, const char *fmt, ...)
+{
+    if (a->rejected++ >= ST_LOG_FIRST)
+        return;
+    char line[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "stitch: bootstrap: rank %d %s%s\n", a->rank, line,
+            a->rejected == ST_LOG_FIRST ? " (further rejections are counted, not shown)" : "");
+}
+
+static void st_pend_drop(st_acceptor *a, int i, uint32_t status, const char *why)
+{
+    st_pend *p = &a->pend[i];
+    if (status) { /* tell a real rank with a different secret why, at once; the text reveals nothing */
+        st_answer ans = {ST_BOOT_MAGIC, status, a->rank, 0, 0};
+        (void)!send(p->l.fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    st_acc_log(a, "rejected a connection from %s:%d: %s", inet_ntoa(p->from.sin_addr), ntohs(p->from.sin_port), why);
+    close(p->l.fd);
+    a->pend[i] = a->pend[--a->npend];
+}
+
+/* Same-uid processes only: hand out the local secret (bootstrap.c's opening comment). */
+static void st_serve_local(st_acceptor *a)
+{
+    int fd = accept4(a->ufd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    if (fd < 0)
+        return;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || cr.uid != geteuid())
+        st_acc_log(a, "refused the job's local secret to pid %d of uid %u (this job runs as uid %u)", (int)cr.pid,
+                   (unsigned)cr.uid, (unsigned)geteuid());
+    else
+        (void)!send(fd, a->local, 16, MSG_NOSIGNAL | MSG_DONTWAIT); /* 16 bytes fit an empty socket buffer */
     close(fd);
 }
 
-/* Acceptor side: accept one connection that proves it is a rank of this job; foreign ones are logged and
- * dropped. Returns the fd with *h filled, or -1 at the deadline / on a system error. */
-static int st_accept_hello(int lfd, const uint64_t key[2], int size, st_hello *h, const struct timespec *at,
-                           char *err, size_t errlen)
+static void st_accept_new(st_acceptor *a)
 {
+    struct sockaddr_in from;
+    socklen_t fl = sizeof from;
+    if (a->npend == ST_MAX_PENDING) { /* full: the oldest goes, so a flood cannot lock new connections out */
+        int old = 0;
+        for (int i = 1; i < a->npend; i++)
+            if (st_ts_before(&a->pend[i].at, &a->pend[old].at))
+                old = i;
+        st_pend_drop(a, old, 0, "too many handshakes in progress");
+    }
+    int fd = accept4(a->lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+        return; /* EAGAIN or a connection reset before accept */
+    st_pend *p = &a->pend[a->npend++];
+    memset(p, 0, sizeof *p);
+    p->l.fd = fd, p->from = from;
+    st_deadline_in(&p->at, ST_HANDSHAKE_MS);
+    if (getrandom(p->l.na, sizeof p->l.na, 0) != sizeof p->l.na ||
+        send(fd, p->l.na, sizeof p->l.na, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof p->l.na)
+        st_pend_drop(a, a->npend - 1, 0, "cannot send the challenge");
+}
+
+/* Bytes arrived on pending connection i: 1 when its hello is complete and proves a rank of this job (answered,
+ * moved to *out), 0 otherwise (still partial, or dropped). */
+static int st_pend_read(st_acceptor *a, int i, st_link *out)
+{
+    st_pend *p = &a->pend[i];
+    ssize_t n = recv(p->l.fd, (char *)&p->l.h + p->got, sizeof p->l.h - p->got, MSG_DONTWAIT);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            st_pend_drop(a, i, 0, n == 0 ? "closed before its hello" : strerror(errno));
+        return 0;
+    }
+    if ((p->got += (size_t)n) < sizeof p->l.h)
+        return 0;
+    st_hello *h = &p->l.h;
+    memcpy(p->l.nc, h->nonce, sizeof p->l.nc);
+    char why[160];
+    if (h->magic != ST_BOOT_MAGIC || h->mac != st_link_mac(a->key, 'C', &p->l, h, 16)) {
+        st_pend_drop(a, i, h->magic == ST_BOOT_MAGIC ? ST_REJ_SECRET : 0,
+                     h->magic != ST_BOOT_MAGIC ? "not a stitch hello" : "wrong job secret (bad mac)");
+        return 0;
+    }
+    if (h->size != a->size || h->rank < 0 || h->rank >= a->size || h->channel > ST_CH_DATA) {
+        snprintf(why, sizeof why, "rank %d of %d (channel %u) does not fit this job of %d ranks", h->rank, h->size,
+                 h->channel, a->size);
+        st_pend_drop(a, i, ST_REJ_FIT, why);
+        return 0;
+    }
+    *out = p->l;
+    a->pend[i] = a->pend[--a->npend];
+    return 1;
+}
+
+/* Send the acceptor's proof on an authenticated link (the caller has decided to keep it). */
+static int st_answer_ok(st_acceptor *a, const st_link *l, const struct timespec *at, char *err, size_t errlen)
+{
+    st_answer ans = {ST_BOOT_MAGIC, 0, a->rank, 0, 0};
+    ans.mac = st_answer_mac(a->key, l, &ans);
+    return st_io_all(l->fd, &ans, sizeof ans, 1, at, err, errlen);
+}
+
+/* The next connection that proves it is a rank of this job, its handshake complete but not yet answered (the
+ * caller answers with st_answer_ok or refuses with st_link_refuse). All handshakes run at once: each pending
+ * connection has its own ST_HANDSHAKE_MS, and a silent one delays nobody. 0, or -1 at the deadline. */
+static int st_acceptor_next(st_acceptor *a, st_link *out, const struct timespec *at, char *err, size_t errlen)
+{
+    struct pollfd pf[ST_MAX_PENDING + 2];
     for (;;) {
-        int r = st_poll1(lfd, POLLIN, at);
-        if (r <= 0) {
-            snprintf(err, errlen, "%s", r == 0 ? "timed out waiting for peers to connect" : strerror(errno));
+        long left = st_ms_left(at);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        for (int i = a->npend - 1; i >= 0; i--) /* expired handshakes */
+            if (!st_ts_before(&now, &a->pend[i].at))
+                st_pend_drop(a, i, 0, "no hello within 2 s");
+        if (left <= 0) {
+            snprintf(err, errlen, "timed out waiting for peers to connect");
             return -1;
         }
-        struct sockaddr_in from;
-        socklen_t fl = sizeof from;
-        int fd = accept4(lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0)
-            continue; /* EAGAIN or a connection reset before accept */
-        unsigned char nonce[16];
-        char why[128];
-        struct timespec hs;
-        st_deadline_in(&hs, ST_HANDSHAKE_MS);
-        if (getrandom(nonce, sizeof nonce, 0) != sizeof nonce) {
-            st_reject(fd, &from, "getrandom failed");
-            continue;
+        int n = 0;
+        pf[n++] = (struct pollfd){a->lfd, POLLIN, 0};
+        if (a->ufd >= 0)
+            pf[n++] = (struct pollfd){a->ufd, POLLIN, 0};
+        for (int i = 0; i < a->npend; i++) {
+            pf[n++] = (struct pollfd){a->pend[i].l.fd, POLLIN, 0};
+            long ms = st_ms_left(&a->pend[i].at) + 1;
+            left = ms < left ? ms : left;
         }
-        if (st_io_all(fd, nonce, sizeof nonce, 1, &hs, why, sizeof why) != 0 ||
-            st_io_all(fd, h, sizeof *h, 0, &hs, why, sizeof why) != 0) {
-            st_reject(fd, &from, why);
-            continue;
+        int r = poll(pf, (nfds_t)n, left > 1000 ? 1000 : (int)left);
+        if (r < 0 && errno != EINTR) {
+            snprintf(err, errlen, "poll: %s", strerror(errno));
+            return -1;
         }
-        if (h->magic != ST_BOOT_MAGIC || h->mac != st_hello_mac(key, nonce, h)) {
-            st_reject(fd, &from, h->magic != ST_BOOT_MAGIC ? "not a stitch hello" : "wrong job secret (bad mac)");
+        if (r <= 0)
             continue;
-        }
-        if (h->size != size || h->rank < 0 || h->rank >= size || h->channel > ST_CH_DATA) {
-            snprintf(why, sizeof why, "rank %d of %d (channel %u) does not fit this job of %d ranks", h->rank,
-                     h->size, h->channel, size);
-            st_reject(fd, &from, why);
-            continue;
-        }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        return fd;
+        int base = a->ufd >= 0 ? 2 : 1;
+        for (int i = n - 1; i >= base; i--) /* backwards: a drop moves the last entry into slot i - base */
+            if (pf[i].revents && st_pend_read(a, i - base, out))
+                return 0;
+        if (a->ufd >= 0 && pf[1].revents)
+            st_serve_local(a);
+        if (pf[0].revents)
+            st_accept_new(a);
     }
+}
+
+/* Refuse an authenticated link the caller cannot use (a duplicate, a channel out of order). */
+static void st_link_refuse(st_acceptor *a, st_link *l, const char *why)
+{
+    st_answer ans = {ST_BOOT_MAGIC, ST_REJ_DUP, a->rank, 0, 0};
+    (void)!send(l->fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
+    st_acc_log(a, "dropped %s from rank %d (channel %u)", why, l->h.rank, l->h.channel);
+    close(l->fd);
+}
+
+static void st_acceptor_close(st_acceptor *a)
+{
+    while (a->npend > 0) { /* still in their handshake when the job no longer needs anyone: not logged */
+        close(a->pend[a->npend - 1].l.fd);
+        a->npend--;
+    }
+    if (a->ufd >= 0)
+        close(a->ufd);
+    a->ufd = -1;
+    if (a->rejected > ST_LOG_FIRST)
+        fprintf(stderr, "stitch: bootstrap: rank %d rejected %d connections in all (%d not shown)\n", a->rank,
+                a->rejected, a->rejected - ST_LOG_FIRST);
+    a->rejected = 0;
 }
 
 /* ---- the phases ------------------------------------------------------------------------------------------- */
@@ -586,58 +867,85 @@ void st_boot_close(st_boot *b)
     st_boot_free(b);
 }
 
-/* Phase 1 at the root: collect everyone's info, send the table back. */
-static int st_root_gather(st_boot *b, int lfd, const struct timespec *at, char *err, size_t errlen)
+/* One rank's entry at the root, with its mac under the link's 'I' key. */
+static int st_root_take(st_boot *b, st_acceptor *a, st_link *l, const struct timespec *at)
 {
-    int *fds = malloc(sizeof *fds * (size_t)b->size), got = 1, rc = 0;
-    if (!fds) {
+    char why[160];
+    uint64_t mac;
+    if (st_answer_ok(a, l, at, why, sizeof why) != 0 ||
+        st_io_all(l->fd, &b->peers[l->h.rank], sizeof *b->peers, 0, at, why, sizeof why) != 0 ||
+        st_io_all(l->fd, &mac, sizeof mac, 0, at, why, sizeof why) != 0) {
+        st_acc_log(a, "dropped rank %d during its exchange: %s", l->h.rank, why);
+        return -1;
+    }
+    if (mac != st_link_mac(b->key, 'I', l, &b->peers[l->h.rank], sizeof *b->peers)) {
+        st_acc_log(a, "dropped rank %d: its entry does not carry a valid mac", l->h.rank);
+        return -1;
+    }
+    return 0;
+}
+
+/* Phase 1 at the root: collect everyone's info, send the table back, each copy with its link's mac. */
+static int st_root_gather(st_boot *b, st_acceptor *a, const struct timespec *at, char *err, size_t errlen)
+{
+    st_link *links = malloc(sizeof *links * (size_t)b->size);
+    size_t tl = sizeof *b->peers * (size_t)b->size;
+    int got = 1, rc = 0;
+    if (!links) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (int i = 0; i < b->size; i++)
-        fds[i] = -1;
+        links[i].fd = -1;
     while (rc == 0 && got < b->size) {
-        st_hello h;
-        char why[160];
-        int fd = st_accept_hello(lfd, b->key, b->size, &h, at, err, errlen);
-        if (fd < 0) {
-            snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived)", got, b->size);
+        st_link l;
+        if (st_acceptor_next(a, &l, at, err, errlen) != 0) {
+            snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived; %d connections rejected, "
+                     "see the log)", got, b->size, a->rejected);
             rc = -1;
-        } else if (h.channel != ST_CH_BOOT || h.rank == 0 || fds[h.rank] >= 0) {
-            fprintf(stderr, "stitch: bootstrap: root dropped a %s hello from rank %d\n",
-                    h.channel != ST_CH_BOOT ? "premature mesh" : "duplicate", h.rank);
-            close(fd);
-        } else if (st_io_all(fd, &b->peers[h.rank], sizeof *b->peers, 0, at, why, sizeof why) != 0) {
-            fprintf(stderr, "stitch: bootstrap: root dropped rank %d: %s\n", h.rank, why);
-            close(fd);
+        } else if (l.h.channel != ST_CH_BOOT || l.h.rank == 0 || links[l.h.rank].fd >= 0) {
+            st_link_refuse(a, &l, l.h.channel != ST_CH_BOOT ? "a premature mesh hello" : "a duplicate hello");
+        } else if (st_root_take(b, a, &l, at) != 0) {
+            close(l.fd);
         } else {
-            fds[h.rank] = fd, got++;
+            links[l.h.rank] = l, got++;
         }
     }
-    for (int i = 1; rc == 0 && i < b->size; i++)
-        if (st_io_all(fds[i], b->peers, sizeof *b->peers * (size_t)b->size, 1, at, err, errlen) != 0)
+    for (int i = 1; rc == 0 && i < b->size; i++) {
+        uint64_t mac = st_link_mac(b->key, 'T', &links[i], b->peers, tl);
+        if (st_io_all(links[i].fd, b->peers, tl, 1, at, err, errlen) != 0 ||
+            st_io_all(links[i].fd, &mac, sizeof mac, 1, at, err, errlen) != 0)
             rc = -1;
+    }
     for (int i = 1; i < b->size; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    free(fds);
+        if (links[i].fd >= 0)
+            close(links[i].fd);
+    free(links);
     return rc;
 }
 
 static int st_leaf_gather(st_boot *b, const struct sockaddr_in *root, const struct timespec *at, char *err,
                           size_t errlen)
 {
-    char why[256];
-    int fd = st_connect(root, at, why, sizeof why);
+    char why[300];
+    st_link l;
+    uint64_t mac;
+    size_t tl = sizeof *b->peers * (size_t)b->size;
+    int fd = st_dial(root, b->key, ST_CH_BOOT, b->rank, b->size, 0, at, &l, why, sizeof why);
     if (fd < 0) {
         snprintf(err, errlen, "rank %d: root: %s", b->rank, why);
-        return -1;
+        return l.refused ? -2 : -1;
     }
-    int rc = st_hello_send(fd, b->key, ST_CH_BOOT, b->rank, b->size, at, why, sizeof why);
+    mac = st_link_mac(b->key, 'I', &l, &b->peers[b->rank], sizeof *b->peers);
+    int rc = st_io_all(fd, &b->peers[b->rank], sizeof *b->peers, 1, at, why, sizeof why);
     if (rc == 0)
-        rc = st_io_all(fd, &b->peers[b->rank], sizeof *b->peers, 1, at, why, sizeof why);
+        rc = st_io_all(fd, &mac, sizeof mac, 1, at, why, sizeof why);
     if (rc == 0)
-        rc = st_io_all(fd, b->peers, sizeof *b->peers * (size_t)b->size, 0, at, why, sizeof why);
+        rc = st_io_all(fd, b->peers, tl, 0, at, why, sizeof why);
+    if (rc == 0)
+        rc = st_io_all(fd, &mac, sizeof mac, 0, at, why, sizeof why);
+    if (rc == 0 && mac != st_link_mac(b->key, 'T', &l, b->peers, tl))
+        rc = -1, snprintf(why, sizeof why, "the peer table does not carry a valid mac");
     if (rc != 0)
         snprintf(err, errlen, "rank %d: exchange with the root: %s", b->rank, why);
     close(fd);
@@ -645,8 +953,8 @@ static int st_leaf_gather(st_boot *b, const struct sockaddr_in *root, const stru
 }
 
 /* Phase 2: I dial every lower rank, then accept every higher one. Rank 0 only accepts, so by induction every
- * dial meets an acceptor. */
-static int st_mesh(st_boot *b, int lfd, int (*need_data)(const st_boot *, int, void *), void *arg,
+ * dial meets an acceptor. Both ends of every channel have proved the key to each other (st_dial_hello). */
+static int st_mesh(st_boot *b, st_acceptor *a, int (*need_data)(const st_boot *, int, void *), void *arg,
                    const struct timespec *at, char *err, size_t errlen)
 {
     int expect = 0;
@@ -654,13 +962,12 @@ static int st_mesh(st_boot *b, int lfd, int (*need_data)(const st_boot *, int, v
     for (int j = 0; j < b->rank; j++) {
         for (int ch = ST_CH_CTRL; ch <= (need_data(b, j, arg) ? ST_CH_DATA : ST_CH_CTRL); ch++) {
             struct sockaddr_in sa = {0};
+            st_link l;
             sa.sin_family = AF_INET, sa.sin_addr.s_addr = b->peers[j].ip, sa.sin_port = b->peers[j].port;
-            int fd = st_connect(&sa, at, why, sizeof why);
-            if (fd < 0 || st_hello_send(fd, b->key, (uint32_t)ch, b->rank, b->size, at, why, sizeof why) != 0) {
-                if (fd >= 0)
-                    close(fd);
+            int fd = st_dial(&sa, b->key, (uint32_t)ch, b->rank, b->size, j, at, &l, why, sizeof why);
+            if (fd < 0) {
                 snprintf(err, errlen, "rank %d: connecting to rank %d (%s): %s", b->rank, j, b->peers[j].hostname, why);
-                return -1;
+                return l.refused ? -2 : -1;
             }
             *(ch == ST_CH_CTRL ? &b->ctrl[j] : &b->data[j]) = fd;
         }
@@ -668,20 +975,23 @@ static int st_mesh(st_boot *b, int lfd, int (*need_data)(const st_boot *, int, v
     for (int j = b->rank + 1; j < b->size; j++)
         expect += 1 + (need_data(b, j, arg) != 0);
     while (expect > 0) {
-        st_hello h;
-        int fd = st_accept_hello(lfd, b->key, b->size, &h, at, why, sizeof why);
-        if (fd < 0) {
+        st_link l;
+        if (st_acceptor_next(a, &l, at, why, sizeof why) != 0) {
             snprintf(err, errlen, "rank %d: waiting for higher ranks to connect: %s", b->rank, why);
             return -1;
         }
-        int *slot = h.channel == ST_CH_CTRL ? &b->ctrl[h.rank] : h.channel == ST_CH_DATA ? &b->data[h.rank] : NULL;
-        if (h.rank <= b->rank || !slot || *slot >= 0) {
-            fprintf(stderr, "stitch: bootstrap: rank %d dropped an unexpected hello from rank %d channel %u\n",
-                    b->rank, h.rank, h.channel);
-            close(fd);
+        int *slot = l.h.channel == ST_CH_CTRL ? &b->ctrl[l.h.rank] : l.h.channel == ST_CH_DATA ? &b->data[l.h.rank]
+                                                                                                  : NULL;
+        if (l.h.rank <= b->rank || !slot || *slot >= 0) {
+            st_link_refuse(a, &l, "an unexpected hello");
             continue;
         }
-        *slot = fd, expect--;
+        if (st_answer_ok(a, &l, at, why, sizeof why) != 0) {
+            close(l.fd);
+            snprintf(err, errlen, "rank %d: answering rank %d: %s", b->rank, l.h.rank, why);
+            return -1;
+        }
+        *slot = l.fd, expect--;
     }
     return 0;
 }
@@ -702,7 +1012,9 @@ static int st_boot_alloc(st_boot *b, int rank, int size)
     return 0;
 }
 
-/* My listener and my own entry of the table. */
+/* My listener and my own entry of the table. The root listens on the root address only (a loopback root is not
+ * reachable from the network at all); where that address is not one of this host's (NAT, a name that resolves
+ * differently here), on every interface, said once on stderr. */
 static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, const struct sockaddr_in *root,
                       char *err, size_t errlen)
 {
@@ -711,11 +1023,20 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, c
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
     uint32_t ip;
+    int lfd;
     if (ntohl(root->sin_addr.s_addr) >> 24 == 127 && !(ifname && *ifname))
         ip = root->sin_addr.s_addr; /* a job on loopback stays on loopback */
     else if (st_local_addr(root, ifname, &ip, err, errlen) != 0)
         return -1;
-    int lfd = st_listen(b->rank == 0 ? INADDR_ANY : ip, b->rank == 0 ? e->root_port : 0, err, errlen);
+    if (b->rank != 0) {
+        lfd = st_listen(ip, 0, err, errlen);
+    } else if ((lfd = st_listen(root->sin_addr.s_addr, e->root_port, err, errlen)) >= 0) {
+        ip = root->sin_addr.s_addr; /* peers reach my listener where they reached the root */
+    } else if (errno == EADDRNOTAVAIL) {
+        fprintf(stderr, "stitch: bootstrap: the root address %s is not an address of this host; listening on port "
+                "%d of every interface\n", e->root_host, e->root_port);
+        lfd = st_listen(INADDR_ANY, e->root_port, err, errlen);
+    }
     if (lfd < 0 || getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
         if (lfd >= 0)
             close(lfd);
@@ -727,34 +1048,148 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, c
     return lfd;
 }
 
+/* ---- the job's secret ------------------------------------------------------------------------------------- */
+
+/* The abstract unix socket where a loopback job's root hands out its local secret: per uid and job id, in the
+ * network namespace of the job (abstract names are per namespace, as loopback is). */
+static socklen_t st_local_name(const st_boot_env *e, struct sockaddr_un *su)
+{
+    static const uint64_t k[2] = {0x7374697463682d6cULL, 0x6f63616c2d6e616dULL};
+    memset(su, 0, sizeof *su);
+    su->sun_family = AF_UNIX;
+    int n = snprintf(su->sun_path + 1, sizeof su->sun_path - 1, "stitch-boot-%u-%016llx", (unsigned)geteuid(),
+                     (unsigned long long)st_siphash(k, e->secret, strlen(e->secret)));
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* Root: a fresh random secret and the socket that gives it to processes of my uid. */
+static int st_local_serve(const st_boot_env *e, unsigned char secret[16], char *err, size_t errlen)
+{
+    struct sockaddr_un su;
+    socklen_t sl = st_local_name(e, &su);
+    if (getrandom(secret, 16, 0) != 16) {
+        snprintf(err, errlen, "getrandom: %s", strerror(errno));
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&su, sl) != 0 || listen(fd, 1024) != 0) {
+        snprintf(err, errlen, "cannot create the job's local rendezvous socket @%s: %s%s", su.sun_path + 1,
+                 strerror(errno), errno == EADDRINUSE ? " (another job with this root address runs, or a process "
+                 "holds the name; set STITCH_SECRET to avoid it)" : "");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Leaf: fetch the local secret from the root's socket, which must belong to my uid. */
+static int st_local_fetch(const st_boot_env *e, unsigned char secret[16], const struct timespec *at, char *err,
+                          size_t errlen)
+{
+    struct sockaddr_un su;
+    socklen_t sl = st_local_name(e, &su);
+    char why[128] = "the root has not created it";
+    while (st_ms_left(at) > 0) {
+        struct ucred cr;
+        socklen_t cl = sizeof cr;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            snprintf(err, errlen, "socket: %s", strerror(errno));
+            return -1;
+        }
+        if (connect(fd, (struct sockaddr *)&su, sl) != 0) {
+            snprintf(why, sizeof why, "%s", strerror(errno));
+        } else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || cr.uid != geteuid()) {
+            snprintf(why, sizeof why, "it is held by pid %d of uid %u, not this job's uid %u", (int)cr.pid,
+                     (unsigned)cr.uid, (unsigned)geteuid());
+        } else if (fcntl(fd, F_SETFL, O_NONBLOCK) == 0 && st_io_all(fd, secret, 16, 0, at, why, sizeof why) == 0) {
+            close(fd);
+            return 0;
+        }
+        close(fd);
+        usleep(20000);
+    }
+    snprintf(err, errlen, "rank %d: no local secret from the root's socket @%s before the deadline: %s", e->rank,
+             su.sun_path + 1, why);
+    return -1;
+}
+
+static void st_hex(const unsigned char *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* The key of this job (the opening comment says which secret in which mode). Rank 0 of a loopback job without a
+ * secret also gets the socket that hands out the local secret (*ufd), which its acceptor serves. */
+static int st_boot_key(const st_boot_env *e, const st_boot_opts *o, const struct sockaddr_in *root, st_boot *b,
+                       int *ufd, unsigned char local[16], const struct timespec *at, char *err, size_t errlen)
+{
+    static int warned;
+    char hex[33];
+    *ufd = -1;
+    if (o->secret && *o->secret) {
+        st_derive_key(o->secret, b->key);
+        return 0;
+    }
+    if (e->secret_kind == ST_SECRET_RANDOM) {
+        st_derive_key(e->secret, b->key);
+        return 0;
+    }
+    if (ntohl(root->sin_addr.s_addr) >> 24 == 127) {
+        if (e->rank == 0 ? (*ufd = st_local_serve(e, local, err, errlen)) < 0
+                         : st_local_fetch(e, local, at, err, errlen) != 0)
+            return -1;
+        st_hex(local, 16, hex);
+        st_derive_key(hex, b->key);
+        return 0;
+    }
+    if (e->rank == 0 && !warned++)
+        fprintf(stderr, "stitch: warning: this %s job spans hosts and has no STITCH_SECRET: its key comes from the "
+                "job id, which is no secret, so anyone who can reach %s:%d can join it; set STITCH_SECRET to the "
+                "same secret on every rank\n", e->launcher, e->root_host, e->root_port);
+    st_derive_key(e->secret, b->key);
+    return 0;
+}
+
 stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot *out, char *err, size_t errlen)
 {
     struct sockaddr_in root;
     struct timespec at;
     char why[400];
+    st_acceptor a = {.lfd = -1, .ufd = -1, .rank = e->rank, .size = e->size, .key = out->key};
     st_deadline_in(&at, o->timeout_ms < 0 ? 24 * 3600 * 1000 : o->timeout_ms);
     if (st_boot_alloc(out, e->rank, e->size) != 0) {
         snprintf(err, errlen, "bootstrap: out of memory for %d ranks", e->size);
         return STITCH_ERR_NO_MEMORY;
     }
-    st_derive_key(e->secret, out->key);
     if (st_resolve(e->root_host, e->root_port, &root, why, sizeof why) != 0) {
         snprintf(err, errlen, "bootstrap (%s): %s", e->launcher, why);
         st_boot_free(out);
         return STITCH_ERR_SYSTEM;
     }
-    int lfd = st_boot_me(out, e, o, &root, why, sizeof why);
-    int rc = lfd < 0 ? -1 : e->rank == 0 ? st_root_gather(out, lfd, &at, why, sizeof why)
-                                         : st_leaf_gather(out, &root, &at, why, sizeof why);
+    int rc = st_boot_key(e, o, &root, out, &a.ufd, a.local, &at, why, sizeof why), sys = rc != 0;
+    if (rc == 0) {
+        a.lfd = st_boot_me(out, e, o, &root, why, sizeof why);
+        rc = sys = a.lfd < 0;
+    }
     if (rc == 0)
-        rc = st_mesh(out, lfd, o->need_data, o->arg, &at, why, sizeof why);
-    if (lfd >= 0)
-        close(lfd);
+        rc = e->rank == 0 ? st_root_gather(out, &a, &at, why, sizeof why) : st_leaf_gather(out, &root, &at, why, sizeof why);
+    if (a.ufd >= 0) { /* every rank has the local secret now: stop handing it out */
+        close(a.ufd);
+        a.ufd = -1;
+    }
+    if (rc == 0)
+        rc = st_mesh(out, &a, o->need_data, o->arg, &at, why, sizeof why);
+    st_acceptor_close(&a);
+    if (a.lfd >= 0)
+        close(a.lfd);
     if (rc != 0) {
         snprintf(err, errlen, "bootstrap (%s, root %s:%d, rank %d of %d): %s", e->launcher, e->root_host,
                  e->root_port, e->rank, e->size, why);
         st_boot_close(out);
-        return lfd < 0 ? STITCH_ERR_SYSTEM : STITCH_ERR_TIMEOUT;
+        return sys ? STITCH_ERR_SYSTEM : rc == -2 ? STITCH_ERR_CONFIG : STITCH_ERR_TIMEOUT;
     }
     return STITCH_OK;
 }

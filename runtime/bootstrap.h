@@ -4,8 +4,10 @@
  * address, from the launcher's environment or a unique id) and sends its listen address and host identity;
  * the root answers everyone with the whole table (an allgather); (2) every pair of ranks connects directly:
  * a control channel always, and a data channel when the pair's data goes over tcp; (3) a barrier over the
- * control channels. Every connection proves it belongs to the job with a keyed hash (SipHash-2-4) of a fresh
- * challenge; anything else is logged and dropped, never trusted and never waited on for long.
+ * control channels. Both ends of every connection prove they belong to the job with a keyed hash (SipHash-2-4)
+ * over fresh challenges from each side; anything else is logged (rate-limited) and dropped, never trusted and
+ * never waited on for long. bootstrap.c's opening comment says which secret each launcher mode uses and what it
+ * guarantees.
  */
 #ifndef ST_BOOTSTRAP_H
 #define ST_BOOTSTRAP_H
@@ -21,8 +23,10 @@ typedef struct st_boot_env {
     int rank, size, local_rank;
     char root_host[256];
     int root_port;
-    char secret[160];  /* what the connection key is derived from (STITCH_SECRET, the unique id, or the job id) */
+    char secret[160];  /* the unique id's random secret, or the launcher's job id (public: names the job) */
+    int secret_kind;   /* ST_SECRET_RANDOM (unique id) or ST_SECRET_JOBID (launcher) */
 } st_boot_env;
+enum { ST_SECRET_JOBID = 0, ST_SECRET_RANDOM = 1 };
 
 /* Fill `e` from the environment, launchers tried in a fixed order: Open MPI, MPICH Hydra, Slurm, torchrun,
  * stitch's own STITCH_RANK/STITCH_SIZE/STITCH_ROOT. STITCH_ROOT overrides the root a launcher gives (STITCH_SECRET,
@@ -61,6 +65,7 @@ typedef struct st_boot_opts {
     uint64_t tag;         /* published as my st_peer_info.tag (placement.c: how my groups are made) */
     int (*need_data)(const st_boot *, int, void *);
     void *arg;
+    const char *secret;   /* STITCH_SECRET; NULL: the unique id's, a loopback job's local one, or the job id */
 } st_boot_opts;
 
 /* Run the three phases. On failure nothing is left open. */
@@ -69,6 +74,12 @@ void st_boot_close(st_boot *b); /* closes the sockets still owned (entries set t
 
 /* Barrier over the control sockets (blocking, bounded). */
 stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t errlen);
+
+/* The connecting side of one handshake, as a rank dials the root (channel 0) or a peer (1 control, 2 data): on
+ * `fd` (connected; -1: connect to host:port), prove `secret` to the acceptor and check its proof of being rank
+ * `peer`. The fd, or -1 with why. For tests that play a rogue client; the bootstrap itself runs the same code. */
+int st_boot_dial(int fd, const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
+                 int timeout_ms, char *err, size_t errlen);
 
 /* SipHash-2-4 of msg under the 128-bit key. */
 uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len);

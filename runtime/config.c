@@ -8,7 +8,7 @@
  *                          bytes with it (vector bytes * (p - 1)), ring above; 0 never; suffixes k, m
  *                          (measured, shm, 2-core VM: np 2, 64 KiB vectors 9.9 us one-shot, 7.6 ring;
  *                          np 4, 16 KiB vectors 25 us one-shot, 78 ring, 34-38 mesh/rhd)
- *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive number (e.g. 0.2)        300
+ *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive decimal (e.g. 0.2)       300
  *                          (stitch_config_t.timeout_ms takes precedence)
  *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment; suffixes k, m          4 MiB
  *                          (64 MiB fp32 ring all_reduce on the 2-core VM, p = 2 and 4: 256 KiB-1 MiB
@@ -32,11 +32,14 @@
  *                          communicator than it has cores (proc.c says why)
  *   STITCH_SOCKET_IFNAME   interfaces for the bootstrap and tcp: "eth0", prefixes "eth,ib", "^docker,lo"   the
  *                          to exclude (bootstrap.c)                                         route to the root
- *   STITCH_SECRET          the job's shared secret for the rendezvous's keyed hash        the launcher's job
- *                                                                                     id or the unique id's
+ *   STITCH_SECRET          the job's shared secret for the rendezvous's keyed hash, at most 255      see
+ *                          characters (longer is an error: never cut); required in practice for     bootstrap.c
+ *                          a job across hosts (bootstrap.c says what each launcher mode guarantees)
  *   STITCH_DEBUG           log launcher, addresses, transports and groups to stderr (any value but "0")   off
  * A malformed value is an error at communicator creation, never a silent default: a typo in a timeout
- * would otherwise surface as a hang hours later.
+ * would otherwise surface as a hang hours later. Numbers are plain decimal digits (no sign, blank, hex, exponent,
+ * inf or nan; the timeout may have a fraction), set-but-empty is malformed, and a limit is checked before a
+ * k/m suffix scales the number, so no value wraps around to a small one.
  *
  * What is not read here: the launchers' own variables (OMPI_*, PMI_*, SLURM_*, RANK/WORLD_SIZE/LOCAL_RANK/
  * MASTER_ADDR/MASTER_PORT, and stitch's STITCH_RANK/STITCH_SIZE/STITCH_ROOT). They are not tunables but the
@@ -46,7 +49,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,38 +117,72 @@ stitch_status_t st_parse_algo_spec(const char *spec, st_algo_spec *out, char *er
     }
 }
 
-/* STITCH_TIMEOUT: a positive finite number of seconds, nothing else on the line. */
+/* Decimal digits at *s, at least one, into *out; advances *s. 0 when there is no digit or the value passes max
+ * (the digits are still consumed, so the caller's message shows the whole value). strto* are not used: they
+ * accept blanks, signs, hex and (strtod) exponents, inf and nan, and read the decimal point from the locale. */
+static int st_digits(const char **s, unsigned long long max, unsigned long long *out)
+{
+    const char *p = *s;
+    unsigned long long v = 0;
+    int ok = 1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (max - d) / 10)
+            ok = 0;
+        else
+            v = v * 10 + d;
+    }
+    ok &= p != *s;
+    *s = p;
+    *out = v;
+    return ok;
+}
+
+/* STITCH_TIMEOUT: "S" or "S.F", decimal, positive, at most 2000000 s, nothing else; rounded up to milliseconds. */
 static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_t errlen)
 {
-    char *end;
-    errno = 0;
-    double sec = strtod(v, &end);
-    while (*end && isspace((unsigned char)*end))
-        end++;
-    if (end == v || *end || errno || !isfinite(sec) || sec <= 0 || sec > 2e6) {
-        snprintf(err, errlen, "STITCH_TIMEOUT='%s': expected a positive number of seconds (at most 2000000)", v);
+    const char *s = v;
+    unsigned long long sec, total;
+    int ok = st_digits(&s, 2000000, &sec);
+    total = sec * 1000;
+    if (ok && *s == '.') {
+        const char *f = ++s;
+        int below_ms = 0;
+        for (unsigned scale = 100; *s >= '0' && *s <= '9'; s++, scale /= 10)
+            if (scale)
+                total += (unsigned)(*s - '0') * scale; /* the first three digits are milliseconds */
+            else
+                below_ms |= *s != '0';                 /* anything finer rounds up to the next one */
+        total += (unsigned)below_ms;
+        ok = s > f;
+    }
+    if (!ok || *s || total == 0 || total > 2000000000ull) {
+        snprintf(err, errlen, "STITCH_TIMEOUT='%s': expected a positive decimal number of seconds such as 30 or 0.5 "
+                 "(at most 2000000)", v);
         return STITCH_ERR_CONFIG;
     }
-    *ms = (int)ceil(sec * 1000.0);
+    *ms = (int)total;
     return STITCH_OK;
 }
 
-/* A byte count with an optional k or m suffix, between lo and hi (STITCH_SEGMENT_BYTES, STITCH_ONESHOT_BYTES). */
+/* A byte count with an optional k or m suffix, between lo and 1 GiB (STITCH_SEGMENT_BYTES, STITCH_ONESHOT_BYTES,
+ * the ring sizes). The number is checked against the limit before the suffix scales it, so no value wraps. */
 static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo, size_t *bytes, char *err,
                                       size_t errlen)
 {
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        n <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        n <<= 20, end++;
-    if (end == v || *end || errno || *v == '-' || n < lo || n > (1ull << 30)) {
-        snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G (suffix k or m)", name, v, lo);
+    const unsigned long long hi = 1ull << 30;
+    const char *s = v;
+    unsigned long long n;
+    int ok = st_digits(&s, hi, &n), shift = 0;
+    if (*s == 'k' || *s == 'K')
+        shift = 10, s++;
+    else if (*s == 'm' || *s == 'M')
+        shift = 20, s++;
+    if (!ok || *s || n > hi >> shift || n << shift < lo) {
+        snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G in decimal (suffix k or m)", name, v, lo);
         return STITCH_ERR_CONFIG;
     }
-    *bytes = (size_t)n;
+    *bytes = (size_t)(n << shift);
     return STITCH_OK;
 }
 
@@ -155,7 +191,7 @@ static stitch_status_t st_parse_pow2(const char *name, size_t def, size_t *out, 
 {
     const char *v = getenv(name);
     *out = def;
-    if (!v || !*v)
+    if (!v)
         return STITCH_OK;
     if (st_parse_bytes(name, v, 4096, out, err, errlen) != STITCH_OK || (*out & (*out - 1))) {
         snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
@@ -183,18 +219,16 @@ static stitch_status_t st_parse_transport(int *out, char *err, size_t errlen)
 /* STITCH_SPIN_US: microseconds, 0 to 10 s; unset or empty is -1 (decided later from the ranks per core). */
 static stitch_status_t st_parse_spin(long *out, char *err, size_t errlen)
 {
-    const char *v = getenv("STITCH_SPIN_US");
-    char *end;
+    const char *v = getenv("STITCH_SPIN_US"), *s = v;
+    unsigned long long us;
     *out = -1;
-    if (!v || !*v)
+    if (!v)
         return STITCH_OK;
-    errno = 0;
-    long us = strtol(v, &end, 10);
-    if (end == v || *end || errno || us < 0 || us > 10000000) {
+    if (!st_digits(&s, 10000000, &us) || *s) {
         snprintf(err, errlen, "STITCH_SPIN_US='%s': expected microseconds between 0 and 10000000", v);
         return STITCH_ERR_CONFIG;
     }
-    *out = us;
+    *out = (long)us;
     return STITCH_OK;
 }
 
@@ -228,6 +262,11 @@ static stitch_status_t st_load_proc(st_settings *out, char *err, size_t errlen)
     const char *ifname = getenv("STITCH_SOCKET_IFNAME"), *secret = getenv("STITCH_SECRET");
     out->socket_ifname = ifname && *ifname ? ifname : NULL;
     out->secret = secret && *secret ? secret : NULL;
+    if (st == STITCH_OK && out->secret && strlen(out->secret) > ST_SECRET_MAX) {
+        /* never cut: two secrets that differ only past the cut would make the same key */
+        snprintf(err, errlen, "STITCH_SECRET: %zu characters, at most %d", strlen(out->secret), ST_SECRET_MAX);
+        st = STITCH_ERR_CONFIG;
+    }
     return st;
 }
 

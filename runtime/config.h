@@ -9,6 +9,7 @@
 
 #define ST_NAME_MAX 64
 #define ST_DEFAULT_ALGO "ring"
+#define ST_SECRET_MAX 255 /* characters of STITCH_SECRET */
 
 /* STITCH_TRANSPORT: how a process-mode pair moves its data. */
 enum { ST_TP_AUTO, ST_TP_SHM, ST_TP_TCP };

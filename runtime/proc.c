@@ -317,7 +317,7 @@ static void st_proc_release(st_proc *pr)
 static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, const st_settings *s, uint64_t tag,
                                        int timeout_ms, char *err, size_t errlen)
 {
-    st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_need_data, (void *)s};
+    st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_need_data, (void *)s, s->secret};
     pr->ring_bytes = s->shm_ring_bytes;
     stitch_status_t st = st_boot_run(env, &o, &pr->boot, err, errlen);
     if (st == STITCH_OK)
@@ -370,10 +370,7 @@ static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env,
                                     st_placement *pl, char *err, size_t errlen)
 {
     int boot_ms = s->timeout_ms < 0 ? -1 : s->timeout_ms;
-    st_boot_env e = *env;
-    if (s->secret) /* STITCH_SECRET over the launcher's job id or the unique id's secret */
-        snprintf(e.secret, sizeof e.secret, "%s", s->secret);
-    stitch_status_t st = st_proc_connect(comm->proc, &e, s, pl->tag, boot_ms, err, errlen);
+    stitch_status_t st = st_proc_connect(comm->proc, env, s, pl->tag, boot_ms, err, errlen);
     return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, comm->job, err, errlen) : st;
 }
 

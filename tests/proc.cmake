@@ -17,6 +17,19 @@ foreach(sc shmleak.long stall.long)
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 600 LABELS "proc;long" RUN_SERIAL TRUE)
 endforeach()
 
+# The bootstrap against a rogue client on loopback (tests/proc/test_rogue.c): one that knows only the port (and the
+# job id) cannot join or read the table, on the root's port or a rank's own; 80 silent or garbage connections do
+# not stall a job; a rank refuses an impostor root; a rank with another secret fails at once saying so; a job across
+# hosts without STITCH_SECRET warns once.
+add_executable(test_rogue ${PROC_TESTS}/test_rogue.c)
+target_link_libraries(test_rogue PRIVATE stitch)
+target_include_directories(test_rogue PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
+target_compile_options(test_rogue PRIVATE -UNDEBUG)
+foreach(sc join stall pairwise impostor wrong_secret warn)
+  add_test(NAME proc.rogue.${sc} COMMAND test_rogue ${sc})
+  set_tests_properties(proc.rogue.${sc} PROPERTIES TIMEOUT 60 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+
 # Launcher mode: stitch-perf under a real launcher (tests/proc/launch.sh judges every rank's closing line).
 # Small sizes (up to 4 MB) keep the default run fast; skipped (77) with the reason when mpirun is absent.
 set(PROC_LAUNCH ${PROC_TESTS}/launch.sh)

@@ -87,10 +87,12 @@ if [ -n "$(ranks_in $other)" ]; then
 else
     want_groups="1 group by host (all ranks)"
 fi
-echo "$ STITCH_RANK=0..$((n - 1)) STITCH_SIZE=$n STITCH_ROOT=$root$([ "$mode" = ifname ] && echo " STITCH_SOCKET_IFNAME=<veth>") timeout $limit stitch-perf ${args[*]}"
+echo "$ STITCH_RANK=0..$((n - 1)) STITCH_SIZE=$n STITCH_ROOT=$root STITCH_SECRET=...$([ "$mode" = ifname ] && echo " STITCH_SOCKET_IFNAME=<veth>") timeout $limit stitch-perf ${args[*]}"
+# A job across hosts runs with a secret (bootstrap.c: without one its key would be the public job id).
+secret=netns-$$-$RANDOM$RANDOM
 pids=()
 for ((r = 0; r < n; r++)); do
-    envs=(STITCH_RANK=$r STITCH_SIZE=$n STITCH_ROOT=$root STITCH_DEBUG=1)
+    envs=(STITCH_RANK=$r STITCH_SIZE=$n STITCH_ROOT=$root STITCH_DEBUG=1 STITCH_SECRET=$secret)
     [ "$mode" = ifname ] && envs+=(STITCH_SOCKET_IFNAME=$(if_of $r))
     ip netns exec "$(ns_of $r)" env "${envs[@]}" timeout -k 5 "$limit" "$perf" "${args[@]}" >"$work/out.$r" 2>"$work/err.$r" &
     pids+=($!)

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "runner.h"
 #include "stitch.h"
 
@@ -337,7 +338,7 @@ static const env_case env_cases[] = {
     {"STITCH_ALGO", "all_gather=nosuch", STITCH_ERR_CONFIG, "unknown algorithm 'nosuch' for all_gather"},
     {"STITCH_ALGO", " Mesh ", STITCH_OK, ""},
     {"STITCH_ALGO", "all_reduce=rhd, all_gather=mesh", STITCH_OK, ""},
-    {"STITCH_TIMEOUT", "abc", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='abc': expected a positive number of seconds"},
+    {"STITCH_TIMEOUT", "abc", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='abc': expected a positive decimal number of seconds"},
     {"STITCH_TIMEOUT", "0", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='0'"},
     {"STITCH_TIMEOUT", "-1", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='-1'"},
     {"STITCH_TIMEOUT", "5s", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='5s'"},
@@ -359,7 +360,96 @@ static const env_case env_cases[] = {
     {"STITCH_SPIN_US", "-5", STITCH_ERR_CONFIG, "STITCH_SPIN_US='-5': expected microseconds between 0 and 10000000"},
     {"STITCH_SPIN_US", "10us", STITCH_ERR_CONFIG, "STITCH_SPIN_US='10us'"},
     {"STITCH_SPIN_US", "0", STITCH_OK, ""},
+    /* every numeric tunable: decimal digits only (no sign, blank, hex or exponent), nothing after the number or
+     * its suffix, nothing empty, and no value whose suffix overflows (these wrapped to small values once) */
+    {"STITCH_TIMEOUT", "0x10", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='0x10': expected a positive decimal number"},
+    {"STITCH_TIMEOUT", "inf", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='inf'"},
+    {"STITCH_TIMEOUT", "1e3", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='1e3'"},
+    {"STITCH_TIMEOUT", "+5", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='+5'"},
+    {"STITCH_TIMEOUT", " 5", STITCH_ERR_CONFIG, "STITCH_TIMEOUT=' 5'"},
+    {"STITCH_TIMEOUT", "5 ", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='5 '"},
+    {"STITCH_TIMEOUT", "-0.5", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='-0.5'"},
+    {"STITCH_TIMEOUT", "0.0", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='0.0'"},
+    {"STITCH_TIMEOUT", "1.", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='1.'"},
+    {"STITCH_TIMEOUT", "2000001", STITCH_ERR_CONFIG, "at most 2000000"},
+    {"STITCH_TIMEOUT", "99999999999999999999999", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='9999"},
+    {"STITCH_SEGMENT_BYTES", "18014398509481988k", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='18014398509481988k'"},
+    {"STITCH_SEGMENT_BYTES", "17592186044420m", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='17592186044420m'"},
+    {"STITCH_SEGMENT_BYTES", "99999999999999999999", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='9999"},
+    {"STITCH_SEGMENT_BYTES", " 4096", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES=' 4096'"},
+    {"STITCH_SEGMENT_BYTES", "+4096", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='+4096'"},
+    {"STITCH_SEGMENT_BYTES", "0x1000", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='0x1000'"},
+    {"STITCH_SEGMENT_BYTES", "4kk", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='4kk'"},
+    {"STITCH_SEGMENT_BYTES", "k", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='k'"},
+    {"STITCH_SEGMENT_BYTES", "", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES=''"},
+    {"STITCH_SEGMENT_BYTES", "1025m", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='1025m'"},
+    {"STITCH_ONESHOT_BYTES", "18014398509481984k", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES='18014398509481984k'"},
+    {"STITCH_ONESHOT_BYTES", "17592186044416m", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES='17592186044416m'"},
+    {"STITCH_ONESHOT_BYTES", " 0", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES=' 0'"},
+    {"STITCH_ONESHOT_BYTES", "", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES=''"},
+    {"STITCH_SHM_RING_BYTES", "17592186044417m", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES='17592186044417m'"},
+    {"STITCH_SHM_RING_BYTES", "18014398509481988k", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES='18014398509481988k'"},
+    {"STITCH_SHM_RING_BYTES", "+64k", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES='+64k'"},
+    {"STITCH_SHM_RING_BYTES", "", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES=''"},
+    {"STITCH_TCP_RING_BYTES", "17592186044417m", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES='17592186044417m'"},
+    {"STITCH_TCP_RING_BYTES", " 64k", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES=' 64k'"},
+    {"STITCH_TCP_RING_BYTES", "", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES=''"},
+    {"STITCH_SPIN_US", " 5", STITCH_ERR_CONFIG, "STITCH_SPIN_US=' 5'"},
+    {"STITCH_SPIN_US", "+5", STITCH_ERR_CONFIG, "STITCH_SPIN_US='+5'"},
+    {"STITCH_SPIN_US", "0x10", STITCH_ERR_CONFIG, "STITCH_SPIN_US='0x10'"},
+    {"STITCH_SPIN_US", "99999999999999999999", STITCH_ERR_CONFIG, "STITCH_SPIN_US='9999"},
+    {"STITCH_SPIN_US", "10000001", STITCH_ERR_CONFIG, "STITCH_SPIN_US='10000001'"},
+    {"STITCH_SPIN_US", "", STITCH_ERR_CONFIG, "STITCH_SPIN_US=''"},
+    {"STITCH_SECRET", "a-secret-of-256-characters-is-too-long-"
+                      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+     STITCH_ERR_CONFIG, "STITCH_SECRET: 256 characters, at most 255"},
+    {"STITCH_SECRET", "a good secret", STITCH_OK, ""},
 };
+
+/* Good values parse to what they say (config.c directly): suffixes, the largest values, fractions of seconds. */
+static const struct {
+    const char *var, *value;
+    size_t want;
+} value_cases[] = {
+    {"STITCH_TIMEOUT", "0.25", 250},          {"STITCH_TIMEOUT", "1.0001", 1001},
+    {"STITCH_TIMEOUT", "2000000", 2000000000}, {"STITCH_TIMEOUT", "0.0000001", 1},
+    {"STITCH_SEGMENT_BYTES", "1m", 1 << 20},  {"STITCH_SEGMENT_BYTES", "1048576K", 1 << 30},
+    {"STITCH_SEGMENT_BYTES", "1024M", 1 << 30}, {"STITCH_SEGMENT_BYTES", "4096", 4096},
+    {"STITCH_ONESHOT_BYTES", "0", 0},         {"STITCH_ONESHOT_BYTES", "007k", 7168},
+    {"STITCH_SHM_RING_BYTES", "64k", 65536},  {"STITCH_TCP_RING_BYTES", "1024m", 1 << 30},
+    {"STITCH_SPIN_US", "10000000", 10000000}, {"STITCH_SPIN_US", "0", 0},
+};
+
+static size_t setting_of(const st_settings *s, const char *var)
+{
+    if (strcmp(var, "STITCH_TIMEOUT") == 0)
+        return (size_t)s->timeout_ms;
+    if (strcmp(var, "STITCH_SEGMENT_BYTES") == 0)
+        return s->segment_bytes;
+    if (strcmp(var, "STITCH_ONESHOT_BYTES") == 0)
+        return s->oneshot_max;
+    if (strcmp(var, "STITCH_SHM_RING_BYTES") == 0)
+        return s->shm_ring_bytes;
+    if (strcmp(var, "STITCH_TCP_RING_BYTES") == 0)
+        return s->tcp_ring_bytes;
+    return (size_t)s->spin_us;
+}
+
+static void test_config_values(void)
+{
+    for (size_t i = 0; i < sizeof value_cases / sizeof value_cases[0]; i++) {
+        st_settings s;
+        char err[512] = "";
+        setenv(value_cases[i].var, value_cases[i].value, 1);
+        stitch_status_t st = st_settings_load(NULL, &s, err, sizeof err);
+        unsetenv(value_cases[i].var);
+        CHECK(st == STITCH_OK, "%s='%s': %s", value_cases[i].var, value_cases[i].value, err);
+        CHECK(setting_of(&s, value_cases[i].var) == value_cases[i].want, "%s='%s' gave %zu, want %zu",
+              value_cases[i].var, value_cases[i].value, setting_of(&s, value_cases[i].var), value_cases[i].want);
+    }
+}
 
 static void test_environment(void)
 {
@@ -640,6 +730,7 @@ static const st_test tests[] = {
     {"auto_choice", test_auto_choice, 10},
     {"unknown_algorithm", test_unknown_algorithm, 10},
     {"environment", test_environment, 10},
+    {"config_values", test_config_values, 10},
     {"mismatch", test_mismatch, 60},
     {"timeout", test_timeout, 20},
     {"abort", test_abort, 20},
