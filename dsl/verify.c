@@ -42,7 +42,7 @@ typedef struct absstate {
     size_t npool, cappool; /* in sets */
     int nomem;
     char msg[600];
-    int line;
+    int line, col;         /* where the failure points: a send's line and column, or the algorithm's line */
 } absstate;
 
 static cell *probe(rank_cells *rc, int u)
@@ -157,6 +157,21 @@ static int failf(absstate *a, int line, const char *fmt, ...)
     vsnprintf(a->msg, sizeof a->msg, fmt, ap);
     va_end(ap);
     a->line = line;
+    a->col = 0;
+    return -1;
+}
+
+/* A failure at transfer x: points at its send statement. */
+static int failx(absstate *a, const st_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int failx(absstate *a, const st_xfer *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+    va_end(ap);
+    a->line = x->line;
+    a->col = x->col;
     return -1;
 }
 
@@ -258,27 +273,31 @@ static int next_pair(unit_pairs *it, int *su, int *du)
     return 1;
 }
 
+/* Why a unit may not be both sent and written in one step, and what to write instead. */
+static const char hazard_hint[] = "receive into a scratch unit (`at`) and combine it in the next step: the "
+                                  "runtime reads a sender's unit while the step's receives are applied";
+
 /* Pass A of a step: hazards and "sends only what it holds". */
 static int check_unit(absstate *a, int step, const st_xfer *x, int u, int du)
 {
     cell *sc = cell_of(a, x->src, u, 0);
     if (!sc || empty(a, set_of(a, sc)))
-        return failf(a, x->line, "at step %d rank %d sends unit %d to rank %d but holds no data for it", step,
+        return failx(a, x, "at step %d rank %d sends unit %d to rank %d but holds no data for it", step,
                      x->src, u, x->dst);
     if (x->src == x->dst && u == du)
         return 0; /* a local transfer onto itself is a no-op */
     if (sc->wmark == step + 1)
-        return failf(a, x->line, "at step %d rank %d sends unit %d while it also receives it in the same step "
-                     "(from rank %d): read/write hazard", step, x->src, u, sc->wsrc);
+        return failx(a, x, "at step %d rank %d sends unit %d while it also receives it in the same step "
+                     "(from rank %d): read/write hazard; %s", step, x->src, u, sc->wsrc, hazard_hint);
     sc->rmark = step + 1;
     cell *dc = cell_of(a, x->dst, du, 1);
     if (!dc)
-        return failf(a, x->line, "out of memory");
+        return failx(a, x, "out of memory");
     if (dc->rmark == step + 1)
-        return failf(a, x->line, "at step %d rank %d receives unit %d from rank %d while it also sends it in the "
-                     "same step: read/write hazard", step, x->dst, du, x->src);
+        return failx(a, x, "at step %d rank %d receives unit %d from rank %d while it also sends it in the "
+                     "same step: read/write hazard; %s", step, x->dst, du, x->src, hazard_hint);
     if (dc->wmark == step + 1 && (dc->wcopy || x->op == ST_X_COPY))
-        return failf(a, x->line, "at step %d unit %d of rank %d is written by rank %d and by rank %d, and one of "
+        return failx(a, x, "at step %d unit %d of rank %d is written by rank %d and by rank %d, and one of "
                      "them copies: the result would depend on arrival order", step, du, x->dst, dc->wsrc, x->src);
     dc->wmark = step + 1;
     dc->wcopy = x->op == ST_X_COPY;
@@ -311,15 +330,15 @@ static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
         return 0;
     }
     if (empty(a, d))
-        return failf(a, x->line, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, du);
+        return failx(a, x, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, du);
     if (dc->tag != sc->tag)
-        return failf(a, x->line, "at step %d rank %d reduces unit %d's data (from rank %d) into unit %d, which "
+        return failx(a, x, "at step %d rank %d reduces unit %d's data (from rank %d) into unit %d, which "
                      "holds unit %d's data", step, x->dst, sc->tag, x->src, du, dc->tag);
     for (int w = 0; w < a->W; w++)
         if (d[w] & v[w]) {
             set_text(a, d, have, sizeof have);
             set_text(a, v, brings, sizeof brings);
-            return failf(a, x->line, "at step %d rank %d reduces unit %d from rank %d twice over: it holds %s and "
+            return failx(a, x, "at step %d rank %d reduces unit %d from rank %d twice over: it holds %s and "
                          "receives %s (a contribution reduced twice)", step, x->dst, du, x->src, have, brings);
         }
     for (int w = 0; w < a->W; w++)
@@ -397,11 +416,54 @@ out:
     return rc;
 }
 
+/* What the runtime checks before it runs a rank's plan (sched.h: st_rank_check, the very function exec.c calls),
+ * for every rank: storage (an all_to_all forwarding through third ranks without scratch, receiving into the
+ * caller's input), local self-reduces, same-step read/write. The transfers are bucketed by source and by
+ * destination (a stable counting sort keeps schedule order), so all ranks cost O(transfers + units). */
+static int runtime_check(absstate *a)
+{
+    const st_sched *s = a->s;
+    int p = s->p, rc = 0;
+    int32_t *sfirst = calloc((size_t)p + 1, sizeof(int32_t)), *rfirst = calloc((size_t)p + 1, sizeof(int32_t));
+    int32_t *sends = malloc(sizeof(int32_t) * ((size_t)s->nxfers + 1)), *recvs = malloc(sizeof(int32_t) * ((size_t)s->nxfers + 1));
+    unsigned char *marks = calloc((size_t)s->nunits + (size_t)s->nscratch + 1, 1);
+    if (!sfirst || !rfirst || !sends || !recvs || !marks) {
+        rc = failf(a, 0, "out of memory for p = %d", p);
+        goto out;
+    }
+    for (int i = 0; i < s->nxfers; i++)
+        sfirst[s->xfers[i].src + 1]++, rfirst[s->xfers[i].dst + 1]++;
+    for (int x = 0; x < p; x++)
+        sfirst[x + 1] += sfirst[x], rfirst[x + 1] += rfirst[x];
+    for (int i = 0; i < s->nxfers; i++)
+        sends[sfirst[s->xfers[i].src]++] = i, recvs[rfirst[s->xfers[i].dst]++] = i;
+    for (int x = p; x > 0; x--) /* the fills moved each start to the next rank's: move them back */
+        sfirst[x] = sfirst[x - 1], rfirst[x] = rfirst[x - 1];
+    sfirst[0] = rfirst[0] = 0;
+    for (int x = 0; x < p && !rc; x++) {
+        st_err err;
+        if (st_rank_check(s, x, sends + sfirst[x], sfirst[x + 1] - sfirst[x], recvs + rfirst[x],
+                          rfirst[x + 1] - rfirst[x], marks, NULL, &err)) {
+            snprintf(a->msg, sizeof a->msg, "the runtime would refuse it: %s", err.msg);
+            a->line = err.line ? err.line : s->algo->line;
+            a->col = err.line ? err.col : 0;
+            rc = -1;
+        }
+    }
+out:
+    free(sfirst);
+    free(rfirst);
+    free(sends);
+    free(recvs);
+    free(marks);
+    return rc;
+}
+
 /* "p = 6", "p = 6, root 3", "p = 6 as 3x2" */
 static void inst_text(const st_algo *al, const st_inst *in, char *buf, size_t len)
 {
     int o = snprintf(buf, len, "p = %d", in->p);
-    if (al->flags & ST_ALGO_USES_ROOT)
+    if (st_coll_rooted(al->coll))
         o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
     if (in->topo)
         snprintf(buf + o, len - (size_t)o, " as %dx%d", in->topo->ngroups, in->p / in->topo->ngroups);
@@ -422,7 +484,12 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     }
     absstate a = {.s = &s, .p = in->p, .U = s.nunits, .W = (in->p + 63) / 64};
     int rc = run_abstract(&a);
-    if (rc)
+    if (rc == 0)
+        rc = runtime_check(&a);
+    if (rc && a.col > 0)
+        fprintf(out, "%s:%d:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, a.col, al->name,
+                st_coll_name(al->coll), what, a.msg);
+    else if (rc)
         fprintf(out, "%s:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, al->name,
                 st_coll_name(al->coll), what, a.msg);
     *nsteps = s.nsteps;
@@ -431,20 +498,22 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     return rc;
 }
 
-/* Roots to try: all of them up to p = 16; up to 64 a sample that covers both ends, the middle and odd/even;
- * above that both ends and the middle (the long sweep to p = 512 stays within minutes). */
+/* Roots to try for a rooted collective, whether or not its body reads `root`: the contract (who starts with the
+ * data, who must end with it) depends on the root even when the schedule does not, and an algorithm that ignores
+ * the root is wrong for every root but one. Every root up to p = ST_VERIFY_ALL_ROOTS; above, a sample that covers
+ * both ends, the middle and odd/even (docs/language.md, section 7, says so; the long sweep to p = 512 stays
+ * within minutes). Collectives without a root are tried once, with root 0. */
 static int next_root(const st_algo *al, int p, int root)
 {
-    if (!(al->flags & ST_ALGO_USES_ROOT))
+    if (!st_coll_rooted(al->coll))
         return root < 0 ? 0 : p;
-    if (p <= 16)
+    if (p <= ST_VERIFY_ALL_ROOTS)
         return root + 1;
-    int small = p <= 64 ? 3 : 1; /* roots 0 .. small are tried */
-    if (root < small)
+    if (root < 3)
         return root + 1;
     if (root < p / 2)
         return p / 2;
-    if (root < p - 2 && p <= 64)
+    if (root < p - 2)
         return p - 2;
     return root < p - 1 ? p - 1 : p;
 }
@@ -504,7 +573,7 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         if (!bad)
             fprintf(out, "verified %-12s %-15s p = %d..%d%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
                     al->name, st_coll_name(al->coll), o->pmin, o->pmax,
-                    al->flags & ST_ALGO_USES_ROOT ? ", roots" : "",
+                    st_coll_rooted(al->coll) ? ", roots" : "",
                     al->flags & ST_ALGO_USES_TOPO ? ", SxL groupings" : "", o->pmax, nsteps, nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }

@@ -6,8 +6,9 @@
  * a rank only sends units it holds; within a step no rank reads (sends) a unit that it also writes (receives),
  * and no unit receives two copies; peers and units in range; the same step count on every rank. Sends and
  * receives match by construction (receives are derived from sends), and the executor's step protocol cannot
- * deadlock on a schedule whose ranks agree on the step count. Rooted algorithms are tried with every root up to
- * p = 16 and a sample above; topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
+ * deadlock on a schedule whose ranks agree on the step count. Rooted collectives are tried with every root up to
+ * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1), whether or not the body reads `root`;
+ * topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
  */
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
@@ -15,6 +16,8 @@
 #include <stdio.h>
 
 #include "steptab.h"
+
+#define ST_VERIFY_ALL_ROOTS 32 /* every root is tried up to this p */
 
 typedef struct st_verify_opts {
     const char *algo; /* NULL: every algorithm */

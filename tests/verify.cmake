@@ -18,6 +18,16 @@ foreach(f ${broken})
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_broken.cmake)
 endforeach()
 
+# Each tests/verify/ok/*.dsl is an idiom the docs recommend (the recursive-doubling exchange through scratch, an
+# all_to_all relay through scratch) and must verify for the ranges of its `# ranks:` line.
+file(GLOB accepted ${CMAKE_CURRENT_SOURCE_DIR}/verify/ok/*.dsl)
+foreach(f ${accepted})
+  get_filename_component(n ${f} NAME_WE)
+  add_test(NAME verify.accepts.${n}
+           COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DFILE=${f}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_ok.cmake)
+endforeach()
+
 file(GLOB sema_cases ${CMAKE_CURRENT_SOURCE_DIR}/sema/*.dsl)
 set(sema_updates "")
 foreach(f ${sema_cases})
