@@ -26,6 +26,7 @@ typedef struct cell {
     int32_t rmark, wmark;  /* step + 1 of the last read / write */
     int32_t wsrc, wcopy;   /* source of that write, and whether it copied */
     int32_t tag;           /* which vector unit's data it holds (scratch units and `at` move data between units) */
+    int32_t wxfer;         /* the transfer that wrote it last (an index in the schedule), -1: none yet */
     uint32_t val;          /* its set: pool + val * W */
 } cell;
 
@@ -91,7 +92,7 @@ static cell *cell_of(absstate *a, int x, int u, int create)
         a->cappool = cap;
     }
     cell *c = probe(rc, u);
-    *c = (cell){.unit = u, .tag = u, .val = (uint32_t)a->npool++};
+    *c = (cell){.unit = u, .tag = u, .wxfer = -1, .val = (uint32_t)a->npool++};
     memset(a->pool + (size_t)c->val * a->W, 0, sizeof(uint64_t) * a->W);
     rc->n++;
     return c;
@@ -130,22 +131,36 @@ static int count(const absstate *a, const uint64_t *v)
     return n;
 }
 
-/* "{0,1,3}" (at most 8 members shown). */
-static void set_text(const absstate *a, const uint64_t *v, char *buf, size_t len)
+/* "{0,1,3}", runs of three or more as "{0..5,7}"; at most `max` items (members or runs) shown, then ",..."
+ * (max 0: all). */
+static void set_text_max(const absstate *a, const uint64_t *v, char *buf, size_t len, int max)
 {
     size_t o = (size_t)snprintf(buf, len, "{");
     int shown = 0;
-    for (int x = 0; x < a->p && o < len; x++)
-        if (v[x / 64] >> (x % 64) & 1) {
-            if (shown == 8) {
-                o += (size_t)snprintf(buf + o, len - o, ",...");
-                break;
-            }
-            o += (size_t)snprintf(buf + o, len - o, shown ? ",%d" : "%d", x);
-            shown++;
+    for (int x = 0; x < a->p && o < len; x++) {
+        if (!(v[x / 64] >> (x % 64) & 1))
+            continue;
+        int y = x;
+        while (y + 1 < a->p && (v[(y + 1) / 64] >> ((y + 1) % 64) & 1))
+            y++;
+        if (max && shown == max) {
+            o += (size_t)snprintf(buf + o, len - o, ",...");
+            break;
         }
+        if (y - x >= 2)
+            o += (size_t)snprintf(buf + o, len - o, shown ? ",%d..%d" : "%d..%d", x, y);
+        else
+            o += (size_t)snprintf(buf + o, len - o, shown ? ",%d" : "%d", x), y = x;
+        shown++;
+        x = y;
+    }
     if (o < len)
         snprintf(buf + o, len - o, "}");
+}
+
+static void set_text(const absstate *a, const uint64_t *v, char *buf, size_t len)
+{
+    set_text_max(a, v, buf, len, 8);
 }
 
 static int failf(absstate *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -324,6 +339,7 @@ static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
     cell *dc = cell_of(a, x->dst, du, 0), *sc = cell_of(a, x->src, u, 0);
     uint64_t *d = set_of(a, dc);
     const uint64_t *v = set_of(a, sc);
+    dc->wxfer = (int32_t)(x - a->s->xfers);
     if (x->op == ST_X_COPY) {
         memcpy(d, v, sizeof(uint64_t) * a->W);
         dc->tag = sc->tag;
@@ -361,25 +377,43 @@ static int apply_step(absstate *a, int step)
     return 0;
 }
 
+/* A postcondition failure points at the send that wrote the unit last (or at the algorithm when none did) and
+ * says what the unit holds and what it should hold. */
+static int post_fail(absstate *a, const cell *c, int x, int u, const char *holds, const char *should)
+{
+    if (!c || c->wxfer < 0)
+        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s but should hold %s; no "
+                     "send ever writes it", u, x, holds, should);
+    const st_xfer *w = &a->s->xfers[c->wxfer];
+    return failx(a, w, "after the last step unit %d of rank %d holds %s but should hold %s; this send wrote it last, "
+                 "at step %d from rank %d (%s)", u, x, holds, should, w->step, w->src,
+                 w->op == ST_X_COPY ? "copy" : "reduce");
+}
+
 static int check_unit_post(absstate *a, int x, int u)
 {
-    char have[120];
+    char have[120], holds[160], should[160];
     int want = post_want(a, x, u);
     if (want == -2)
         return 0;
     const uint64_t *v = value(a, x, u);
     const cell *c = cell_of(a, x, u, 0);
     int n = count(a, v);
-    if (c && c->tag != u && n > 0)
-        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds unit %d's data", u, x, c->tag);
-    if ((want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1)))
+    int right_tag = !c || c->tag == u || n == 0;
+    if (right_tag && ((want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1))))
         return 0;
     set_text(a, v, have, sizeof have);
+    if (right_tag)
+        snprintf(holds, sizeof holds, "%s", n ? have : "nothing");
+    else
+        snprintf(holds, sizeof holds, "unit %d's data %s", c->tag, have);
     if (want == -1)
-        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds the contributions of %s, "
-                     "not of all %d ranks", u, x, have, a->p);
-    return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s, not rank %d's data", u, x,
-                 have, want);
+        snprintf(should, sizeof should, "the contributions of all %d ranks {0..%d}", a->p, a->p - 1);
+    else
+        snprintf(should, sizeof should, "rank %d's data {%d}", want, want);
+    if (!right_tag)
+        snprintf(should + strlen(should), sizeof should - strlen(should), " of unit %d", u);
+    return post_fail(a, c, x, u, holds, should);
 }
 
 static int check_post(absstate *a)
