@@ -44,6 +44,7 @@ typedef struct absstate {
     int nomem;
     char msg[600];
     int line, col;         /* where the failure points: a send's line and column, or the algorithm's line */
+    FILE *trace;           /* the holdings view: what every unit holds, printed after each step */
 } absstate;
 
 static cell *probe(rank_cells *rc, int u)
@@ -429,6 +430,69 @@ static int check_post(absstate *a)
     return 0;
 }
 
+static int cmp_int(const void *x, const void *y)
+{
+    return (*(const int *)x > *(const int *)y) - (*(const int *)x < *(const int *)y);
+}
+
+/* One rank's holdings: `u0..2={0} u3={0,1} u7=u2{1}` (unit 7 holds unit 2's data), runs of consecutive units
+ * with the same set and their own data merged; `-` when it holds nothing. */
+static void trace_rank(absstate *a, int x, int *units)
+{
+    rank_cells *rc = &a->ranks[x];
+    int n = 0;
+    for (uint32_t i = 0; i < rc->cap; i++)
+        if (rc->v[i].unit != -1 && !empty(a, set_of(a, &rc->v[i])))
+            units[n++] = rc->v[i].unit;
+    qsort(units, (size_t)n, sizeof *units, cmp_int);
+    char set[4096];
+    for (int i = 0; i < n;) {
+        const cell *c = cell_of(a, x, units[i], 0);
+        int j = i + 1;
+        while (j < n && units[j] == units[j - 1] + 1 && c->tag == c->unit) {
+            const cell *d = cell_of(a, x, units[j], 0);
+            if (d->tag != d->unit || memcmp(set_of(a, c), set_of(a, d), sizeof(uint64_t) * (size_t)a->W))
+                break;
+            j++;
+        }
+        set_text_max(a, set_of(a, c), set, sizeof set, 0);
+        fputc(' ', a->trace);
+        if (j - i > 1)
+            fprintf(a->trace, "u%d..%d=%s", units[i], units[j - 1], set);
+        else if (c->tag != c->unit)
+            fprintf(a->trace, "u%d=u%d%s", c->unit, c->tag, set);
+        else
+            fprintf(a->trace, "u%d=%s", c->unit, set);
+        i = j;
+    }
+    if (n == 0)
+        fputs(" -", a->trace);
+    fputc('\n', a->trace);
+}
+
+/* The holdings of every rank after step `step` (-1: before the first step). */
+static void trace_state(absstate *a, int step)
+{
+    int *units = malloc(sizeof(int) * ((size_t)a->U + (size_t)a->s->nscratch + 1));
+    int wstep = snprintf(NULL, 0, "step %d", a->s->nsteps > 0 ? a->s->nsteps - 1 : 0);
+    char label[32];
+    if (!units) {
+        a->nomem = 1;
+        return;
+    }
+    if (step < 0)
+        snprintf(label, sizeof label, "before");
+    else
+        snprintf(label, sizeof label, "step %d", step);
+    if (wstep < 6)
+        wstep = 6;
+    for (int x = 0; x < a->p; x++) {
+        fprintf(a->trace, "%-*s  r%-*d:", wstep, x ? "" : label, snprintf(NULL, 0, "%d", a->p - 1), x);
+        trace_rank(a, x, units);
+    }
+    free(units);
+}
+
 static int run_abstract(absstate *a)
 {
     int rc = -1;
@@ -438,9 +502,14 @@ static int run_abstract(absstate *a)
         return -1;
     }
     init_state(a);
-    for (int st = 0; st < a->s->nsteps && !a->nomem; st++)
+    if (a->trace)
+        trace_state(a, -1);
+    for (int st = 0; st < a->s->nsteps && !a->nomem; st++) {
         if (check_step(a, st) || apply_step(a, st))
             goto out;
+        if (a->trace)
+            trace_state(a, st);
+    }
     rc = a->nomem ? failf(a, 0, "out of memory for p = %d, %d units", a->p, a->U) : check_post(a);
 out:
     for (int x = 0; x < a->p; x++)
@@ -491,6 +560,22 @@ out:
     free(recvs);
     free(marks);
     return rc;
+}
+
+int st_verify_holdings(const st_sched *s, FILE *out)
+{
+    absstate a = {.s = s, .p = s->p, .U = s->nunits, .W = (s->p + 63) / 64, .trace = out};
+    int rc = run_abstract(&a);
+    a.trace = NULL;
+    if (rc == 0)
+        rc = runtime_check(&a);
+    if (rc && a.col > 0)
+        fprintf(out, "# error at %s:%d:%d: %s\n", s->cat->file, a.line, a.col, a.msg);
+    else if (rc)
+        fprintf(out, "# error at %s:%d: %s\n", s->cat->file, a.line, a.msg);
+    else
+        fputs("# the postcondition holds\n", out);
+    return a.nomem ? -1 : 0;
 }
 
 /* "p = 6", "p = 6, root 3", "p = 6 as 3x2" */

@@ -31,4 +31,14 @@ typedef struct st_verify_opts {
  * `FILE:LINE: error: ...`; on success prints one summary line per pair. */
 int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out);
 
+/* The holdings view (`stitchc show --format holdings`): the verifier's abstract execution of one schedule, printed
+ * as what every unit of every rank holds before the first step and after each step, one line per rank:
+ *   step 1  r0: u0={0..2} u1={0,1} u2={0}
+ * `u0..2={0}` merges consecutive units that hold the same; `u7=u2{1}` is a unit holding unit 2's data (scratch
+ * units and `at`); `-` is a rank that holds nothing. Ends with `# the postcondition holds` or `# error at
+ * FILE:LINE[:COL]: ...` (the verifier's message; the state is printed up to the failing step). Returns 0, or -1
+ * when out of memory. */
+struct st_sched;
+int st_verify_holdings(const struct st_sched *s, FILE *out);
+
 #endif
