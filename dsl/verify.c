@@ -620,19 +620,20 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
 /* Roots to try for a rooted collective, whether or not its body reads `root`: the contract (who starts with the
  * data, who must end with it) depends on the root even when the schedule does not, and an algorithm that ignores
  * the root is wrong for every root but one. Every root up to p = ST_VERIFY_ALL_ROOTS; above, a sample that covers
- * both ends, the middle and odd/even (docs/language.md, section 7, says so; the long sweep to p = 512 stays
- * within minutes). Collectives without a root are tried once, with root 0. */
+ * both ends, the middle and odd/even: roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1
+ * (docs/language.md, section 7, says so; the long sweep to p = 512 stays within minutes). Collectives without a root are tried once, with root 0. */
 static int next_root(const st_algo *al, int p, int root)
 {
     if (!st_coll_rooted(al->coll))
         return root < 0 ? 0 : p;
     if (p <= ST_VERIFY_ALL_ROOTS)
         return root + 1;
-    if (root < 3)
+    int small = p <= 64 ? 3 : 1; /* roots 0 .. small are tried */
+    if (root < small)
         return root + 1;
     if (root < p / 2)
         return p / 2;
-    if (root < p - 2)
+    if (root < p - 2 && p <= 64)
         return p - 2;
     return root < p - 1 ? p - 1 : p;
 }

@@ -7,7 +7,8 @@
  * and no unit receives two copies; peers and units in range; the same step count on every rank. Sends and
  * receives match by construction (receives are derived from sends), and the executor's step protocol cannot
  * deadlock on a schedule whose ranks agree on the step count. Rooted collectives are tried with every root up to
- * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1), whether or not the body reads `root`;
+ * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1),
+ * whether or not the body reads `root`;
  * topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
  */
 #ifndef ST_VERIFY_H
