@@ -447,8 +447,9 @@ static int check_storage(const st_sched *s, int rank, const st_xfer *x, int recv
 {
     int coll = s->algo->coll, p = s->p, upb = s->nunits / st_coll_nblocks(coll, p);
     int32_t r0 = recv ? x->drun0 : x->run0, nr = recv ? x->dnruns : x->nruns;
-    for (int32_t r = r0; r < r0 + nr; r++)
-        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len && u < s->nunits; u++) {
+    for (int32_t r = r0; r < r0 + nr; r++) /* block by block: every unit of a block is kept alike */
+        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len && u < s->nunits;
+             u = (u / upb + 1) * upb) {
             int b = u / upb, k = st_block_class(coll, p, s->root, rank, b);
             *needs_scratch |= recv && k == ST_B_SCRATCH;
             if (k == ST_B_NONE)
@@ -473,10 +474,11 @@ static void mark_units(const st_sched *s, int32_t r0, int32_t nr, unsigned char 
 
 static int first_marked(const st_sched *s, const st_xfer *x, const unsigned char *marks)
 {
-    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
-        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
-            if (marks[u])
-                return u;
+    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++) {
+        const unsigned char *m = memchr(marks + s->runs[r].start, 1, (size_t)s->runs[r].len);
+        if (m)
+            return (int)(m - marks);
+    }
     return -1;
 }
 
