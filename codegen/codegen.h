@@ -27,7 +27,7 @@ int st_c_identifier_ok(const char *s);
 int st_emit_c(const st_catalogue *cat, const char *symbol, FILE *c_out, FILE *h_out);
 
 /* The formats st_show knows, for help texts, and a check for the driver (non-zero when st_show accepts it). */
-#define ST_SHOW_FORMATS "table, json, svg, dot"
+#define ST_SHOW_FORMATS "table, json, svg, dot, holdings"
 int st_show_format_known(const char *format);
 
 /* The pictures draw every rank, so they stop at this many ranks (a table or JSON has no such limit). */
@@ -40,6 +40,7 @@ int st_show_format_known(const char *format);
  *   json   exactly one JSON object; units as half-open [start, end) ranges, transfers in schedule order
  *   svg    a standalone SVG 1.1 picture: ranks as lanes, steps as columns, one arrow per transfer (show_svg.c)
  *   dot    a Graphviz digraph: one node per (rank, step boundary), one edge per transfer (show_svg.c)
+ *   holdings  what each unit of each rank holds after each step (dsl/verify.h: st_verify_holdings)
  * Returns 0, or -1 with a message in err (unknown format, the schedule cannot be built, a write failed). */
 int st_show(const st_catalogue *cat, const st_algo *algo, int p, const char *format, FILE *out, st_err *err);
 

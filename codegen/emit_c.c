@@ -160,7 +160,7 @@ static void emit_code(FILE *out, const st_catalogue *cat, const char *sym)
             fprintf(out, ":%d */\n", (int)line);
         }
         char init[64];
-        snprintf(init, sizeof init, "{%d, %d, %d},", (int)in->op, (int)in->a, (int)in->line);
+        snprintf(init, sizeof init, "{%d, %d, %d, %d},", (int)in->op, (int)in->a, (int)in->line, (int)in->col);
         fprintf(out, "    %-22s /* %5d %s */\n", init, (int)i, st_opcode_name(in->op));
     }
     fputs("};\n\n", out);

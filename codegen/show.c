@@ -6,7 +6,9 @@
  *   table  one header line, then per step one line per rank: its sends, then its receives, units as compact sets
  *          (`{0..3,7}`), like the worked examples of spec/algorithms.md;
  *   json   one object with a stable key order, transfers in schedule order, units as half-open [start, end) ranges,
- *          laid out one transfer per line so golden files diff well.
+ *          laid out one transfer per line so golden files diff well;
+ *   holdings  what every unit of every rank holds before the first step and after each one, from the verifier's
+ *          abstract execution (st_verify_holdings), ending with the verifier's verdict.
  * Unit runs are printed as the schedule holds them (sorted and merged by st_sched_build), so a view shows the
  * schedule's own data, not a re-derivation.
  */
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "codegen.h"
+#include "verify.h"
 
 /* The runs of one transfer: st_sched_build stores them sorted and merged, so they are printed as they are. */
 typedef struct runs {
@@ -266,11 +269,21 @@ static int show_json(const st_sched *s, const st_inst *in, FILE *out)
     return 0;
 }
 
+/* ---- holdings: what each unit holds after each step (the verifier's abstract execution, dsl/verify.c) --------- */
+
+static int show_holdings(const st_sched *s, const st_inst *in, FILE *out)
+{
+    fputs("# ", out);
+    st_show_heading(out, s, in);
+    fputs("\n# what each unit holds: the ranks whose contributions are in it\n", out);
+    return st_verify_holdings(s, out);
+}
+
 /* ---- entry ---------------------------------------------------------------------------------------------------- */
 
 int st_show_format_known(const char *format)
 {
-    static const char *const known[] = {"table", "json", "svg", "dot"};
+    static const char *const known[] = {"table", "json", "svg", "dot", "holdings"};
     for (size_t i = 0; format && i < sizeof known / sizeof known[0]; i++)
         if (strcmp(format, known[i]) == 0)
             return 1;
@@ -297,6 +310,8 @@ int st_show_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, 
         fmt = st_show_svg, picture = 1;
     else if (format && strcmp(format, "dot") == 0)
         fmt = st_show_dot, picture = 1;
+    else if (format && strcmp(format, "holdings") == 0)
+        fmt = show_holdings;
     if (!fmt) {
         snprintf(err->msg, sizeof err->msg, "unknown format '%s' (expected one of: %s)", format ? format : "",
                  ST_SHOW_FORMATS);

@@ -90,7 +90,7 @@ static int emit(cg *g, int op, int64_t a)
         op = ST_OP_CONST;
         a = c->nconsts++;
     }
-    ((st_insn *)c->code)[c->ncode] = (st_insn){(uint8_t)op, (int32_t)a, g->line};
+    ((st_insn *)c->code)[c->ncode] = (st_insn){(uint8_t)op, (int32_t)a, g->line, 0};
     return c->ncode++;
 }
 
@@ -569,7 +569,9 @@ static void stmt(cg *g, const st_stmt *s, where at)
         }
         expr(g, s->expr);
         g->line = s->pos.line;
-        emit(g, ST_OP_SEND, s->xop | (s->at ? 2 : 0));
+        int at_send = emit(g, ST_OP_SEND, s->xop | (s->at ? 2 : 0));
+        if (!g->nomem && at_send >= 0 && at_send < g->cat->ncode)
+            ((st_insn *)g->cat->code)[at_send].col = s->pos.col; /* the verifier points at the send */
         break;
     case ST_S_PHASE: phase_stmt(g, s); break;
     case ST_S_LAYOUT: layout_stmt(g, s); break;

@@ -26,6 +26,7 @@ typedef struct cell {
     int32_t rmark, wmark;  /* step + 1 of the last read / write */
     int32_t wsrc, wcopy;   /* source of that write, and whether it copied */
     int32_t tag;           /* which vector unit's data it holds (scratch units and `at` move data between units) */
+    int32_t wxfer;         /* the transfer that wrote it last (an index in the schedule), -1: none yet */
     uint32_t val;          /* its set: pool + val * W */
 } cell;
 
@@ -42,7 +43,8 @@ typedef struct absstate {
     size_t npool, cappool; /* in sets */
     int nomem;
     char msg[600];
-    int line;
+    int line, col;         /* where the failure points: a send's line and column, or the algorithm's line */
+    FILE *trace;           /* the holdings view: what every unit holds, printed after each step */
 } absstate;
 
 static cell *probe(rank_cells *rc, int u)
@@ -91,7 +93,7 @@ static cell *cell_of(absstate *a, int x, int u, int create)
         a->cappool = cap;
     }
     cell *c = probe(rc, u);
-    *c = (cell){.unit = u, .tag = u, .val = (uint32_t)a->npool++};
+    *c = (cell){.unit = u, .tag = u, .wxfer = -1, .val = (uint32_t)a->npool++};
     memset(a->pool + (size_t)c->val * a->W, 0, sizeof(uint64_t) * a->W);
     rc->n++;
     return c;
@@ -130,22 +132,36 @@ static int count(const absstate *a, const uint64_t *v)
     return n;
 }
 
-/* "{0,1,3}" (at most 8 members shown). */
-static void set_text(const absstate *a, const uint64_t *v, char *buf, size_t len)
+/* "{0,1,3}", runs of three or more as "{0..5,7}"; at most `max` items (members or runs) shown, then ",..."
+ * (max 0: all). */
+static void set_text_max(const absstate *a, const uint64_t *v, char *buf, size_t len, int max)
 {
     size_t o = (size_t)snprintf(buf, len, "{");
     int shown = 0;
-    for (int x = 0; x < a->p && o < len; x++)
-        if (v[x / 64] >> (x % 64) & 1) {
-            if (shown == 8) {
-                o += (size_t)snprintf(buf + o, len - o, ",...");
-                break;
-            }
-            o += (size_t)snprintf(buf + o, len - o, shown ? ",%d" : "%d", x);
-            shown++;
+    for (int x = 0; x < a->p && o < len; x++) {
+        if (!(v[x / 64] >> (x % 64) & 1))
+            continue;
+        int y = x;
+        while (y + 1 < a->p && (v[(y + 1) / 64] >> ((y + 1) % 64) & 1))
+            y++;
+        if (max && shown == max) {
+            o += (size_t)snprintf(buf + o, len - o, ",...");
+            break;
         }
+        if (y - x >= 2)
+            o += (size_t)snprintf(buf + o, len - o, shown ? ",%d..%d" : "%d..%d", x, y);
+        else
+            o += (size_t)snprintf(buf + o, len - o, shown ? ",%d" : "%d", x), y = x;
+        shown++;
+        x = y;
+    }
     if (o < len)
         snprintf(buf + o, len - o, "}");
+}
+
+static void set_text(const absstate *a, const uint64_t *v, char *buf, size_t len)
+{
+    set_text_max(a, v, buf, len, 8);
 }
 
 static int failf(absstate *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -157,6 +173,21 @@ static int failf(absstate *a, int line, const char *fmt, ...)
     vsnprintf(a->msg, sizeof a->msg, fmt, ap);
     va_end(ap);
     a->line = line;
+    a->col = 0;
+    return -1;
+}
+
+/* A failure at transfer x: points at its send statement. */
+static int failx(absstate *a, const st_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int failx(absstate *a, const st_xfer *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+    va_end(ap);
+    a->line = x->line;
+    a->col = x->col;
     return -1;
 }
 
@@ -258,27 +289,31 @@ static int next_pair(unit_pairs *it, int *su, int *du)
     return 1;
 }
 
+/* Why a unit may not be both sent and written in one step, and what to write instead. */
+static const char hazard_hint[] = "receive into a scratch unit (`at`) and combine it in the next step: the "
+                                  "runtime reads a sender's unit while the step's receives are applied";
+
 /* Pass A of a step: hazards and "sends only what it holds". */
 static int check_unit(absstate *a, int step, const st_xfer *x, int u, int du)
 {
     cell *sc = cell_of(a, x->src, u, 0);
     if (!sc || empty(a, set_of(a, sc)))
-        return failf(a, x->line, "at step %d rank %d sends unit %d to rank %d but holds no data for it", step,
+        return failx(a, x, "at step %d rank %d sends unit %d to rank %d but holds no data for it", step,
                      x->src, u, x->dst);
     if (x->src == x->dst && u == du)
         return 0; /* a local transfer onto itself is a no-op */
     if (sc->wmark == step + 1)
-        return failf(a, x->line, "at step %d rank %d sends unit %d while it also receives it in the same step "
-                     "(from rank %d): read/write hazard", step, x->src, u, sc->wsrc);
+        return failx(a, x, "at step %d rank %d sends unit %d while it also receives it in the same step "
+                     "(from rank %d): read/write hazard; %s", step, x->src, u, sc->wsrc, hazard_hint);
     sc->rmark = step + 1;
     cell *dc = cell_of(a, x->dst, du, 1);
     if (!dc)
-        return failf(a, x->line, "out of memory");
+        return failx(a, x, "out of memory");
     if (dc->rmark == step + 1)
-        return failf(a, x->line, "at step %d rank %d receives unit %d from rank %d while it also sends it in the "
-                     "same step: read/write hazard", step, x->dst, du, x->src);
+        return failx(a, x, "at step %d rank %d receives unit %d from rank %d while it also sends it in the "
+                     "same step: read/write hazard; %s", step, x->dst, du, x->src, hazard_hint);
     if (dc->wmark == step + 1 && (dc->wcopy || x->op == ST_X_COPY))
-        return failf(a, x->line, "at step %d unit %d of rank %d is written by rank %d and by rank %d, and one of "
+        return failx(a, x, "at step %d unit %d of rank %d is written by rank %d and by rank %d, and one of "
                      "them copies: the result would depend on arrival order", step, du, x->dst, dc->wsrc, x->src);
     dc->wmark = step + 1;
     dc->wcopy = x->op == ST_X_COPY;
@@ -305,21 +340,22 @@ static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
     cell *dc = cell_of(a, x->dst, du, 0), *sc = cell_of(a, x->src, u, 0);
     uint64_t *d = set_of(a, dc);
     const uint64_t *v = set_of(a, sc);
+    dc->wxfer = (int32_t)(x - a->s->xfers);
     if (x->op == ST_X_COPY) {
         memcpy(d, v, sizeof(uint64_t) * a->W);
         dc->tag = sc->tag;
         return 0;
     }
     if (empty(a, d))
-        return failf(a, x->line, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, du);
+        return failx(a, x, "at step %d rank %d reduces into unit %d, which it does not hold", step, x->dst, du);
     if (dc->tag != sc->tag)
-        return failf(a, x->line, "at step %d rank %d reduces unit %d's data (from rank %d) into unit %d, which "
+        return failx(a, x, "at step %d rank %d reduces unit %d's data (from rank %d) into unit %d, which "
                      "holds unit %d's data", step, x->dst, sc->tag, x->src, du, dc->tag);
     for (int w = 0; w < a->W; w++)
         if (d[w] & v[w]) {
             set_text(a, d, have, sizeof have);
             set_text(a, v, brings, sizeof brings);
-            return failf(a, x->line, "at step %d rank %d reduces unit %d from rank %d twice over: it holds %s and "
+            return failx(a, x, "at step %d rank %d reduces unit %d from rank %d twice over: it holds %s and "
                          "receives %s (a contribution reduced twice)", step, x->dst, du, x->src, have, brings);
         }
     for (int w = 0; w < a->W; w++)
@@ -342,25 +378,43 @@ static int apply_step(absstate *a, int step)
     return 0;
 }
 
+/* A postcondition failure points at the send that wrote the unit last (or at the algorithm when none did) and
+ * says what the unit holds and what it should hold. */
+static int post_fail(absstate *a, const cell *c, int x, int u, const char *holds, const char *should)
+{
+    if (!c || c->wxfer < 0)
+        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s but should hold %s; no "
+                     "send ever writes it", u, x, holds, should);
+    const st_xfer *w = &a->s->xfers[c->wxfer];
+    return failx(a, w, "after the last step unit %d of rank %d holds %s but should hold %s; this send wrote it last, "
+                 "at step %d from rank %d (%s)", u, x, holds, should, w->step, w->src,
+                 w->op == ST_X_COPY ? "copy" : "reduce");
+}
+
 static int check_unit_post(absstate *a, int x, int u)
 {
-    char have[120];
+    char have[120], holds[160], should[160];
     int want = post_want(a, x, u);
     if (want == -2)
         return 0;
     const uint64_t *v = value(a, x, u);
     const cell *c = cell_of(a, x, u, 0);
     int n = count(a, v);
-    if (c && c->tag != u && n > 0)
-        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds unit %d's data", u, x, c->tag);
-    if ((want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1)))
+    int right_tag = !c || c->tag == u || n == 0;
+    if (right_tag && ((want == -1 && n == a->p) || (want >= 0 && n == 1 && (v[want / 64] >> (want % 64) & 1))))
         return 0;
     set_text(a, v, have, sizeof have);
+    if (right_tag)
+        snprintf(holds, sizeof holds, "%s", n ? have : "nothing");
+    else
+        snprintf(holds, sizeof holds, "unit %d's data %s", c->tag, have);
     if (want == -1)
-        return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds the contributions of %s, "
-                     "not of all %d ranks", u, x, have, a->p);
-    return failf(a, a->s->algo->line, "after the last step unit %d of rank %d holds %s, not rank %d's data", u, x,
-                 have, want);
+        snprintf(should, sizeof should, "the contributions of all %d ranks {0..%d}", a->p, a->p - 1);
+    else
+        snprintf(should, sizeof should, "rank %d's data {%d}", want, want);
+    if (!right_tag)
+        snprintf(should + strlen(should), sizeof should - strlen(should), " of unit %d", u);
+    return post_fail(a, c, x, u, holds, should);
 }
 
 static int check_post(absstate *a)
@@ -376,6 +430,69 @@ static int check_post(absstate *a)
     return 0;
 }
 
+static int cmp_int(const void *x, const void *y)
+{
+    return (*(const int *)x > *(const int *)y) - (*(const int *)x < *(const int *)y);
+}
+
+/* One rank's holdings: `u0..2={0} u3={0,1} u7=u2{1}` (unit 7 holds unit 2's data), runs of consecutive units
+ * with the same set and their own data merged; `-` when it holds nothing. */
+static void trace_rank(absstate *a, int x, int *units)
+{
+    rank_cells *rc = &a->ranks[x];
+    int n = 0;
+    for (uint32_t i = 0; i < rc->cap; i++)
+        if (rc->v[i].unit != -1 && !empty(a, set_of(a, &rc->v[i])))
+            units[n++] = rc->v[i].unit;
+    qsort(units, (size_t)n, sizeof *units, cmp_int);
+    char set[4096];
+    for (int i = 0; i < n;) {
+        const cell *c = cell_of(a, x, units[i], 0);
+        int j = i + 1;
+        while (j < n && units[j] == units[j - 1] + 1 && c->tag == c->unit) {
+            const cell *d = cell_of(a, x, units[j], 0);
+            if (d->tag != d->unit || memcmp(set_of(a, c), set_of(a, d), sizeof(uint64_t) * (size_t)a->W))
+                break;
+            j++;
+        }
+        set_text_max(a, set_of(a, c), set, sizeof set, 0);
+        fputc(' ', a->trace);
+        if (j - i > 1)
+            fprintf(a->trace, "u%d..%d=%s", units[i], units[j - 1], set);
+        else if (c->tag != c->unit)
+            fprintf(a->trace, "u%d=u%d%s", c->unit, c->tag, set);
+        else
+            fprintf(a->trace, "u%d=%s", c->unit, set);
+        i = j;
+    }
+    if (n == 0)
+        fputs(" -", a->trace);
+    fputc('\n', a->trace);
+}
+
+/* The holdings of every rank after step `step` (-1: before the first step). */
+static void trace_state(absstate *a, int step)
+{
+    int *units = malloc(sizeof(int) * ((size_t)a->U + (size_t)a->s->nscratch + 1));
+    int wstep = snprintf(NULL, 0, "step %d", a->s->nsteps > 0 ? a->s->nsteps - 1 : 0);
+    char label[32];
+    if (!units) {
+        a->nomem = 1;
+        return;
+    }
+    if (step < 0)
+        snprintf(label, sizeof label, "before");
+    else
+        snprintf(label, sizeof label, "step %d", step);
+    if (wstep < 6)
+        wstep = 6;
+    for (int x = 0; x < a->p; x++) {
+        fprintf(a->trace, "%-*s  r%-*d:", wstep, x ? "" : label, snprintf(NULL, 0, "%d", a->p - 1), x);
+        trace_rank(a, x, units);
+    }
+    free(units);
+}
+
 static int run_abstract(absstate *a)
 {
     int rc = -1;
@@ -385,9 +502,14 @@ static int run_abstract(absstate *a)
         return -1;
     }
     init_state(a);
-    for (int st = 0; st < a->s->nsteps && !a->nomem; st++)
+    if (a->trace)
+        trace_state(a, -1);
+    for (int st = 0; st < a->s->nsteps && !a->nomem; st++) {
         if (check_step(a, st) || apply_step(a, st))
             goto out;
+        if (a->trace)
+            trace_state(a, st);
+    }
     rc = a->nomem ? failf(a, 0, "out of memory for p = %d, %d units", a->p, a->U) : check_post(a);
 out:
     for (int x = 0; x < a->p; x++)
@@ -397,11 +519,70 @@ out:
     return rc;
 }
 
+/* What the runtime checks before it runs a rank's plan (sched.h: st_rank_check, the very function exec.c calls),
+ * for every rank: storage (an all_to_all forwarding through third ranks without scratch, receiving into the
+ * caller's input), local self-reduces, same-step read/write. The transfers are bucketed by source and by
+ * destination (a stable counting sort keeps schedule order), so all ranks cost O(transfers + units). */
+static int runtime_check(absstate *a)
+{
+    const st_sched *s = a->s;
+    int p = s->p, rc = 0;
+    int32_t *sfirst = calloc((size_t)p + 1, sizeof(int32_t)), *rfirst = calloc((size_t)p + 1, sizeof(int32_t));
+    int32_t *sends = malloc(sizeof(int32_t) * ((size_t)s->nxfers + 1)), *recvs = malloc(sizeof(int32_t) * ((size_t)s->nxfers + 1));
+    unsigned char *marks = calloc((size_t)s->nunits + (size_t)s->nscratch + 1, 1);
+    if (!sfirst || !rfirst || !sends || !recvs || !marks) {
+        rc = failf(a, 0, "out of memory for p = %d", p);
+        goto out;
+    }
+    for (int i = 0; i < s->nxfers; i++)
+        sfirst[s->xfers[i].src + 1]++, rfirst[s->xfers[i].dst + 1]++;
+    for (int x = 0; x < p; x++)
+        sfirst[x + 1] += sfirst[x], rfirst[x + 1] += rfirst[x];
+    for (int i = 0; i < s->nxfers; i++)
+        sends[sfirst[s->xfers[i].src]++] = i, recvs[rfirst[s->xfers[i].dst]++] = i;
+    for (int x = p; x > 0; x--) /* the fills moved each start to the next rank's: move them back */
+        sfirst[x] = sfirst[x - 1], rfirst[x] = rfirst[x - 1];
+    sfirst[0] = rfirst[0] = 0;
+    for (int x = 0; x < p && !rc; x++) {
+        st_err err;
+        if (st_rank_check(s, x, sends + sfirst[x], sfirst[x + 1] - sfirst[x], recvs + rfirst[x],
+                          rfirst[x + 1] - rfirst[x], marks, NULL, &err)) {
+            snprintf(a->msg, sizeof a->msg, "the runtime would refuse it: %s", err.msg);
+            a->line = err.line ? err.line : s->algo->line;
+            a->col = err.line ? err.col : 0;
+            rc = -1;
+        }
+    }
+out:
+    free(sfirst);
+    free(rfirst);
+    free(sends);
+    free(recvs);
+    free(marks);
+    return rc;
+}
+
+int st_verify_holdings(const st_sched *s, FILE *out)
+{
+    absstate a = {.s = s, .p = s->p, .U = s->nunits, .W = (s->p + 63) / 64, .trace = out};
+    int rc = run_abstract(&a);
+    a.trace = NULL;
+    if (rc == 0)
+        rc = runtime_check(&a);
+    if (rc && a.col > 0)
+        fprintf(out, "# error at %s:%d:%d: %s\n", s->cat->file, a.line, a.col, a.msg);
+    else if (rc)
+        fprintf(out, "# error at %s:%d: %s\n", s->cat->file, a.line, a.msg);
+    else
+        fputs("# the postcondition holds\n", out);
+    return a.nomem ? -1 : 0;
+}
+
 /* "p = 6", "p = 6, root 3", "p = 6 as 3x2" */
 static void inst_text(const st_algo *al, const st_inst *in, char *buf, size_t len)
 {
     int o = snprintf(buf, len, "p = %d", in->p);
-    if (al->flags & ST_ALGO_USES_ROOT)
+    if (st_coll_rooted(al->coll))
         o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
     if (in->topo)
         snprintf(buf + o, len - (size_t)o, " as %dx%d", in->topo->ngroups, in->p / in->topo->ngroups);
@@ -422,7 +603,12 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     }
     absstate a = {.s = &s, .p = in->p, .U = s.nunits, .W = (in->p + 63) / 64};
     int rc = run_abstract(&a);
-    if (rc)
+    if (rc == 0)
+        rc = runtime_check(&a);
+    if (rc && a.col > 0)
+        fprintf(out, "%s:%d:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, a.col, al->name,
+                st_coll_name(al->coll), what, a.msg);
+    else if (rc)
         fprintf(out, "%s:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, al->name,
                 st_coll_name(al->coll), what, a.msg);
     *nsteps = s.nsteps;
@@ -431,13 +617,16 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     return rc;
 }
 
-/* Roots to try: all of them up to p = 16; up to 64 a sample that covers both ends, the middle and odd/even;
- * above that both ends and the middle (the long sweep to p = 512 stays within minutes). */
+/* Roots to try for a rooted collective, whether or not its body reads `root`: the contract (who starts with the
+ * data, who must end with it) depends on the root even when the schedule does not, and an algorithm that ignores
+ * the root is wrong for every root but one. Every root up to p = ST_VERIFY_ALL_ROOTS; above, a sample that covers
+ * both ends, the middle and odd/even: roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1
+ * (docs/language.md, section 7, says so; the long sweep to p = 512 stays within minutes). Collectives without a root are tried once, with root 0. */
 static int next_root(const st_algo *al, int p, int root)
 {
-    if (!(al->flags & ST_ALGO_USES_ROOT))
+    if (!st_coll_rooted(al->coll))
         return root < 0 ? 0 : p;
-    if (p <= 16)
+    if (p <= ST_VERIFY_ALL_ROOTS)
         return root + 1;
     int small = p <= 64 ? 3 : 1; /* roots 0 .. small are tried */
     if (root < small)
@@ -504,7 +693,7 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         if (!bad)
             fprintf(out, "verified %-12s %-15s p = %d..%d%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
                     al->name, st_coll_name(al->coll), o->pmin, o->pmax,
-                    al->flags & ST_ALGO_USES_ROOT ? ", roots" : "",
+                    st_coll_rooted(al->coll) ? ", roots" : "",
                     al->flags & ST_ALGO_USES_TOPO ? ", SxL groupings" : "", o->pmax, nsteps, nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }

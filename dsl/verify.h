@@ -6,8 +6,10 @@
  * a rank only sends units it holds; within a step no rank reads (sends) a unit that it also writes (receives),
  * and no unit receives two copies; peers and units in range; the same step count on every rank. Sends and
  * receives match by construction (receives are derived from sends), and the executor's step protocol cannot
- * deadlock on a schedule whose ranks agree on the step count. Rooted algorithms are tried with every root up to
- * p = 16 and a sample above; topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
+ * deadlock on a schedule whose ranks agree on the step count. Rooted collectives are tried with every root up to
+ * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1),
+ * whether or not the body reads `root`;
+ * topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
  */
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
@@ -15,6 +17,8 @@
 #include <stdio.h>
 
 #include "steptab.h"
+
+#define ST_VERIFY_ALL_ROOTS 32 /* every root is tried up to this p */
 
 typedef struct st_verify_opts {
     const char *algo; /* NULL: every algorithm */
@@ -27,5 +31,15 @@ typedef struct st_verify_opts {
  * matches nothing. For each failure prints the smallest counterexample (lowest p, first step) to `out` as
  * `FILE:LINE: error: ...`; on success prints one summary line per pair. */
 int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out);
+
+/* The holdings view (`stitchc show --format holdings`): the verifier's abstract execution of one schedule, printed
+ * as what every unit of every rank holds before the first step and after each step, one line per rank:
+ *   step 1  r0: u0={0..2} u1={0,1} u2={0}
+ * `u0..2={0}` merges consecutive units that hold the same; `u7=u2{1}` is a unit holding unit 2's data (scratch
+ * units and `at`); `-` is a rank that holds nothing. Ends with `# the postcondition holds` or `# error at
+ * FILE:LINE[:COL]: ...` (the verifier's message; the state is printed up to the failing step). Returns 0, or -1
+ * when out of memory. */
+struct st_sched;
+int st_verify_holdings(const struct st_sched *s, FILE *out);
 
 #endif

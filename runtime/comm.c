@@ -390,8 +390,10 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     return STITCH_OK;
 }
 
-/* The algorithm's entry for `root`, found in its list or built. A schedule that does not read `root` is the same
- * for every root: one entry. A list holds at most p entries, for as long as the communicator lives. */
+/* The algorithm's entry for `root`, found in its list or built. Rooted collectives get one entry per root even
+ * when the schedule does not read `root`: where a rank keeps its blocks (its input, output or scratch) depends on
+ * the root, so the plan must be checked for the root it runs with. A list holds at most p entries, for as long as
+ * the communicator lives. */
 stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entry **out)
 {
     const st_algo *algo = st_comm_pick(comm, a->coll, a->count, a->dtype);
@@ -401,7 +403,7 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
                              stitch_coll_name(a->coll));
     st_entry *head = &comm->cache[st_registry_index(algo)], *e = head;
-    root = algo->flags & ST_ALGO_USES_ROOT ? root : 0;
+    root = st_coll_rooted(algo->coll) ? root : 0;
     while (e->ready && e->root != root && e->next)
         e = e->next;
     if (e->ready && e->root == root) {

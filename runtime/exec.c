@@ -16,9 +16,10 @@
  * A slot publishes `work` (block b at work + b * count) and one exception `alt` (block alt_block lives there);
  * for all_to_all, `work` is the send buffer and `alt` the receive buffer. Which blocks of a rank are its
  * caller's input (read-only), its output, scratch or nothing is a function of (collective, p, root, rank)
- * alone (st_block_class), so a plan is checked once when it enters the cache: it must never receive into an
- * input block or into a block without storage, and it must never send a block without storage (an all_to_all
- * that forwards through third ranks would need a scratch the runtime does not provide: STITCH_ERR_UNSUPPORTED).
+ * alone (st_block_class in sched.c), so a plan is checked once when it enters the cache (st_rank_check, the
+ * same check `stitchc verify` runs for every rank): it must never receive into an input block or into a block
+ * without storage, and never send a block without storage; an all_to_all that forwards blocks through third
+ * ranks parks them in scratch units (`units p * p scratch S`), else STITCH_ERR_UNSUPPORTED.
  *
  * A transfer (src, dst, units, copy|reduce) at step s is executed by its receiver, which reads the sender's
  * blocks directly (zero-copy pull) and copies or reduces into its own. Transfers into one rank within a step are
@@ -681,56 +682,6 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
 
 /* ---- checking a plan once, when it enters the cache ---------------------------------------------------- */
 
-/* Does x write into its destination's units? A copy onto itself without `at` writes nothing: it is skipped. */
-static int st_writes(const st_xfer *x)
-{
-    return x->src != x->dst || st_xfer_mapped(x);
-}
-
-static void st_mark_units(const st_sched *s, int32_t r0, int32_t nr, unsigned char *marks, unsigned char v)
-{
-    for (int32_t r = r0; r < r0 + nr; r++)
-        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
-            marks[u] = v;
-}
-
-static int st_sends_marked(const st_sched *s, const st_xfer *x, const unsigned char *marks)
-{
-    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++)
-        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
-            if (marks[u])
-                return u;
-    return -1;
-}
-
-/* Step `st`: units written into `rank` (by peers or by its own `at` transfers) must not be read from it in the
- * same step, by peers (they read while it writes) or by its own `at` transfers (the result would depend on the
- * order of the transfers within the step). Scratch units included. */
-static int st_check_step(const st_entry *e, int rank, int step, unsigned char *marks, char *err, size_t errlen)
-{
-    const st_sched *s = &e->sched;
-    const st_plan *pl = &e->plan;
-    int bad = -1, line = 0;
-    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++) {
-        const st_xfer *x = &s->xfers[pl->recvs[i]];
-        if (st_writes(x))
-            st_mark_units(s, x->drun0, x->dnruns, marks, 1);
-    }
-    for (int32_t i = pl->send_first[step]; i < pl->send_first[step + 1] && bad < 0; i++) {
-        const st_xfer *x = &s->xfers[pl->sends[i]];
-        if (st_writes(x) && (bad = st_sends_marked(s, x, marks)) >= 0)
-            line = x->line;
-    }
-    for (int32_t i = pl->recv_first[step]; i < pl->recv_first[step + 1]; i++) {
-        const st_xfer *x = &s->xfers[pl->recvs[i]];
-        st_mark_units(s, x->drun0, x->dnruns, marks, 0);
-    }
-    if (bad >= 0)
-        snprintf(err, errlen, "at step %d rank %d sends unit %d (line %d) while receiving into it", step, rank,
-                 bad, line);
-    return bad < 0;
-}
-
 static stitch_status_t st_collect_peers(st_entry *e, int rank)
 {
     const st_sched *s = &e->sched;
@@ -753,26 +704,6 @@ static stitch_status_t st_collect_peers(st_entry *e, int rank)
     return STITCH_OK;
 }
 
-/* A reduce of units into themselves (no `at`) would double them. all_to_all_v's blocks have per-pair lengths,
- * so scratch slots (sized by the largest unit) cannot be sized for it. */
-static int st_check_local(const st_entry *e, int rank, char *err, size_t errlen)
-{
-    const st_sched *s = &e->sched;
-    for (int i = 0; i < s->nxfers; i++) {
-        const st_xfer *x = &s->xfers[i];
-        if (x->src == rank && x->dst == rank && x->op != 0 && !st_xfer_mapped(x)) {
-            snprintf(err, errlen, "rank %d reduces units into themselves at step %d (line %d)", rank, x->step,
-                     x->line);
-            return 0;
-        }
-    }
-    if (s->nscratch > 0 && s->algo->coll == ST_COLL_ALL_TO_ALL_V) {
-        snprintf(err, errlen, "scratch units are not supported for all_to_all_v (its blocks differ in length)");
-        return 0;
-    }
-    return 1;
-}
-
 /* fw[u] = the first step at which rank q's vector unit u is written (nsteps when never): by a peer, or by q's own
  * `at` transfers. */
 static void st_first_writes(const st_sched *s, int q, int32_t *fw)
@@ -781,7 +712,7 @@ static void st_first_writes(const st_sched *s, int q, int32_t *fw)
         fw[u] = s->nsteps;
     for (int i = 0; i < s->nxfers; i++) {
         const st_xfer *x = &s->xfers[i];
-        for (int32_t r = x->drun0; x->dst == q && st_writes(x) && r < x->drun0 + x->dnruns; r++)
+        for (int32_t r = x->drun0; x->dst == q && st_xfer_writes(x) && r < x->drun0 + x->dnruns; r++)
             for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len; u++)
                 if (u < s->nunits && x->step < fw[u])
                     fw[u] = x->step;
@@ -817,48 +748,20 @@ static int st_fresh_tables(st_entry *e)
     return 1;
 }
 
-/* What rank x keeps block b in, whatever the call's buffers (the layout table at the top of this file). */
-enum { ST_B_NONE, ST_B_INPUT, ST_B_OUTPUT, ST_B_SCRATCH };
-
-static int st_block_class(int coll, int p, int root, int x, int b)
+/* What the executors rely on (sched.h: st_rank_check, shared with the verifier, so that `stitchc verify` rejects
+ * exactly what is refused here). The error names the step, the rank, the unit and the send's line. */
+static int st_check_plan(st_entry *e, int rank, unsigned char *marks, char *err, size_t errlen)
 {
-    switch (coll) {
-    case ST_COLL_REDUCE_SCATTER: return ST_B_SCRATCH;
-    case ST_COLL_REDUCE: return x == root ? ST_B_OUTPUT : ST_B_SCRATCH;
-    case ST_COLL_SCATTER: return x == root ? ST_B_INPUT : b == x ? ST_B_OUTPUT : ST_B_SCRATCH;
-    case ST_COLL_GATHER: return x == root ? ST_B_OUTPUT : b == x ? ST_B_INPUT : ST_B_SCRATCH;
-    case ST_COLL_ALL_TO_ALL:
-    case ST_COLL_ALL_TO_ALL_V: return b / p == x ? ST_B_INPUT : b % p == x ? ST_B_OUTPUT : ST_B_NONE;
-    default: return ST_B_OUTPUT;
-    }
-}
-
-/* Every vector unit `rank` receives (or writes with its own `at` transfers) must land in writable storage, every
- * vector unit it sends must exist; notes whether it receives into scratch. Scratch units always have storage.
- * Each transfer is looked at twice: as a send (even i), as a receive (odd i). */
-static int st_check_storage(st_entry *e, int rank, char *err, size_t errlen)
-{
-    const st_sched *s = &e->sched;
-    int coll = s->algo->coll, upb = s->nunits / st_coll_nblocks(coll, s->p);
-    e->needs_scratch = 0;
-    for (int i = 0; i < s->nxfers * 2; i++) {
-        const st_xfer *x = &s->xfers[i / 2];
-        int recv = i % 2 && x->dst == rank && st_writes(x), send = !(i % 2) && x->src == rank && st_writes(x);
-        int32_t r0 = recv ? x->drun0 : x->run0, nr = recv ? x->dnruns : x->nruns;
-        for (int32_t r = r0; (recv || send) && r < r0 + nr; r++)
-            for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len && u < s->nunits; u++) {
-                int b = u / upb, k = st_block_class(coll, s->p, s->root, rank, b);
-                e->needs_scratch |= recv && k == ST_B_SCRATCH;
-                if ((recv && (k == ST_B_INPUT || k == ST_B_NONE)) || (send && k == ST_B_NONE)) {
-                    snprintf(err, errlen, "at step %d rank %d would %s unit %d (block %d), which it keeps %s "
-                             "(line %d)%s", x->step, rank, recv ? "receive" : "send", u, b, k == ST_B_NONE ?
-                             "nowhere" : "only in its caller's input", x->line, k == ST_B_NONE ? ": forwarding "
-                             "through third ranks needs a scratch, which the runtime does not provide" : "");
-                    return 0;
-                }
-            }
-    }
-    return 1;
+    const st_plan *pl = &e->plan;
+    st_err why;
+    if (st_rank_check(&e->sched, rank, pl->sends, pl->send_first[pl->nsteps], pl->recvs, pl->recv_first[pl->nsteps],
+                      marks, &e->needs_scratch, &why) == 0)
+        return 1;
+    if (why.line > 0)
+        snprintf(err, errlen, "%s (%s:%d:%d)", why.msg, e->sched.cat->file, why.line, why.col);
+    else
+        snprintf(err, errlen, "%s", why.msg);
+    return 0;
 }
 
 stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen)
@@ -868,9 +771,7 @@ stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t e
         snprintf(err, errlen, "out of memory checking the plan");
         return STITCH_ERR_NO_MEMORY;
     }
-    int ok = st_check_local(e, rank, err, errlen) && st_check_storage(e, rank, err, errlen);
-    for (int s = 0; ok && s < e->plan.nsteps; s++)
-        ok = st_check_step(e, rank, s, marks, err, errlen);
+    int ok = st_check_plan(e, rank, marks, err, errlen);
     free(marks);
     if (!ok)
         return STITCH_ERR_UNSUPPORTED;

@@ -7,6 +7,8 @@
  */
 #include "sched.h"
 
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +96,7 @@ static int64_t add_runs(builder *b, const int64_t *lo, const int64_t *hi, int n,
 }
 
 static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nsrc, int n, int line,
-                   st_err *err)
+                   int col, st_err *err)
 {
     builder *b = ctx;
     char what[200];
@@ -113,7 +115,7 @@ static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int6
         return where(b, line, err, "out of memory");
     st_xfer *x = &b->x[b->nx];
     *x = (st_xfer){.step = b->nsteps - 1, .src = b->rank, .dst = (int32_t)dst, .op = op, .run0 = b->nruns,
-                   .line = line};
+                   .line = line, .col = col};
     int64_t units = add_runs(b, lo, hi, nsrc, &x->nruns);
     if (units < 0)
         return where(b, line, err, "out of memory");
@@ -393,4 +395,145 @@ void st_plan_free(st_plan *pl)
     free(pl->send_first);
     free(pl->sends);
     memset(pl, 0, sizeof *pl);
+}
+
+/* ---- what the executors rely on (sched.h) ------------------------------------------------------------------ */
+
+int st_block_class(int coll, int p, int root, int x, int b)
+{
+    switch (coll) {
+    case ST_COLL_REDUCE_SCATTER: return ST_B_SCRATCH;
+    case ST_COLL_REDUCE: return x == root ? ST_B_OUTPUT : ST_B_SCRATCH;
+    case ST_COLL_SCATTER: return x == root ? ST_B_INPUT : b == x ? ST_B_OUTPUT : ST_B_SCRATCH;
+    case ST_COLL_GATHER: return x == root ? ST_B_OUTPUT : b == x ? ST_B_INPUT : ST_B_SCRATCH;
+    case ST_COLL_ALL_TO_ALL:
+    case ST_COLL_ALL_TO_ALL_V: return b / p == x ? ST_B_INPUT : b % p == x ? ST_B_OUTPUT : ST_B_NONE;
+    default: return ST_B_OUTPUT;
+    }
+}
+
+static int check_fail(st_err *err, const st_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int check_fail(st_err *err, const st_xfer *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->line = x ? x->line : 0;
+    err->col = x ? x->col : 0;
+    return -1;
+}
+
+/* A reduce of units into themselves (no `at`) would double them. all_to_all_v's blocks have per-pair lengths,
+ * so scratch slots (sized by the largest unit) cannot be sized for it. */
+static int check_local(const st_sched *s, int rank, const int32_t *sends, int nsends, st_err *err)
+{
+    for (int i = 0; i < nsends; i++) {
+        const st_xfer *x = &s->xfers[sends[i]];
+        if (x->dst == rank && x->op != ST_X_COPY && !st_xfer_mapped(x))
+            return check_fail(err, x, "at step %d rank %d reduces units into themselves (a local reduce needs "
+                              "`at` to name other units)", x->step, rank);
+    }
+    if (s->nscratch > 0 && s->algo->coll == ST_COLL_ALL_TO_ALL_V)
+        return check_fail(err, NULL, "scratch units are not supported for all_to_all_v (its blocks differ in "
+                          "length, so a scratch slot has no one size)");
+    return 0;
+}
+
+/* One side of one transfer: every vector unit received (or written by my own `at` transfers) must land in
+ * writable storage, every vector unit sent must exist. */
+static int check_storage(const st_sched *s, int rank, const st_xfer *x, int recv, int *needs_scratch, st_err *err)
+{
+    int coll = s->algo->coll, p = s->p, upb = s->nunits / st_coll_nblocks(coll, p);
+    int32_t r0 = recv ? x->drun0 : x->run0, nr = recv ? x->dnruns : x->nruns;
+    for (int32_t r = r0; r < r0 + nr; r++) /* block by block: every unit of a block is kept alike */
+        for (int32_t u = s->runs[r].start; u < s->runs[r].start + s->runs[r].len && u < s->nunits;
+             u = (u / upb + 1) * upb) {
+            int b = u / upb, k = st_block_class(coll, p, s->root, rank, b);
+            *needs_scratch |= recv && k == ST_B_SCRATCH;
+            if (k == ST_B_NONE)
+                return check_fail(err, x, "at step %d rank %d would %s unit %d (block %d: from rank %d to rank %d), "
+                                  "which it has no storage for: in an all_to_all a rank keeps only the blocks it "
+                                  "sends (its sendbuf) and those it receives (its recvbuf); to pass a block through "
+                                  "a third rank, park it there in a scratch unit (`units p * p scratch S` and "
+                                  "`send ... at`)", x->step, rank, recv ? "receive" : "send", u, b, b / p, b % p);
+            if (recv && k == ST_B_INPUT)
+                return check_fail(err, x, "at step %d rank %d would receive unit %d (block %d), which it keeps only "
+                                  "in its caller's input (the send buffer, never written): receive it into a scratch "
+                                  "unit (`units U scratch S` and `send ... at`)", x->step, rank, u, b);
+        }
+    return 0;
+}
+
+static void mark_units(const st_sched *s, int32_t r0, int32_t nr, unsigned char *marks, unsigned char v)
+{
+    for (int32_t r = r0; r < r0 + nr; r++)
+        memset(marks + s->runs[r].start, v, (size_t)s->runs[r].len);
+}
+
+static int first_marked(const st_sched *s, const st_xfer *x, const unsigned char *marks)
+{
+    for (int32_t r = x->run0; r < x->run0 + x->nruns; r++) {
+        const unsigned char *m = memchr(marks + s->runs[r].start, 1, (size_t)s->runs[r].len);
+        if (m)
+            return (int)(m - marks);
+    }
+    return -1;
+}
+
+/* The transfers of one step: units written into `rank` (by peers or by its own `at` transfers) must not be read
+ * from it in that step, by peers (they read while it writes) or by its own `at` transfers (the result would
+ * depend on the order of the transfers within the step). Scratch units included. */
+static int check_step(const st_sched *s, int rank, const int32_t *sends, int ns, const int32_t *recvs, int nr,
+                      unsigned char *marks, st_err *err)
+{
+    int bad = -1;
+    const st_xfer *at = NULL;
+    for (int i = 0; i < nr; i++)
+        if (st_xfer_writes(&s->xfers[recvs[i]]))
+            mark_units(s, s->xfers[recvs[i]].drun0, s->xfers[recvs[i]].dnruns, marks, 1);
+    for (int i = 0; i < ns && bad < 0; i++)
+        if (st_xfer_writes(at = &s->xfers[sends[i]]))
+            bad = first_marked(s, at, marks);
+    for (int i = 0; i < nr; i++)
+        mark_units(s, s->xfers[recvs[i]].drun0, s->xfers[recvs[i]].dnruns, marks, 0);
+    if (bad < 0)
+        return 0;
+    return check_fail(err, at, "at step %d rank %d sends unit %d while it also receives into it in the same step: "
+                      "the executors read a sender's unit while its receives are applied, so a unit sent in a step "
+                      "must not be written in that step; receive into a scratch unit (`at`) and combine it in the "
+                      "next step", at->step, rank, bad);
+}
+
+int st_rank_check(const st_sched *s, int rank, const int32_t *sends, int nsends, const int32_t *recvs, int nrecvs,
+                  unsigned char *marks, int *needs_scratch, st_err *err)
+{
+    int scratch = 0;
+    err->col = 0;
+    if (check_local(s, rank, sends, nsends, err))
+        return -1;
+    /* receives first: a block sent from nowhere was first received into nowhere, which is the error to name */
+    for (int i = 0; i < nrecvs; i++)
+        if (st_xfer_writes(&s->xfers[recvs[i]]) && check_storage(s, rank, &s->xfers[recvs[i]], 1, &scratch, err))
+            return -1;
+    for (int i = 0; i < nsends; i++)
+        if (st_xfer_writes(&s->xfers[sends[i]]) && check_storage(s, rank, &s->xfers[sends[i]], 0, &scratch, err))
+            return -1;
+    if (needs_scratch)
+        *needs_scratch = scratch;
+    /* step by step over the steps this rank takes part in (both lists are in step order) */
+    for (int si = 0, ri = 0; si < nsends || ri < nrecvs;) {
+        int step = si < nsends ? s->xfers[sends[si]].step : INT32_MAX;
+        if (ri < nrecvs && s->xfers[recvs[ri]].step < step)
+            step = s->xfers[recvs[ri]].step;
+        int s0 = si, r0 = ri;
+        while (si < nsends && s->xfers[sends[si]].step == step)
+            si++;
+        while (ri < nrecvs && s->xfers[recvs[ri]].step == step)
+            ri++;
+        if (check_step(s, rank, sends + s0, si - s0, recvs + r0, ri - r0, marks, err))
+            return -1;
+    }
+    return 0;
 }

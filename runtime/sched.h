@@ -31,7 +31,7 @@ typedef struct st_xfer {
     int32_t nunits;
     int32_t drun0;      /* the units written at dst, matched in order with the source units; the same runs as */
     int32_t dnruns;     /* the source's (drun0 == run0) unless the send said `at` */
-    int32_t line;       /* .dsl line of the send statement */
+    int32_t line, col;  /* .dsl line and column of the send statement (col 0: unknown) */
 } st_xfer;
 
 typedef struct st_sched {
@@ -51,6 +51,7 @@ typedef struct st_sched {
 typedef struct st_err {
     int line;
     char msg[512];
+    int col;            /* the column of the send at `line`, when the error is about one (0: none) */
 } st_err;
 
 /* Groups of ranks (servers, super-pods) as the topology queries of the language see them: group g holds
@@ -113,6 +114,35 @@ static inline int st_xfer_mapped(const st_xfer *x)
 {
     return x->drun0 != x->run0;
 }
+
+/* Does x write into its destination's units? A copy onto itself without `at` writes nothing: it is skipped. */
+static inline int st_xfer_writes(const st_xfer *x)
+{
+    return x->src != x->dst || st_xfer_mapped(x);
+}
 void st_plan_free(st_plan *pl);
+
+/* ---- what the executors rely on, checked once per rank before a plan runs ----------------------------------
+ * The runtime (exec.c, when a schedule enters a communicator's cache) and the verifier (dsl/verify.c, for every
+ * rank of every instantiation) call the same check, so `stitchc verify` rejects exactly the schedules the runtime
+ * would refuse, with the same words. */
+
+/* Where rank x keeps block b of the collective's vector, whatever the call's buffers (exec.c's layout table):
+ * in its caller's input (read-only: never received into), its output, a runtime scratch, or nowhere (an
+ * all_to_all rank keeps only its own row, in sendbuf, and its own column, in recvbuf). Scratch units
+ * (`units U scratch S`) always have storage. */
+enum { ST_B_NONE, ST_B_INPUT, ST_B_OUTPUT, ST_B_SCRATCH };
+int st_block_class(int coll, int p, int root, int x, int b);
+
+/* Check one rank's part of schedule s: `sends` and `recvs` are the indices (into s->xfers, in schedule order) of
+ * the transfers it is the source of and the destination of (a local transfer is in both). Refused: a local
+ * reduce of units into themselves (no `at`); scratch units in an all_to_all_v; receiving into a block kept only
+ * in the caller's input or kept nowhere, or sending a block kept nowhere; within a step, sending a unit that the
+ * same step writes (the executors read a sender's unit while its receives are applied, not a snapshot).
+ * `marks` holds nunits + nscratch zeroed bytes and is left zeroed. Sets *needs_scratch (may be NULL) when the
+ * rank receives into a block kept in scratch. Returns 0, or -1 with the reason in err (line and column of the
+ * send). */
+int st_rank_check(const st_sched *s, int rank, const int32_t *sends, int nsends, const int32_t *recvs, int nrecvs,
+                  unsigned char *marks, int *needs_scratch, st_err *err);
 
 #endif

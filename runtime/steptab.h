@@ -9,14 +9,14 @@
  * Why bytecode and not a flat list of transfers: algorithms are parametric in p (and later in the topology), so
  * a table written for one p would not do. Expressions are kept, compiled; the instantiation evaluates them.
  * Every instruction carries its source line, so an evaluation error (division by zero, a runaway loop) names the
- * line of algos.dsl it came from.
+ * line of algos.dsl it came from; a SEND also carries its column, so the verifier can point at the very send.
  */
 #ifndef ST_STEPTAB_H
 #define ST_STEPTAB_H
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 3
+#define ST_TABLE_VERSION 4
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -95,6 +95,7 @@ typedef struct st_insn {
     uint8_t op;      /* st_opcode */
     int32_t a;       /* operand */
     int32_t line;    /* source line in the .dsl file (0 for none) */
+    int32_t col;     /* source column of a SEND's `send` keyword, so diagnostics point at it (0 elsewhere) */
 } st_insn;
 
 typedef struct st_func {

@@ -39,7 +39,7 @@ typedef struct vm {
     int64_t *lo, *hi;               /* the transfer set being built */
     int nset, capset;
     int at;                         /* index where the destination set starts, -1: none */
-    int line;
+    int line, col;                  /* of the instruction being run */
     st_err *err;
 } vm;
 
@@ -356,7 +356,7 @@ static int emit_send(vm *m, const st_vm_sink *sink, int a)
         rc = apply_layout(m, sink);
     int nsrc = m->at >= 0 ? m->at : m->nset;
     if (!rc && nsrc > 0)
-        rc = sink->send(sink->ctx, dst, a & 1, m->lo, m->hi, nsrc, m->nset, m->line, m->err);
+        rc = sink->send(sink->ctx, dst, a & 1, m->lo, m->hi, nsrc, m->nset, m->line, m->col, m->err);
     else if (!rc && m->nset > nsrc)
         rc = fail(m, "`at` names destination units for a transfer of no units");
     m->nset = 0;
@@ -553,6 +553,7 @@ static int run(vm *m, int32_t pc, int stop_depth, const st_vm_sink *sink)
             return fail(m, "corrupt step table: pc %d", pc);
         const st_insn *in = &cat->code[pc++];
         m->line = in->line;
+        m->col = in->col;
         int s = exec(m, in, &pc, sink);
         if (s < 0)
             return -1;

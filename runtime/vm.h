@@ -28,7 +28,7 @@ typedef struct st_vm_sink {
     /* The transfer's units as inclusive ranges [lo[i], hi[i]], unsorted, possibly overlapping: ranges
      * 0..nsrc-1 are the source units, nsrc..nranges-1 the destination units (none: the same units). */
     int (*send)(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nsrc, int nranges,
-                int line, st_err *err);
+                int line, int col, st_err *err);
 } st_vm_sink;
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */

@@ -13,7 +13,8 @@ file(MAKE_DIRECTORY ${COMPILER_OUT})
 set(STITCH_GOLDEN_UPDATES "")
 
 # stitch_golden(<name> <golden file> <stitchc args...>): stitchc's stdout must equal golden/<file>.
-# `"line": N` is ignored in the comparison (see tests/compiler/run_golden.cmake).
+# `"line": N` is ignored in the comparison (see tests/compiler/run_golden.cmake), and so is the path in the holdings
+# view's `# error at PATH:` (the source tree's location).
 function(stitch_golden name golden)
   string(REPLACE ";" "|" args "${ARGN}")
   set(common -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DGOLDEN=${COMPILER_TESTS}/golden/${golden})
@@ -22,7 +23,7 @@ function(stitch_golden name golden)
   endif()
   add_test(NAME compiler.golden.${name}
            COMMAND ${CMAKE_COMMAND} ${common} -DACTUAL=${COMPILER_OUT}/${golden}.actual
-                   "-DIGNORE=\"line\": [0-9]+" -P ${COMPILER_TESTS}/run_golden.cmake)
+                   "-DIGNORE=\"line\": [0-9]+|# error at [^:]*:" -P ${COMPILER_TESTS}/run_golden.cmake)
   set(STITCH_GOLDEN_UPDATES ${STITCH_GOLDEN_UPDATES} COMMAND ${CMAKE_COMMAND} ${common} -DUPDATE=1
       -P ${COMPILER_TESTS}/run_golden.cmake PARENT_SCOPE)
 endfunction()
@@ -62,6 +63,14 @@ stitch_golden(show_ring_rs_svg show_ring_reduce_scatter_p3.svg
               show ${STITCH_DSL} -a ring -c reduce_scatter -n 3 --format svg)
 stitch_golden(show_ring_rs_dot show_ring_reduce_scatter_p3.dot
               show ${STITCH_DSL} -a ring -c reduce_scatter -n 3 --format dot)
+# the holdings view: what each unit holds after each step, for a right algorithm, a rooted one and a wrong one
+# (which ends with the verifier's message, pointing at the send that wrote the wrong unit last)
+stitch_golden(show_ring_ar_holdings show_ring_all_reduce_p3_holdings.txt
+              show ${STITCH_DSL} -a ring -c all_reduce -n 3 --format holdings)
+stitch_golden(show_root_holdings show_ring_broadcast_p4_root2_holdings.txt
+              show ${COMPILER_TESTS}/rooted.dsl -a ring -c broadcast -n 4 --root 2 -f holdings)
+stitch_golden(show_wrong_holdings show_ring_copy_p3_holdings.txt
+              show ${CMAKE_CURRENT_SOURCE_DIR}/verify/wrong_last.dsl -a ring_copy -n 3 -f holdings)
 add_custom_target(update-golden-compiler ${STITCH_GOLDEN_UPDATES} DEPENDS stitchc VERBATIM
                   COMMENT "rewriting tests/compiler/golden/ from the current stitchc")
 
@@ -98,6 +107,7 @@ stitch_cli(verify_single_p RC 0 STDOUT "for p = 7..7 in" ARGS verify ${STITCH_DS
 stitch_cli(show_unknown_algorithm RC 1 STDERR "no algorithm 'nosuch' in '[^']*'; available: ring \\(reduce_scatter, all_gather, all_reduce\\), mesh \\("
            ARGS show ${STITCH_DSL} -a nosuch -n 4)
 stitch_cli(show_bad_format RC 2 STDERR "unknown format 'svgz'" ARGS show ${STITCH_DSL} -a ring -n 4 --format svgz)
+stitch_cli(help_show_holdings RC 0 STDOUT "holdings" ARGS show --help)
 stitch_cli(show_svg RC 0 STDOUT "^<\\?xml [^\n]*\n<svg xmlns=\"http://www.w3.org/2000/svg\".*</svg>\n$"
            ARGS show ${STITCH_DSL} -a ring -c all_reduce -n 5 --format svg)
 stitch_cli(show_dot RC 0 STDOUT "^digraph schedule {\n.*\n}\n$"

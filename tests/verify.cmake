@@ -18,6 +18,16 @@ foreach(f ${broken})
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_broken.cmake)
 endforeach()
 
+# Each tests/verify/ok/*.dsl is an idiom the docs recommend (the recursive-doubling exchange through scratch, an
+# all_to_all relay through scratch) and must verify for the ranges of its `# ranks:` line.
+file(GLOB accepted ${CMAKE_CURRENT_SOURCE_DIR}/verify/ok/*.dsl)
+foreach(f ${accepted})
+  get_filename_component(n ${f} NAME_WE)
+  add_test(NAME verify.accepts.${n}
+           COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DFILE=${f}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_ok.cmake)
+endforeach()
+
 file(GLOB sema_cases ${CMAKE_CURRENT_SOURCE_DIR}/sema/*.dsl)
 set(sema_updates "")
 foreach(f ${sema_cases})
@@ -34,3 +44,19 @@ add_custom_target(update-golden-sema ${sema_updates} DEPENDS stitchc VERBATIM)
 add_executable(spec_examples ${CMAKE_CURRENT_SOURCE_DIR}/compiler/spec_examples.c)
 target_link_libraries(spec_examples PRIVATE stitch_front)
 add_test(NAME compiler.spec_examples COMMAND spec_examples ${CMAKE_SOURCE_DIR}/algos.dsl)
+
+# The verifier refuses exactly what the runtime refuses (tests/verify/agree.c asks st_exec_prepare_entry for every
+# rank's plan, then st_verify): the relay without scratch is refused by both with the same words, the same relay
+# through scratch and the catalogue are accepted by both; the recursive-doubling exchange is refused by both.
+add_executable(verify_agree ${CMAKE_CURRENT_SOURCE_DIR}/verify/agree.c)
+target_link_libraries(verify_agree PRIVATE stitch_front stitch)
+target_include_directories(verify_agree PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
+add_test(NAME verify.agree.a2a_relay COMMAND verify_agree ${CMAKE_CURRENT_SOURCE_DIR}/verify/a2a_relay.dsl 3
+         runtime-refuses "would receive unit 7 (block 7: from rank 2 to rank 1), which it has no storage for")
+add_test(NAME verify.agree.a2a_relay_scratch COMMAND verify_agree
+         ${CMAKE_CURRENT_SOURCE_DIR}/verify/ok/a2a_relay_scratch.dsl 3 runtime-accepts)
+add_test(NAME verify.agree.rd_exchange COMMAND verify_agree ${CMAKE_CURRENT_SOURCE_DIR}/verify/rd_exchange.dsl 4
+         runtime-refuses "receive into a scratch unit (`at`) and combine it in the next step")
+add_test(NAME verify.agree.rd_scratch COMMAND verify_agree ${CMAKE_CURRENT_SOURCE_DIR}/verify/ok/rd_scratch.dsl 8
+         runtime-accepts)
+add_test(NAME verify.agree.catalogue COMMAND verify_agree ${CMAKE_SOURCE_DIR}/algos.dsl 7 runtime-accepts)

@@ -561,7 +561,10 @@ static const command commands[] = {
      check_opts, run_check},
     {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B] [-v]", "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
-     "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step.\n"
+     "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
+     "everything the runtime checks before it runs a plan (where each rank keeps each block). Rooted\n"
+     "collectives are tried with every root up to p = 32, then a sample (roots 0, 1, p/2, p-1 and more;\n"
+     "docs/language.md, section 7).\n"
      "Exits 0 when everything is verified, 1 otherwise (with the smallest counterexample).\n\n"
      "  -a, --algorithm ALGO    only this algorithm\n"
      "  -c, --collective COLL   only this collective\n"
@@ -569,7 +572,7 @@ static const command commands[] = {
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,... | --layout SxL] [--format table|json|svg|dot]", "print or draw an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,... | --layout SxL] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
@@ -579,7 +582,10 @@ static const command commands[] = {
      "                          (default: one group of all P ranks)\n"
      "      --layout SxL        S groups (servers) of L ranks each: --layout 3x2 is -g 2,2,2\n"
      "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
-     "                          one arrow per transfer; at most 256 ranks) or dot (the same for Graphviz)\n"
+     "                          one arrow per transfer; at most 256 ranks), dot (the same for Graphviz) or\n"
+     "                          holdings (what every unit of every rank holds before the first step and\n"
+     "                          after each step, as the verifier computes it: u0..2={0,1} is units 0 to 2\n"
+     "                          holding the contributions of ranks 0 and 1; ends with the verifier's verdict)\n"
      "  -h, --help              this text\n",
      show_opts, run_show},
     {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME]", "generate C step tables",

@@ -47,8 +47,9 @@ static void check_tables(const st_catalogue *want, const st_catalogue *got)
     CHECK(got->ncode == want->ncode, "ncode %d, want %d", got->ncode, want->ncode);
     for (int32_t i = 0; i < got->ncode && i < want->ncode; i++) {
         const st_insn *g = &got->code[i], *w = &want->code[i];
-        CHECK(g->op == w->op && g->a == w->a && g->line == w->line, "code[%d] = {%d, %d, %d}, want {%d, %d, %d}",
-              i, g->op, g->a, g->line, w->op, w->a, w->line);
+        CHECK(g->op == w->op && g->a == w->a && g->line == w->line && g->col == w->col,
+              "code[%d] = {%d, %d, %d, %d}, want {%d, %d, %d, %d}", i, g->op, g->a, g->line, g->col, w->op, w->a,
+              w->line, w->col);
     }
     CHECK(got->nconsts == want->nconsts, "nconsts %d, want %d", got->nconsts, want->nconsts);
     for (int32_t i = 0; i < got->nconsts && i < want->nconsts; i++)

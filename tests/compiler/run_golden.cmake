@@ -36,7 +36,7 @@ if(NOT EXISTS "${GOLDEN}")
 endif()
 file(READ "${GOLDEN}" want)
 set(got "${out}")
-if(IGNORE)
+if(DEFINED IGNORE) # not if(IGNORE): the word IGNORE is one of if()'s false constants
   string(REGEX REPLACE "${IGNORE}" "<ignored>" got "${got}")
   string(REGEX REPLACE "${IGNORE}" "<ignored>" want "${want}")
 endif()

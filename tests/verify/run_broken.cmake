@@ -1,8 +1,10 @@
 # run_broken.cmake - `stitchc verify` must reject a deliberately broken algorithm with the expected message.
 # -DSTITCHC=... -DFILE=tests/verify/x.dsl. The file's `# expect:` line holds the text that must appear in the
 # output and its `# ranks: A..B` line the range to verify; the exit status must be 1.
-file(STRINGS ${FILE} expect REGEX "^# expect: ")
-file(STRINGS ${FILE} ranks REGEX "^# ranks: ")
+# (file(READ), not file(STRINGS): a message may hold ';', which STRINGS would split into a list)
+file(READ ${FILE} text)
+string(REGEX MATCH "# expect: [^\n]*" expect "${text}")
+string(REGEX MATCH "# ranks: [^\n]*" ranks "${text}")
 string(REGEX REPLACE "^# expect: " "" expect "${expect}")
 string(REGEX REPLACE "^# ranks: " "" ranks "${ranks}")
 get_filename_component(dir ${FILE} DIRECTORY)

@@ -1,4 +1,4 @@
-# expect: ring_short reduce_scatter is wrong for p = 3: after the last step unit 0 of rank 0 holds the contributions of {0}, not of all 3 ranks
+# expect: short_ring.dsl:4: error: ring_short reduce_scatter is wrong for p = 3: after the last step unit 0 of rank 0 holds {0} but should hold the contributions of all 3 ranks {0..2}; no send ever writes it
 # ranks: 3..8
 # Postcondition: one step too few.
 algorithm ring_short implements reduce_scatter {
