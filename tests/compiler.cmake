@@ -28,9 +28,9 @@ function(stitch_golden name golden)
 endfunction()
 
 # stitch_cli(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY] [NO_FILES <files...>]
-#            ARGS <stitchc args...>)
+#            [MKFIFO <path>] ARGS <stitchc args...>)
 function(stitch_cli name)
-  cmake_parse_arguments(C "STDOUT_EMPTY" "RC;STDOUT;STDERR" "ARGS;NO_FILES" ${ARGN})
+  cmake_parse_arguments(C "STDOUT_EMPTY" "RC;STDOUT;STDERR;MKFIFO" "ARGS;NO_FILES" ${ARGN})
   string(REPLACE ";" "|" args "${C_ARGS}")
   string(REPLACE ";" "|" no_files "${C_NO_FILES}")
   set(defs -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DRC=${C_RC})
@@ -46,7 +46,11 @@ function(stitch_cli name)
   if(no_files)
     list(APPEND defs "-DNO_FILES=${no_files}")
   endif()
+  if(DEFINED C_MKFIFO)
+    list(APPEND defs "-DMKFIFO=${C_MKFIFO}")
+  endif()
   add_test(NAME compiler.cli.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${COMPILER_TESTS}/run_cli.cmake)
+  set_tests_properties(compiler.cli.${name} PROPERTIES TIMEOUT 60) # an input that blocks fails, not hangs
 endfunction()
 
 # ---- golden schedule views
@@ -88,6 +92,12 @@ stitch_cli(unknown_collective RC 2 STDERR "unknown collective 'all_sum' \\(known
            ARGS verify ${STITCH_DSL} -c all_sum)
 stitch_cli(missing_input RC 1 STDERR "^stitchc: error: cannot open '[^']*no_such_file.dsl': No such file or directory\n$"
            ARGS check ${COMPILER_OUT}/no_such_file.dsl)
+# inputs that are not regular files are refused at once (a FIFO blocked stitchc forever, /dev/zero filled memory)
+stitch_cli(input_fifo RC 1 STDERR "^[^\n]*/fifo.dsl: error: not a regular file \\(a FIFO or pipe\\). only regular files are read\n$"
+           MKFIFO ${COMPILER_OUT}/fifo.dsl ARGS emit ${COMPILER_OUT}/fifo.dsl -o ${COMPILER_OUT}/fifo.c)
+stitch_cli(input_dev_zero RC 1 STDERR "^/dev/zero: error: not a regular file \\(a character device\\)"
+           ARGS check /dev/zero)
+stitch_cli(input_stdin RC 2 STDERR "reading standard input \\('-'\\) is not supported. name a file" ARGS check -)
 stitch_cli(check_ok RC 0 STDOUT_EMPTY ARGS check ${STITCH_DSL})
 stitch_cli(check_verbose RC 0 STDOUT "algos.dsl: [0-9]+ algorithms OK" ARGS check -v ${STITCH_DSL})
 stitch_cli(check_bad RC 1 STDERR "bad.dsl:[0-9]+:[0-9]+: error: " ARGS check ${COMPILER_TESTS}/bad.dsl)

@@ -154,6 +154,9 @@ static int parse_args(const command *c, int argc, char **argv, args *a)
             int rc = parse_option(c, argc, argv, &i, a);
             if (rc)
                 return rc;
+        } else if (!only_files && strcmp(arg, "-") == 0) {
+            /* FILE must be a regular file (the front end refuses pipes, so it cannot hang on one) */
+            return usage_error(c->name, "reading standard input ('-') is not supported; name a file");
         } else if (a->file) {
             return usage_error(c->name, "more than one input file ('%s' and '%s')", a->file, arg);
         } else {
@@ -281,15 +284,20 @@ typedef struct unit {
 /* Parse and compile; prints every diagnostic. Returns 0 when there were no errors. Always call unit_free. */
 static int compile_file(const char *path, unit *u)
 {
+    char *text, why[160];
+    size_t len;
     memset(u, 0, sizeof *u);
     st_diags_init(&u->d, path, NULL, 0);
-    FILE *probe = fopen(path, "rb"); /* a missing file is a tool error, said the way every tool says it */
-    if (!probe) {
+    int rd = st_read_source(path, &text, &len, why, sizeof why);
+    if (rd == -1) { /* a missing file is a tool error, said the way every tool says it */
         tool_error("cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
-    fclose(probe);
-    u->f = st_parse_path(path, &u->d);
+    if (rd != 0) /* not a regular file, too large: `FILE: error: why` */
+        st_diag_add(&u->d, ST_SEV_ERROR, 0, 0, "%s", why);
+    else
+        u->f = st_parse(path, text, len, &u->d);
+    free(text);
     if (u->f && u->d.nerrors == 0)
         u->cat = st_compile(u->f, &u->d);
     st_diags_print(&u->d, stderr);
