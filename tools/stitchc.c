@@ -1,7 +1,8 @@
 /* stitchc.c - the compiler driver: `stitchc check | verify | show | emit FILE ...`.
  *
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
- * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. The driver owns nothing
+ * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. emit verifies first (p = 1..32
+ * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a note. The driver owns nothing
  * clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and ctest use:
  *   0  success
  *   1  the input has errors, verification failed, or a file could not be read or written
@@ -29,6 +30,12 @@
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+
+/* emit verifies for these rank counts unless told otherwise: algos.dsl takes 0.4 s for 1..32 (2.6 s for 1..64),
+ * and every build of libstitch runs it. */
+#define EMIT_PMIN 1
+#define EMIT_PMAX 32
+#define EMIT_RANKS "1..32"
 
 /* ---- messages ------------------------------------------------------------------------------------------------ */
 
@@ -66,7 +73,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL };
+              O_SYMBOL, O_NO_VERIFY, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -78,8 +85,8 @@ typedef struct opt_spec {
 /* What a subcommand's command line said. NULL / 0 for what was not given. */
 typedef struct args {
     const char *file;
-    const char *val[O_SYMBOL + 1];
-    int seen[O_SYMBOL + 1];
+    const char *val[O_COUNT];
+    int seen[O_COUNT];
 } args;
 
 typedef struct command {
@@ -205,6 +212,11 @@ static int parse_ranks(const char *s, int *pmin, int *pmax)
     *pmin = (int)a;
     *pmax = (int)b;
     return 0;
+}
+
+static int bad_ranks(const char *cmd, const char *s)
+{
+    return usage_error(cmd, "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)", s, ST_MAX_RANKS);
 }
 
 /* -g 2,3: group sizes for the topology queries, consecutive ranks, summing to p. The arrays are owned by `g`. */
@@ -351,8 +363,7 @@ static int run_verify(const args *a)
     if (a->val[O_COLL] && parse_coll("verify", a->val[O_COLL], &o.coll) != 0)
         return EXIT_USAGE;
     if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &o.pmin, &o.pmax) != 0)
-        return usage_error("verify", "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)",
-                           a->val[O_RANKS], ST_MAX_RANKS);
+        return bad_ranks("verify", a->val[O_RANKS]);
     unit u;
     if (compile_file(a->file, &u) != 0) {
         unit_free(&u);
@@ -531,17 +542,64 @@ static int emit_files(const st_catalogue *cat, const args *a, const char *symbol
     return ok && hrc == 0 && crc == 0 ? 0 : -1;
 }
 
+/* Copy the verifier's report to stderr without the `verified ...` line of each pair that passed: what is left are
+ * the diagnostics of the pairs that failed. */
+static void print_failures(const char *report)
+{
+    for (const char *line = report; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        if (strncmp(line, "verified ", 9) != 0)
+            fwrite(line, 1, len, stderr);
+        line += len;
+    }
+}
+
+/* Emit compiles only what verifies: tables that were never proved give wrong results silently at run time. Returns
+ * 0 when every (algorithm, collective) pair of the file verifies for p = pmin..pmax (or the file has none). */
+static int verify_for_emit(const unit *u, const char *file, int pmin, int pmax)
+{
+    char *report = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&report, &len);
+    if (!mem) {
+        tool_error("out of memory");
+        return -1;
+    }
+    st_verify_opts o = {.coll = -1, .pmin = pmin, .pmax = pmax};
+    int failed = st_verify(u->cat, &o, mem);
+    if (fclose(mem) != 0) {
+        tool_error("out of memory");
+        failed = failed > 0 ? failed : 1;
+    } else if (failed > 0) {
+        print_failures(report);
+        tool_error("%d (algorithm, collective) pair%s of '%s' failed verification for p = %d..%d; nothing written "
+                   "(--no-verify emits it anyway)", failed, failed == 1 ? "" : "s", file, pmin, pmax);
+    }
+    free(report);
+    return failed > 0 ? -1 : 0;
+}
+
 static int run_emit(const args *a)
 {
     const char *symbol = a->val[O_SYMBOL] ? a->val[O_SYMBOL] : "st_builtin_catalogue";
+    int pmin = EMIT_PMIN, pmax = EMIT_PMAX, verify = !a->seen[O_NO_VERIFY];
     if (!a->val[O_OUTPUT])
         return usage_error("emit", "missing -o OUT.c");
     if (!st_c_identifier_ok(symbol))
         return usage_error("emit", "symbol '%s' is not a C identifier", symbol);
+    if (!verify && a->val[O_RANKS])
+        return usage_error("emit", "--ranks and --no-verify exclude each other");
+    if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &pmin, &pmax) != 0)
+        return bad_ranks("emit", a->val[O_RANKS]);
     unit u;
     int rc = EXIT_FAIL;
-    if (compile_file(a->file, &u) == 0 && emit_files(u.cat, a, symbol) == 0)
-        rc = 0;
+    if (compile_file(a->file, &u) == 0) {
+        if (!verify)
+            fprintf(stderr, "stitchc: note: '%s' is emitted without verification (--no-verify)\n", a->file);
+        if ((!verify || verify_for_emit(&u, a->file, pmin, pmax) == 0) && emit_files(u.cat, a, symbol) == 0)
+            rc = 0;
+    }
     unit_free(&u);
     return rc;
 }
@@ -559,7 +617,8 @@ static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
-                                     {O_SYMBOL, 0, "symbol", 1}, OPT_END};
+                                     {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
+                                     {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
 
 static const command commands[] = {
     {"check", "check FILE [-v]", "parse and check a .dsl file",
@@ -590,12 +649,16 @@ static const command commands[] = {
      "                          one arrow per transfer; at most 256 ranks) or dot (the same for Graphviz)\n"
      "  -h, --help              this text\n",
      show_opts, run_show},
-    {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME]", "generate C step tables",
-     "Compile FILE and write its catalogue as C source defining 'const st_catalogue SYMBOL' (steptab.h).\n"
-     "Nothing is written when FILE has errors.\n\n"
+    {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME] [--ranks A..B | --no-verify]",
+     "verify, then generate C step tables",
+     "Compile FILE, verify every (algorithm, collective) pair as 'stitchc verify' does, and write the catalogue as\n"
+     "C source defining 'const st_catalogue SYMBOL' (steptab.h). Nothing is written when FILE has errors or a\n"
+     "pair fails verification (the verifier's counterexample is printed, exit 1).\n\n"
      "  -o, --output OUT.c      the C file (required)\n"
      "      --header OUT.h      also write a header declaring the symbol\n"
      "      --symbol NAME       the catalogue's name (default st_builtin_catalogue)\n"
+     "      --ranks A..B        verify for rank counts A to B, or A alone (default " EMIT_RANKS ")\n"
+     "      --no-verify         emit without verifying (a note on stderr says so)\n"
      "  -h, --help              this text\n",
      emit_opts, run_emit},
 };
