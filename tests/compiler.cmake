@@ -149,6 +149,12 @@ stitch_cli(emit_no_verify RC 0
 stitch_cli(emit_ranks_and_no_verify RC 2 STDERR "--ranks and --no-verify exclude each other"
            ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/x.c --no-verify --ranks 1..4)
 stitch_cli(emit_bad_ranks RC 2 STDERR "bad rank range '0..3'" ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/x.c --ranks 0..3)
+# stitch_compile_dsl's options, exercised by every build: RANKS 1 is the one range where `short` verifies, and
+# NO_VERIFY emits it unproved (a note in the build log); without either the build would stop here.
+add_library(compiler_dsl_options OBJECT)
+stitch_compile_dsl(compiler_dsl_options ${UNVERIFIED} st_test_unverified_p1 RANKS 1)
+stitch_compile_dsl(compiler_dsl_options ${UNVERIFIED} st_test_unverified_any NO_VERIFY)
+target_link_libraries(compiler_dsl_options PRIVATE stitch_core)
 
 # ---- pictures: every SVG and DOT is well-formed (xmllint, Graphviz dot when installed; the shape otherwise)
 set(STITCH_PICTURES
