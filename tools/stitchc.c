@@ -2,8 +2,10 @@
  *
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
  * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. emit verifies first (p = 1..32
- * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a note. The driver owns nothing
- * clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and ctest use:
+ * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a
+ * note. Input files go through st_read_source: regular files of at most 16 MiB, never standard input. The driver
+ * owns nothing clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and
+ * ctest use:
  *   0  success
  *   1  the input has errors, verification failed, or a file could not be read or written
  *   2  the command line is wrong (unknown subcommand or option, a missing or malformed value)
@@ -214,6 +216,7 @@ static int parse_ranks(const char *s, int *pmin, int *pmax)
     return 0;
 }
 
+/* The usage error for a --ranks value parse_ranks refused (verify says the same in its own words). */
 static int bad_ranks(const char *cmd, const char *s)
 {
     return usage_error(cmd, "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)", s, ST_MAX_RANKS);
@@ -363,7 +366,8 @@ static int run_verify(const args *a)
     if (a->val[O_COLL] && parse_coll("verify", a->val[O_COLL], &o.coll) != 0)
         return EXIT_USAGE;
     if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &o.pmin, &o.pmax) != 0)
-        return bad_ranks("verify", a->val[O_RANKS]);
+        return usage_error("verify", "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)",
+                           a->val[O_RANKS], ST_MAX_RANKS);
     unit u;
     if (compile_file(a->file, &u) != 0) {
         unit_free(&u);

@@ -63,7 +63,8 @@ static int check_not_regular(void)
     snprintf(want, sizeof want, "%s: error: not a regular file (a FIFO or pipe); only regular files are read\n", fifo);
     int bad = refused(fifo, want);
     unlink(fifo);
-    bad += refused("/dev/zero", "/dev/zero: error: not a regular file (a character device); only regular files are read\n");
+    bad += refused("/dev/zero",
+                   "/dev/zero: error: not a regular file (a character device); only regular files are read\n");
     snprintf(want, sizeof want, "%s: error: not a regular file (a directory); only regular files are read\n", dir);
     return bad + refused(dir, want);
 }
@@ -158,7 +159,7 @@ static int check_many_lets(void)
     for (int i = 0; i < N; i++)
         o += (size_t)snprintf(src + o, cap - o, "  let v%d = %d\n", i, i);
     o += (size_t)snprintf(src + o, cap - o, "  step t in 0 .. p - 2 {\n"
-                                            "    send unit (r - t + v%d - v%d) %% p to (r + 1) %% p\n  }\n}\n", N - 1, N - 1);
+                          "    send unit (r - t + v%d - v%d) %% p to (r + 1) %% p\n  }\n}\n", N - 1, N - 1);
     double t0 = seconds();
     char *got = diags_of("t.dsl", src, o, 1);
     double dt = seconds() - t0;
