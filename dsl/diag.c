@@ -3,7 +3,9 @@
  * Messages are formatted when added (so callers may pass views that die soon after) and printed together at the
  * end with the source line and a caret. The error limit lives here so every stage shares it: errors past the
  * limit are counted but not kept, and the first one dropped adds a note. Printing never trusts a position: a
- * line or column outside the text just omits the source line or clamps the caret.
+ * line or column outside the text just omits the source line or clamps the caret. Names quoted in a message are
+ * cut at ST_DIAG_WORD_MAX bytes (the source line under it is a window of ST_SHOW_MAX), so no diagnostic grows
+ * with the input.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,30 @@ static void push(st_diags *d, st_severity sev, int line, int col, char *msg)
     d->v[d->n++] = (st_diag){sev, line, col, msg};
 }
 
+static int word_byte(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* `msg` with every run of identifier bytes longer than ST_DIAG_WORD_MAX cut to that many and "...": a message
+ * quotes names from the source, and a megabyte identifier must not come back a megabyte long. Frees msg. */
+static char *clip_words(char *msg)
+{
+    size_t n = strlen(msg), run = 0, o = 0;
+    char *out = malloc(n + n / ST_DIAG_WORD_MAX * 3 + 4);
+    if (!out)
+        return msg; /* unclipped beats lost */
+    for (size_t i = 0; i <= n; i++) {
+        run = i < n && word_byte(msg[i]) ? run + 1 : 0;
+        if (run <= ST_DIAG_WORD_MAX)
+            out[o++] = msg[i];
+        else if (run == ST_DIAG_WORD_MAX + 1)
+            memcpy(out + o, "...", 3), o += 3;
+    }
+    free(msg);
+    return out;
+}
+
 static char *vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
@@ -73,7 +99,7 @@ void st_diag_vadd(st_diags *d, st_severity sev, int line, int col, const char *f
     }
     char *msg = vformat(fmt, ap);
     if (msg)
-        push(d, sev, line, col, msg);
+        push(d, sev, line, col, clip_words(msg));
 }
 
 void st_diag_add(st_diags *d, st_severity sev, int line, int col, const char *fmt, ...)

@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* A message keeps at most this many bytes of one name (a run of letters, digits and '_'), then "...". */
+#define ST_DIAG_WORD_MAX 64
+
 typedef enum st_severity { ST_SEV_ERROR, ST_SEV_WARNING, ST_SEV_NOTE } st_severity;
 
 typedef struct st_diag {

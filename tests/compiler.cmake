@@ -28,10 +28,11 @@ function(stitch_golden name golden)
       -P ${COMPILER_TESTS}/run_golden.cmake PARENT_SCOPE)
 endfunction()
 
-# stitch_cli(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY] [NO_FILES <files...>]
-#            ARGS <stitchc args...>)
+# stitch_cli(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY] [STDERR_EMPTY]
+#            [NO_FILES <files...>] [MKFIFO <path>] ARGS <stitchc args...>)
+# A `;` cannot appear in a regex here (it splits the argument): match it with `.`.
 function(stitch_cli name)
-  cmake_parse_arguments(C "STDOUT_EMPTY" "RC;STDOUT;STDERR" "ARGS;NO_FILES" ${ARGN})
+  cmake_parse_arguments(C "STDOUT_EMPTY;STDERR_EMPTY" "RC;STDOUT;STDERR;MKFIFO" "ARGS;NO_FILES" ${ARGN})
   string(REPLACE ";" "|" args "${C_ARGS}")
   string(REPLACE ";" "|" no_files "${C_NO_FILES}")
   set(defs -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DRC=${C_RC})
@@ -44,10 +45,17 @@ function(stitch_cli name)
   if(C_STDOUT_EMPTY)
     list(APPEND defs -DSTDOUT_EMPTY=1)
   endif()
+  if(C_STDERR_EMPTY)
+    list(APPEND defs -DSTDERR_EMPTY=1)
+  endif()
   if(no_files)
     list(APPEND defs "-DNO_FILES=${no_files}")
   endif()
+  if(DEFINED C_MKFIFO)
+    list(APPEND defs "-DMKFIFO=${C_MKFIFO}")
+  endif()
   add_test(NAME compiler.cli.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${COMPILER_TESTS}/run_cli.cmake)
+  set_tests_properties(compiler.cli.${name} PROPERTIES TIMEOUT 60) # an input that blocks fails, not hangs
 endfunction()
 
 # ---- golden schedule views
@@ -97,6 +105,12 @@ stitch_cli(unknown_collective RC 2 STDERR "unknown collective 'all_sum' \\(known
            ARGS verify ${STITCH_DSL} -c all_sum)
 stitch_cli(missing_input RC 1 STDERR "^stitchc: error: cannot open '[^']*no_such_file.dsl': No such file or directory\n$"
            ARGS check ${COMPILER_OUT}/no_such_file.dsl)
+# inputs that are not regular files are refused at once (a FIFO blocked stitchc forever, /dev/zero filled memory)
+stitch_cli(input_fifo RC 1 STDERR "^[^\n]*/fifo.dsl: error: not a regular file \\(a FIFO or pipe\\). only regular files are read\n$"
+           MKFIFO ${COMPILER_OUT}/fifo.dsl ARGS emit ${COMPILER_OUT}/fifo.dsl -o ${COMPILER_OUT}/fifo.c)
+stitch_cli(input_dev_zero RC 1 STDERR "^/dev/zero: error: not a regular file \\(a character device\\)"
+           ARGS check /dev/zero)
+stitch_cli(input_stdin RC 2 STDERR "reading standard input \\('-'\\) is not supported. name a file" ARGS check -)
 stitch_cli(check_ok RC 0 STDOUT_EMPTY ARGS check ${STITCH_DSL})
 stitch_cli(check_verbose RC 0 STDOUT "algos.dsl: [0-9]+ algorithms OK" ARGS check -v ${STITCH_DSL})
 stitch_cli(check_bad RC 1 STDERR "bad.dsl:[0-9]+:[0-9]+: error: " ARGS check ${COMPILER_TESTS}/bad.dsl)
@@ -130,6 +144,27 @@ stitch_cli(emit_bad_symbol RC 2 STDERR "symbol '9lives' is not a C identifier"
            ARGS emit ${STITCH_DSL} -o ${COMPILER_OUT}/x.c --symbol 9lives)
 stitch_cli(emit_unwritable RC 1 STDERR "stitchc: error: cannot open '.*/no/such/dir/x.c.tmp': No such file"
            ARGS emit ${STITCH_DSL} -o ${COMPILER_OUT}/no/such/dir/x.c)
+# emit verifies (p = 1..32 by default) and writes nothing for a wrong algorithm: only the failure is printed
+set(UNVERIFIED ${COMPILER_TESTS}/unverified.dsl)
+stitch_cli(emit_unverified RC 1
+           STDERR "^[^\n]*unverified.dsl:10: error: short all_gather is wrong for p = 2: [^\n]*\nstitchc: error: 1 \\(algorithm, collective\\) pair of '[^']*unverified.dsl' failed verification for p = 1..32. nothing written \\(--no-verify emits it anyway\\)\n$"
+           NO_FILES ${COMPILER_OUT}/unverified.c ${COMPILER_OUT}/unverified.c.tmp ${COMPILER_OUT}/unverified.h
+           ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/unverified.c --header ${COMPILER_OUT}/unverified.h)
+stitch_cli(emit_unverified_ranks RC 1 STDERR "is wrong for p = 3: .*failed verification for p = 3..5. nothing written"
+           NO_FILES ${COMPILER_OUT}/unverified_p3.c ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/unverified_p3.c --ranks 3..5)
+stitch_cli(emit_ranks_ok RC 0 STDERR_EMPTY ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/unverified_p1.c --ranks 1)
+stitch_cli(emit_no_verify RC 0
+           STDERR "^stitchc: note: '[^']*unverified.dsl' is emitted without verification \\(--no-verify\\)\n$"
+           ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/unverified_noverify.c --no-verify)
+stitch_cli(emit_ranks_and_no_verify RC 2 STDERR "--ranks and --no-verify exclude each other"
+           ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/x.c --no-verify --ranks 1..4)
+stitch_cli(emit_bad_ranks RC 2 STDERR "bad rank range '0..3'" ARGS emit ${UNVERIFIED} -o ${COMPILER_OUT}/x.c --ranks 0..3)
+# stitch_compile_dsl's options, exercised by every build: RANKS 1 is the one range where `short` verifies, and
+# NO_VERIFY emits it unproved (a note in the build log); without either the build would stop here.
+add_library(compiler_dsl_options OBJECT)
+stitch_compile_dsl(compiler_dsl_options ${UNVERIFIED} st_test_unverified_p1 RANKS 1)
+stitch_compile_dsl(compiler_dsl_options ${UNVERIFIED} st_test_unverified_any NO_VERIFY)
+target_link_libraries(compiler_dsl_options PRIVATE stitch_core)
 
 # ---- pictures: every SVG and DOT is well-formed (xmllint, Graphviz dot when installed; the shape otherwise)
 set(STITCH_PICTURES

@@ -1,6 +1,7 @@
 # frontend.cmake - tests of the front end (re2c lexer, lemon parser, diagnostics), included from tests/CMakeLists.txt.
 #
 #   frontend_parse            table-driven unit test: AST shape and exact diagnostics per snippet
+#   frontend_limits           input limits: FIFO, device, directory, size cap, BOM, long names, 100,000 lets
 #   frontend_golden_<f>.dsl   st-parse on tests/frontend/bad/<f>.dsl must print exactly <f>.err
 #   fuzz_replay_frontend      every file of the seed corpus through the fuzz entry point (no sanitizer needed)
 #   fuzz-frontend             libFuzzer binary, built only when the C compiler is clang
@@ -12,6 +13,12 @@ add_executable(test_parse ${ST_FRONT_TESTS}/test_parse.c)
 target_link_libraries(test_parse PRIVATE stitch_front)
 target_compile_options(test_parse PRIVATE -UNDEBUG)
 add_test(NAME frontend_parse COMMAND test_parse)
+
+add_executable(test_limits ${ST_FRONT_TESTS}/test_limits.c)
+target_link_libraries(test_limits PRIVATE stitch_front)
+target_compile_options(test_limits PRIVATE -UNDEBUG)
+add_test(NAME frontend_limits COMMAND test_limits)
+set_tests_properties(frontend_limits PROPERTIES TIMEOUT 60) # a FIFO or /dev/zero must not hang the suite
 
 add_executable(st-parse ${ST_FRONT_TESTS}/parse_main.c)
 target_link_libraries(st-parse PRIVATE stitch_front)

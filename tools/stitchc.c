@@ -1,8 +1,11 @@
 /* stitchc.c - the compiler driver: `stitchc check | verify | show | emit FILE ...`.
  *
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
- * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. The driver owns nothing
- * clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and ctest use:
+ * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. emit verifies first (p = 1..32
+ * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a
+ * note. Input files go through st_read_source: regular files of at most 16 MiB, never standard input. The driver
+ * owns nothing clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and
+ * ctest use:
  *   0  success
  *   1  the input has errors, verification failed, or a file could not be read or written
  *   2  the command line is wrong (unknown subcommand or option, a missing or malformed value)
@@ -29,6 +32,12 @@
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+
+/* emit verifies for these rank counts unless told otherwise: algos.dsl takes 0.4 s for 1..32 (2.6 s for 1..64),
+ * and every build of libstitch runs it. */
+#define EMIT_PMIN 1
+#define EMIT_PMAX 32
+#define EMIT_RANKS "1..32"
 
 /* ---- messages ------------------------------------------------------------------------------------------------ */
 
@@ -66,7 +75,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL };
+              O_SYMBOL, O_NO_VERIFY, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -78,8 +87,8 @@ typedef struct opt_spec {
 /* What a subcommand's command line said. NULL / 0 for what was not given. */
 typedef struct args {
     const char *file;
-    const char *val[O_SYMBOL + 1];
-    int seen[O_SYMBOL + 1];
+    const char *val[O_COUNT];
+    int seen[O_COUNT];
 } args;
 
 typedef struct command {
@@ -154,6 +163,9 @@ static int parse_args(const command *c, int argc, char **argv, args *a)
             int rc = parse_option(c, argc, argv, &i, a);
             if (rc)
                 return rc;
+        } else if (!only_files && strcmp(arg, "-") == 0) {
+            /* FILE must be a regular file (the front end refuses pipes, so it cannot hang on one) */
+            return usage_error(c->name, "reading standard input ('-') is not supported; name a file");
         } else if (a->file) {
             return usage_error(c->name, "more than one input file ('%s' and '%s')", a->file, arg);
         } else {
@@ -202,6 +214,12 @@ static int parse_ranks(const char *s, int *pmin, int *pmax)
     *pmin = (int)a;
     *pmax = (int)b;
     return 0;
+}
+
+/* The usage error for a --ranks value parse_ranks refused (verify says the same in its own words). */
+static int bad_ranks(const char *cmd, const char *s)
+{
+    return usage_error(cmd, "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)", s, ST_MAX_RANKS);
 }
 
 /* -g 2,3: group sizes for the topology queries, consecutive ranks, summing to p. The arrays are owned by `g`. */
@@ -281,15 +299,20 @@ typedef struct unit {
 /* Parse and compile; prints every diagnostic. Returns 0 when there were no errors. Always call unit_free. */
 static int compile_file(const char *path, unit *u)
 {
+    char *text, why[160];
+    size_t len;
     memset(u, 0, sizeof *u);
     st_diags_init(&u->d, path, NULL, 0);
-    FILE *probe = fopen(path, "rb"); /* a missing file is a tool error, said the way every tool says it */
-    if (!probe) {
+    int rd = st_read_source(path, &text, &len, why, sizeof why);
+    if (rd == -1) { /* a missing file is a tool error, said the way every tool says it */
         tool_error("cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
-    fclose(probe);
-    u->f = st_parse_path(path, &u->d);
+    if (rd != 0) /* not a regular file, too large: `FILE: error: why` */
+        st_diag_add(&u->d, ST_SEV_ERROR, 0, 0, "%s", why);
+    else
+        u->f = st_parse(path, text, len, &u->d);
+    free(text);
     if (u->f && u->d.nerrors == 0)
         u->cat = st_compile(u->f, &u->d);
     st_diags_print(&u->d, stderr);
@@ -523,17 +546,64 @@ static int emit_files(const st_catalogue *cat, const args *a, const char *symbol
     return ok && hrc == 0 && crc == 0 ? 0 : -1;
 }
 
+/* Copy the verifier's report to stderr without the `verified ...` line of each pair that passed: what is left are
+ * the diagnostics of the pairs that failed. */
+static void print_failures(const char *report)
+{
+    for (const char *line = report; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        if (strncmp(line, "verified ", 9) != 0)
+            fwrite(line, 1, len, stderr);
+        line += len;
+    }
+}
+
+/* Emit compiles only what verifies: tables that were never proved give wrong results silently at run time. Returns
+ * 0 when every (algorithm, collective) pair of the file verifies for p = pmin..pmax (or the file has none). */
+static int verify_for_emit(const unit *u, const char *file, int pmin, int pmax)
+{
+    char *report = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&report, &len);
+    if (!mem) {
+        tool_error("out of memory");
+        return -1;
+    }
+    st_verify_opts o = {.coll = -1, .pmin = pmin, .pmax = pmax};
+    int failed = st_verify(u->cat, &o, mem);
+    if (fclose(mem) != 0) {
+        tool_error("out of memory");
+        failed = failed > 0 ? failed : 1;
+    } else if (failed > 0) {
+        print_failures(report);
+        tool_error("%d (algorithm, collective) pair%s of '%s' failed verification for p = %d..%d; nothing written "
+                   "(--no-verify emits it anyway)", failed, failed == 1 ? "" : "s", file, pmin, pmax);
+    }
+    free(report);
+    return failed > 0 ? -1 : 0;
+}
+
 static int run_emit(const args *a)
 {
     const char *symbol = a->val[O_SYMBOL] ? a->val[O_SYMBOL] : "st_builtin_catalogue";
+    int pmin = EMIT_PMIN, pmax = EMIT_PMAX, verify = !a->seen[O_NO_VERIFY];
     if (!a->val[O_OUTPUT])
         return usage_error("emit", "missing -o OUT.c");
     if (!st_c_identifier_ok(symbol))
         return usage_error("emit", "symbol '%s' is not a C identifier", symbol);
+    if (!verify && a->val[O_RANKS])
+        return usage_error("emit", "--ranks and --no-verify exclude each other");
+    if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &pmin, &pmax) != 0)
+        return bad_ranks("emit", a->val[O_RANKS]);
     unit u;
     int rc = EXIT_FAIL;
-    if (compile_file(a->file, &u) == 0 && emit_files(u.cat, a, symbol) == 0)
-        rc = 0;
+    if (compile_file(a->file, &u) == 0) {
+        if (!verify)
+            fprintf(stderr, "stitchc: note: '%s' is emitted without verification (--no-verify)\n", a->file);
+        if ((!verify || verify_for_emit(&u, a->file, pmin, pmax) == 0) && emit_files(u.cat, a, symbol) == 0)
+            rc = 0;
+    }
     unit_free(&u);
     return rc;
 }
@@ -551,7 +621,8 @@ static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
-                                     {O_SYMBOL, 0, "symbol", 1}, OPT_END};
+                                     {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
+                                     {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
 
 static const command commands[] = {
     {"check", "check FILE [-v]", "parse and check a .dsl file",
@@ -588,12 +659,16 @@ static const command commands[] = {
      "                          holding the contributions of ranks 0 and 1; ends with the verifier's verdict)\n"
      "  -h, --help              this text\n",
      show_opts, run_show},
-    {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME]", "generate C step tables",
-     "Compile FILE and write its catalogue as C source defining 'const st_catalogue SYMBOL' (steptab.h).\n"
-     "Nothing is written when FILE has errors.\n\n"
+    {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME] [--ranks A..B | --no-verify]",
+     "verify, then generate C step tables",
+     "Compile FILE, verify every (algorithm, collective) pair as 'stitchc verify' does, and write the catalogue as\n"
+     "C source defining 'const st_catalogue SYMBOL' (steptab.h). Nothing is written when FILE has errors or a\n"
+     "pair fails verification (the verifier's counterexample is printed, exit 1).\n\n"
      "  -o, --output OUT.c      the C file (required)\n"
      "      --header OUT.h      also write a header declaring the symbol\n"
      "      --symbol NAME       the catalogue's name (default st_builtin_catalogue)\n"
+     "      --ranks A..B        verify for rank counts A to B, or A alone (default " EMIT_RANKS ")\n"
+     "      --no-verify         emit without verifying (a note on stderr says so)\n"
      "  -h, --help              this text\n",
      emit_opts, run_emit},
 };
