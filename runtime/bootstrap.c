@@ -57,6 +57,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -539,6 +540,56 @@ static uint64_t st_host_id(char *hostname, size_t len)
     return st_siphash(k, all, strlen(all));
 }
 
+/* A unique id names a port that must still be free when rank 0 listens on it, perhaps much later; closing the
+ * socket that found it would let any other bind(0) on the host (another job's rank listeners) take it meanwhile,
+ * and rank 0 would fail with "Address already in use" (seen in proc.colls.algos3 under ctest -j2). So the port
+ * stays reserved: a socket bound to it with SO_REUSEADDR but not listening. Linux's port choice for bind(0) and
+ * connect() skips ports with a bound socket, yet a root that binds it with SO_REUSEADDR and listens is allowed
+ * (no listener holds it), whether that root is this process, a child forked from it or one it exec'd. A root in
+ * this process releases the reservation; the table keeps the last ST_RESERVED ids, releasing the oldest beyond. */
+#define ST_RESERVED 8
+static struct { uint32_t ip; int port, fd; } st_reserved[ST_RESERVED];
+static int st_nreserved;
+static atomic_flag st_reserved_busy = ATOMIC_FLAG_INIT; /* a spin lock: held for a few instructions, rarely */
+
+static void st_reserved_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&st_reserved_busy, memory_order_acquire))
+        ;
+}
+
+static void st_reserved_unlock(void)
+{
+    atomic_flag_clear_explicit(&st_reserved_busy, memory_order_release);
+}
+
+static void st_reserve(uint32_t ip, int port, int fd)
+{
+    st_reserved_lock();
+    if (st_nreserved == ST_RESERVED) {
+        close(st_reserved[0].fd);
+        memmove(st_reserved, st_reserved + 1, sizeof st_reserved[0] * (ST_RESERVED - 1));
+        st_nreserved--;
+    }
+    st_reserved[st_nreserved].ip = ip, st_reserved[st_nreserved].port = port, st_reserved[st_nreserved].fd = fd;
+    st_nreserved++;
+    st_reserved_unlock();
+}
+
+/* Close the reservation of ip:port made in this process, if any: its root now listens there. */
+static void st_release_reserved(uint32_t ip, int port)
+{
+    st_reserved_lock();
+    for (int i = 0; i < st_nreserved; i++) {
+        if (st_reserved[i].ip != ip || st_reserved[i].port != port)
+            continue;
+        close(st_reserved[i].fd);
+        st_reserved[i] = st_reserved[--st_nreserved];
+        break;
+    }
+    st_reserved_unlock();
+}
+
 stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen, int *port, char *err, size_t errlen)
 {
     struct sockaddr_in probe = {0}, sa;
@@ -549,14 +600,17 @@ stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen
     probe.sin_addr.s_addr = htonl(0xC0000201u); /* 192.0.2.1, TEST-NET: only the route is looked up */
     if (st_local_addr(&probe, ifname, &ip, err, errlen) != 0)
         ip = htonl(INADDR_LOOPBACK);
-    int fd = st_listen(ip, 0, err, errlen); /* a port free on the address the root will listen on */
-    if (fd < 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); /* a free port, reserved (see above) */
+    struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&any, sizeof any) != 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        snprintf(err, errlen, "cannot reserve a port on %s: %s", inet_ntoa(any.sin_addr), strerror(errno));
         if (fd >= 0)
             close(fd);
         return STITCH_ERR_SYSTEM;
     }
     *port = ntohs(sa.sin_port);
-    close(fd);
+    st_reserve(ip, *port, fd);
     struct in_addr a = {ip};
     snprintf(host, hostlen, "%s", inet_ntoa(a));
     return STITCH_OK;
@@ -1032,6 +1086,7 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, c
         lfd = st_listen(ip, 0, err, errlen);
     } else if ((lfd = st_listen(root->sin_addr.s_addr, e->root_port, err, errlen)) >= 0) {
         ip = root->sin_addr.s_addr; /* peers reach my listener where they reached the root */
+        st_release_reserved(ip, e->root_port);
     } else if (errno == EADDRNOTAVAIL) {
         fprintf(stderr, "stitch: bootstrap: the root address %s is not an address of this host; listening on port "
                 "%d of every interface\n", e->root_host, e->root_port);
