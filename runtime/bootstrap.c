@@ -329,7 +329,7 @@ int st_boot_detect(st_boot_env *e, char *err, size_t errlen)
 
 /* ---- sockets with deadlines ------------------------------------------------------------------------------- */
 
-static long st_ms_left(const struct timespec *at)
+long st_ms_left(const struct timespec *at)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -350,8 +350,7 @@ static int st_ts_before(const struct timespec *a, const struct timespec *b)
     return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-/* Wait for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error (errno). */
-static int st_poll1(int fd, short events, const struct timespec *at)
+int st_poll1(int fd, short events, const struct timespec *at)
 {
     for (;;) {
         long left = st_ms_left(at);

@@ -47,29 +47,6 @@ typedef struct st_fdx_hello {
 
 /* ---- deadlines and whole reads/writes --------------------------------------------------------------------- */
 
-static long st_fdx_left(const struct timespec *at)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (at->tv_sec - now.tv_sec) * 1000 + (at->tv_nsec - now.tv_nsec) / 1000000;
-}
-
-/* Wait for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error. */
-static int st_fdx_wait(int fd, short events, const struct timespec *at)
-{
-    for (;;) {
-        long left = st_fdx_left(at);
-        if (left <= 0)
-            return 0;
-        struct pollfd p = {fd, events, 0};
-        int n = poll(&p, 1, left > 1000 ? 1000 : (int)left);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
 /* Send or receive exactly len bytes, with one descriptor riding on the first byte when fd_io is not NULL (sent:
  * *fd_io; received: stored in *fd_io). 0, or -1 with a message. */
 static int st_fdx_io(int s, void *buf, size_t len, int writing, int *fd_io, const struct timespec *at, char *err,
@@ -77,7 +54,7 @@ static int st_fdx_io(int s, void *buf, size_t len, int writing, int *fd_io, cons
 {
     size_t done = 0;
     while (done < len) {
-        int r = st_fdx_wait(s, writing ? POLLOUT : POLLIN, at);
+        int r = st_poll1(s, writing ? POLLOUT : POLLIN, at);
         if (r <= 0) {
             snprintf(err, errlen, "%s", r == 0 ? "timed out" : strerror(errno));
             return -1;
@@ -256,7 +233,7 @@ static int st_fdx_connect(const st_boot *b, int r, const struct timespec *at, ch
         return -1;
     }
     while (connect(s, (struct sockaddr *)&sa, len) != 0) {
-        if ((errno != EAGAIN && errno != EINTR) || st_fdx_left(at) <= 0) {
+        if ((errno != EAGAIN && errno != EINTR) || st_ms_left(at) <= 0) {
             snprintf(err, errlen, "connect to @%s: %s", sa.sun_path + 1,
                      errno == ECONNREFUSED ? "nobody listens (does that rank share memory? STITCH_TRANSPORT must "
                                              "be the same on every rank)" : strerror(errno));
@@ -286,7 +263,7 @@ static int st_fdx_accept_wait(const st_boot *b, int lfd, const int *served, cons
         if (st_same_host(b, r) && !served[r] && b->ctrl[r] >= 0)
             who[n] = r, pf[n++] = (struct pollfd){b->ctrl[r], POLLRDHUP, 0};
     for (;;) {
-        long left = st_fdx_left(at);
+        long left = st_ms_left(at);
         if (left <= 0) {
             snprintf(why, whylen, "timed out");
             rc = 0;

@@ -164,4 +164,42 @@ static double reap(run *r, double limit)
     return now() - t0;
 }
 
+/* A program of scenarios, run as `prog [NAME...]` in TAP: no names runs every scenario whose name lacks ".long"
+ * (those sit behind ctest's long label), names run those; an unknown name bails out. */
+typedef struct proc_scenario {
+    const char *name;
+    int (*fn)(void);
+} proc_scenario;
+
+__attribute__((unused)) static int proc_main(const proc_scenario *sc, int n, int argc, char **argv)
+{
+    int failed = 0, k = 0, nlong = 0;
+    signal(SIGPIPE, SIG_IGN);
+    proc_test_env();
+    for (int a = 1; a < argc; a++) {
+        int known = 0;
+        for (int i = 0; i < n; i++)
+            known |= strcmp(argv[a], sc[i].name) == 0;
+        if (!known) {
+            printf("Bail out! unknown scenario '%s'\n", argv[a]);
+            return 1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        nlong += strstr(sc[i].name, ".long") != NULL;
+    printf("1..%d\n", argc > 1 ? argc - 1 : n - nlong);
+    for (int i = 0; i < n; i++) {
+        int want = argc == 1 && !strstr(sc[i].name, ".long");
+        for (int a = 1; a < argc; a++)
+            want |= strcmp(argv[a], sc[i].name) == 0;
+        if (!want)
+            continue;
+        fflush(stdout);
+        int ok = sc[i].fn();
+        printf("%s %d - %s\n", ok ? "ok" : "not ok", ++k, sc[i].name);
+        failed += !ok;
+    }
+    return failed ? 1 : 0;
+}
+
 #endif

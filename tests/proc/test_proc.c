@@ -438,10 +438,7 @@ static int sc_stall(void) { return stall_runs("shm", 2); }
 static int sc_stall_tcp(void) { return stall_runs("tcp", 2); }
 static int sc_stall_long(void) { return stall_runs("shm", 10) & stall_runs("tcp", 10); }
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} scenarios[] = {
+static const proc_scenario scenarios[] = {
     {"shm", sc_shm}, {"tcp", sc_tcp}, {"odd", sc_odd}, {"kill", sc_kill}, {"mismatch", sc_mismatch},
     {"abort", sc_abort}, {"groups", sc_groups}, {"shmleak", sc_shmleak}, {"stall", sc_stall},
     {"stall.tcp", sc_stall_tcp}, {"shmleak.long", sc_shmleak_long}, {"stall.long", sc_stall_long},
@@ -449,32 +446,5 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    int n = (int)(sizeof scenarios / sizeof *scenarios), failed = 0, k = 0;
-    signal(SIGPIPE, SIG_IGN);
-    proc_test_env();
-    for (int a = 1; a < argc; a++) {
-        int known = 0;
-        for (int i = 0; i < n; i++)
-            known |= strcmp(argv[a], scenarios[i].name) == 0;
-        if (!known) {
-            printf("Bail out! unknown scenario '%s'\n", argv[a]);
-            return 1;
-        }
-    }
-    int nlong = 0;
-    for (int i = 0; i < n; i++)
-        nlong += strstr(scenarios[i].name, ".long") != NULL;
-    printf("1..%d\n", argc > 1 ? argc - 1 : n - nlong);
-    for (int i = 0; i < n; i++) {
-        int want = argc == 1 && !strstr(scenarios[i].name, ".long");
-        for (int a = 1; a < argc; a++)
-            want |= strcmp(argv[a], scenarios[i].name) == 0;
-        if (!want)
-            continue;
-        fflush(stdout);
-        int ok = scenarios[i].fn();
-        printf("%s %d - %s\n", ok ? "ok" : "not ok", ++k, scenarios[i].name);
-        failed += !ok;
-    }
-    return failed ? 1 : 0;
+    return proc_main(scenarios, (int)(sizeof scenarios / sizeof *scenarios), argc, argv);
 }

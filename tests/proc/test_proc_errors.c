@@ -43,39 +43,12 @@ static int sc_argerror(void)
     return ok;
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} scenarios[] = {
+static const proc_scenario scenarios[] = {
     {"argerror", sc_argerror},
 };
 
 int main(int argc, char **argv)
 {
-    int n = (int)(sizeof scenarios / sizeof *scenarios), failed = 0, k = 0;
     (void)all_ok; /* procrun.h's, unused here */
-    signal(SIGPIPE, SIG_IGN);
-    proc_test_env();
-    for (int a = 1; a < argc; a++) {
-        int known = 0;
-        for (int i = 0; i < n; i++)
-            known |= strcmp(argv[a], scenarios[i].name) == 0;
-        if (!known) {
-            printf("Bail out! unknown scenario '%s'\n", argv[a]);
-            return 1;
-        }
-    }
-    printf("TAP version 13\n1..%d\n", argc > 1 ? argc - 1 : n);
-    for (int i = 0; i < n; i++) {
-        int want = argc == 1;
-        for (int a = 1; a < argc; a++)
-            want |= strcmp(argv[a], scenarios[i].name) == 0;
-        if (!want)
-            continue;
-        fflush(stdout);
-        int ok = scenarios[i].fn();
-        printf("%s %d - %s\n", ok ? "ok" : "not ok", ++k, scenarios[i].name);
-        failed += !ok;
-    }
-    return failed ? 1 : 0;
+    return proc_main(scenarios, (int)(sizeof scenarios / sizeof *scenarios), argc, argv);
 }

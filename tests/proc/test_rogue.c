@@ -409,40 +409,13 @@ static int sc_warn(void)
     return ok;
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} scenarios[] = {
+static const proc_scenario scenarios[] = {
     {"join", sc_join}, {"stall", sc_stall}, {"pairwise", sc_pairwise}, {"impostor", sc_impostor},
     {"wrong_secret", sc_wrong_secret}, {"warn", sc_warn},
 };
 
 int main(int argc, char **argv)
 {
-    int n = (int)(sizeof scenarios / sizeof *scenarios), failed = 0, k = 0;
-    signal(SIGPIPE, SIG_IGN);
     (void)spawn; /* procrun.h's: this program forks its ranks one at a time */
-    proc_test_env();
-    for (int a = 1; a < argc; a++) {
-        int known = 0;
-        for (int i = 0; i < n; i++)
-            known |= strcmp(argv[a], scenarios[i].name) == 0;
-        if (!known) {
-            printf("Bail out! unknown scenario '%s'\n", argv[a]);
-            return 1;
-        }
-    }
-    printf("1..%d\n", argc > 1 ? argc - 1 : n);
-    for (int i = 0; i < n; i++) {
-        int want = argc == 1;
-        for (int a = 1; a < argc; a++)
-            want |= strcmp(argv[a], scenarios[i].name) == 0;
-        if (!want)
-            continue;
-        fflush(stdout);
-        int ok = scenarios[i].fn();
-        printf("%s %d - %s\n", ok ? "ok" : "not ok", ++k, scenarios[i].name);
-        failed += !ok;
-    }
-    return failed ? 1 : 0;
+    return proc_main(scenarios, (int)(sizeof scenarios / sizeof *scenarios), argc, argv);
 }
