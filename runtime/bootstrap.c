@@ -782,6 +782,11 @@ static void st_accept_new(st_acceptor *a)
     int fd = accept4(a->lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
         return; /* EAGAIN or a connection reset before accept */
+    /* Both ends of every channel without Nagle, as the dialer's st_connect: the control frames (an abort, then
+     * the process exits) must leave at once, not wait behind an unacked byte and arrive after the data
+     * channel's FIN, where exec_msg.c's st_broken looks for them. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     st_pend *p = &a->pend[a->npend++];
     memset(p, 0, sizeof *p);
     p->l.fd = fd, p->from = from;

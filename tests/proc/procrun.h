@@ -158,9 +158,17 @@ static double reap(run *r, double limit)
                 }
         }
     }
-    for (int i = 0; i < r->n; i++)
+    /* A rank that wrote its report and exited after the last poll left it in the pipe: read it to EOF now (every
+     * writer has exited, so this cannot block). Without this a report was lost now and then, and the rank looked
+     * as if it had failed silently. */
+    for (int i = 0; i < r->n; i++) {
+        ssize_t k = 1;
+        while (r->fd[i] >= 0 && fill[i] < sizeof r->text[i] - 1 && k > 0)
+            if ((k = read(r->fd[i], r->text[i] + fill[i], sizeof r->text[i] - 1 - fill[i])) > 0)
+                fill[i] += (size_t)k;
         if (r->fd[i] >= 0)
             close(r->fd[i]);
+    }
     return now() - t0;
 }
 

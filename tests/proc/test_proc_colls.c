@@ -384,8 +384,8 @@ static int body_algo(stitch_comm_t *comm, int rank, int p, int out)
 /* Ranks that force different algorithms for a collective without a root run different schedules, in which
  * every rank may wait for a message nobody sends it; a waiting rank looks at the headers that did arrive from
  * other peers (exec_msg.c), so every pair of algorithms fails fast, naming both, instead of timing out (each pair
- * takes ~0.15 s; the timeout is 30 s). */
-static int sc_algos(int p, const char *transport)
+ * takes ~0.15 s; the timeout is 30 s). only_first: just all_reduce pairs whose first algorithm is that one. */
+static int sc_algos(int p, const char *transport, const char *only_first)
 {
     static const stitch_coll_t colls[] = {STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER,
                                           STITCH_ALL_TO_ALL};
@@ -399,7 +399,7 @@ static int sc_algos(int p, const char *transport)
             for (int b = 0; b < n; b++) {
                 char what[160], want1[96], want2[96];
                 int named[MAXR] = {0}, one = 0;
-                if (a == b)
+                if (a == b || (only_first && (colls[i] != STITCH_ALL_REDUCE || strcmp(names[a], only_first))))
                     continue;
                 mis_coll = colls[i], mis_algo = names[a], mis_algo2 = names[b];
                 snprintf(what, sizeof what, "%s %s/%s p=%d", stitch_coll_name(mis_coll), mis_algo, mis_algo2, p);
@@ -469,7 +469,9 @@ static int run_scenario(const char *name)
     if (strcmp(name, "mismatch") == 0)
         return sc_mismatch();
     if (strncmp(name, "algos", 5) == 0 && name[5] >= '2' && name[5] <= '8' && (!name[6] || !strcmp(name + 6, ".tcp")))
-        return sc_algos(name[5] - '0', name[6] ? "tcp" : NULL);
+        return sc_algos(name[5] - '0', name[6] ? "tcp" : NULL, NULL);
+    if (strcmp(name, "ring3.tcp") == 0) /* the default suite's sample of algos3.tcp: ring against each other */
+        return sc_algos(3, "tcp", "ring");
     printf("# unknown scenario '%s'\n", name);
     return 0;
 }
