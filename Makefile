@@ -7,12 +7,16 @@
 #   make test       deps + build + ctest without the `long` label
 #   make test-long  deps + build + ctest -L long (the long verification sweeps)
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
-#   make clean      remove both build trees
+#   make werror     deps + build everything (tests included) with -Werror (STITCH_WERROR=ON), once with gcc into
+#                   build-werror-gcc/ and once with clang into build-werror-clang/
+#   make clean      remove the build trees
 #
-# Variables: BUILD_DIR, ASAN_DIR, BUILD_TYPE, JOBS (e.g. `make test JOBS=4`).
+# Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, BUILD_TYPE, JOBS (e.g. `make test JOBS=4`). The compiler of build/ is
+# the one CMake found when it first configured it (CC=clang make test, on a fresh tree, builds with clang).
 
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
+WERROR_DIR ?= build-werror
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 CMAKE      ?= cmake
@@ -20,15 +24,15 @@ CTEST      ?= ctest
 
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
-# the network-namespace tests.
-DEPS_PKGS := cmake gcc libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2
+# the network-namespace tests; clang for `make werror` (and the libFuzzer target of the front end).
+DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2
 
 # cmake --build runs make underneath: keep its "Entering directory" lines out of the log.
 MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long sanitize clean
+.PHONY: all build deps demo test test-long sanitize werror clean
 
 all: build
 
@@ -76,5 +80,12 @@ sanitize: deps
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS) -LE long
 
+# Each compiler gets its own tree; CMAKE_C_COMPILER is given explicitly because CC is read only on a first configure.
+werror: deps
+	$(CMAKE) -S . -B $(WERROR_DIR)-gcc -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=gcc -DSTITCH_WERROR=ON
+	$(CMAKE) --build $(WERROR_DIR)-gcc -j$(JOBS)
+	$(CMAKE) -S . -B $(WERROR_DIR)-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=clang -DSTITCH_WERROR=ON
+	$(CMAKE) --build $(WERROR_DIR)-clang -j$(JOBS)
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(WERROR_DIR)-gcc $(WERROR_DIR)-clang

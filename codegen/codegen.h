@@ -2,8 +2,8 @@
  *
  * Both start from the in-memory st_catalogue that st_compile returns (dsl/sema.h), so what is emitted, shown and
  * verified is one and the same thing. The C emitter writes the catalogue back out as static const data that the
- * runtime links (runtime/steptab.h is the contract); the views instantiate a schedule with st_sched_build
- * (runtime/sched.h), exactly as the runtime does, and print it as a table, as JSON, or draw it (SVG, Graphviz DOT).
+ * runtime links (core/st_steptab.h is the contract); the views instantiate a schedule with st_sched_build
+ * (core/st_sched.h), exactly as the runtime does, and print it as a table, as JSON, or draw it (SVG, Graphviz DOT).
  * Neither re-derives a schedule on its own.
  */
 #ifndef ST_CODEGEN_H
@@ -11,10 +11,10 @@
 
 #include <stdio.h>
 
-#include "sched.h"
-#include "steptab.h"
+#include "st_sched.h"
+#include "st_steptab.h"
 
-/* The name of an opcode as written in steptab.h without the ST_OP_ prefix ("PUSH", "SET_RANGE", ...), or "?"
+/* The name of an opcode as written in st_steptab.h without the ST_OP_ prefix ("PUSH", "SET_RANGE", ...), or "?"
  * when out of range. Used in the emitted tables' comments and in disassembly. */
 const char *st_opcode_name(int op);
 

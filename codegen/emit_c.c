@@ -1,6 +1,6 @@
 /* emit_c.c - writing a compiled catalogue as C step tables (`stitchc emit`).
  *
- * The output is plain static const data in the layout of runtime/steptab.h: one array each for code, constants,
+ * The output is plain static const data in the layout of core/st_steptab.h: one array each for code, constants,
  * functions and algorithms, then the catalogue that points at them. It is shaped for three readers:
  *   - the C compiler: warning-free under -Wall -Wextra -pedantic, no zero-length arrays (an empty part is NULL),
  *     and a _Static_assert that fails the build if the tables were generated for another step-table format;
@@ -234,7 +234,7 @@ static void emit_catalogue(FILE *out, const st_catalogue *cat, const char *sym)
 static void emit_source(FILE *out, const st_catalogue *cat, const char *sym)
 {
     put_banner(out, cat);
-    fputs("#include <stddef.h>\n#include <stdint.h>\n\n#include \"steptab.h\"\n\n", out);
+    fputs("#include <stddef.h>\n#include <stdint.h>\n\n#include \"st_steptab.h\"\n\n", out);
     fprintf(out,
             "_Static_assert(ST_TABLE_VERSION == %d && ST_OP_COUNT == %d,\n"
             "               \"these tables were generated for another step-table format; rerun stitchc\");\n\n",
@@ -258,7 +258,7 @@ static void emit_header(FILE *out, const st_catalogue *cat, const char *sym)
         guard[n++] = (char)toupper((unsigned char)*c);
     guard[n] = '\0';
     put_banner(out, cat);
-    fprintf(out, "#ifndef %s_H\n#define %s_H\n\n#include \"steptab.h\"\n\n", guard, guard);
+    fprintf(out, "#ifndef %s_H\n#define %s_H\n\n#include \"st_steptab.h\"\n\n", guard, guard);
     fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
     fprintf(out, "extern const st_catalogue %s;\n\n", sym);
     fputs("#ifdef __cplusplus\n}\n#endif\n\n", out);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "steptab.h" /* st_xop */
+#include "st_steptab.h" /* st_xop */
 
 typedef struct st_pos {
     int line, col; /* 1-based */

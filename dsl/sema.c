@@ -1,4 +1,4 @@
-/* sema.c - check a parsed file and lower it to step-table bytecode (see sema.h and runtime/steptab.h).
+/* sema.c - check a parsed file and lower it to step-table bytecode (see sema.h and core/st_steptab.h).
  *
  * One walk does both: names are resolved while code is generated, so an error and the code it would have
  * produced come from the same place and cannot disagree. Code generation goes on after an error (into a

@@ -10,7 +10,7 @@
 
 #include "ast.h"
 #include "diag.h"
-#include "steptab.h"
+#include "st_steptab.h"
 
 /* Returns a heap catalogue (free with st_catalogue_free) or NULL when there were errors (all in `d`). */
 st_catalogue *st_compile(const st_file *f, st_diags *d);

@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "sched.h"
+#include "st_sched.h"
 
 /* The abstract state is sparse: a rank has a cell only for the units it has held or been asked about, so an
  * all_to_all with p*p units costs O(p) cells per rank, not O(p*p). Each cell carries the unit's contributor set
@@ -519,7 +519,7 @@ out:
     return rc;
 }
 
-/* What the runtime checks before it runs a rank's plan (sched.h: st_rank_check, the very function exec.c calls),
+/* What the runtime checks before it runs a rank's plan (st_sched.h: st_rank_check, the very function exec.c calls),
  * for every rank: storage (an all_to_all forwarding through third ranks without scratch, receiving into the
  * caller's input), local self-reduces, same-step read/write. The transfers are bucketed by source and by
  * destination (a stable counting sort keeps schedule order), so all ranks cost O(transfers + units). */

@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "steptab.h"
+#include "st_steptab.h"
 
 #define ST_VERIFY_ALL_ROOTS 32 /* every root is tried up to this p */
 

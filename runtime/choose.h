@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "steptab.h"
+#include "st_steptab.h"
 
 /* One collective's choice. Forced (a name in STITCH_ALGO, stitch_config_t.algo or stitch_comm_set_algorithm):
  * `algo` for every call, `small` NULL. Auto (the default, or the name "auto"): `small` for calls in which a rank

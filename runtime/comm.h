@@ -15,7 +15,7 @@
 
 #include "choose.h"
 #include "job.h"
-#include "sched.h"
+#include "st_sched.h"
 #include "stitch.h"
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */

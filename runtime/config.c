@@ -54,7 +54,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "steptab.h"
+#include "st_steptab.h"
 
 #define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
 #define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)

@@ -1,6 +1,6 @@
 /* exec.c - the executor: one rank runs its plan of a schedule for one collective call, threads transport.
  *
- * Model. Every rank sees the collective's vector as `nblocks` blocks (sched.h: 1, p or p * p) and keeps each block
+ * Model. Every rank sees the collective's vector as `nblocks` blocks (st_sched.h: 1, p or p * p) and keeps each block
  * it holds somewhere; where is the layout of the call (st_ctx_init), chosen so that data is copied as little as
  * possible:
  *   all_reduce, all_gather, broadcast     recvbuf (broadcast's root reads its sendbuf lazily, see below)
@@ -16,7 +16,7 @@
  * A slot publishes `work` (block b at work + b * count) and one exception `alt` (block alt_block lives there);
  * for all_to_all, `work` is the send buffer and `alt` the receive buffer. Which blocks of a rank are its
  * caller's input (read-only), its output, scratch or nothing is a function of (collective, p, root, rank)
- * alone (st_block_class in sched.c), so a plan is checked once when it enters the cache (st_rank_check, the
+ * alone (st_block_class in st_sched.c), so a plan is checked once when it enters the cache (st_rank_check, the
  * same check `stitchc verify` runs for every rank): it must never receive into an input block or into a block
  * without storage, and never send a block without storage; an all_to_all that forwards blocks through third
  * ranks parks them in scratch units (`units p * p scratch S`), else STITCH_ERR_UNSUPPORTED.
@@ -748,7 +748,7 @@ static int st_fresh_tables(st_entry *e)
     return 1;
 }
 
-/* What the executors rely on (sched.h: st_rank_check, shared with the verifier, so that `stitchc verify` rejects
+/* What the executors rely on (st_sched.h: st_rank_check, shared with the verifier, so that `stitchc verify` rejects
  * exactly what is refused here). The error names the step, the rank, the unit and the send's line. */
 static int st_check_plan(st_entry *e, int rank, unsigned char *marks, char *err, size_t errlen)
 {

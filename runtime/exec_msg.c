@@ -79,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -88,8 +89,6 @@
 #include "registry.h"
 
 #define ST_MSG_MAGIC 0x53544d31u /* "STM1" */
-/* <sched.h> is shadowed by runtime/sched.h inside the runtime: declare the one function we need. */
-int sched_yield(void);
 
 #define ST_BLOCK_MS 20 /* a sleeping rank wakes at least this often to check the deadline and dead peers */
 

@@ -112,7 +112,7 @@ const char *st_job_reason(const st_job *job)
 {
     int state;
     while ((state = atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire)) == 1)
-        syscall(SYS_sched_yield); /* not sched_yield(): runtime/sched.h shadows <sched.h> */
+        sched_yield();
     return state == 2 ? job->reason : "";
 }
 
@@ -145,7 +145,7 @@ void st_slot_drain(st_slot *slot)
         if (i < ST_SPINS)
             __builtin_ia32_pause();
         else if (i < ST_SPINS + ST_YIELDS)
-            syscall(SYS_sched_yield);
+            sched_yield();
         else
             nanosleep(&(struct timespec){0, 50000}, NULL);
     }
@@ -273,7 +273,7 @@ stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_de
     for (int i = 0; i < ST_YIELDS; i++) {
         if (st_ready(job, slot, target, &st))
             return st;
-        syscall(SYS_sched_yield); /* not sched_yield(): runtime/sched.h shadows <sched.h> */
+        sched_yield();
     }
     return st_sleep(job, slot, target, dl, sys_errno);
 }

@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "sched.h"
-#include "steptab.h"
+#include "st_sched.h"
+#include "st_steptab.h"
 #include "stitch.h"
 
 /* What every rank must agree on for one collective call. */

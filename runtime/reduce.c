@@ -36,8 +36,8 @@
 #define ST_FPROD(T, U, a, b) ((a) * (b))
 /* NaN-propagating: a NaN in a wins (a != a), else the comparison is false for a NaN in b, which then wins.
  * `|` rather than `||`: no short circuit, so no control flow to stop vectorisation. */
-#define ST_FMAX(T, U, a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
-#define ST_FMIN(T, U, a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
+#define ST_FMAX(T, U, a, b) ((((a) > (b)) | ((a) != (a))) ? (a) : (b))
+#define ST_FMIN(T, U, a, b) ((((a) < (b)) | ((a) != (a))) ? (a) : (b))
 
 /* A kernel over a type whose elements are operated on directly: the two-operand form (dst op= src) and the
  * three-operand form (dst = a op b), from one body. */

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "stitch.h"
-#include "steptab.h"
+#include "st_steptab.h"
 
 extern const st_catalogue st_builtin_catalogue;
 

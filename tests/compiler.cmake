@@ -196,7 +196,7 @@ add_test(NAME compiler.emit.roundtrip COMMAND compiler_emit_check ${STITCH_DSL})
 # The same file under the strictest plain-C11 flags, as a user's project might compile it.
 add_test(NAME compiler.emit.c11_pedantic
          COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
-                 -fsyntax-only -I${CMAKE_SOURCE_DIR}/runtime ${EMITTED}.c)
+                 -fsyntax-only -I${CMAKE_SOURCE_DIR}/core ${EMITTED}.c)
 # Same input, same bytes: emit twice and compare.
 add_test(NAME compiler.emit.deterministic
          COMMAND ${CMAKE_COMMAND} -E compare_files ${EMITTED}.c ${COMPILER_OUT}/emitted_again.c)

@@ -9,7 +9,7 @@ set(RUNTIME_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
 function(stitch_runtime_test name)
   add_executable(test_runtime_${name} ${RUNTIME_TESTS}/test_${name}.c)
   target_link_libraries(test_runtime_${name} PRIVATE stitch)
-  target_include_directories(test_runtime_${name} PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${RUNTIME_TESTS})
+  target_include_directories(test_runtime_${name} PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core ${RUNTIME_TESTS})
   target_compile_options(test_runtime_${name} PRIVATE -UNDEBUG)
 endfunction()
 

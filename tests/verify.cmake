@@ -50,7 +50,7 @@ add_test(NAME compiler.spec_examples COMMAND spec_examples ${CMAKE_SOURCE_DIR}/a
 # through scratch and the catalogue are accepted by both; the recursive-doubling exchange is refused by both.
 add_executable(verify_agree ${CMAKE_CURRENT_SOURCE_DIR}/verify/agree.c)
 target_link_libraries(verify_agree PRIVATE stitch_front stitch)
-target_include_directories(verify_agree PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
+target_include_directories(verify_agree PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core)
 add_test(NAME verify.agree.a2a_relay COMMAND verify_agree ${CMAKE_CURRENT_SOURCE_DIR}/verify/a2a_relay.dsl 3
          runtime-refuses "would receive unit 7 (block 7: from rank 2 to rank 1), which it has no storage for")
 add_test(NAME verify.agree.a2a_relay_scratch COMMAND verify_agree

@@ -241,7 +241,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 static size_t esize_of(const struct opts *o) { return stitch_dtype_size(o->dtype); }
 
-/* Collectives whose vector is one block (sched.h): size = count * esize. */
+/* Collectives whose vector is one block (st_sched.h): size = count * esize. */
 static int one_block(stitch_coll_t c)
 {
     return c == STITCH_ALL_REDUCE || c == STITCH_BROADCAST || c == STITCH_REDUCE;

@@ -26,7 +26,7 @@
 #include "codegen.h"
 #include "diag.h"
 #include "frontend.h"
-#include "sched.h"
+#include "st_sched.h"
 #include "sema.h"
 #include "verify.h"
 
@@ -662,7 +662,7 @@ static const command commands[] = {
     {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME] [--ranks A..B | --no-verify]",
      "verify, then generate C step tables",
      "Compile FILE, verify every (algorithm, collective) pair as 'stitchc verify' does, and write the catalogue as\n"
-     "C source defining 'const st_catalogue SYMBOL' (steptab.h). Nothing is written when FILE has errors or a\n"
+     "C source defining 'const st_catalogue SYMBOL' (st_steptab.h). Nothing is written when FILE has errors or a\n"
      "pair fails verification (the verifier's counterexample is printed, exit 1).\n\n"
      "  -o, --output OUT.c      the C file (required)\n"
      "      --header OUT.h      also write a header declaring the symbol\n"

@@ -78,7 +78,7 @@ typedef enum stitch_dtype {
 
 typedef enum stitch_op { STITCH_SUM, STITCH_PROD, STITCH_MAX, STITCH_MIN, STITCH_OP_COUNT } stitch_op_t;
 
-/* In the order of the DSL's list (runtime/steptab.h), which registry.c checks. */
+/* In the order of the DSL's list (core/st_steptab.h), which registry.c checks. */
 typedef enum stitch_coll {
     STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER, STITCH_BROADCAST, STITCH_REDUCE, STITCH_SCATTER,
     STITCH_GATHER, STITCH_ALL_TO_ALL, STITCH_ALL_TO_ALL_V, STITCH_COLL_COUNT

@@ -13,7 +13,7 @@
 #include "codegen.h"
 #include "emitted_catalogue.h"
 #include "frontend.h"
-#include "sched.h"
+#include "st_sched.h"
 #include "sema.h"
 
 static int failures;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "frontend.h"
-#include "sched.h"
+#include "st_sched.h"
 #include "sema.h"
 
 typedef struct example {

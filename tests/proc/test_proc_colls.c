@@ -20,7 +20,7 @@
 
 #include "coll_data.h"
 #include "procrun.h"
-#include "steptab.h"
+#include "st_steptab.h"
 
 static const size_t counts[] = {0, 1, 7, 3001};
 enum { NCOUNTS = 4 };

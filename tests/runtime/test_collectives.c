@@ -17,7 +17,7 @@
 
 #include "coll_data.h"
 #include "runner.h"
-#include "steptab.h"
+#include "st_steptab.h"
 
 static int full_matrix;
 

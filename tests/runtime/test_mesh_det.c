@@ -72,7 +72,7 @@ static void member_main(void *ctx, int r)
 static size_t seg_elems;
 
 /* The rank that reduces element i of an n-element all_reduce: in each segment of m elements, unit u covers
- * [m*u/p, m*(u+1)/p) (sched.h). */
+ * [m*u/p, m*(u+1)/p) (st_sched.h). */
 static int owner(size_t n, int p, size_t i)
 {
     if (seg_elems && n > seg_elems) {

@@ -11,7 +11,7 @@
 
 #include "registry.h"
 #include "runner.h"
-#include "sched.h"
+#include "st_sched.h"
 
 #define MAXP 16
 

@@ -17,7 +17,7 @@
 #include "diag.h"
 #include "exec.h"
 #include "frontend.h"
-#include "sched.h"
+#include "st_sched.h"
 #include "sema.h"
 #include "verify.h"
 

@@ -1,7 +1,7 @@
-/* steptab.c - names of the collectives, shared by the compiler and the runtime. */
+/* st_steptab.c - names of the collectives, shared by the compiler and the runtime. */
 #include <strings.h>
 
-#include "steptab.h"
+#include "st_steptab.h"
 
 static const char *const coll_names[] = {
 #define ST_COLL_NAME(id, name) name,

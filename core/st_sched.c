@@ -1,11 +1,11 @@
-/* sched.c - instantiate a step table for p ranks (see sched.h).
+/* st_sched.c - instantiate a step table for p ranks (see st_sched.h).
  *
  * The VM runs each rank's program; the sink below records its transfers in rank order, each transfer's units
  * normalised to sorted, merged runs. A stable counting sort by step then gives the schedule order (step, src,
  * emission order), which is also the order in which a receiver applies several reductions into one unit: the
  * fixed order that makes results deterministic.
  */
-#include "sched.h"
+#include "st_sched.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm.h"
+#include "st_vm.h"
 
 typedef struct range {
     int64_t lo, hi;
@@ -397,7 +397,7 @@ void st_plan_free(st_plan *pl)
     memset(pl, 0, sizeof *pl);
 }
 
-/* ---- what the executors rely on (sched.h) ------------------------------------------------------------------ */
+/* ---- what the executors rely on (st_sched.h) ------------------------------------------------------------------ */
 
 int st_block_class(int coll, int p, int root, int x, int b)
 {

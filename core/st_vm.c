@@ -1,11 +1,11 @@
-/* vm.c - the step-table stack machine (see vm.h and steptab.h).
+/* st_vm.c - the step-table stack machine (see st_vm.h and st_steptab.h).
  *
  * One function, st_vm_run, with a flat dispatch loop: the instruction set is small and every case is a few lines.
  * Arithmetic is checked (overflow, division by zero, shift range) because a table may describe any p, and a
  * wrong value must become an error naming the .dsl line, never undefined behaviour. Operands are checked too
  * (jump targets, slots, indices), so a corrupt or hand-written table cannot read out of bounds.
  */
-#include "vm.h"
+#include "st_vm.h"
 
 #include <limits.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
-/* sched.h - a step table instantiated for p ranks: the schedule, and each rank's plan.
+/* st_sched.h - a step table instantiated for p ranks: the schedule, and each rank's plan.
  *
- * st_sched_build runs the table's code once per rank (runtime/vm.c) and gathers every rank's transfers into one
+ * st_sched_build runs the table's code once per rank (core/st_vm.c) and gathers every rank's transfers into one
  * schedule: steps, each a list of transfers (src, dst, unit runs, copy or reduce). Only senders are written in the
  * DSL; a rank's receives are the transfers whose dst it is, so sends and receives match by construction. The
  * verifier (dsl/verify.c) checks the schedule; the executor (runtime/exec.c) runs a rank's plan taken from it.
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "steptab.h"
+#include "st_steptab.h"
 
 typedef struct st_run {
     int32_t start, len; /* units [start, start + len) */

@@ -1,8 +1,8 @@
-/* steptab.h - the step-table format: the contract between the compiler (stitchc) and the runtime (libstitch).
+/* st_steptab.h - the step-table format: the contract between the compiler (stitchc) and the runtime (libstitch).
  *
  * A catalogue is what `stitchc emit` writes as static const C data: one code array shared by every algorithm of
  * a .dsl file, a constant pool, the functions (`fn`) and one descriptor per (algorithm, collective). The code is
- * a small stack machine. Running it for one rank r of p ranks (runtime/sched.c) emits that rank's transfers,
+ * a small stack machine. Running it for one rank r of p ranks (core/st_sched.c) emits that rank's transfers,
  * step by step; running it for every rank gives the whole schedule, which both the verifier and the executor use,
  * so what is verified is exactly what runs.
  *

@@ -1,7 +1,7 @@
-/* vm.h - the step-table stack machine: runs one rank's program and reports what it emits.
+/* st_vm.h - the step-table stack machine: runs one rank's program and reports what it emits.
  *
  * The machine knows nothing of schedules: it calls the sink for `units`, each `step` and each `send`, and the
- * sink (runtime/sched.c) assembles them. Every run is bounded: a fuel budget of instructions, a value stack, a
+ * sink (core/st_sched.c) assembles them. Every run is bounded: a fuel budget of instructions, a value stack, a
  * call depth and a frame size; any excess, and every arithmetic error, stops the run with a message that names
  * the .dsl line.
  */
@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "sched.h"
-#include "steptab.h"
+#include "st_sched.h"
+#include "st_steptab.h"
 
 /* A layout table of a rank-free function (ST_FUNC_RANK_FREE), kept across the ranks of one instantiation. */
 typedef struct st_vm_cache {
