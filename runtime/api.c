@@ -13,7 +13,6 @@
 #include <stdlib.h>
 
 #include "exec.h"
-#include "exec_msg.h"
 
 /* The buffers of one call and how long each is in bytes. */
 typedef struct st_bufs {
@@ -235,8 +234,11 @@ static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
         return st;
     if ((st = st_check(comm, a)) != STITCH_OK)
         st = st_comm_tell(comm, st); /* the peers must not wait for this call */
+    else if (st_abort_is(comm->abort))
+        st = st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
+                           st_abort_reason(comm->abort));
     else
-        st = comm->proc ? st_exec_msg(comm, a) : st_exec(comm, a); /* ranks are processes, or threads */
+        st = comm->be->run(comm, a); /* ranks are threads, or processes */
     st_comm_leave(comm);
     return st;
 }

@@ -1,9 +1,5 @@
-/* comm.c - creating and destroying thread communicators, their settings, last error and schedule cache.
- *
- * stitch_comm_init_threads creates the job (what the p ranks share) and p communicators at once, all or nothing.
- * The configuration is resolved here once (config.c reads the environment) and every algorithm name is checked
- * against the catalogue at this point, so a typo fails at init with the list of valid names rather than at the
- * first collective. Each handle holds one reference on the job; the last stitch_comm_destroy frees it.
+/* comm.c - what every communicator has whatever its backend (comm.h): settings, last error, abort, destroy and
+ * the schedule cache. The constructors are the backends' (threads.c, proc.c).
  *
  * Misuse that can be detected cheaply is. A handle is taken by each public function that runs on it (`busy`,
  * an atomic compare-and-swap), so two threads calling on one communicator get STITCH_ERR_INVALID_USAGE rather
@@ -23,7 +19,6 @@
 #include "comm.h"
 #include "config.h"
 #include "exec.h"
-#include "proc.h"
 #include "registry.h"
 
 /* This thread's last usage error, for the communicator it concerns. */
@@ -91,11 +86,9 @@ stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const
 
 stitch_status_t st_comm_tell(stitch_comm_t *comm, stitch_status_t status)
 {
-    char reason[sizeof comm->job->reason];
+    char reason[ST_REASON_MAX];
     snprintf(reason, sizeof reason, "rank %d: %s", comm->rank, comm->last_error);
-    if (comm->proc)
-        st_proc_abort(comm->proc, reason);
-    st_job_abort(comm->job, reason);
+    comm->be->abort(comm, reason);
     return status;
 }
 
@@ -145,13 +138,7 @@ static void st_comm_release(stitch_comm_t *comm)
     comm->scratch_size = comm->units_size = 0;
 }
 
-static void st_comm_free(stitch_comm_t *comm)
-{
-    st_comm_release(comm);
-    free(comm);
-}
-
-static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, const st_choice *algos)
+stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos)
 {
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
@@ -161,85 +148,20 @@ static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, c
         free(comm);
         return NULL;
     }
-    comm->job = job;
-    st_comm_settle(comm, rank, job->p, s, algos);
-    return comm;
-}
-
-void st_comm_settle(stitch_comm_t *comm, int rank, int p, const st_settings *s, const st_choice *algos)
-{
+    comm->be = be;
     atomic_store(&comm->magic, ST_COMM_LIVE);
     comm->rank = rank, comm->p = p;
     memcpy(comm->algo, algos, sizeof comm->algo);
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
     comm->oneshot_vec = p > 1 ? s->oneshot_max / (size_t)(p - 1) : 0;
+    return comm;
 }
 
-static void st_set_err(char *err, size_t errlen, const char *msg)
+void st_comm_discard(stitch_comm_t *comm)
 {
-    if (err && errlen)
-        snprintf(err, errlen, "%s", msg);
-}
-
-/* All p communicators or none: on failure the ones made so far are freed, then the job. */
-static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos,
-                                     const int *groups, int ngroups, stitch_comm_t **comms)
-{
-    st_job *job = st_job_new(nranks);
-    if (job && ngroups > 0 && st_job_set_groups(job, ngroups, groups) != 0) {
-        free(job->slots);
-        free(job);
-        job = NULL;
-    }
-    stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
-    int r = 0;
-    for (; job && made && r < nranks; r++)
-        if (!(made[r] = st_comm_new(job, r, s, algos)))
-            break;
-    if (job && made && r == nranks) {
-        memcpy(comms, made, sizeof *made * (size_t)nranks);
-        free(made);
-        return STITCH_OK;
-    }
-    while (made && r-- > 0)
-        st_comm_free(made[r]);
-    free(made);
-    if (job) {
-        free(job->topo_mem);
-        free(job->slots);
-        free(job);
-    }
-    return STITCH_ERR_NO_MEMORY;
-}
-
-stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
-                                         char *err, size_t errlen)
-{
-    char msg[1024];
-    st_settings s;
-    st_choice algos[STITCH_COLL_COUNT];
-    if (!comms || nranks < 1 || nranks > ST_MAX_RANKS) {
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", !comms ? "comms is NULL"
-                 : "nranks must be between 1 and 65536");
-        st_set_err(err, errlen, msg);
-        return STITCH_ERR_INVALID_ARGUMENT;
-    }
-    char why[400];
-    int ngroups = 0, *groups = malloc(sizeof *groups * (size_t)nranks);
-    stitch_status_t st = groups ? st_settings_load(config, &s, why, sizeof why) : STITCH_ERR_NO_MEMORY;
-    if (st == STITCH_OK && s.groups && (st = st_parse_groups(s.groups, nranks, groups, &ngroups, why, sizeof why)))
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
-    else if (st != STITCH_OK)
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
-    else if ((st = st_resolve_algos(&s, algos, why, sizeof why)) != STITCH_OK)
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
-    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
-    free(groups);
-    if (st != STITCH_OK)
-        st_set_err(err, errlen, msg);
-    return st;
+    st_comm_release(comm);
+    free(comm);
 }
 
 /* The handle stays `busy` for good: no function can take it again, and each says it was destroyed. */
@@ -249,12 +171,9 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm)
     if (st != STITCH_OK)
         return st;
     atomic_store_explicit(&comm->magic, ST_COMM_DEAD, memory_order_release);
-    st_job *job = comm->job;
-    if (comm->proc)
-        st_proc_free(comm->proc);
-    comm->proc = NULL, comm->job = NULL;
+    comm->be->free(comm);
+    comm->abort = NULL, comm->groups = NULL;
     st_comm_release(comm);
-    st_job_unref(job);
     pthread_mutex_lock(&st_dead_lock);
     comm->dead_next = st_dead, st_dead = comm;
     pthread_mutex_unlock(&st_dead_lock);
@@ -275,7 +194,7 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
 {
     if (!st_comm_live(comm))
         return -1;
-    const st_topo *t = &comm->job->topo;
+    const st_topo *t = &comm->groups->topo;
     if (t->ngroups == 0) {
         if (sizes && max > 0)
             sizes[0] = comm->p;
@@ -351,9 +270,7 @@ void stitch_comm_abort(stitch_comm_t *comm)
 {
     if (!st_comm_live(comm))
         return;
-    if (comm->proc)
-        st_proc_abort(comm->proc, "stitch_comm_abort was called");
-    st_job_abort(comm->job, "stitch_comm_abort was called");
+    comm->be->abort(comm, "stitch_comm_abort was called");
 }
 
 const char *stitch_comm_last_error(const stitch_comm_t *comm)
@@ -369,7 +286,7 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
 {
     st_err err;
     char why[512];
-    const st_topo *topo = comm->job->topo.ngroups > 0 ? &comm->job->topo : NULL;
+    const st_topo *topo = st_groups_topo(comm->groups);
     st_inst in = {comm->p, e->root, topo};
     if (st_sched_build_ex(&st_builtin_catalogue, algo, &in, &e->sched, &err) != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "

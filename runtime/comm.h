@@ -1,10 +1,17 @@
-/* comm.h - the communicator: one rank's handle on a job, its algorithm choice and its schedule cache.
+/* comm.h - the communicator: one rank's handle, its backend, its algorithm choice and its schedule cache.
+ *
+ * Backends. How the ranks of a communicator reach each other is its backend (st_backend): threads of one process
+ * pulling from each other's buffers (threads.c, engine exec.c), or processes exchanging messages over transports
+ * (proc.c, engine exec_msg.c). Everything else - argument checks, the schedule cache, errors, abort, destroy - is
+ * written once, here and in api.c, and calls the backend through its table; only a backend's own files touch its
+ * state (comm->job, comm->proc).
  *
  * A communicator is used by one thread at a time (its rank's), so nothing in it is locked; what ranks share
- * lives in the job (job.h). That rule is checked, not assumed: every public function that runs on a communicator
- * takes `busy` first (st_comm_enter), so a second thread fails with STITCH_ERR_INVALID_USAGE instead of racing,
- * and a destroyed handle is kept, marked dead, so that using it again is detected (comm.c). Schedules are instantiated lazily, on the first collective that needs them, and kept
- * for the communicator's lifetime: a schedule depends only on (algorithm, p, root, groups), never on the
+ * lives in the backend (the job of thread ranks, job.h). That rule is checked, not assumed: every public function
+ * that runs on a communicator takes `busy` first (st_comm_enter), so a second thread fails with
+ * STITCH_ERR_INVALID_USAGE instead of racing, and a destroyed handle is kept, marked dead, so that using it again is
+ * detected (comm.c). Schedules are instantiated lazily, on the first collective that needs them, and kept for the
+ * communicator's lifetime: a schedule depends only on (algorithm, p, root, groups), never on the
  * message; which algorithm a call runs may depend on its size (choose.h).
  */
 #ifndef ST_COMM_H
@@ -13,10 +20,26 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "abort.h"
 #include "choose.h"
-#include "job.h"
+#include "groups.h"
 #include "st_sched.h"
 #include "stitch.h"
+
+struct st_args;
+struct st_job;
+struct st_proc;
+
+/* What a kind of communicator does differently: one table per backend (threads.c, proc.c). */
+typedef struct st_backend {
+    /* Run one collective call; its arguments are checked (api.c) and the communicator is not aborted. */
+    stitch_status_t (*run)(stitch_comm_t *comm, const struct st_args *a);
+    /* Abort the communicator with `reason` (the first reason wins) and tell the peers, so that none waits for this
+     * rank in vain. Never blocks; callable from any thread. */
+    void (*abort)(stitch_comm_t *comm, const char *reason);
+    /* Free what the backend owns (the job reference; the transports and control channels, saying goodbye). */
+    void (*free)(stitch_comm_t *comm);
+} st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */
 typedef struct st_entry {
@@ -37,7 +60,10 @@ struct stitch_comm {
     _Atomic uint64_t magic;        /* ST_COMM_LIVE, ST_COMM_DEAD once destroyed (the handle is kept: comm.c) */
     _Atomic(const char *) busy;    /* the public function running on this communicator, or NULL */
     struct stitch_comm *dead_next; /* destroyed handles, for as long as the process lives (comm.c) */
-    st_job *job;
+    const st_backend *be;
+    st_abort *abort;            /* whether the communicator is aborted, and why: shared by the job's thread ranks,
+                                 * a process rank's own (which its peers' abort frames set) */
+    const st_groups *groups;    /* the ranks' groups (the job's, or a process rank's own) */
     int rank, p;
     st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
     size_t oneshot_vec;  /* auto: the small-message algorithm for vectors up to this many bytes (a rank sends
@@ -52,11 +78,15 @@ struct stitch_comm {
     int timeout_ms;
     size_t segment_bytes;
     char last_error[512];
-    struct st_proc *proc; /* process mode (proc.h); NULL for thread communicators */
+    struct st_job *job;   /* the threads backend's (threads.c, exec.c) */
+    struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */
 };
 
-/* What both constructors (threads: comm.c, processes: proc.c) set alike: rank, size and the settings. */
-void st_comm_settle(stitch_comm_t *comm, int rank, int p, const st_settings *s, const st_choice *algos);
+/* A new communicator of backend `be` for rank `rank` of p with the settings, its cache empty; the backend then sets
+ * abort, groups and its own state. NULL when out of memory. */
+stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos);
+/* Free a communicator that was never handed out (its backend state already freed or never made). */
+void st_comm_discard(stitch_comm_t *comm);
 
 
 #define ST_COMM_LIVE 0x6c69766573746368ull /* "hctsevil" */
@@ -74,11 +104,11 @@ int st_comm_live(const stitch_comm_t *comm);
 /* Record `fmt` as the last error and return status. */
 stitch_status_t st_comm_error(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The same, and abort the job with the message so that no peer waits for this rank in vain. */
+/* The same, and abort the communicator with the message so that no peer waits for this rank in vain. */
 stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Abort the job with the last error as the reason ("rank r: ..."), over the control channels too in process mode,
- * and return status: how a rank tells its peers that its call failed. */
+/* Abort the communicator with the last error as the reason ("rank r: ..."), through the backend (which tells the
+ * peers), and return status: how a rank tells its peers that its call failed. */
 stitch_status_t st_comm_tell(stitch_comm_t *comm, stitch_status_t status);
 
 /* The schedule of the algorithm this call runs (its collective's choice for its count and dtype) with this rank's

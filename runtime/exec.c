@@ -662,9 +662,6 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
 {
     st_entry *e;
     st_ctx c;
-    if (st_job_aborted(comm->job))
-        return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
-                             st_job_reason(comm->job));
     stitch_status_t st = st_comm_entry_for(comm, a, &e);
     if (st != STITCH_OK)
         return st;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "comm.h"
+#include "job.h"
 
 typedef struct st_args {
     const char *fn; /* "stitch_all_reduce", for messages */
@@ -33,7 +34,8 @@ size_t st_call_slot_len(const st_args *a, size_t seg, int units_per_block, size_
  * that differs on each side ("count 7", "algorithm ring"), in buffers of len bytes. */
 int st_fp_differ(const st_fingerprint *mine, const st_fingerprint *theirs, char *mine_s, char *theirs_s, size_t len);
 
-/* Run the collective; arguments are already checked (api.c). */
+/* The threads backend's run (threads.c): one call; its arguments are checked and the communicator is not aborted
+ * (api.c). */
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);
 
 /* Check what the executor assumes of a plan beyond st_sched_build's checks: within a step, no unit a rank sends

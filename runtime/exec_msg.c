@@ -186,23 +186,19 @@ static stitch_status_t st_mfail(st_mctx *c, stitch_status_t st, const char *fmt,
     __attribute__((format(printf, 3, 4)));
 static stitch_status_t st_mfail(st_mctx *c, stitch_status_t st, const char *fmt, ...)
 {
-    char msg[512], reason[640];
+    char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    st_comm_error(c->comm, st, "%s: %s", c->a->fn, msg);
-    snprintf(reason, sizeof reason, "rank %d: %s", c->comm->rank, c->comm->last_error);
-    st_proc_abort(c->pr, reason);
-    st_job_abort(c->comm->job, reason);
-    return st;
+    return st_comm_fail(c->comm, st, "%s: %s", c->a->fn, msg);
 }
 
 /* The communicator was aborted (by a peer's frame, a dead peer, or stitch_comm_abort): say why. */
 static stitch_status_t st_aborted(st_mctx *c)
 {
     return st_comm_error(c->comm, STITCH_ERR_ABORTED, "%s: rank %d: communicator aborted: %s", c->a->fn,
-                         c->comm->rank, c->pr->reason[0] ? c->pr->reason : st_job_reason(c->comm->job));
+                         c->comm->rank, st_abort_reason(&c->pr->abort));
 }
 
 /* A stream to or from a peer broke (why): a peer's abort, already on the control channel when the peer closed
@@ -836,7 +832,7 @@ static stitch_status_t st_mtimeout(st_mctx *c)
  * read: the timeout counts from when the call first waits, microseconds after it began. */
 static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 {
-    if (atomic_load(&c->pr->aborted) || st_job_aborted(c->comm->job))
+    if (st_abort_is(&c->pr->abort))
         return st_aborted(c);
     int spin = c->pr->spin_ns > 0;
     if (++*spins % 16 != 0 && spin) {
@@ -885,7 +881,7 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
         if (armed) { /* the look after arming found nothing either: sleep (st_proc_block disarms) */
             st_proc_block(c->pr, ST_BLOCK_MS, !sends_done, seen);
             armed = 0;
-            if (atomic_load(&c->pr->aborted))
+            if (st_abort_is(&c->pr->abort))
                 return st_aborted(c);
             continue;
         }
@@ -1033,9 +1029,6 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
 {
     st_entry *e;
     st_mctx c;
-    if (atomic_load(&comm->proc->aborted) || st_job_aborted(comm->job))
-        return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
-                             comm->proc->reason[0] ? comm->proc->reason : st_job_reason(comm->job));
     stitch_status_t st = st_comm_entry_for(comm, a, &e);
     if (st != STITCH_OK)
         return st;

@@ -4,7 +4,8 @@
 
 #include "exec.h"
 
-/* Run the collective on a communicator with comm->proc set; arguments are already checked (api.c). */
+/* The processes backend's run (proc.c): one call; its arguments are checked and the communicator is not aborted
+ * (api.c). */
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a);
 
 #endif

@@ -42,46 +42,20 @@ st_job *st_job_new(int p)
     memset(job->slots, 0, sizeof(st_slot) * (size_t)p);
     job->p = p;
     atomic_init(&job->refs, p);
-    atomic_init(&job->abort_state, 0);
     return job;
 }
 
-void st_job_unref(st_job *job)
+void st_job_free(st_job *job)
 {
-    if (atomic_fetch_sub(&job->refs, 1) != 1)
-        return;
-    free(job->topo_mem);
+    st_groups_free(&job->groups);
     free(job->slots);
     free(job);
 }
 
-int st_job_set_groups(st_job *job, int ngroups, const int *sizes)
+void st_job_unref(st_job *job)
 {
-    size_t p = (size_t)job->p;
-    int32_t *m = malloc(sizeof *m * (3 * p + (size_t)ngroups + 1));
-    if (!m || st_topo_uniform(&job->topo, job->p, ngroups, sizes, m, m + ngroups + 1, m + ngroups + 1 + p,
-                              m + ngroups + 1 + 2 * p) != 0) {
-        free(m);
-        return -1;
-    }
-    free(job->topo_mem);
-    job->topo_mem = m;
-    return 0;
-}
-
-int st_job_set_groups_by_key(st_job *job, int p, const uint64_t *key)
-{
-    size_t n = (size_t)p;
-    int32_t *m = malloc(sizeof *m * (4 * n + 1));
-    st_topo t;
-    if (!m || st_topo_by_key(&t, p, key, m, m + n + 1, m + 2 * n + 1, m + 3 * n + 1) < 0) {
-        free(m);
-        return -1;
-    }
-    free(job->topo_mem);
-    job->topo_mem = m;
-    job->topo = t.ngroups > 1 ? t : (st_topo){0}; /* one group is no grouping: as without groups */
-    return 0;
+    if (atomic_fetch_sub(&job->refs, 1) == 1)
+        st_job_free(job);
 }
 
 static long st_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -91,29 +65,19 @@ static long st_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct 
 
 void st_job_abort(st_job *job, const char *reason)
 {
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&job->abort_state, &expected, 1)) {
-        strncpy(job->reason, reason ? reason : "", sizeof job->reason - 1);
-        job->reason[sizeof job->reason - 1] = '\0';
-        atomic_store(&job->abort_state, 2);
-    }
+    st_abort_set(&job->abort, reason);
     for (int i = 0; i < job->p; i++)
         st_futex(&job->slots[i].posted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 int st_job_aborted(const st_job *job)
 {
-    return atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire) != 0;
+    return st_abort_is(&job->abort);
 }
 
-/* An abort is visible (state 1) a moment before its reason is written (state 2); the writer only copies a
- * string in between, so a reader that saw the abort waits for the reason rather than report an empty one. */
 const char *st_job_reason(const st_job *job)
 {
-    int state;
-    while ((state = atomic_load_explicit(&((st_job *)job)->abort_state, memory_order_acquire)) == 1)
-        sched_yield();
-    return state == 2 ? job->reason : "";
+    return st_abort_reason(&job->abort);
 }
 
 void st_post(st_slot *slot, uint32_t value)
@@ -126,7 +90,7 @@ void st_post(st_slot *slot, uint32_t value)
 int st_slot_borrow(st_job *job, st_slot *slot)
 {
     atomic_fetch_add(&slot->readers, 1); /* seq_cst against st_job_abort's store, then the owner's drain */
-    if (!atomic_load(&job->abort_state))
+    if (!atomic_load(&job->abort.state))
         return 0;
     atomic_fetch_sub(&slot->readers, 1);
     return -1;
@@ -235,7 +199,7 @@ static int st_ready(st_job *job, st_slot *slot, uint32_t target, stitch_status_t
 {
     if (st_reached(atomic_load_explicit(&slot->posted, memory_order_acquire), target))
         return *st = STITCH_OK, 1;
-    if (atomic_load_explicit(&job->abort_state, memory_order_relaxed))
+    if (atomic_load_explicit(&job->abort.state, memory_order_relaxed))
         return *st = STITCH_ERR_ABORTED, 1;
     return 0;
 }
@@ -250,7 +214,7 @@ static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, con
         atomic_fetch_add(&slot->sleepers, 1);
         uint32_t seen = atomic_load(&slot->posted);
         long rc = 0;
-        if (!st_reached(seen, target) && !atomic_load(&job->abort_state))
+        if (!st_reached(seen, target) && !atomic_load(&job->abort.state))
             rc = st_futex(&slot->posted, FUTEX_WAIT_PRIVATE, seen, &ts);
         int e = errno;
         atomic_fetch_sub(&slot->sleepers, 1);

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "abort.h"
+#include "groups.h"
 #include "st_sched.h"
 #include "st_steptab.h"
 #include "stitch.h"
@@ -53,12 +55,9 @@ typedef struct st_slot {
 typedef struct st_job {
     int p;
     _Atomic int refs;        /* communicators not yet destroyed */
-    _Atomic int abort_state; /* 0 running; 1 an aborter is writing `reason`; 2 aborted, reason readable */
-    char reason[640];
+    st_abort abort;          /* the communicators' abort (abort.h): every rank's comm->abort points here */
     st_slot *slots;
-    st_topo topo;            /* the groups of STITCH_GROUPS / stitch_config_t.groups, or process mode's hosts;
-                              * ngroups 0: one group of all ranks */
-    int32_t *topo_mem;       /* topo's arrays */
+    st_groups groups;        /* STITCH_GROUPS / stitch_config_t.groups; none: one group of all ranks */
 } st_job;
 
 typedef struct st_deadline {
@@ -68,15 +67,7 @@ typedef struct st_deadline {
 
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
-
-/* Give the job ngroups groups of consecutive ranks of the given sizes (they add up to p, checked by config.c).
- * Returns -1 when out of memory or the sizes do not add up. */
-int st_job_set_groups(st_job *job, int ngroups, const int *sizes);
-
-/* Give the job the groups of key[0..p-1] over p ranks (st_topo_by_key: one group per distinct key, members need
- * not be consecutive). p is the communicator's size, which in process mode is not the job's (it has one slot).
- * A single group leaves the job ungrouped. Returns -1 when out of memory. */
-int st_job_set_groups_by_key(st_job *job, int p, const uint64_t *key);
+void st_job_free(st_job *job);  /* at once: a job no communicator was made for */
 
 /* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
 void st_job_abort(st_job *job, const char *reason);

@@ -88,35 +88,35 @@ static void st_groups_text(const st_topo *t, char *out, size_t len)
         snprintf(out + n, len - n, " ...");
 }
 
-static void st_log_groups(const st_placement *pl, const st_settings *s, const st_boot *b, const st_job *job)
+static void st_log_groups(const st_placement *pl, const st_settings *s, const st_boot *b, const st_groups *g)
 {
     char list[ST_LOG_GROUPS_CHARS + 32], how[160];
     if (pl->given)
         snprintf(how, sizeof how, "from %s='%s'", s->groups_source, s->groups);
     else
         snprintf(how, sizeof how, "by host");
-    if (job->topo.ngroups == 0) {
+    if (g->topo.ngroups == 0) {
         fprintf(stderr, "stitch: rank %d of %d: 1 group %s (all ranks)\n", b->rank, b->size, how);
         return;
     }
-    st_groups_text(&job->topo, list, sizeof list);
-    fprintf(stderr, "stitch: rank %d of %d: %d groups %s: %s\n", b->rank, b->size, job->topo.ngroups, how, list);
+    st_groups_text(&g->topo, list, sizeof list);
+    fprintf(stderr, "stitch: rank %d of %d: %d groups %s: %s\n", b->rank, b->size, g->topo.ngroups, how, list);
 }
 
-stitch_status_t st_placement_apply(st_placement *pl, const st_settings *s, const st_boot *b, st_job *job, char *err,
-                                   size_t errlen)
+stitch_status_t st_placement_apply(st_placement *pl, const st_settings *s, const st_boot *b, st_groups *groups,
+                                   char *err, size_t errlen)
 {
     stitch_status_t st = st_check_tags(pl, s, b, err, errlen);
     if (st != STITCH_OK)
         return st;
     for (int i = 0; !pl->given && i < pl->p; i++)
         pl->key[i] = b->peers[i].host;
-    if (st_job_set_groups_by_key(job, pl->p, pl->key) != 0) {
+    if (st_groups_by_key(groups, pl->p, pl->key) != 0) {
         snprintf(err, errlen, "out of memory for the groups of %d ranks", pl->p);
         return STITCH_ERR_NO_MEMORY;
     }
     if (st_debug())
-        st_log_groups(pl, s, b, job);
+        st_log_groups(pl, s, b, groups);
     return STITCH_OK;
 }
 

@@ -13,7 +13,7 @@
 
 #include "bootstrap.h"
 #include "config.h"
-#include "job.h"
+#include "groups.h"
 
 typedef struct st_placement {
     int p;
@@ -26,9 +26,9 @@ typedef struct st_placement {
 stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p, char *err, size_t errlen);
 
 /* After it: check that every rank's tag (b->peers[i].tag) is mine, take the host ids when no spec was given, and
- * give the job the groups (STITCH_DEBUG logs them). STITCH_ERR_CONFIG when ranks disagree. */
-stitch_status_t st_placement_apply(st_placement *pl, const st_settings *s, const st_boot *b, st_job *job, char *err,
-                                   size_t errlen);
+ * fill `groups` (STITCH_DEBUG logs them). STITCH_ERR_CONFIG when ranks disagree. */
+stitch_status_t st_placement_apply(st_placement *pl, const st_settings *s, const st_boot *b, st_groups *groups,
+                                   char *err, size_t errlen);
 
 void st_placement_free(st_placement *pl);
 

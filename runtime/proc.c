@@ -49,6 +49,7 @@
 
 #include "comm.h"
 #include "config.h"
+#include "exec_msg.h"
 #include "placement.h"
 #include "proc.h"
 #include "registry.h"
@@ -311,6 +312,7 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfd_peer);
     free(pr->outs);
     free(pr->geo);
+    st_groups_free(&pr->groups);
     free(pr);
 }
 
@@ -343,25 +345,34 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, cons
     return st;
 }
 
+static void st_proc_backend_abort(stitch_comm_t *comm, const char *reason)
+{
+    st_proc_abort(comm->proc, reason);
+}
+
+static void st_proc_backend_free(stitch_comm_t *comm)
+{
+    st_proc_free(comm->proc);
+    comm->proc = NULL;
+}
+
+static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free};
+
 static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo)
 {
-    stitch_comm_t *comm = calloc(1, sizeof *comm);
-    if (!comm)
-        return NULL;
-    comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
-    comm->job = st_job_new(1); /* in process mode only its abort flag, reason and groups (topo) are used */
-    comm->proc = calloc(1, sizeof *comm->proc);
-    if (!comm->cache || !comm->job || !comm->proc || st_proc_alloc(comm->proc, env->size) != 0) {
-        if (comm->proc)
-            st_proc_release(comm->proc);
-        if (comm->job)
-            st_job_unref(comm->job);
-        free(comm->cache);
-        free(comm);
+    stitch_comm_t *comm = st_comm_new(&st_proc_backend, env->rank, env->size, s, algo);
+    st_proc *pr = calloc(1, sizeof *pr);
+    if (!comm || !pr || st_proc_alloc(pr, env->size) != 0) {
+        if (pr)
+            st_proc_release(pr);
+        if (comm)
+            st_comm_discard(comm);
         return NULL;
     }
-    st_comm_settle(comm, env->rank, env->size, s, algo);
-    comm->proc->rank = env->rank, comm->proc->size = env->size;
+    pr->rank = env->rank, pr->size = env->size;
+    comm->proc = pr;
+    comm->abort = &pr->abort;
+    comm->groups = &pr->groups;
     return comm;
 }
 
@@ -371,7 +382,7 @@ static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env,
 {
     int boot_ms = s->timeout_ms < 0 ? -1 : s->timeout_ms;
     stitch_status_t st = st_proc_connect(comm->proc, env, s, pl->tag, boot_ms, err, errlen);
-    return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, comm->job, err, errlen) : st;
+    return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, &comm->proc->groups, err, errlen) : st;
 }
 
 stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
@@ -435,11 +446,9 @@ static void st_ctrl_send_all(st_proc *pr, uint32_t kind, const char *text)
 void st_proc_abort(st_proc *pr, const char *reason)
 {
     int expected = 0;
-    if (atomic_compare_exchange_strong(&pr->ctrl_owner, &expected, 1)) {
-        snprintf(pr->reason, sizeof pr->reason, "%.600s", reason);
-        atomic_store(&pr->aborted, 1);
+    st_abort_set(&pr->abort, reason);
+    if (atomic_compare_exchange_strong(&pr->ctrl_owner, &expected, 1))
         st_ctrl_send_all(pr, ST_CTRL_ABORT, reason);
-    }
     if (pr->bell)
         st_bell_ring(pr->bell); /* wake my own executor if it sleeps */
 }
@@ -486,7 +495,7 @@ static int st_ctrl_read(st_proc *pr, int j)
         if (h.kind == ST_CTRL_BYE) {
             c->state = 1;
         } else if (h.kind == ST_CTRL_QUERY) { /* a peer's call timed out: where am I */
-            if (!atomic_load(&pr->aborted))
+            if (!st_abort_is(&pr->abort))
                 st_ctrl_send(pr, j, ST_CTRL_ANSWER, &pr->prog, sizeof pr->prog);
         } else if (h.kind == ST_CTRL_ANSWER) {
             if (h.len == sizeof c->at)
@@ -499,7 +508,7 @@ static int st_ctrl_read(st_proc *pr, int j)
         memmove(c->buf, c->buf + sizeof h + h.len, c->fill - sizeof h - h.len);
         c->fill -= sizeof h + h.len;
     }
-    return atomic_load(&pr->aborted) ? -1 : 0;
+    return st_abort_is(&pr->abort) ? -1 : 0;
 }
 
 /* Fill pfds with the control fds (and, when `data`, the tcp data fds for what would be progress on them, POLLOUT
@@ -547,10 +556,10 @@ static void st_data_ready(st_proc *pr, int n)
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms)
 {
     int n = st_fill_pfds(pr, 0, 0);
-    if (atomic_load(&pr->aborted))
+    if (st_abort_is(&pr->abort))
         return -1;
     if (n == 0 || poll(pr->pfds, (nfds_t)n, timeout_ms) <= 0)
-        return atomic_load(&pr->aborted) ? -1 : 0;
+        return st_abort_is(&pr->abort) ? -1 : 0;
     return st_ctrl_ready(pr, n);
 }
 

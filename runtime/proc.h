@@ -13,7 +13,9 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "abort.h"
 #include "bootstrap.h"
+#include "groups.h"
 #include "transport.h"
 
 /* Where a rank is: the call (its number, comm->seq when it began), the segment and the step of the schedule. */
@@ -48,11 +50,12 @@ typedef struct st_proc {
                                * (measured at np 4 on 2 cores: 8 B all_reduce ~75-140 us against ~210-290 us
                                * when it went straight to FUTEX_WAIT) */
     st_progress prog;         /* mine, while in a call: set by the executor at every step, sent to a peer that asks */
-    atomic_int aborted;
+    st_abort abort;           /* the communicator's (comm->abort): set by this rank, or by a peer's abort frame or
+                               * death as read from the control channels */
+    st_groups groups;         /* the hosts, or STITCH_GROUPS (placement.c) */
     atomic_flag ctrl_tx;      /* held while a control frame is written: the executor answers queries, another
                                * thread may write abort frames */
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
-    char reason[640];
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
     int outs_cap;
     size_t *geo;              /* exec_msg.c: the vector units' offsets and lengths in the current segment */
@@ -68,7 +71,7 @@ void st_proc_free(st_proc *pr);   /* says goodbye, closes, unmaps */
 void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first reason wins */
 
 /* Read what the control channels have (non-blocking). Returns 0, or -1 when a peer died or aborted (the
- * reason, naming the peer, is then in pr->reason and the communicator is aborted). */
+ * reason, naming the peer, is then pr->abort's and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
 
 /* The deadline of a call passed while waiting for rank `waiting_for`: find the rank really behind before anyone
@@ -76,7 +79,7 @@ int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
  * answers, answering the peers' own queries meanwhile (every rank waiting in a call answers, within ST_BLOCK_MS;
  * a stopped rank, one busy outside stitch or an unreachable one does not). Writes into `out` a sentence naming
  * "rank R is behind" and why. Returns 0, or -1 when the communicator was aborted meanwhile (a peer's abort frame,
- * a dead peer: pr->reason says). */
+ * a dead peer: pr->abort says why). */
 int st_proc_behind(st_proc *pr, int waiting_for, int wait_ms, char *out, size_t outlen);
 
 /* Going to sleep is three calls: st_proc_arm (returns the doorbell's word; 0 when the rank has no bell or tcp peers

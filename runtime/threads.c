@@ -1,0 +1,96 @@
+/* threads.c - the threads backend: a communicator group whose ranks are threads of one process.
+ *
+ * stitch_comm_init_threads creates the job (what the p ranks share: slots, the abort object, the groups; job.h)
+ * and p communicators at once, all or nothing. The configuration is resolved here once (config.c reads the
+ * environment) and every algorithm name is checked against the catalogue at this point, so a typo fails at init
+ * with the list of valid names rather than at the first collective. Each handle holds one reference on the job;
+ * the last stitch_comm_destroy frees it. Calls run on exec.c's engine: peers pull from each other's buffers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "choose.h"
+#include "comm.h"
+#include "config.h"
+#include "exec.h"
+
+static void st_threads_abort(stitch_comm_t *comm, const char *reason)
+{
+    st_job_abort(comm->job, reason);
+}
+
+static void st_threads_free(stitch_comm_t *comm)
+{
+    st_job_unref(comm->job);
+    comm->job = NULL;
+}
+
+static const st_backend st_threads_backend = {st_exec, st_threads_abort, st_threads_free};
+
+static void st_set_err(char *err, size_t errlen, const char *msg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", msg);
+}
+
+/* All p communicators or none: on failure the ones made so far are freed, then the job. */
+static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos,
+                                     const int *groups, int ngroups, stitch_comm_t **comms)
+{
+    st_job *job = st_job_new(nranks);
+    if (job && ngroups > 0 && st_groups_uniform(&job->groups, nranks, ngroups, groups) != 0) {
+        st_job_free(job);
+        job = NULL;
+    }
+    stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
+    int r = 0;
+    for (; job && made && r < nranks; r++) {
+        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos)))
+            break;
+        made[r]->job = job;
+        made[r]->abort = &job->abort;
+        made[r]->groups = &job->groups;
+    }
+    if (job && made && r == nranks) {
+        memcpy(comms, made, sizeof *made * (size_t)nranks);
+        free(made);
+        return STITCH_OK;
+    }
+    while (made && r-- > 0)
+        st_comm_discard(made[r]);
+    free(made);
+    if (job)
+        st_job_free(job);
+    return STITCH_ERR_NO_MEMORY;
+}
+
+stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
+                                         char *err, size_t errlen)
+{
+    char msg[1024];
+    st_settings s;
+    st_choice algos[STITCH_COLL_COUNT];
+    if (!comms || nranks < 1 || nranks > ST_MAX_RANKS) {
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", !comms ? "comms is NULL"
+                 : "nranks must be between 1 and 65536");
+        st_set_err(err, errlen, msg);
+        return STITCH_ERR_INVALID_ARGUMENT;
+    }
+    char why[400];
+    int ngroups = 0, *groups = malloc(sizeof *groups * (size_t)nranks);
+    stitch_status_t st = groups ? st_settings_load(config, &s, why, sizeof why) : STITCH_ERR_NO_MEMORY;
+    if (st == STITCH_OK && s.groups && (st = st_parse_groups(s.groups, nranks, groups, &ngroups, why, sizeof why)))
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
+    else if (st != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
+    else if ((st = st_resolve_algos(&s, algos, why, sizeof why)) != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
+        snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
+    free(groups);
+    if (st != STITCH_OK)
+        st_set_err(err, errlen, msg);
+    return st;
+}
+
