@@ -291,6 +291,35 @@ static int count_args(const st_expr *e)
     return n;
 }
 
+/* A function may be called from the algorithm's body once it and every function it may call are defined: each
+ * reads only `let`s defined before it, so those have their values by then. `seen` (nfuncs bytes) breaks cycles. */
+static int fn_ready(const st_catalogue *c, int f, unsigned char *seen)
+{
+    if (c->funcs[f].entry < 0)
+        return 0;
+    if (seen[f])
+        return 1;
+    seen[f] = 1;
+    for (int pc = c->funcs[f].entry; pc >= 0 && pc < c->ncode && c->code[pc].op != ST_OP_RET; pc++)
+        if (c->code[pc].op == ST_OP_CALL && !fn_ready(c, c->code[pc].a, seen))
+            return 0;
+    return 1;
+}
+
+static int fn_callable(cg *g, int f)
+{
+    if (g->nomem)
+        return 1;
+    unsigned char *seen = calloc((size_t)g->cat->nfuncs + 1, 1);
+    if (!seen) {
+        g->nomem = 1;
+        return 1;
+    }
+    int ok = fn_ready(g->cat, f, seen);
+    free(seen);
+    return ok;
+}
+
 static void call_expr(cg *g, const st_expr *e)
 {
     int n = count_args(e);
@@ -309,9 +338,9 @@ static void call_expr(cg *g, const st_expr *e)
                  want == -2 ? "at least " : "", want == -2 ? 2 : want, (want == 1) ? "" : "s", n);
         return;
     }
-    if (!b && !g->in_fn && g->fns_left > 0) {
-        /* a function may read `let`s defined before it; calls from the body after every definition guarantee
-         * that those have their values */
+    if (!b && !g->in_fn && g->fns_left > 0 && !fn_callable(g, s->fn)) {
+        /* a function may read `let`s defined before it; calls from the body after its definition (and those of
+         * the functions it calls) guarantee that those have their values */
         st_error(g->d, e->pos, "'%.*s' is called before the algorithm's last function is defined; define "
                  "functions first", e->name.len, e->name.s);
         return;

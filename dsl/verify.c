@@ -584,8 +584,14 @@ static void inst_text(const st_algo *al, const st_inst *in, char *buf, size_t le
     int o = snprintf(buf, len, "p = %d", in->p);
     if (st_coll_rooted(al->coll))
         o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
-    if (in->topo)
-        snprintf(buf + o, len - (size_t)o, " as %dx%d", in->topo->ngroups, in->p / in->topo->ngroups);
+    const st_topo *t = in->topo;
+    int equal = 1;
+    for (int g = 1; t && g < t->ngroups; g++)
+        equal &= t->first[g + 1] - t->first[g] == t->first[1];
+    if (t && equal)
+        snprintf(buf + o, len - (size_t)o, " as %dx%d", t->ngroups, in->p / t->ngroups);
+    for (int g = 0; t && !equal && g < t->ngroups && (size_t)o < len; g++) /* groups 2+3 */
+        o += snprintf(buf + o, len - (size_t)o, "%s%d", g ? "+" : " as groups ", t->first[g + 1] - t->first[g]);
 }
 
 /* Verify one instantiation. Returns 0, or -1 with the failure printed. */
@@ -647,6 +653,18 @@ static int try_grouping(int p, int L)
     return p <= 64 || L <= 4 || L == p / 4 || L == p / 3 || L == p / 2 || L == p;
 }
 
+/* Verify with the one grouping the options give: topology-aware algorithms with it, the others at its p. */
+static int verify_topo(const st_catalogue *cat, const st_algo *al, const st_topo *topo, int p, int *nsteps,
+                       int *nxfers, FILE *out)
+{
+    int rc = 0;
+    for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
+        st_inst in = {.p = p, .root = root, .topo = al->flags & ST_ALGO_USES_TOPO ? topo : NULL};
+        rc = verify_one(cat, al, &in, nsteps, nxfers, out);
+    }
+    return rc;
+}
+
 /* Verify for p with every root (or sample) and, for topology-aware algorithms, every uniform grouping. */
 static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nsteps, int *nxfers, FILE *out)
 {
@@ -687,14 +705,16 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int nsteps = 0, nxfers = 0, bad = 0;
         for (int p = o->pmin; p <= o->pmax && !bad; p++)
-            bad = verify_p(cat, al, p, &nsteps, &nxfers, out) != 0;
+            bad = (o->topo ? verify_topo(cat, al, o->topo, p, &nsteps, &nxfers, out)
+                           : verify_p(cat, al, p, &nsteps, &nxfers, out)) != 0;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         failed += bad;
         if (!bad)
             fprintf(out, "verified %-12s %-15s p = %d..%d%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
                     al->name, st_coll_name(al->coll), o->pmin, o->pmax,
                     st_coll_rooted(al->coll) ? ", roots" : "",
-                    al->flags & ST_ALGO_USES_TOPO ? ", SxL groupings" : "", o->pmax, nsteps, nxfers,
+                    al->flags & ST_ALGO_USES_TOPO ? o->topo ? ", the groups given" : ", SxL groupings" : "",
+                    o->pmax, nsteps, nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
     return matched ? failed : -1;

@@ -9,7 +9,7 @@
  * deadlock on a schedule whose ranks agree on the step count. Rooted collectives are tried with every root up to
  * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1),
  * whether or not the body reads `root`;
- * topology-aware ones with every even grouping S x L up to p = 64 and a sample above.
+ * topology-aware ones with every even grouping S x L up to p = 64 and a sample above, or with one given grouping.
  */
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
@@ -25,6 +25,7 @@ typedef struct st_verify_opts {
     int coll;         /* -1: every collective */
     int pmin, pmax;
     int verbose;      /* print one line per (algorithm, collective) even on success */
+    const struct st_topo *topo; /* not NULL: only p = its ranks, topology-aware algorithms with these groups */
 } st_verify_opts;
 
 /* Returns the number of (algorithm, collective) pairs that failed (0 = all verified), or -1 when the selection

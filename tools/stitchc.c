@@ -277,6 +277,23 @@ static int parse_groups(const char *s, int p, groups *g)
     return -1; /* more groups than ranks */
 }
 
+/* The rank count a -g value stands for: the sum of N,N,... or S * L; 0 when malformed (parse_groups says why). */
+static int groups_total(const char *s)
+{
+    long S, L, total = 0;
+    char x, rest;
+    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x')
+        return S >= 1 && L >= 1 && S * L <= ST_MAX_RANKS ? (int)(S * L) : 0;
+    for (const char *c = s; *c;) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 1 || (*end && *end != ',') || (total += v) > ST_MAX_RANKS)
+            return 0;
+        c = *end ? end + 1 : end;
+    }
+    return (int)total;
+}
+
 /* -c COLL: a collective name, or the usage error listing the known ones. */
 static int parse_coll(const char *cmd, const char *s, int *coll)
 {
@@ -368,9 +385,28 @@ static int run_verify(const args *a)
     if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &o.pmin, &o.pmax) != 0)
         return usage_error("verify", "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)",
                            a->val[O_RANKS], ST_MAX_RANKS);
+    groups g = {0};
+    if (a->val[O_GROUPS]) { /* one grouping: p is what its sizes add up to */
+        if (a->val[O_RANKS])
+            return usage_error("verify", "--ranks and --groups exclude each other (the groups give p)");
+        int p = groups_total(a->val[O_GROUPS]), rc = p > 0 ? parse_groups(a->val[O_GROUPS], p, &g) : -1;
+        if (rc == -2) {
+            groups_free(&g);
+            tool_error("out of memory");
+            return EXIT_FAIL;
+        }
+        if (rc != 0) {
+            groups_free(&g);
+            return usage_error("verify", "bad groups '%s' (expected sizes N,N,... of at least 1, or SxL)",
+                               a->val[O_GROUPS]);
+        }
+        o.pmin = o.pmax = p;
+        o.topo = &g.topo;
+    }
     unit u;
     if (compile_file(a->file, &u) != 0) {
         unit_free(&u);
+        groups_free(&g);
         return EXIT_FAIL;
     }
     double t0 = now_seconds();
@@ -390,6 +426,7 @@ static int run_verify(const args *a)
         printf("verified %d (algorithm, collective) pairs for p = %d..%d in %.2f s\n", pairs, o.pmin, o.pmax, dt);
     }
     unit_free(&u);
+    groups_free(&g);
     return rc;
 }
 
@@ -420,9 +457,11 @@ static void not_found(const st_catalogue *cat, const char *file, const char *nam
 static int show_inst(const args *a, st_inst *in, groups *g)
 {
     long p, root = 0;
-    if (!a->val[O_NRANKS])
+    if (!a->val[O_NRANKS] && !a->val[O_GROUPS])
         return usage_error("show", "missing -n P");
-    if (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0)
+    if (!a->val[O_NRANKS]) /* the groups give p */
+        p = groups_total(a->val[O_GROUPS]) > 0 ? groups_total(a->val[O_GROUPS]) : 1;
+    else if (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0)
         return usage_error("show", "bad rank count '%s' (expected 1..%d)", a->val[O_NRANKS], ST_MAX_RANKS);
     if (a->val[O_ROOT] && parse_int(a->val[O_ROOT], 0, p - 1, &root) != 0)
         return usage_error("show", "bad root '%s' (expected 0..%ld)", a->val[O_ROOT], p - 1);
@@ -616,7 +655,7 @@ static int run_emit(const args *a)
 static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, OPT_END};
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
-    {O_RANKS, 0, "ranks", 1}, OPT_END};
+    {O_RANKS, 0, "ranks", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
@@ -630,7 +669,7 @@ static const command commands[] = {
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},
-    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B] [-v]", "prove the algorithms correct for a range of rank counts",
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | -g N,N,...] [-v]", "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
      "everything the runtime checks before it runs a plan (where each rank keeps each block). Rooted\n"
@@ -640,6 +679,8 @@ static const command commands[] = {
      "  -a, --algorithm ALGO    only this algorithm\n"
      "  -c, --collective COLL   only this collective\n"
      "      --ranks A..B        rank counts A to B inclusive, or A alone (default 1..64; 1 <= A <= B <= 65536)\n"
+     "  -g, --groups N,N,...    only p = N+N+..., topology-aware algorithms with these groups of consecutive\n"
+     "                          ranks (default: every even grouping S x L of every p); --layout SxL likewise\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
@@ -647,7 +688,7 @@ static const command commands[] = {
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
-     "  -n, --ranks P           number of ranks, 1..65536 (required)\n"
+     "  -n, --ranks P           number of ranks, 1..65536 (required unless -g gives them)\n"
      "      --root R            the root of a rooted collective, 0..P-1 (default 0)\n"
      "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
      "                          (default: one group of all P ranks)\n"
