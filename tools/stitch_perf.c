@@ -77,7 +77,8 @@ static void usage(FILE *f)
             "  -o, --op OP                sum prod max min; ignored by the collectives that do not reduce\n"
             "                             (default: sum)\n"
             "  -r, --root ROOT            root of broadcast, reduce, scatter, gather (default: 0)\n"
-            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,2,2\" (pipeline; default:\n"
+            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,3\" (pipeline, hier, ahc;\n"
+            "                             without -n, P is their total; default:\n"
             "                             $STITCH_GROUPS, else one group)\n"
             "  -b, --minbytes SIZE        smallest size in bytes, suffix K M G = 2^10 2^20 2^30 (default: 8)\n"
             "  -e, --maxbytes SIZE        largest size in bytes (default: 8M)\n"
@@ -181,6 +182,24 @@ static void check_algo(const struct opts *o)
     bad_usage("unknown algorithm '%s' for %s (known: %s)", o->algo, stitch_coll_name(o->coll), known);
 }
 
+/* The ranks a --groups value stands for ("SxL": S * L, "2,3": 5), or `dflt` when it is malformed (the library's
+ * check then says what is wrong with it). */
+static int groups_ranks(const char *spec, int dflt)
+{
+    long S, L, total = 0;
+    char x, rest;
+    if (sscanf(spec, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x')
+        return S >= 1 && L >= 1 && S * L <= MAX_RANKS ? (int)(S * L) : dflt;
+    for (const char *c = spec; *c;) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 1 || (*end && *end != ',') || (total += v) > MAX_RANKS)
+            return dflt;
+        c = *end ? end + 1 : end;
+    }
+    return total > 0 ? (int)total : dflt;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_ITERS = 256, OPT_GROUPS };
@@ -197,11 +216,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
     *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
                        .factor = 2, .check = 1, .warmup = 5, .iters = 20};
     opterr = 0;
-    int c;
+    int c, n_given = 0;
     while ((c = getopt_long(argc, argv, ":a:n:d:o:b:e:f:c:w:t:r:ih", longopts, NULL)) != -1) {
         switch (c) {
         case 'a': o->algo = optarg; break;
-        case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS); break;
+        case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS), n_given = 1; break;
         case 'd': o->dtype = lookup("dtype", optarg, stitch_dtype_from_name, dtype_name_i); break;
         case 'o': o->op = lookup("op", optarg, stitch_op_from_name, op_name_i); break;
         case 'b': o->minbytes = parse_size("-b", optarg); break;
@@ -219,6 +238,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
         default: bad_usage("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
+    if (o->groups && !n_given && stitch_launcher() == NULL) /* --groups 2,3 without -n: 5 ranks */
+        o->nranks = groups_ranks(o->groups, o->nranks);
     if (optind >= argc)
         bad_usage("missing the collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, scatter, "
                   "gather, all_to_all or all_to_all_v (see --help)");
