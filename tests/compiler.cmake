@@ -79,6 +79,11 @@ stitch_golden(show_root_holdings show_ring_broadcast_p4_root2_holdings.txt
               show ${COMPILER_TESTS}/rooted.dsl -a ring -c broadcast -n 4 --root 2 -f holdings)
 stitch_golden(show_wrong_holdings show_ring_copy_p3_holdings.txt
               show ${CMAKE_CURRENT_SOURCE_DIR}/verify/wrong_last.dsl -a ring_copy -n 3 -f holdings)
+# AHC on groups 2+3 (spec 9.3): the whole schedule, and the logical same-index pairs it must hold
+stitch_golden(show_ahc_ar_json show_ahc_all_reduce_2_3.json
+              show ${STITCH_DSL} -a ahc -c all_reduce -g 2,3 --format json)
+add_test(NAME compiler.ahc_pairs COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DDSL=${STITCH_DSL}
+         -P ${COMPILER_TESTS}/ahc_pairs.cmake)
 add_custom_target(update-golden-compiler ${STITCH_GOLDEN_UPDATES} DEPENDS stitchc VERBATIM
                   COMMENT "rewriting tests/compiler/golden/ from the current stitchc")
 
