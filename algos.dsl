@@ -634,6 +634,7 @@ algorithm ahc_align implements all_reduce {
   let G = groups()
   fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
   fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
   let L = lcm_from(0), w = L / min_from(0)
   fn d(g) = L / size(g)                                          # segments per member of group g
   fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
@@ -645,12 +646,15 @@ algorithm ahc_align implements all_reduce {
   fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
   fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
   fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
+  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
+                         else cards(lo * (L / m), (lo + 1) * (L / m))
   fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
-                    else cards(index(lo) * d(group(lo)), (index(lo) + 1) * d(group(lo)))
+                    else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
   let gr = group(r), xr = index(r)
   units L * G
   phase reduce_scatter within group(r) using ahc_intra          # member x: units x G LCM/m .. (group-partial)
-  for k in 0 .. most(0, p - 1) - 1 {                             # one round per place in the members' orders
+  for k in 0 .. most(1, max_from(0)) - 1 {                                 # rounds: the most cards a rank holds
     let s = card_at(xr * d(gr), (xr + 1) * d(gr), k)             # my card of round k, -1: none
     phase all_reduce within { member(h, s / d(h)) : h in 0 .. G - 1 if s >= 0 } units G * s .. G * next(s) - 1
           using ahc_inter
@@ -659,12 +663,14 @@ algorithm ahc_align implements all_reduce {
 }
 
 # Reduce-scatter (9.4): p x LCM units, rank k's block k LCM .. (k + 1) LCM - 1. In group h's region (its members'
-# blocks) segment t is the m_h units from seg(h, t). The group's RS gives member b segments [b d, (b+1) d) of every
+# blocks) segment t is the m_h units from seg(h, t). (Every piece below is a multiple of c = gcd of the sizes
+# segments, so c segments make one unit: p x LCM / c units, the spec's p x LCM for coprime sizes.) The group's RS gives member b segments [b d, (b+1) d) of every
 # region; a card's RS keeps region i's part of it at the member from group i, which makes up that rank's block.
 algorithm ahc_align implements reduce_scatter {
   let G = groups()
   fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
   fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
   let L = lcm_from(0), w = L / min_from(0)
   fn d(g) = L / size(g)
   fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
@@ -676,18 +682,23 @@ algorithm ahc_align implements reduce_scatter {
   fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
   fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
   fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
+  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
+                         else cards(lo * (L / m), (lo + 1) * (L / m))
   fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
-                    else cards(index(lo) * d(group(lo)), (index(lo) + 1) * d(group(lo)))
-  fn seg(h, t) = member(h, t / d(h)) * L + t % d(h) * size(h)    # segment t of group h's region
+                    else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  let c = gcd_from(0)                                            # c segments always travel together: one unit
+  fn seg(h, t) = member(h, t / d(h)) * (L / c) + t % d(h) * (size(h) / c)  # segment t of group h's region
   let gr = group(r), xr = index(r)
-  units p * L
+  units p * L / c
   phase reduce_scatter within group(r)
-        units b : { seg(v % G, v / G) .. seg(v % G, v / G) + size(v % G) - 1 : v in G * b * d(gr) .. G * (b + 1) * d(gr) - 1 }
+        units b : { seg(v % G, v / G) .. seg(v % G, v / G) + size(v % G) / c - 1 : v in G * b * d(gr) .. G * (b + 1) * d(gr) - 1 }
         using ahc_intra
-  for k in 0 .. most(0, p - 1) - 1 {
-    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k)
+  for k in 0 .. most(1, max_from(0)) - 1 {
+    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k), n = if s >= 0 then next(s) - s else 0   # its length
     phase reduce_scatter within { member(h, s / d(h)) : h in 0 .. G - 1 if s >= 0 }
-          units b : seg(b, s) .. seg(b, s) + (next(s) - s) * size(b) - 1 using ahc_inter
+          units b : seg(b, s) .. seg(b, s) + n * size(b) / c - 1 using ahc_inter
   }
 }
 
@@ -696,6 +707,7 @@ algorithm ahc_align implements all_gather {
   let G = groups()
   fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
   fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
   let L = lcm_from(0), w = L / min_from(0)
   fn d(g) = L / size(g)
   fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
@@ -707,18 +719,23 @@ algorithm ahc_align implements all_gather {
   fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
   fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
   fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
+  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
+                         else cards(lo * (L / m), (lo + 1) * (L / m))
   fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
-                    else cards(index(lo) * d(group(lo)), (index(lo) + 1) * d(group(lo)))
-  fn seg(h, t) = member(h, t / d(h)) * L + t % d(h) * size(h)
+                    else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  let c = gcd_from(0)
+  fn seg(h, t) = member(h, t / d(h)) * (L / c) + t % d(h) * (size(h) / c)
   let gr = group(r), xr = index(r)
-  units p * L
-  for k in 0 .. most(0, p - 1) - 1 {
-    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k)
+  units p * L / c
+  for k in 0 .. most(1, max_from(0)) - 1 {
+    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k), n = if s >= 0 then next(s) - s else 0
     phase all_gather within { member(h, s / d(h)) : h in 0 .. G - 1 if s >= 0 }
-          units b : seg(b, s) .. seg(b, s) + (next(s) - s) * size(b) - 1 using ahc_inter
+          units b : seg(b, s) .. seg(b, s) + n * size(b) / c - 1 using ahc_inter
   }
   phase all_gather within group(r)
-        units b : { seg(v % G, v / G) .. seg(v % G, v / G) + size(v % G) - 1 : v in G * b * d(gr) .. G * (b + 1) * d(gr) - 1 }
+        units b : { seg(v % G, v / G) .. seg(v % G, v / G) + size(v % G) / c - 1 : v in G * b * d(gr) .. G * (b + 1) * d(gr) - 1 }
         using ahc_intra
 }
 
@@ -737,7 +754,8 @@ algorithm ahc_broke implements all_reduce {
 
 # Reduce-scatter and all-gather BROKE (9.5): chunk c (the block of every group's member c) is reduced across the
 # groups by {member(g, c mod m_g)}; a group without a member c adds nothing. A member y of a group of m takes part
-# for every c = y mod m, so inside its group it first collects the blocks of all ranks of index y mod m. Chunk c
+# for every c = y mod m, so inside its group it first collects the blocks of all ranks of index y mod m (member b
+# gets member(h, b), member(h, b + m), ... of every group h). Chunk c
 # runs in round c / m_min: a rank's chunks are at least m_min apart, so a round never holds two of them.
 algorithm ahc_broke implements reduce_scatter {
   let G = groups()
@@ -745,7 +763,7 @@ algorithm ahc_broke implements reduce_scatter {
   fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
   let mmin = min_from(0), mmax = max_from(0), m = size(group(r)), y = index(r)
   units p
-  phase reduce_scatter within group(r) units b : { k : k in 0 .. p - 1 if index(k) % m == b } using ahc_intra
+  phase reduce_scatter within group(r) units b : { member(v % G, b + v / G * m) : v in 0 .. G * ((mmax + m - 1) / m) - 1 if b + v / G * m < size(v % G) } using ahc_intra
   for t in 0 .. (mmax + mmin - 1) / mmin - 1 {
     let c = t * mmin + (y - t * mmin) % m                        # my chunk of round t
     phase reduce_scatter within { member(h, c % size(h)) : h in 0 .. G - 1 if c < t * mmin + mmin and c < mmax }
@@ -764,7 +782,7 @@ algorithm ahc_broke implements all_gather {
     phase all_gather within { member(h, c % size(h)) : h in 0 .. G - 1 if c < t * mmin + mmin and c < mmax }
           units b : { member(b, c) : i in 0 .. 0 if c < size(b) } using ahc_inter
   }
-  phase all_gather within group(r) units b : { k : k in 0 .. p - 1 if index(k) % m == b } using ahc_intra
+  phase all_gather within group(r) units b : { member(v % G, b + v / G * m) : v in 0 .. G * ((mmax + m - 1) / m) - 1 if b + v / G * m < size(v % G) } using ahc_intra
 }
 
 # AHC as HCCL_ALGO's "AHC" asks for it (9.6): BROKE when the group sizes share a factor (gcd > 1), and for

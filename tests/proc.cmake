@@ -38,6 +38,10 @@ add_test(NAME proc.mpirun.np4.ring COMMAND ${PROC_LAUNCH} mpirun 4 -- $<TARGET_F
 add_test(NAME proc.mpirun.np3.rhd.tcp
          COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_TRANSPORT=tcp -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a rhd)
 add_test(NAME proc.torchrun.np3 COMMAND ${PROC_LAUNCH} torchrun 3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring)
+# AHC on unequal groups (2 + 3) in process mode: the groups come from STITCH_GROUPS, every rank checks its data
+add_test(NAME proc.mpirun.np5.ahc.g2+3
+         COMMAND ${PROC_LAUNCH} mpirun 5 STITCH_GROUPS=2,3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ahc)
+set_tests_properties(proc.mpirun.np5.ahc.g2+3 PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 
