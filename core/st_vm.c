@@ -53,6 +53,7 @@ typedef struct sub {
 typedef struct vm {
     const st_catalogue *cat;
     const st_topo *topo;  /* NULL: one group of all ranks */
+    const int32_t *use;   /* st_inst.use */
     int64_t p, r, root, nunits, nscratch;
     long fuel;
     int64_t stack[ST_MAX_STACK];
@@ -490,15 +491,28 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The algorithm a phase naming algorithm a runs: a's replacement in st_inst.use, if any. */
+static int use_of(vm *m, int32_t a, int32_t *out)
+{
+    *out = a;
+    if (a < 0 || a >= m->cat->nalgos)
+        return fail(m, "corrupt step table: algorithm %d", a);
+    if (!m->use || m->use[a] < 0)
+        return 0;
+    if (m->use[a] >= m->cat->nalgos || m->cat->algos[m->use[a]].coll != m->cat->algos[a].coll)
+        return fail(m, "the replacement of %s %s is not an algorithm of that collective", m->cat->algos[a].name,
+                    st_coll_name(m->cat->algos[a].coll));
+    *out = m->use[a];
+    return 0;
+}
+
 /* SUB_MEMBERS: the set built so far, in the order it was written, is the member list; my place in it; the root. */
 static int sub_members(vm *m, int32_t a)
 {
     sub *s = &m->pend;
     int64_t root, n = 0;
-    if (pop(m, &root))
+    if (pop(m, &root) || use_of(m, a, &a))
         return -1;
-    if (a < 0 || a >= m->cat->nalgos)
-        return fail(m, "corrupt step table: algorithm %d", a);
     sub_free(s);
     *s = (sub){.algo = a, .coll = m->cat->algos[a].coll, .me = -1};
     for (int i = 0; i < m->nset; i++) {
@@ -655,7 +669,9 @@ static int sub_map(vm *m)
 static int sub_enter(vm *m, int32_t a, int32_t *pc, const st_vm_sink *sink)
 {
     sub *s = &m->pend;
-    if (a < 0 || a >= m->cat->nalgos || s->members == NULL || s->algo != a)
+    if (use_of(m, a, &a))
+        return -1;
+    if (s->members == NULL || s->algo != a)
         return fail(m, "corrupt step table: a phase on a sub-communicator without its members");
     if (s->me < 0) {
         sub_free(s);
@@ -837,9 +853,10 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         return 0;
     }
     case ST_OP_PHASE: {
-        if (in->a < 0 || in->a >= c->nalgos)
-            return fail(m, "corrupt step table: algorithm %d", in->a);
-        const st_algo *a = &c->algos[in->a];
+        int32_t ai;
+        if (use_of(m, in->a, &ai))
+            return -1;
+        const st_algo *a = &c->algos[ai];
         if (enter(m, *pc, a->nslots, 0, 1))
             return -1;
         *pc = a->entry;
@@ -941,7 +958,7 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
         err->line = 0;
         goto out;
     }
-    *m = (vm){.cat = cat, .topo = inst->topo, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
+    *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
               .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1};
     if (enter(m, -1, algo->nslots, 0, 1) || run(m, algo->entry, 0, sink))
         goto out;

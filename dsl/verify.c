@@ -654,19 +654,20 @@ static int try_grouping(int p, int L)
 }
 
 /* Verify with the one grouping the options give: topology-aware algorithms with it, the others at its p. */
-static int verify_topo(const st_catalogue *cat, const st_algo *al, const st_topo *topo, int p, int *nsteps,
-                       int *nxfers, FILE *out)
+static int verify_topo(const st_catalogue *cat, const st_algo *al, const st_topo *topo, const int32_t *use, int p,
+                       int *nsteps, int *nxfers, FILE *out)
 {
     int rc = 0;
     for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
-        st_inst in = {.p = p, .root = root, .topo = al->flags & ST_ALGO_USES_TOPO ? topo : NULL};
+        st_inst in = {.p = p, .root = root, .topo = al->flags & ST_ALGO_USES_TOPO ? topo : NULL, .use = use};
         rc = verify_one(cat, al, &in, nsteps, nxfers, out);
     }
     return rc;
 }
 
 /* Verify for p with every root (or sample) and, for topology-aware algorithms, every uniform grouping. */
-static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nsteps, int *nxfers, FILE *out)
+static int verify_p(const st_catalogue *cat, const st_algo *al, int p, const int32_t *use, int *nsteps, int *nxfers,
+                    FILE *out)
 {
     int32_t *arr = malloc(sizeof(int32_t) * (4 * (size_t)p + 2));
     int *sizes = malloc(sizeof(int) * (size_t)p);
@@ -684,7 +685,7 @@ static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nste
             sizes[g] = L;
         st_topo_uniform(&topo, p, G, sizes, arr, arr + G + 1, arr + G + 1 + p, arr + G + 1 + 2 * p);
         for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
-            st_inst in = {.p = p, .root = root, .topo = uses_topo ? &topo : NULL};
+            st_inst in = {.p = p, .root = root, .topo = uses_topo ? &topo : NULL, .use = use};
             rc = verify_one(cat, al, &in, nsteps, nxfers, out);
         }
     }
@@ -705,8 +706,8 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int nsteps = 0, nxfers = 0, bad = 0;
         for (int p = o->pmin; p <= o->pmax && !bad; p++)
-            bad = (o->topo ? verify_topo(cat, al, o->topo, p, &nsteps, &nxfers, out)
-                           : verify_p(cat, al, p, &nsteps, &nxfers, out)) != 0;
+            bad = (o->topo ? verify_topo(cat, al, o->topo, o->use, p, &nsteps, &nxfers, out)
+                           : verify_p(cat, al, p, o->use, &nsteps, &nxfers, out)) != 0;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         failed += bad;
         if (!bad)

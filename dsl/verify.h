@@ -14,6 +14,7 @@
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "st_steptab.h"
@@ -26,6 +27,7 @@ typedef struct st_verify_opts {
     int pmin, pmax;
     int verbose;      /* print one line per (algorithm, collective) even on success */
     const struct st_topo *topo; /* not NULL: only p = its ranks, topology-aware algorithms with these groups */
+    const int32_t *use;         /* st_inst.use: roles replaced (NULL: none) */
 } st_verify_opts;
 
 /* Returns the number of (algorithm, collective) pairs that failed (0 = all verified), or -1 when the selection

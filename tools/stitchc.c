@@ -75,7 +75,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_COUNT };
+              O_SYMBOL, O_NO_VERIFY, O_USE, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -294,6 +294,49 @@ static int groups_total(const char *s)
     return (int)total;
 }
 
+/* --use ROLE=ALGO[,ROLE=ALGO...]: phases that name ROLE run ALGO instead, for every collective both implement (the
+ * hook a configuration such as HCCL_ALGO's level entries uses). Fills *use (nalgos entries, -1: unchanged; the
+ * caller frees it); returns 0, or prints the usage error and returns EXIT_USAGE. */
+static int parse_use(const char *cmd, const st_catalogue *cat, const char *spec, int32_t **use)
+{
+    *use = malloc(sizeof(int32_t) * (size_t)(cat->nalgos + 1));
+    char *copy = strdup(spec), *save = NULL;
+    if (!*use || !copy) {
+        free(copy);
+        tool_error("out of memory");
+        return EXIT_FAIL;
+    }
+    for (int i = 0; i < cat->nalgos; i++)
+        (*use)[i] = -1;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int replaced = 0, known = 0;
+        if (!eq || eq == item || !eq[1]) {
+            usage_error(cmd, "bad --use item '%s' (expected ROLE=ALGO)", item);
+            free(copy);
+            return EXIT_USAGE;
+        }
+        *eq = '\0';
+        for (int i = 0; i < cat->nalgos; i++) {
+            if (strcasecmp(cat->algos[i].name, item) != 0)
+                continue;
+            known = 1;
+            const st_algo *with = st_catalogue_find(cat, eq + 1, cat->algos[i].coll);
+            if (with)
+                (*use)[i] = (int32_t)(with - cat->algos), replaced = 1;
+        }
+        if (!known || !replaced) {
+            usage_error(cmd, known ? "--use %s=%s: '%s' implements none of the collectives of '%s'"
+                                   : "--use %s=%s: no algorithm '%s' in the file", item, eq + 1, known ? eq + 1 : item,
+                        item);
+            free(copy);
+            return EXIT_USAGE;
+        }
+    }
+    free(copy);
+    return 0;
+}
+
 /* -c COLL: a collective name, or the usage error listing the known ones. */
 static int parse_coll(const char *cmd, const char *s, int *coll)
 {
@@ -410,7 +453,16 @@ static int run_verify(const args *a)
         return EXIT_FAIL;
     }
     double t0 = now_seconds();
+    int32_t *use = NULL;
+    if (a->val[O_USE] && parse_use("verify", u.cat, a->val[O_USE], &use) != 0) {
+        free(use);
+        unit_free(&u);
+        groups_free(&g);
+        return EXIT_USAGE;
+    }
+    o.use = use;
     int failed = st_verify(u.cat, &o, stdout);
+    free(use);
     double dt = now_seconds() - t0;
     int pairs = count_pairs(u.cat, &o);
     int rc = 0;
@@ -487,14 +539,19 @@ static int show_compiled(const args *a, const st_inst *in, int coll, const char 
     if (compile_file(a->file, &u) == 0) {
         const st_algo *algo = st_catalogue_find(u.cat, a->val[O_ALGO], coll);
         st_err err = {.msg = ""};
-        if (!algo)
+        st_inst with = *in;
+        int32_t *use = NULL;
+        if (a->val[O_USE] && (rc = parse_use("show", u.cat, a->val[O_USE], &use)) != 0)
+            ;
+        else if ((with.use = use, rc = EXIT_FAIL, !algo))
             not_found(u.cat, a->file, a->val[O_ALGO], coll);
-        else if (st_show_ex(u.cat, algo, in, format, stdout, &err) == 0)
+        else if (st_show_ex(u.cat, algo, &with, format, stdout, &err) == 0)
             rc = 0;
         else if (err.line > 0) /* evaluating the algorithm failed: point at its line */
             fprintf(stderr, "%s:%d: error: %s\n", a->file, err.line, err.msg);
         else
             tool_error("%s", err.msg);
+        free(use);
     }
     unit_free(&u);
     return rc;
@@ -655,10 +712,11 @@ static int run_emit(const args *a)
 static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, OPT_END};
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
-    {O_RANKS, 0, "ranks", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, OPT_END};
+    {O_RANKS, 0, "ranks", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_USE, 0, "use", 1}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
-    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1}, OPT_END};
+    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1},
+    {O_USE, 0, "use", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
                                      {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
@@ -681,6 +739,7 @@ static const command commands[] = {
      "      --ranks A..B        rank counts A to B inclusive, or A alone (default 1..64; 1 <= A <= B <= 65536)\n"
      "  -g, --groups N,N,...    only p = N+N+..., topology-aware algorithms with these groups of consecutive\n"
      "                          ranks (default: every even grouping S x L of every p); --layout SxL likewise\n"
+     "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
@@ -693,6 +752,7 @@ static const command commands[] = {
      "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
      "                          (default: one group of all P ranks)\n"
      "      --layout SxL        S groups (servers) of L ranks each: --layout 3x2 is -g 2,2,2\n"
+     "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
      "                          one arrow per transfer; at most 256 ranks), dot (the same for Graphviz) or\n"
      "                          holdings (what every unit of every rank holds before the first step and\n"
