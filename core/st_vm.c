@@ -412,6 +412,8 @@ static int map_units(vm *m, const sub *s, int64_t inner)
  * the piece map and then the caller's layout, the peer through the member list. */
 static int map_out(vm *m, int64_t *dst)
 {
+    if (m->nset == 0)
+        return 0; /* nothing is sent: the peer is not looked at, as outside sub-communicators */
     for (int k = m->nsub - 1; k >= 0; k--) {
         const sub *s = &m->subs[k];
         int64_t inner_units = k == m->nsub - 1 ? m->nunits : m->subs[k + 1].nunits;
