@@ -42,3 +42,7 @@ add_test(NAME runtime.abort_free.long COMMAND test_runtime_abort_free abort_long
          mismatch_v_long)
 set_tests_properties(runtime.abort_free PROPERTIES TIMEOUT 120 LABELS runtime)
 set_tests_properties(runtime.abort_free.long PROPERTIES TIMEOUT 7200 LABELS "runtime;long")
+
+# The runtime's boundaries (backend state touched only by its backend; no private header named like a system one).
+add_test(NAME runtime.structure COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_SOURCE_DIR} -P ${RUNTIME_TESTS}/check_structure.cmake)
+set_tests_properties(runtime.structure PROPERTIES LABELS runtime)
