@@ -1,45 +1,10 @@
 /* config.c - every tunable of the runtime, read in this one place.
  *
- * Tunables (environment variable, meaning, default):
- *   STITCH_ALGO            algorithm: "rhd" for every collective that has one of that name (the others   auto
- *                          keep auto), or "all_reduce=rhd,all_gather=mesh" per collective (must exist);
- *                          "auto" chooses per call by size (choose.c); stitch_config_t.algo takes precedence
- *   STITCH_ONESHOT_BYTES   auto: all_reduce runs mesh_oneshot while a rank sends at most this many     48 KiB
- *                          bytes with it (vector bytes * (p - 1)), ring above; 0 never; suffixes k, m
- *                          (measured, shm, 2-core VM: np 2, 64 KiB vectors 9.9 us one-shot, 7.6 ring;
- *                          np 4, 16 KiB vectors 25 us one-shot, 78 ring, 34-38 mesh/rhd)
- *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive decimal (e.g. 0.2)       300
- *                          (stitch_config_t.timeout_ms takes precedence)
- *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment; suffixes k, m          4 MiB
- *                          (64 MiB fp32 ring all_reduce on the 2-core VM, p = 2 and 4: 256 KiB-1 MiB
- *                          were 1.5-3x slower than 2-8 MiB, per-step synchronisation outweighing cache
- *                          locality; 4 MiB was best or within noise of it)
- *   STITCH_GROUPS          groups of consecutive ranks (servers) for topology-aware algorithms   one group
- *                          (pipeline): "SxL" = S groups of L ranks, or sizes "2,2,2"; must add up to
- *                          the number of ranks (checked at init); stitch_config_t.groups takes precedence.
- *                          Process mode, when neither is given: one group per host, of the ranks on it   per host
- *                          (need not be consecutive ranks; proc.c)
- * Process mode (one rank per process; thread communicators check these but do not use them):
- *   STITCH_TRANSPORT       auto | shm | tcp: auto uses shm between ranks of one host, tcp across hosts    auto
- *   STITCH_SHM_RING_BYTES  bytes of each shm ring (one per ordered pair of ranks on a host), a power of     4M
- *                          two from 4096 to 1G; suffixes k, m
- *   STITCH_TCP_RING_BYTES  bytes of each tcp receive staging ring, likewise                                4M
- *   STITCH_TCP_CC          congestion control of the tcp data sockets: a name the kernel knows (cubic,   bbr ->
- *                          reno, dctcp, ...), or "system" to keep the host's; unset, a host default of   cubic,
- *                          bbr is replaced with cubic and any other kept (proc.c's st_tcp_cc says why)  else kept
- *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to      500
- *                          10000000; unset: 500, or 1000 when the host runs more ranks of the
- *                          communicator than it has cores (proc.c says why)
- *   STITCH_SOCKET_IFNAME   interfaces for the bootstrap and tcp: "eth0", prefixes "eth,ib", "^docker,lo"   the
- *                          to exclude (bootstrap.c)                                         route to the root
- *   STITCH_SECRET          the job's shared secret for the rendezvous's keyed hash, at most 255      see
- *                          characters (longer is an error: never cut); required in practice for     bootstrap.c
- *                          a job across hosts (bootstrap.c says what each launcher mode guarantees)
- *   STITCH_DEBUG           log launcher, addresses, transports and groups to stderr (any value but "0")   off
- * A malformed value is an error at communicator creation, never a silent default: a typo in a timeout
- * would otherwise surface as a hang hours later. Numbers are plain decimal digits (no sign, blank, hex, exponent,
- * inf or nan; the timeout may have a fraction), set-but-empty is malformed, and a limit is checked before a
- * k/m suffix scales the number, so no value wraps around to a small one.
+ * The tunables (STITCH_* environment variables) are declared in tunables.def, with their defaults, meanings and
+ * notes; that file is the reference. Here each one has a loader, st_load_<name>, that checks its value (the
+ * declared default when the variable is unset) and stores it in st_settings; st_settings_load walks the table
+ * the declaration expands into, so nothing else in the runtime calls getenv for a tunable. A malformed value is
+ * an error with what, where and why, never a silent default (tunables.def says why, and what counts as a number).
  *
  * What is not read here: the launchers' own variables (OMPI_*, PMI_*, SLURM_*, RANK/WORLD_SIZE/LOCAL_RANK/
  * MASTER_ADDR/MASTER_PORT, and stitch's STITCH_RANK/STITCH_SIZE/STITCH_ROOT). They are not tunables but the
@@ -55,10 +20,6 @@
 
 #include "config.h"
 #include "st_steptab.h"
-
-#define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
-#define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
-#define ST_DEFAULT_ONESHOT_BYTES ((size_t)48 << 10)
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
@@ -139,7 +100,7 @@ static int st_digits(const char **s, unsigned long long max, unsigned long long 
 }
 
 /* STITCH_TIMEOUT: "S" or "S.F", decimal, positive, at most 2000000 s, nothing else; rounded up to milliseconds. */
-static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_t errlen)
+static stitch_status_t st_parse_timeout(const char *name, const char *v, int *ms, char *err, size_t errlen)
 {
     const char *s = v;
     unsigned long long sec, total;
@@ -157,8 +118,8 @@ static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_
         ok = s > f;
     }
     if (!ok || *s || total == 0 || total > 2000000000ull) {
-        snprintf(err, errlen, "STITCH_TIMEOUT='%s': expected a positive decimal number of seconds such as 30 or 0.5 "
-                 "(at most 2000000)", v);
+        snprintf(err, errlen, "%s='%s': expected a positive decimal number of seconds such as 30 or 0.5 "
+                 "(at most 2000000)", name, v);
         return STITCH_ERR_CONFIG;
     }
     *ms = (int)total;
@@ -187,110 +148,19 @@ static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo
 }
 
 /* STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES: a power of two with an optional k or m suffix, 4 KiB to 1 GiB. */
-static stitch_status_t st_parse_pow2(const char *name, size_t def, size_t *out, char *err, size_t errlen)
+static stitch_status_t st_parse_pow2(const char *name, const char *v, size_t *out, char *err, size_t errlen)
 {
-    const char *v = getenv(name);
-    *out = def;
-    if (!v)
-        return STITCH_OK;
     if (st_parse_bytes(name, v, 4096, out, err, errlen) != STITCH_OK || (*out & (*out - 1))) {
         snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
-        *out = def;
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
-}
-
-/* STITCH_TRANSPORT: auto, shm or tcp; unset or empty is auto. */
-static stitch_status_t st_parse_transport(int *out, char *err, size_t errlen)
-{
-    const char *t = getenv("STITCH_TRANSPORT");
-    *out = ST_TP_AUTO;
-    if (!t || !*t || strcmp(t, "auto") == 0)
-        return STITCH_OK;
-    if (strcmp(t, "shm") == 0 || strcmp(t, "tcp") == 0) {
-        *out = t[0] == 's' ? ST_TP_SHM : ST_TP_TCP;
-        return STITCH_OK;
-    }
-    snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, shm or tcp", t);
-    return STITCH_ERR_CONFIG;
-}
-
-/* STITCH_SPIN_US: microseconds, 0 to 10 s; unset or empty is -1 (decided later from the ranks per core). */
-static stitch_status_t st_parse_spin(long *out, char *err, size_t errlen)
-{
-    const char *v = getenv("STITCH_SPIN_US"), *s = v;
-    unsigned long long us;
-    *out = -1;
-    if (!v)
-        return STITCH_OK;
-    if (!st_digits(&s, 10000000, &us) || *s) {
-        snprintf(err, errlen, "STITCH_SPIN_US='%s': expected microseconds between 0 and 10000000", v);
-        return STITCH_ERR_CONFIG;
-    }
-    *out = (long)us;
-    return STITCH_OK;
-}
-
-/* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
-static stitch_status_t st_parse_tcp_cc(char *out, size_t len, char *err, size_t errlen)
-{
-    const char *v = getenv("STITCH_TCP_CC");
-    out[0] = '\0';
-    if (!v || !*v)
-        return STITCH_OK;
-    if (strlen(v) >= len) {
-        snprintf(err, errlen, "STITCH_TCP_CC='%s': a congestion control name has at most %zu characters", v, len - 1);
-        return STITCH_ERR_CONFIG;
-    }
-    snprintf(out, len, "%s", v);
-    return STITCH_OK;
-}
-
-/* The process-mode tunables; unset strings are NULL. */
-static stitch_status_t st_load_proc(st_settings *out, char *err, size_t errlen)
-{
-    stitch_status_t st = st_parse_transport(&out->transport, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_pow2("STITCH_SHM_RING_BYTES", (size_t)4 << 20, &out->shm_ring_bytes, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_pow2("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &out->tcp_ring_bytes, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_spin(&out->spin_us, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_tcp_cc(out->tcp_cc, sizeof out->tcp_cc, err, errlen);
-    const char *ifname = getenv("STITCH_SOCKET_IFNAME"), *secret = getenv("STITCH_SECRET");
-    out->socket_ifname = ifname && *ifname ? ifname : NULL;
-    out->secret = secret && *secret ? secret : NULL;
-    if (st == STITCH_OK && out->secret && strlen(out->secret) > ST_SECRET_MAX) {
-        /* never cut: two secrets that differ only past the cut would make the same key */
-        snprintf(err, errlen, "STITCH_SECRET: %zu characters, at most %d", strlen(out->secret), ST_SECRET_MAX);
-        st = STITCH_ERR_CONFIG;
-    }
-    return st;
 }
 
 int st_debug(void)
 {
     const char *v = getenv("STITCH_DEBUG");
     return v && *v && strcmp(v, "0") != 0;
-}
-
-static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
-{
-    const char *env = getenv("STITCH_ALGO");
-    const char *spec = "auto";
-    out->algo_source = "default";
-    if (config && config->algo)
-        spec = config->algo, out->algo_source = "config->algo";
-    else if (env)
-        spec = env, out->algo_source = "STITCH_ALGO";
-    char why[256];
-    if (st_parse_algo_spec(spec, &out->algo, why, sizeof why) != STITCH_OK) {
-        snprintf(err, errlen, "%s='%s': %s", out->algo_source, spec, why);
-        return STITCH_ERR_CONFIG;
-    }
-    return STITCH_OK;
 }
 
 /* One positive size of a groups spec; advances *s past it. */
@@ -336,26 +206,177 @@ stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroup
     return STITCH_OK;
 }
 
+/* ---- the loaders, one per tunable, named by tunables.def --------------------------------------------------------
+ * Each gets the variable's value (env, NULL when unset) and the declaration (t: the name for messages, the
+ * default text), and sets its fields of out whether or not the variable is set. */
+typedef struct st_tunable st_tunable;
+typedef stitch_status_t st_load_fn(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                   st_settings *out, char *err, size_t errlen);
+struct st_tunable {
+    const char *name;
+    const char *def; /* the text loaded when the variable is unset; NULL: unset means not given */
+    st_load_fn *load;
+};
+
+/* What a loader with a default checks: the environment's value, else the declared default. */
+static const char *st_value(const st_tunable *t, const char *env)
+{
+    return env ? env : t->def;
+}
+
+/* STITCH_ALGO: config->algo, else the variable, else the default; algo_source says which, for messages. */
+static stitch_status_t st_load_algo(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    const char *spec = t->def;
+    out->algo_source = "default";
+    if (config && config->algo)
+        spec = config->algo, out->algo_source = "config->algo";
+    else if (env)
+        spec = env, out->algo_source = t->name;
+    char why[256];
+    if (st_parse_algo_spec(spec, &out->algo, why, sizeof why) != STITCH_OK) {
+        snprintf(err, errlen, "%s='%s': %s", out->algo_source, spec, why);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_TIMEOUT: config->timeout_ms when it is not 0 (the variable is then not read). */
+static stitch_status_t st_load_timeout(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    if (config && config->timeout_ms != 0) {
+        out->timeout_ms = config->timeout_ms;
+        return STITCH_OK;
+    }
+    return st_parse_timeout(t->name, st_value(t, env), &out->timeout_ms, err, errlen);
+}
+
+static stitch_status_t st_load_segment(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_bytes(t->name, st_value(t, env), 4096, &out->segment_bytes, err, errlen);
+}
+
+static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
+}
+
+/* STITCH_GROUPS: kept as text (config->groups first) and parsed at init, when the number of ranks is known. */
+static stitch_status_t st_load_groups(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    int given = config && config->groups;
+    out->groups = given ? config->groups : env;
+    out->groups_source = given ? "config->groups" : t->name;
+    return STITCH_OK;
+}
+
+/* STITCH_TRANSPORT: auto, shm or tcp; empty is auto. */
+static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    const char *v = st_value(t, env);
+    out->transport = ST_TP_AUTO;
+    if (!*v || strcmp(v, "auto") == 0)
+        return STITCH_OK;
+    if (strcmp(v, "shm") == 0 || strcmp(v, "tcp") == 0) {
+        out->transport = v[0] == 's' ? ST_TP_SHM : ST_TP_TCP;
+        return STITCH_OK;
+    }
+    snprintf(err, errlen, "%s='%s': expected auto, shm or tcp", t->name, v);
+    return STITCH_ERR_CONFIG;
+}
+
+static stitch_status_t st_load_shm_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                        st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_pow2(t->name, st_value(t, env), &out->shm_ring_bytes, err, errlen);
+}
+
+static stitch_status_t st_load_tcp_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                        st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_pow2(t->name, st_value(t, env), &out->tcp_ring_bytes, err, errlen);
+}
+
+/* STITCH_SPIN_US: microseconds, 0 to 10 s; unset is -1 (proc.c decides from the ranks per core). */
+static stitch_status_t st_load_spin(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    const char *s = env;
+    unsigned long long us;
+    out->spin_us = -1;
+    if (!env)
+        return STITCH_OK;
+    if (!st_digits(&s, 10000000, &us) || *s) {
+        snprintf(err, errlen, "%s='%s': expected microseconds between 0 and 10000000", t->name, env);
+        return STITCH_ERR_CONFIG;
+    }
+    out->spin_us = (long)us;
+    return STITCH_OK;
+}
+
+/* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
+static stitch_status_t st_load_tcp_cc(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->tcp_cc[0] = '\0';
+    if (!env || !*env)
+        return STITCH_OK;
+    if (strlen(env) >= sizeof out->tcp_cc) {
+        snprintf(err, errlen, "%s='%s': a congestion control name has at most %zu characters", t->name, env,
+                 sizeof out->tcp_cc - 1);
+        return STITCH_ERR_CONFIG;
+    }
+    snprintf(out->tcp_cc, sizeof out->tcp_cc, "%s", env);
+    return STITCH_OK;
+}
+
+/* STITCH_SOCKET_IFNAME: interpreted by bootstrap.c; unset or empty is NULL. */
+static stitch_status_t st_load_ifname(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->socket_ifname = env && *env ? env : NULL;
+    return STITCH_OK;
+}
+
+/* STITCH_SECRET: unset or empty is NULL (bootstrap.c then uses the launcher's or the id's). */
+static stitch_status_t st_load_secret(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->secret = env && *env ? env : NULL;
+    if (out->secret && strlen(out->secret) > ST_SECRET_MAX) {
+        /* never cut: two secrets that differ only past the cut would make the same key */
+        snprintf(err, errlen, "%s: %zu characters, at most %d", t->name, strlen(out->secret), ST_SECRET_MAX);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_DEBUG: nothing to store; st_debug reads it on every call, as it is needed before any settings exist. */
+static stitch_status_t st_load_debug(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                     st_settings *out, char *err, size_t errlen)
+{
+    return STITCH_OK;
+}
+
+static const st_tunable st_tunables[] = {
+#define ST_TUNABLE(name, load, def, meaning) {#name, def, st_load_##load},
+#include "tunables.def"
+};
+
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
 {
-    stitch_status_t st = st_load_algo(config, out, err, errlen);
-    if (st != STITCH_OK)
-        return st;
-    out->timeout_ms = ST_DEFAULT_TIMEOUT_MS;
-    const char *env = getenv("STITCH_TIMEOUT");
-    if (config && config->timeout_ms != 0)
-        out->timeout_ms = config->timeout_ms;
-    else if (env && (st = st_parse_timeout(env, &out->timeout_ms, err, errlen)) != STITCH_OK)
-        return st;
-    out->segment_bytes = ST_DEFAULT_SEGMENT_BYTES;
-    env = getenv("STITCH_SEGMENT_BYTES");
-    if (env && (st = st_parse_bytes("STITCH_SEGMENT_BYTES", env, 4096, &out->segment_bytes, err, errlen)) != STITCH_OK)
-        return st;
-    out->oneshot_max = ST_DEFAULT_ONESHOT_BYTES;
-    env = getenv("STITCH_ONESHOT_BYTES");
-    if (env && (st = st_parse_bytes("STITCH_ONESHOT_BYTES", env, 0, &out->oneshot_max, err, errlen)) != STITCH_OK)
-        return st;
-    out->groups = config && config->groups ? config->groups : getenv("STITCH_GROUPS");
-    out->groups_source = config && config->groups ? "config->groups" : "STITCH_GROUPS";
-    return st_load_proc(out, err, errlen);
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof st_tunables / sizeof *st_tunables; i++) {
+        const st_tunable *t = &st_tunables[i];
+        stitch_status_t st = t->load(t, getenv(t->name), config, out, err, errlen);
+        if (st != STITCH_OK)
+            return st;
+    }
+    return STITCH_OK;
 }

@@ -1,5 +1,5 @@
-/* config.h - the runtime's tunables, resolved once per communicator group from stitch_config_t and the
- * environment (config.c is the only place that calls getenv). */
+/* config.h - the runtime's tunables (declared in tunables.def), resolved once per communicator group from
+ * stitch_config_t and the environment (config.c is the only place that calls getenv for them). */
 #ifndef ST_CONFIG_H
 #define ST_CONFIG_H
 

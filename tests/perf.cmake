@@ -69,6 +69,9 @@ stitch_perf_run(all_reduce.mesh_det.p6.bf16.max.inplace all_reduce -a mesh_det -
 stitch_perf_test(cli.help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-perf COLL" ARGS --help)
 stitch_perf_test(cli.help_lists_defaults RC 0
                  STDOUT "--iters N[^\n]*\\(default: 20\\).*--inplace[^\n]*\\(default: out-of-place\\)" ARGS -h)
+# the library's tunables, expanded from runtime/tunables.def with their declared defaults
+stitch_perf_test(cli.help_lists_tunables RC 0
+                 STDOUT "\nEnvironment: .*\n  STITCH_SEGMENT_BYTES \\(default: 4m\\)\n.*\n  STITCH_DEBUG\n" ARGS -h)
 stitch_perf_test(cli.bad_dtype RC 2
                  STDERR "^stitch-perf: error: unknown dtype 'fp33' \\(known: int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64\\)\n$"
                  ARGS all_reduce -d fp33)

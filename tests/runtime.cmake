@@ -31,6 +31,13 @@ add_test(NAME runtime.tcp COMMAND test_runtime_tcp)
 add_test(NAME runtime.shm COMMAND test_runtime_shm)
 set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
                      PROPERTIES TIMEOUT 120 LABELS runtime)
+
+# The tunables' one declaration (runtime/tunables.def) against README.md's table (both ways; the test also shows
+# that a README missing a row or with an extra one fails), the tests' clearing list and the declared defaults.
+stitch_runtime_test(tunables)
+target_compile_definitions(test_runtime_tunables PRIVATE STITCH_README="${CMAKE_SOURCE_DIR}/README.md")
+add_test(NAME runtime.tunables COMMAND test_runtime_tunables)
+set_tests_properties(runtime.tunables PROPERTIES TIMEOUT 60 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")
 
 # A caller frees its buffers the moment a failed call returns (abort, timeout, mismatch at a random moment of a

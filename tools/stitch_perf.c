@@ -94,6 +94,10 @@ static void usage(FILE *f)
             "sizes are rounded down to that granularity.\n"
             "Exit status: 0 when every size passed, 1 when one failed, 2 on a bad command line.\n",
             MAX_RANKS);
+    fprintf(f, "\nEnvironment: the library's tunables (README.md's Tunables table says more):\n");
+#define ST_TUNABLE(name, load, def, meaning) fprintf(f, "  %s%s%s%s\n      %s\n", #name, \
+                                                     def ? " (default: " : "", def ? def : "", def ? ")" : "", meaning);
+#include "../runtime/tunables.def"
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -170,7 +170,7 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
  * joined or the timeout passes. A job across hosts started by a launcher needs STITCH_SECRET (the same on every
  * rank) to keep others out; runtime/bootstrap.c says what each mode guarantees without it. Environment:
  * STITCH_TRANSPORT=auto|shm|tcp, STITCH_SOCKET_IFNAME, STITCH_SECRET,
- * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/config.c lists them all),
+ * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/tunables.def declares them all),
  * STITCH_ROOT (runtime/bootstrap.c). */
 typedef struct stitch_unique_id {
     char internal[128];

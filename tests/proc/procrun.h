@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "stitch.h"
+#include "../runtime/tunables_env.h"
 
 #define MAXR 16
 #define DEADLINE_S 60
@@ -53,13 +54,10 @@ static void say(int out, const char *fmt, ...)
 static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
 
 /* The settings the scenarios assume are the defaults, whatever the caller's shell exported (the ring sizes stay:
- * ctest sets them for the tinyring runs). */
+ * ctest sets them for the tinyring runs; tunables_env.h names what stays). */
 static void proc_test_env(void)
 {
-    static const char *const vars[] = {"STITCH_ALGO", "STITCH_GROUPS", "STITCH_TRANSPORT", "STITCH_ONESHOT_BYTES",
-                                       "STITCH_SPIN_US", "STITCH_SEGMENT_BYTES", "STITCH_TIMEOUT"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        unsetenv(vars[i]);
+    st_test_clear_tunables();
 }
 
 /* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
