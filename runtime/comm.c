@@ -2,8 +2,9 @@
  *
  * stitch_comm_init_threads creates the job (what the p ranks share) and p communicators at once, all or nothing.
  * The configuration is resolved here once (config.c reads the environment) and every algorithm name is checked
- * against the catalogue at this point, so a typo fails at init with the list of valid names rather than at the
- * first collective. Each handle holds one reference on the job; the last stitch_comm_destroy frees it.
+ * against the communicator's registry (the built-in catalogue and config->catalogues, registry.c) at this point,
+ * so a typo fails at init with the list of valid names rather than at the first collective. Each handle holds one
+ * reference on the job; the last stitch_comm_destroy frees it.
  *
  * Misuse that can be detected cheaply is. A handle is taken by each public function that runs on it (`busy`,
  * an atomic compare-and-swap), so two threads calling on one communicator get STITCH_ERR_INVALID_USAGE rather
@@ -136,9 +137,11 @@ static void st_entry_list_free(st_entry *head)
 /* What a handle owns, not the handle. */
 static void st_comm_release(stitch_comm_t *comm)
 {
-    for (int i = 0; comm->cache && i < st_registry_count(); i++)
+    for (int i = 0; comm->cache && i < st_reg_count(comm->reg); i++)
         st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
+    st_reg_free(comm->reg);
+    comm->reg = NULL;
     free(comm->scratch);
     free(comm->units);
     comm->cache = NULL, comm->scratch = comm->units = NULL;
@@ -151,13 +154,16 @@ static void st_comm_free(stitch_comm_t *comm)
     free(comm);
 }
 
-static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, const st_choice *algos)
+static stitch_comm_t *st_comm_new(st_job *job, int rank, const st_settings *s, const st_choice *algos,
+                                 const st_reg *reg)
 {
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
         return NULL;
-    comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
+    comm->reg = st_reg_dup(reg);
+    comm->cache = comm->reg ? calloc((size_t)st_reg_count(reg) + 1, sizeof *comm->cache) : NULL;
     if (!comm->cache) {
+        st_reg_free(comm->reg);
         free(comm);
         return NULL;
     }
@@ -183,7 +189,7 @@ static void st_set_err(char *err, size_t errlen, const char *msg)
 }
 
 /* All p communicators or none: on failure the ones made so far are freed, then the job. */
-static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos,
+static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos, const st_reg *reg,
                                      const int *groups, int ngroups, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
@@ -195,7 +201,7 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
     stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
     int r = 0;
     for (; job && made && r < nranks; r++)
-        if (!(made[r] = st_comm_new(job, r, s, algos)))
+        if (!(made[r] = st_comm_new(job, r, s, algos, reg)))
             break;
     if (job && made && r == nranks) {
         memcpy(comms, made, sizeof *made * (size_t)nranks);
@@ -226,17 +232,20 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
         return STITCH_ERR_INVALID_ARGUMENT;
     }
     char why[400];
+    st_reg *reg = NULL;
     int ngroups = 0, *groups = malloc(sizeof *groups * (size_t)nranks);
     stitch_status_t st = groups ? st_settings_load(config, &s, why, sizeof why) : STITCH_ERR_NO_MEMORY;
     if (st == STITCH_OK && s.groups && (st = st_parse_groups(s.groups, nranks, groups, &ngroups, why, sizeof why)))
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
     else if (st != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
-    else if ((st = st_resolve_algos(&s, algos, why, sizeof why)) != STITCH_OK)
+    else if ((st = st_reg_new(config, &reg, why, sizeof why)) != STITCH_OK ||
+             (st = st_resolve_algos(reg, &s, algos, why, sizeof why)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
-    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, reg, groups, ngroups, comms)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
     free(groups);
+    st_reg_free(reg);
     if (st != STITCH_OK)
         st_set_err(err, errlen, msg);
     return st;
@@ -288,9 +297,9 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
 
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
-    if (st_choice_set(&comm->algo[coll], coll, name) != 0) {
+    if (st_choice_set(comm->reg, &comm->algo[coll], coll, name) != 0) {
         char msg[ST_NAMES_LEN + 200];
-        st_unknown_algo(msg, sizeof msg, "stitch_comm_set_algorithm", name, coll);
+        st_unknown_algo(comm->reg, msg, sizeof msg, "stitch_comm_set_algorithm", name, coll);
         return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
     }
     return STITCH_OK;
@@ -306,11 +315,11 @@ static stitch_status_t st_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll,
     /* every collective that has an algorithm of that name; an error only when none has */
     int found = 0;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        found |= st_choice_set(&comm->algo[c], (stitch_coll_t)c, name) == 0;
+        found |= st_choice_set(comm->reg, &comm->algo[c], (stitch_coll_t)c, name) == 0;
     if (found)
         return STITCH_OK;
     char msg[ST_NAMES_LEN + 200];
-    st_unknown_algo(msg, sizeof msg, "stitch_comm_set_algorithm", name, STITCH_COLL_COUNT);
+    st_unknown_algo(comm->reg, msg, sizeof msg, "stitch_comm_set_algorithm", name, STITCH_COLL_COUNT);
     return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
 }
 
@@ -371,7 +380,7 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     char why[512];
     const st_topo *topo = comm->job->topo.ngroups > 0 ? &comm->job->topo : NULL;
     st_inst in = {comm->p, e->root, topo};
-    if (st_sched_build_ex(&st_builtin_catalogue, algo, &in, &e->sched, &err) != 0)
+    if (st_sched_build_ex(st_reg_cat(comm->reg, algo), algo, &in, &e->sched, &err) != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
                             comm->p, e->root, topo ? topo->ngroups : 1, err.msg);
@@ -402,7 +411,7 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
     if (!algo)
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
                              stitch_coll_name(a->coll));
-    st_entry *head = &comm->cache[st_registry_index(algo)], *e = head;
+    st_entry *head = &comm->cache[st_reg_index(comm->reg, algo)], *e = head;
     root = st_coll_rooted(algo->coll) ? root : 0;
     while (e->ready && e->root != root && e->next)
         e = e->next;

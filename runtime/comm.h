@@ -42,7 +42,8 @@ struct stitch_comm {
     st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
     size_t oneshot_vec;  /* auto: the small-message algorithm for vectors up to this many bytes (a rank sends
                           * STITCH_ONESHOT_BYTES at most: that over p - 1, once, not per call); 0 when p == 1 */
-    st_entry *cache;     /* one entry per algorithm of the catalogue (rooted ones: a list per root) */
+    st_reg *reg;         /* the algorithms this communicator sees (registry.h), owned */
+    st_entry *cache;     /* one entry per algorithm of reg, by its number (rooted ones: a list per root) */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
