@@ -378,7 +378,7 @@ static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env,
     int boot_ms = s->timeout_ms < 0 ? -1 : s->timeout_ms;
     stitch_status_t st = st_proc_connect(comm->proc, env, s, pl->tag, comm->reg, boot_ms, err, errlen);
     if (st == STITCH_OK)
-        st = st_reg_check_peers(comm->reg, &comm->proc->boot, err, errlen);
+        st = st_reg_check_peers(&comm->proc->boot, err, errlen);
     return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, comm->job, err, errlen) : st;
 }
 

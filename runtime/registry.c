@@ -48,14 +48,6 @@ struct st_reg {
     } c[];
 };
 
-const st_algo *st_registry_find(const char *name, stitch_coll_t coll)
-{
-    const st_catalogue *cat = &st_builtin_catalogue;
-    for (int i = 0; name && i < cat->nalgos; i++)
-        if (cat->algos[i].coll == (int32_t)coll && strcasecmp(cat->algos[i].name, name) == 0)
-            return &cat->algos[i];
-    return NULL;
-}
 
 /* The last path component: messages say `mine.dsl`, not the build tree's path. */
 static const char *st_base(const char *path)
@@ -63,8 +55,6 @@ static const char *st_base(const char *path)
     const char *slash = path ? strrchr(path, '/') : NULL;
     return !path || !*path ? "<unnamed>" : slash && slash[1] ? slash + 1 : path;
 }
-
-static int st_reg_which(const st_reg *reg, const st_algo *algo);
 
 /* "config->catalogues[1] (mine.dsl)" or "algos.dsl (built in)": where catalogue k of a registry came from. */
 static void st_cat_where(const st_reg *reg, int k, char *buf, size_t len)
@@ -75,26 +65,37 @@ static void st_cat_where(const st_reg *reg, int k, char *buf, size_t len)
         snprintf(buf, len, "%s (config->catalogues[%d])", st_base(reg->c[k].cat->file), k - 1);
 }
 
-/* A name defined twice for one collective, or named "auto": STITCH_ERR_CONFIG naming the file(s). Catalogues
- * 0..k-1 are already checked; catalogue k is the new one. */
+/* The algorithm `name` for `coll` in one catalogue, or NULL. */
+static const st_algo *st_cat_find(const st_catalogue *cat, const char *name, int32_t coll)
+{
+    for (int32_t i = 0; name && i < cat->nalgos; i++)
+        if (cat->algos[i].coll == coll && strcasecmp(cat->algos[i].name, name) == 0)
+            return &cat->algos[i];
+    return NULL;
+}
+
+/* A name of catalogue k that an earlier catalogue defines for the same collective (the same catalogue given
+ * twice included), or named "auto": STITCH_ERR_CONFIG naming the file(s). Within one file the compiler already
+ * rejects a second definition. */
 static stitch_status_t st_check_names(const st_reg *reg, int k, char *err, size_t errlen)
 {
     char a[160], b[160];
     const st_catalogue *cat = reg->c[k].cat;
+    st_cat_where(reg, k, b, sizeof b);
     for (int32_t i = 0; i < cat->nalgos; i++) {
         const st_algo *x = &cat->algos[i];
-        const st_algo *y = st_reg_find(reg, x->name, (stitch_coll_t)x->coll);
-        st_cat_where(reg, k, b, sizeof b);
         if (strcasecmp(x->name, "auto") == 0) {
             snprintf(err, errlen, "%s: an algorithm may not be named 'auto' (it means the choice by size)", b);
             return STITCH_ERR_CONFIG;
         }
-        if (y == x) /* found itself: the first of its name in this catalogue */
-            continue;
-        st_cat_where(reg, st_reg_which(reg, y), a, sizeof a);
-        snprintf(err, errlen, "algorithm '%s' for %s is defined twice: by %s and by %s (names must be unique per "
-                 "collective; rename one)", x->name, st_coll_name(x->coll), a, b);
-        return STITCH_ERR_CONFIG;
+        for (int j = 0; j < k; j++) {
+            if (!st_cat_find(reg->c[j].cat, x->name, x->coll))
+                continue;
+            st_cat_where(reg, j, a, sizeof a);
+            snprintf(err, errlen, "algorithm '%s' for %s is defined twice: by %s and by %s (names must be unique per "
+                     "collective; rename one)", x->name, st_coll_name(x->coll), a, b);
+            return STITCH_ERR_CONFIG;
+        }
     }
     return STITCH_OK;
 }
@@ -162,15 +163,17 @@ void st_reg_free(st_reg *reg)
     free(reg);
 }
 
+const st_algo *st_registry_find(const char *name, stitch_coll_t coll)
+{
+    return st_cat_find(&st_builtin_catalogue, name, (int32_t)coll);
+}
+
 const st_algo *st_reg_find(const st_reg *reg, const char *name, stitch_coll_t coll)
 {
-    for (int k = 0; name && k < reg->ncats; k++) {
-        const st_catalogue *cat = reg->c[k].cat;
-        for (int32_t i = 0; i < cat->nalgos; i++)
-            if (cat->algos[i].coll == (int32_t)coll && strcasecmp(cat->algos[i].name, name) == 0)
-                return &cat->algos[i];
-    }
-    return NULL;
+    const st_algo *a = NULL;
+    for (int k = 0; !a && k < reg->ncats; k++)
+        a = st_cat_find(reg->c[k].cat, name, (int32_t)coll);
+    return a;
 }
 
 const st_algo *st_reg_first(const st_reg *reg, stitch_coll_t coll)
@@ -260,21 +263,19 @@ uint64_t st_reg_hash(const st_reg *reg)
     return reg->hash;
 }
 
-stitch_status_t st_reg_check_peers(const st_reg *reg, const st_boot *b, char *err, size_t errlen)
+/* Every rank compares rank 0's entry with the others', so every rank reports the same pair. */
+stitch_status_t st_reg_check_peers(const st_boot *b, char *err, size_t errlen)
 {
-    for (int i = 0; i < b->size; i++) {
+    const st_peer_info *p0 = &b->peers[0];
+    for (int i = 1; i < b->size; i++) {
         const st_peer_info *pi = &b->peers[i];
-        if (pi->cats == reg->hash)
+        if (pi->cats == p0->cats)
             continue;
-        char mine[sizeof pi->cats_text + 32], theirs[sizeof pi->cats_text + 32], names[sizeof pi->cats_text];
-        st_reg_describe(reg, names, sizeof names);
-        snprintf(mine, sizeof mine, "%s (hash %016llx)", names, (unsigned long long)reg->hash);
-        snprintf(theirs, sizeof theirs, "%.*s (hash %016llx)", (int)sizeof pi->cats_text, pi->cats_text,
+        snprintf(err, errlen, "ranks disagree on the algorithm catalogues: rank 0 has %.*s (hash %016llx) but rank "
+                 "%d has %.*s (hash %016llx) (give every rank the same stitch_config_t.catalogues, in the same "
+                 "order, built from the same .dsl files)", (int)sizeof p0->cats_text, p0->cats_text,
+                 (unsigned long long)p0->cats, i, (int)sizeof pi->cats_text, pi->cats_text,
                  (unsigned long long)pi->cats);
-        int lo = b->rank < i;
-        snprintf(err, errlen, "ranks disagree on the algorithm catalogues: rank %d has %s but rank %d has %s (give "
-                 "every rank the same stitch_config_t.catalogues, in the same order, built from the same .dsl "
-                 "files)", lo ? b->rank : i, lo ? mine : theirs, lo ? i : b->rank, lo ? theirs : mine);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;

@@ -45,9 +45,10 @@ void st_reg_describe(const st_reg *reg, char *buf, size_t len);
 /* The catalogues' hashes combined in order: equal registries have equal hashes. */
 uint64_t st_reg_hash(const st_reg *reg);
 
-/* Every rank of a process-mode job publishes its registry's hash and description in its bootstrap entry; fail
- * (STITCH_ERR_CONFIG, both ranks and both sides named in err) when a peer's differs from mine. */
+/* Every rank of a process-mode job publishes its registry's hash and description (st_reg_hash, st_reg_describe)
+ * in its bootstrap entry; fail (STITCH_ERR_CONFIG, both ranks and both sides named in err) when any rank's differs
+ * from rank 0's. Every rank sees the same table, so every rank reports the same pair. */
 struct st_boot;
-stitch_status_t st_reg_check_peers(const st_reg *reg, const struct st_boot *b, char *err, size_t errlen);
+stitch_status_t st_reg_check_peers(const struct st_boot *b, char *err, size_t errlen);
 
 #endif
