@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 4
+#define ST_TABLE_VERSION 5
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -121,9 +121,13 @@ typedef struct st_algo {
 #define ST_ALGO_USES_ROOT 1 /* reads `root` */
 #define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members) */
 
-typedef struct st_catalogue {
+/* The struct's tag is the public opaque type's (stitch.h: `typedef struct stitch_catalogue stitch_catalogue_t`), so
+ * a user's emitted catalogue is passed to the runtime (stitch_config_t.catalogues) without a cast; only the
+ * runtime and the compiler see this layout. */
+typedef struct stitch_catalogue {
     int32_t version;        /* ST_TABLE_VERSION */
     const char *file;       /* the .dsl path as given to stitchc */
+    uint64_t hash;          /* st_catalogue_hash, written by `stitchc emit` (0 in a catalogue compiled in memory) */
     const st_insn *code;
     int32_t ncode;
     const int64_t *consts;
@@ -144,5 +148,16 @@ const char *st_coll_name(int coll);      /* "all_reduce", ...; "?" when out of r
 int st_coll_rooted(int coll);            /* broadcast, reduce, scatter, gather */
 const char *st_coll_list(void);          /* "all_reduce, reduce_scatter, ..." for messages */
 int st_coll_from_name(const char *name); /* -1 when unknown; case-insensitive */
+
+/* A 64-bit FNV-1a hash of what runs: the code (opcodes and operands), the constants, the functions and the
+ * algorithms (names, collectives, entries, frames, flags), each integer as 8 little-endian bytes. Source lines and
+ * columns and the file name are left out, so an edit of comments or a moved file keeps the hash, and the hash is
+ * the same on every host and build. Process-mode ranks compare it (runtime/registry.c) so that ranks built with
+ * different algorithm files fail at init instead of running different schedules. */
+uint64_t st_catalogue_hash(const st_catalogue *cat);
+/* The same FNV-1a, one step: h (start from ST_HASH_INIT) extended by v's 8 little-endian bytes. The runtime
+ * combines the hashes of a communicator's catalogues with it. */
+#define ST_HASH_INIT 0xcbf29ce484222325ULL
+uint64_t st_hash_int(uint64_t h, int64_t v);
 
 #endif

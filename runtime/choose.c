@@ -4,7 +4,9 @@
  * chooses per call by size, a fixed rule standing in for the cost model until there is one:
  *   all_reduce   mesh_oneshot when a rank sends at most STITCH_ONESHOT_BYTES with it (vector bytes * (p - 1)),
  *                ring above: one round on the wire instead of 2(p-1) dependent steps, where latency dominates;
- *   the others   ring, or the catalogue's first algorithm for a collective without ring (all_to_all).
+ *   the others   ring, or the registry's first algorithm for a collective without ring (all_to_all).
+ * Both look in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's catalogue
+ * adds algorithms to force by name, and is auto's choice only for a collective the built-in catalogue lacks.
  * The choice depends only on (collective, count, dtype, p), which every rank of a correct call agrees on; ranks
  * whose counts differ may choose differently, and the fingerprint (which names the count before the algorithm)
  * says so.
@@ -18,33 +20,33 @@
 
 #define ST_ONESHOT_ALGO "mesh_oneshot"
 
-void st_all_names(char *buf, size_t len)
+void st_all_names(const st_reg *reg, char *buf, size_t len)
 {
     size_t used = 0;
     for (int c = 0; c < STITCH_COLL_COUNT && used < len; c++) {
         char known[200];
-        st_registry_names((stitch_coll_t)c, known, sizeof known);
+        st_reg_names(reg, (stitch_coll_t)c, known, sizeof known);
         int n = snprintf(buf + used, len - used, "%s%s: %s", c ? "; " : "", stitch_coll_name((stitch_coll_t)c), known);
         used += n > 0 ? (size_t)n : 0;
     }
 }
 
-static st_choice st_auto(stitch_coll_t coll)
+static st_choice st_auto(const st_reg *reg, stitch_coll_t coll)
 {
-    const st_algo *a = st_registry_find(ST_DEFAULT_ALGO, coll);
-    st_choice c = {a ? a : st_registry_first(coll), NULL, 1};
+    const st_algo *a = st_reg_find(reg, ST_DEFAULT_ALGO, coll);
+    st_choice c = {a ? a : st_reg_first(reg, coll), NULL, 1};
     if (coll == STITCH_ALL_REDUCE)
-        c.small = st_registry_find(ST_ONESHOT_ALGO, coll);
+        c.small = st_reg_find(reg, ST_ONESHOT_ALGO, coll);
     return c;
 }
 
-int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name)
+int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const char *name)
 {
     if (strcasecmp(name, ST_AUTO_NAME) == 0) {
-        *c = st_auto(coll);
+        *c = st_auto(reg, coll);
         return c->algo ? 0 : -1;
     }
-    const st_algo *a = st_registry_find(name, coll);
+    const st_algo *a = st_reg_find(reg, name, coll);
     if (!a)
         return -1;
     *c = (st_choice){a, NULL, 0};
@@ -53,47 +55,48 @@ int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name)
 
 /* One collective: its own item must exist; a name for every collective falls back to auto where the collective
  * has no algorithm of that name. */
-static int st_resolve_one(const st_algo_spec *spec, stitch_coll_t c, st_choice *out)
+static int st_resolve_one(const st_reg *reg, const st_algo_spec *spec, stitch_coll_t c, st_choice *out)
 {
     if (spec->coll[c][0])
-        return st_choice_set(out, c, spec->coll[c]);
-    if (spec->every[0] && st_choice_set(out, c, spec->every) == 0)
+        return st_choice_set(reg, out, c, spec->coll[c]);
+    if (spec->every[0] && st_choice_set(reg, out, c, spec->every) == 0)
         return 0;
-    return st_choice_set(out, c, ST_AUTO_NAME);
+    return st_choice_set(reg, out, c, ST_AUTO_NAME);
 }
 
-static int st_every_used(const st_algo_spec *spec)
+static int st_every_used(const st_reg *reg, const st_algo_spec *spec)
 {
     if (!spec->every[0] || strcasecmp(spec->every, ST_AUTO_NAME) == 0)
         return 1;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        if (!spec->coll[c][0] && st_registry_find(spec->every, (stitch_coll_t)c))
+        if (!spec->coll[c][0] && st_reg_find(reg, spec->every, (stitch_coll_t)c))
             return 1;
     return 0;
 }
 
-void st_unknown_algo(char *out, size_t len, const char *where, const char *name, int coll)
+void st_unknown_algo(const st_reg *reg, char *out, size_t len, const char *where, const char *name, int coll)
 {
     char known[ST_NAMES_LEN];
     if (coll < STITCH_COLL_COUNT) {
-        st_registry_names((stitch_coll_t)coll, known, sizeof known);
+        st_reg_names(reg, (stitch_coll_t)coll, known, sizeof known);
         snprintf(out, len, "%s: unknown algorithm '%s' for %s (known: auto, %s)", where, name,
                  stitch_coll_name((stitch_coll_t)coll), known);
     } else {
-        st_all_names(known, sizeof known);
+        st_all_names(reg, known, sizeof known);
         snprintf(out, len, "%s: unknown algorithm '%s' (known: auto; %s)", where, name, known);
     }
 }
 
-stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL_COUNT], char *err, size_t errlen)
+stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
+                                 char *err, size_t errlen)
 {
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        if (st_resolve_one(&s->algo, (stitch_coll_t)c, &out[c]) != 0) {
-            st_unknown_algo(err, errlen, s->algo_source, s->algo.coll[c], c);
+        if (st_resolve_one(reg, &s->algo, (stitch_coll_t)c, &out[c]) != 0) {
+            st_unknown_algo(reg, err, errlen, s->algo_source, s->algo.coll[c], c);
             return STITCH_ERR_CONFIG;
         }
-    if (!st_every_used(&s->algo)) {
-        st_unknown_algo(err, errlen, s->algo_source, s->algo.every, STITCH_COLL_COUNT);
+    if (!st_every_used(reg, &s->algo)) {
+        st_unknown_algo(reg, err, errlen, s->algo_source, s->algo.every, STITCH_COLL_COUNT);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;

@@ -317,9 +317,11 @@ static void st_proc_release(st_proc *pr)
 }
 
 static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, const st_settings *s, uint64_t tag,
-                                       int timeout_ms, char *err, size_t errlen)
+                                       const st_reg *reg, int timeout_ms, char *err, size_t errlen)
 {
-    st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_need_data, (void *)s, s->secret};
+    char cats[64];
+    st_reg_describe(reg, cats, sizeof cats);
+    st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_need_data, (void *)s, s->secret, st_reg_hash(reg), cats};
     pr->ring_bytes = s->shm_ring_bytes;
     stitch_status_t st = st_boot_run(env, &o, &pr->boot, err, errlen);
     if (st == STITCH_OK)
@@ -358,10 +360,12 @@ static void st_proc_backend_free(stitch_comm_t *comm)
 
 static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free};
 
-static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo)
+/* Takes reg (the communicator keeps its own copy). */
+static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg)
 {
-    stitch_comm_t *comm = st_comm_new(&st_proc_backend, env->rank, env->size, s, algo);
+    stitch_comm_t *comm = st_comm_new(&st_proc_backend, env->rank, env->size, s, algo, reg);
     st_proc *pr = calloc(1, sizeof *pr);
+    st_reg_free(reg);
     if (!comm || !pr || st_proc_alloc(pr, env->size) != 0) {
         if (pr)
             st_proc_release(pr);
@@ -376,12 +380,14 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     return comm;
 }
 
-/* Bootstrap, transports, then the groups from the table everyone now holds. */
+/* Bootstrap, transports, then the checks and groups from the table everyone now holds. */
 static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env, const st_settings *s,
                                     st_placement *pl, char *err, size_t errlen)
 {
     int boot_ms = s->timeout_ms < 0 ? -1 : s->timeout_ms;
-    stitch_status_t st = st_proc_connect(comm->proc, env, s, pl->tag, boot_ms, err, errlen);
+    stitch_status_t st = st_proc_connect(comm->proc, env, s, pl->tag, comm->reg, boot_ms, err, errlen);
+    if (st == STITCH_OK)
+        st = st_reg_check_peers(&comm->proc->boot, err, errlen);
     return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, &comm->proc->groups, err, errlen) : st;
 }
 
@@ -390,15 +396,17 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
 {
     st_settings s;
     st_choice algo[STITCH_COLL_COUNT];
+    st_reg *reg = NULL;
     char why[512];
     stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
-    if (st == STITCH_OK)
-        st = st_resolve_algos(&s, algo, why, sizeof why);
+    if (st == STITCH_OK && (st = st_reg_new(config, &reg, why, sizeof why)) == STITCH_OK)
+        st = st_resolve_algos(reg, &s, algo, why, sizeof why);
     if (st != STITCH_OK) {
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
+        st_reg_free(reg);
         return st;
     }
-    stitch_comm_t *comm = st_proc_shell(env, &s, algo);
+    stitch_comm_t *comm = st_proc_shell(env, &s, algo, reg); /* takes reg */
     if (!comm) {
         snprintf(err, errlen, "stitch_comm_init_rank: out of memory");
         return STITCH_ERR_NO_MEMORY;

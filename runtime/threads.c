@@ -2,7 +2,8 @@
  *
  * stitch_comm_init_threads creates the job (what the p ranks share: slots, the abort object, the groups; job.h)
  * and p communicators at once, all or nothing. The configuration is resolved here once (config.c reads the
- * environment) and every algorithm name is checked against the catalogue at this point, so a typo fails at init
+ * environment) and every algorithm name is checked against the communicator's registry (the built-in catalogue
+ * and config->catalogues, registry.c) at this point, so a typo fails at init
  * with the list of valid names rather than at the first collective. Each handle holds one reference on the job;
  * the last stitch_comm_destroy frees it. Calls run on exec.c's engine: peers pull from each other's buffers.
  */
@@ -14,6 +15,7 @@
 #include "comm.h"
 #include "config.h"
 #include "exec.h"
+#include "registry.h"
 
 static void st_threads_abort(stitch_comm_t *comm, const char *reason)
 {
@@ -35,7 +37,7 @@ static void st_set_err(char *err, size_t errlen, const char *msg)
 }
 
 /* All p communicators or none: on failure the ones made so far are freed, then the job. */
-static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos,
+static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos, const st_reg *reg,
                                      const int *groups, int ngroups, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
@@ -46,7 +48,7 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
     stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
     int r = 0;
     for (; job && made && r < nranks; r++) {
-        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos)))
+        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos, reg)))
             break;
         made[r]->job = job;
         made[r]->abort = &job->abort;
@@ -78,17 +80,20 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
         return STITCH_ERR_INVALID_ARGUMENT;
     }
     char why[400];
+    st_reg *reg = NULL;
     int ngroups = 0, *groups = malloc(sizeof *groups * (size_t)nranks);
     stitch_status_t st = groups ? st_settings_load(config, &s, why, sizeof why) : STITCH_ERR_NO_MEMORY;
     if (st == STITCH_OK && s.groups && (st = st_parse_groups(s.groups, nranks, groups, &ngroups, why, sizeof why)))
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
     else if (st != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
-    else if ((st = st_resolve_algos(&s, algos, why, sizeof why)) != STITCH_OK)
+    else if ((st = st_reg_new(config, &reg, why, sizeof why)) != STITCH_OK ||
+             (st = st_resolve_algos(reg, &s, algos, why, sizeof why)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
-    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, reg, groups, ngroups, comms)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
     free(groups);
+    st_reg_free(reg);
     if (st != STITCH_OK)
         st_set_err(err, errlen, msg);
     return st;

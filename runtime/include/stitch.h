@@ -86,6 +86,17 @@ typedef enum stitch_coll {
 
 typedef struct stitch_comm stitch_comm_t;
 
+/* A catalogue of algorithms compiled from a .dsl file (opaque; its layout is private to libstitch). libstitch has
+ * one built in (algos.dsl). Your own: the CMake function stitch_compile_dsl(target file.dsl NAME) verifies the file
+ * and compiles it into `target` as `const stitch_catalogue_t NAME`; `#include "NAME.h"` (generated, on the
+ * target's include path), or declare `extern const stitch_catalogue_t NAME;`, and give &NAME to a communicator in
+ * stitch_config_t.catalogues. Its algorithms are then chosen by name like the built-in ones (config->algo,
+ * STITCH_ALGO, stitch_comm_set_algorithm). Names must be unique per collective across the built-in catalogue and
+ * yours (init fails naming both files otherwise). In process mode every rank must give the same catalogues in the
+ * same order: init compares a hash of them across ranks and fails naming both sides. (`stitchc emit FILE -o OUT.c
+ * --header OUT.h --symbol NAME` does the same by hand; compile OUT.c with libstitch's core/ on the include path.) */
+typedef struct stitch_catalogue stitch_catalogue_t;
+
 /* Communicator settings. Zero-initialise (STITCH_CONFIG_INIT) and set what you need; unset fields fall back to
  * the environment, then to built-in defaults. */
 typedef struct stitch_config {
@@ -96,9 +107,13 @@ typedef struct stitch_config {
     const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
                          * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group
                          * (process mode: one group per host, whatever the ranks' order) */
+    const stitch_catalogue_t *const *catalogues; /* ncatalogues more catalogues of algorithms, searched after the
+                                                  * built-in one; the array is read at init only (the catalogues are
+                                                  * static data, used for the communicator's life) */
+    int ncatalogues;
 } stitch_config_t;
 
-#define STITCH_CONFIG_INIT {NULL, 0, NULL}
+#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0}
 
 /* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
  * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in
@@ -197,7 +212,8 @@ int stitch_dtype_from_name(const char *name);        /* -1 when unknown */
 int stitch_op_from_name(const char *name);
 int stitch_coll_from_name(const char *name);
 
-/* Algorithms compiled into this library for a collective: writes up to `max` names, returns how many exist. */
+/* Algorithms compiled into this library (the built-in catalogue) for a collective: writes up to `max` names,
+ * returns how many exist. */
 int stitch_algorithms(stitch_coll_t coll, const char **names, int max);
 
 #ifdef __cplusplus
