@@ -55,6 +55,7 @@
 
 #include "config.h"
 #include "st_steptab.h"
+#include "transport.h"
 
 #define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
 #define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
@@ -201,18 +202,16 @@ static stitch_status_t st_parse_pow2(const char *name, size_t def, size_t *out, 
     return STITCH_OK;
 }
 
-/* STITCH_TRANSPORT: auto, shm or tcp; unset or empty is auto. */
+/* STITCH_TRANSPORT: auto, or the name of an entry of transport.c's table (shm, tcp); unset or empty is auto. */
 static stitch_status_t st_parse_transport(int *out, char *err, size_t errlen)
 {
     const char *t = getenv("STITCH_TRANSPORT");
+    char names[128];
     *out = ST_TP_AUTO;
-    if (!t || !*t || strcmp(t, "auto") == 0)
+    if (!t || !*t || strcmp(t, "auto") == 0 || (*out = st_tp_find(t)) >= 0)
         return STITCH_OK;
-    if (strcmp(t, "shm") == 0 || strcmp(t, "tcp") == 0) {
-        *out = t[0] == 's' ? ST_TP_SHM : ST_TP_TCP;
-        return STITCH_OK;
-    }
-    snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, shm or tcp", t);
+    st_tp_names(names, sizeof names);
+    snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, %s", t, names);
     return STITCH_ERR_CONFIG;
 }
 
