@@ -21,6 +21,7 @@
  *                          (need not be consecutive ranks; proc.c)
  * Process mode (one rank per process; thread communicators check these but do not use them):
  *   STITCH_TRANSPORT       auto | shm | tcp: auto uses shm between ranks of one host, tcp across hosts    auto
+ *                          (transport.c's table); a forced one that cannot connect a pair is an error
  *   STITCH_SHM_RING_BYTES  bytes of each shm ring (one per ordered pair of ranks on a host), a power of     4M
  *                          two from 4096 to 1G; suffixes k, m
  *   STITCH_TCP_RING_BYTES  bytes of each tcp receive staging ring, likewise                                4M
