@@ -34,7 +34,6 @@ typedef struct st_proc {
     int rank, size;
     st_boot boot;             /* the table and the control sockets (data sockets move into tp) */
     st_tp **tp;               /* per peer: its data transport, NULL for myself */
-    st_links links;           /* which transport connects each peer, and their state (transport.h) */
     st_ctrl_in *ctrl;         /* per peer */
     st_bell *bell;            /* mine (links.bell, in my shm segment); NULL when no peer rings it */
     int nlocal;               /* ranks of the communicator on my host, me included */
@@ -56,6 +55,8 @@ typedef struct st_proc {
     int geo_cap;
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
+    st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it
+                               * is large and read only at setup and before sleeping */
 } st_proc;
 
 /* Make a communicator for rank env->rank of env->size; on failure return a status with a message in err. */
