@@ -27,7 +27,7 @@
  *   STITCH_TCP_RING_BYTES  bytes of each tcp receive staging ring, likewise                                4M
  *   STITCH_TCP_CC          congestion control of the tcp data sockets: a name the kernel knows (cubic,   bbr ->
  *                          reno, dctcp, ...), or "system" to keep the host's; unset, a host default of   cubic,
- *                          bbr is replaced with cubic and any other kept (proc.c's st_tcp_cc says why)  else kept
+ *                          bbr is replaced with cubic and any other kept (tp_tcp.c's st_tcp_cc: why)     else kept
  *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to      500
  *                          10000000; unset: 500, or 1000 when the host runs more ranks of the
  *                          communicator than it has cores (proc.c says why)

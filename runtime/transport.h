@@ -11,12 +11,13 @@
  * (collective steps are allowed: shm's barriers run over all ranks), then connect per peer it chose, and at the
  * end teardown (st_links_close). STITCH_DEBUG's summary counts peers per entry.
  *
- * How a transport joins (verbs, a device): its own file defines `const st_transport st_transport_verbs` and
- * transport.c's table gets one entry where it ranks (before tcp); STITCH_TRANSPORT accepts its name from then on.
- * Its can_connect needs something about the peer in the table (its device's subnet, say): that is a field of
- * st_peer_info, published in the bootstrap's first phase (bootstrap.c), the one change outside its file. What it
- * exchanges per pair (queue pair numbers, the rkey of the ring it receives into) goes over the control channels
- * in its setup, as shm's descriptors go over Unix sockets in its own.
+ * How a transport joins (verbs, a device): its own file (listed in CMakeLists.txt) defines `const st_transport
+ * st_transport_verbs`, and transport.c's table gets one entry, `&st_transport_verbs`, where it ranks (before tcp),
+ * with its extern declaration above the table; STITCH_TRANSPORT accepts its name from then on. Its can_connect
+ * needs something about the peer in the table (its device's subnet, say): a field of st_peer_info, published in
+ * the bootstrap's first phase (bootstrap.c), the one change to shared code besides the entry. What it exchanges
+ * per pair (queue pair numbers, the rkey of the ring it receives into) goes over the control channels in its
+ * setup, as shm's descriptors go over Unix sockets in its own.
  *
  * Threads are not an entry. A thread-mode communicator's ranks share one address space and the threads executor
  * (exec.c) reads a peer's buffer directly, with no stream, no framing and no waiting on an fd or a doorbell of
@@ -43,13 +44,14 @@
  *   reporting).
  *
  * RDMA, and why there is no one-sided interface here yet. A verbs transport fits this table as it is: its setup
- * registers, per peer, a receive ring in the shm frame layout (tp_shm.c: a frame is published by its tag, written
- * last, so an RDMA write with immediate of the frame works as the shm store does) and swaps ring addresses and
- * rkeys over the control channels; `send` posts the write, `peek` reads the frame tag (or polls the CQ), `consume`
- * returns credit by writing the tail back, `pollfd` is the completion channel's fd (wake ST_WAKE_FD). Registration
- * happens once, at connect, inside the transport. The one-sided path that skips the ring (register the user's work
- * buffer, write straight into the peer's) needs the executor to learn the peer's buffer address and key per call,
- * which is a change of the call model, not of this table. When it comes it will be a second, optional table
+ * registers, per peer, a receive ring in the shm frame layout (tp_shm.c) and swaps ring addresses and rkeys over
+ * the control channels; `send` posts an RDMA write with immediate of a frame into the peer's ring, `peek` polls
+ * the receive CQ for the immediate (one RDMA write does not say which of its bytes land last, so the frame tag
+ * alone cannot publish it as a store does in shm), `consume` returns credit by writing the ring's tail back,
+ * `pollfd` is the completion channel's fd (wake ST_WAKE_FD). Registration happens once, in setup, inside the
+ * transport. The one-sided path that skips the ring (register the user's work buffer, write straight into the
+ * peer's) needs the executor to learn the peer's buffer address and key per call, which is a change of the call
+ * model, not of this table. When it comes it will be a second, optional table
  * reached from the entry (`const st_tp_rma_ops *rma`: reg(links, buf, len) -> key, dereg, write(t, local range,
  * remote key and offset, immediate), completion), looked at once per communicator, so the stream path pays nothing
  * for it. The stream table had two members reserved for it (reg, write) that no transport implemented and every
