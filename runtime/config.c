@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "st_steptab.h"
+#include "transport.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
@@ -275,19 +276,17 @@ static stitch_status_t st_load_groups(const st_tunable *t, const char *env, cons
     return STITCH_OK;
 }
 
-/* STITCH_TRANSPORT: auto, shm or tcp; empty is auto. */
+/* STITCH_TRANSPORT: auto, or the name of an entry of transport.c's table (shm, tcp); empty is auto. */
 static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
                                          st_settings *out, char *err, size_t errlen)
 {
     const char *v = st_value(t, env);
+    char names[128];
     out->transport = ST_TP_AUTO;
-    if (!*v || strcmp(v, "auto") == 0)
+    if (!*v || strcmp(v, "auto") == 0 || (out->transport = st_tp_find(v)) >= 0)
         return STITCH_OK;
-    if (strcmp(v, "shm") == 0 || strcmp(v, "tcp") == 0) {
-        out->transport = v[0] == 's' ? ST_TP_SHM : ST_TP_TCP;
-        return STITCH_OK;
-    }
-    snprintf(err, errlen, "%s='%s': expected auto, shm or tcp", t->name, v);
+    st_tp_names(names, sizeof names);
+    snprintf(err, errlen, "%s='%s': expected auto, %s", t->name, v, names);
     return STITCH_ERR_CONFIG;
 }
 

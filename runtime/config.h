@@ -11,8 +11,8 @@
 #define ST_DEFAULT_ALGO "ring"
 #define ST_SECRET_MAX 255 /* characters of STITCH_SECRET */
 
-/* STITCH_TRANSPORT: how a process-mode pair moves its data. */
-enum { ST_TP_AUTO, ST_TP_SHM, ST_TP_TCP };
+/* STITCH_TRANSPORT: how a process-mode pair moves its data: auto, or an entry of transport.c's table. */
+enum { ST_TP_AUTO = -1 };
 
 /* An algorithm choice as written: `every` applies to each collective that has an algorithm of that name (the
  * others keep the default), `coll[c]` to collective c only and must exist; "" when not given. */
@@ -30,7 +30,7 @@ typedef struct st_settings {
     const char *groups;                        /* groups spec as given ("3x2", "2,2,2"); NULL: one group */
     const char *groups_source;                 /* "config->groups" or "STITCH_GROUPS", for messages */
     /* process mode */
-    int transport;                             /* ST_TP_AUTO, ST_TP_SHM or ST_TP_TCP */
+    int transport;                             /* ST_TP_AUTO, or the index of the entry (st_tp_find) */
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */
     long spin_us;                              /* -1: not set, proc.c decides from the ranks per core */
     char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */

@@ -1,4 +1,5 @@
-# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors, the tcp and shm transports.
+# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors, the tcp and shm
+# transports, choosing a transport per pair.
 #
 # Each program is a table of tests run one per child process with a timeout (tests/runtime/runner.h) and prints
 # TAP. The default run holds a sample of the collectives matrix; the whole matrix is `runtime.collectives.full`,
@@ -20,6 +21,7 @@ stitch_runtime_test(mesh_det)
 stitch_runtime_test(placement)
 stitch_runtime_test(tcp)
 stitch_runtime_test(shm)
+stitch_runtime_test(transport)
 
 add_test(NAME runtime.reduce COMMAND test_runtime_reduce)
 add_test(NAME runtime.collectives COMMAND test_runtime_collectives)
@@ -29,8 +31,9 @@ add_test(NAME runtime.mesh_det COMMAND test_runtime_mesh_det)
 add_test(NAME runtime.placement COMMAND test_runtime_placement)
 add_test(NAME runtime.tcp COMMAND test_runtime_tcp)
 add_test(NAME runtime.shm COMMAND test_runtime_shm)
+add_test(NAME runtime.transport COMMAND test_runtime_transport)
 set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
-                     PROPERTIES TIMEOUT 120 LABELS runtime)
+                     runtime.transport PROPERTIES TIMEOUT 120 LABELS runtime)
 
 # The tunables' one declaration (runtime/tunables.def) against README.md's table (both ways; the test also shows
 # that a README missing a row or with an extra one fails), the tests' clearing list and the declared defaults.
