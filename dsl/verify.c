@@ -834,7 +834,7 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
                 pmax = o->layouts[k].p;
                 if (!bad && t.refused > before) {
                     st_layout_format(&o->layouts[k], shape, sizeof shape);
-                    fprintf(out, "note: %s %s does not apply to %s (its `require` does not hold)\n", al->name,
+                    fprintf(out, "not applicable: %s %s on %s (its `require` does not hold)\n", al->name,
                             st_coll_name(al->coll), name ? name : shape);
                 }
             }
@@ -858,7 +858,7 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         char refused[64] = "";
         if (t.refused)
             snprintf(refused, sizeof refused, ", %d refused by require", t.refused);
-        if (!bad)
+        if (!bad && t.done > 0)
             fprintf(out, "verified %-12s %-15s %s%s%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
                     al->name, st_coll_name(al->coll), range, st_coll_rooted(al->coll) ? ", roots" : "",
                     uses_topo ? (o->layouts ? "" : o->sweep == ST_SWEEP_NONE ? ", SxL groupings"
