@@ -51,3 +51,10 @@ stitch_cli(topo_show_n_mismatch RC 2 STDERR "-n 4 disagrees with the layout 2,3,
            ARGS show ${STITCH_DSL} -a ring -c all_reduce --layout 2,3 -n 4)
 stitch_cli(topo_show_groups_still RC 0 STDOUT "\"ranks\": 6, \"groups\": .2, 2, 2."
            ARGS show ${STITCH_DSL} -a pipeline -c all_gather -n 6 -g 3x2 --format json)
+
+# The long layout sweep (up to 4 servers; pods of up to 3 servers of 1..4 ranks) over the catalogue and the level
+# all_gather, under the `long` label.
+add_test(NAME topo.sweep_long.catalogue COMMAND stitchc verify ${STITCH_DSL} --sweep long)
+add_test(NAME topo.sweep_long.levels COMMAND stitchc verify ${CMAKE_CURRENT_SOURCE_DIR}/verify/ok/levels_all_gather.dsl
+         --ranks 1..24 --sweep long)
+set_tests_properties(topo.sweep_long.catalogue topo.sweep_long.levels PROPERTIES LABELS long TIMEOUT 1800)
