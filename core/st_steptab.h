@@ -52,12 +52,21 @@ typedef enum st_opcode {
     ST_OP_R,         /* [-- r]            my rank in the current context */
     ST_OP_U,         /* [-- U]            units (error if `units` has not run yet) */
     ST_OP_ROOT,      /* [-- root]         the root of a rooted collective (0 for the others) */
-    /* topology queries over the groups of the instantiation (one group of all ranks when none is given) */
+    /* topology queries over the groups of the instantiation (one group of all ranks when none is given); the
+     * plain forms ask level 0 (servers), the _AT forms level k, popped last (core/st_sched.h: st_topo) */
     ST_OP_GROUPS,    /* [-- G]            number of groups */
     ST_OP_GROUP,     /* [x -- g]          group of rank x */
     ST_OP_INDEX,     /* [x -- i]          index of rank x in its group */
-    ST_OP_SIZE,      /* [g -- n]          members of group g */
+    ST_OP_SIZE,      /* [g -- n]          members (ranks) of group g */
     ST_OP_MEMBER,    /* [g i -- x]        rank at index i of group g */
+    ST_OP_LEVELS,    /* [-- L]            number of levels (1 without a topology) */
+    ST_OP_GROUPS_AT, /* [k -- G] */
+    ST_OP_GROUP_AT,  /* [x k -- g] */
+    ST_OP_INDEX_AT,  /* [x k -- i] */
+    ST_OP_SIZE_AT,   /* [g k -- n] */
+    ST_OP_MEMBER_AT, /* [g i k -- x] */
+    ST_OP_UNIFORM,   /* [-- b]            1 when every group has the same number of ranks */
+    ST_OP_UNIFORM_AT, /* [k -- b] */
     ST_OP_DUP,       /* [v -- v v] */
     ST_OP_POP,       /* [v --] */
     /* binary [a b -- a op b]; DIV floors toward -inf, MOD is in [0, |b|); errors on b == 0, shifts outside 0..62 */
@@ -88,6 +97,7 @@ typedef enum st_opcode {
                       * send is sent as unit f(u), f = function a (-1: none); a renumbering such as NHR's tree map */
     ST_OP_PHASE,     /* run algorithm a's body (a fresh frame, RET 0 ends it) in the same context: same p, r and
                       * units; its `units` must agree with the caller's */
+    ST_OP_REQUIRE,   /* [c --] c == 0: stop, refusing the instantiation (st_err.refused), not failing it */
     ST_OP_COUNT
 } st_opcode;
 
@@ -119,7 +129,7 @@ typedef struct st_algo {
 } st_algo;
 
 #define ST_ALGO_USES_ROOT 1 /* reads `root` */
-#define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members) */
+#define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members, levels) */
 
 /* The struct's tag is the public opaque type's (stitch.h: `typedef struct stitch_catalogue stitch_catalogue_t`), so
  * a user's emitted catalogue is passed to the runtime (stitch_config_t.catalogues) without a cast; only the

@@ -578,25 +578,27 @@ int st_verify_holdings(const st_sched *s, FILE *out)
     return a.nomem ? -1 : 0;
 }
 
-/* "p = 6", "p = 6, root 3", "p = 6 as 3x2" */
-static void inst_text(const st_algo *al, const st_inst *in, char *buf, size_t len)
+/* "p = 6", "p = 6, root 3", "p = 6 as 3x2", "p = 5 as 2,3" */
+static void inst_text(const st_algo *al, const st_inst *in, const char *shape, char *buf, size_t len)
 {
     int o = snprintf(buf, len, "p = %d", in->p);
     if (st_coll_rooted(al->coll))
         o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
-    if (in->topo)
-        snprintf(buf + o, len - (size_t)o, " as %dx%d", in->topo->ngroups, in->p / in->topo->ngroups);
+    if (in->topo && shape)
+        snprintf(buf + o, len - (size_t)o, " as %s", shape);
 }
 
-/* Verify one instantiation. Returns 0, or -1 with the failure printed. */
-static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, int *nsteps, int *nxfers,
-                      FILE *out)
+/* Verify one instantiation. Returns 0, 1 when a `require` refused it, or -1 with the failure printed. */
+static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, const char *shape,
+                      int *nsteps, int *nxfers, FILE *out)
 {
     st_sched s;
     st_err err;
-    char what[80];
-    inst_text(al, in, what, sizeof what);
+    char what[200];
+    inst_text(al, in, shape, what, sizeof what);
     if (st_sched_build_ex(cat, al, in, &s, &err)) {
+        if (err.refused)
+            return 1;
         fprintf(out, "%s:%d: error: %s %s cannot be instantiated for %s: %s\n", cat->file,
                 err.line ? err.line : al->line, al->name, st_coll_name(al->coll), what, err.msg);
         return -1;
@@ -647,8 +649,30 @@ static int try_grouping(int p, int L)
     return p <= 64 || L <= 4 || L == p / 4 || L == p / 3 || L == p / 2 || L == p;
 }
 
+/* What the instantiations of one (algorithm, collective) came to. */
+typedef struct tally {
+    int nsteps, nxfers; /* of the last one verified */
+    int done, refused;
+} tally;
+
+/* Verify every root (or sample) of p on topology `topo` (NULL: none), described as `shape`. */
+static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const st_topo *topo, const char *shape,
+                        tally *t, FILE *out)
+{
+    int rc = 0;
+    for (int root = next_root(al, p, -1); root < p && rc <= 0; root = next_root(al, p, root)) {
+        st_inst in = {.p = p, .root = root, .topo = topo};
+        rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, out);
+        if (rc == 1)
+            t->refused++;
+        else if (rc == 0)
+            t->done++;
+    }
+    return rc < 0 ? -1 : rc;
+}
+
 /* Verify for p with every root (or sample) and, for topology-aware algorithms, every uniform grouping. */
-static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nsteps, int *nxfers, FILE *out)
+static int verify_p(const st_catalogue *cat, const st_algo *al, int p, tally *t, FILE *out)
 {
     int32_t *arr = malloc(sizeof(int32_t) * (4 * (size_t)p + 2));
     int *sizes = malloc(sizeof(int) * (size_t)p);
@@ -657,21 +681,133 @@ static int verify_p(const st_catalogue *cat, const st_algo *al, int p, int *nste
         fprintf(out, "%s: error: out of memory\n", cat->file);
         rc = -1;
     }
-    for (int L = 1; L <= p && !rc; L++) {
+    for (int L = 1; L <= p && rc >= 0; L++) {
         st_topo topo;
+        char shape[40];
         int G = p / L, uses_topo = al->flags & ST_ALGO_USES_TOPO;
         if (!try_grouping(p, L) || (!uses_topo && L != p))
             continue;
         for (int g = 0; g < G; g++)
             sizes[g] = L;
         st_topo_uniform(&topo, p, G, sizes, arr, arr + G + 1, arr + G + 1 + p, arr + G + 1 + 2 * p);
-        for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
-            st_inst in = {.p = p, .root = root, .topo = uses_topo ? &topo : NULL};
-            rc = verify_one(cat, al, &in, nsteps, nxfers, out);
-        }
+        snprintf(shape, sizeof shape, "%dx%d", G, L);
+        rc = verify_roots(cat, al, p, uses_topo ? &topo : NULL, shape, t, out);
     }
     free(arr);
     free(sizes);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Verify on one layout: its p, and its topology for a topology-aware algorithm. Returns 0, 1 (refused), -1. */
+static int verify_layout(const st_catalogue *cat, const st_algo *al, const st_layout *l, const char *name,
+                         tally *t, FILE *out)
+{
+    st_topo topo;
+    void *mem;
+    char shape[200];
+    if (st_topo_build(l, &topo, &mem)) {
+        fprintf(out, "%s: error: out of memory\n", cat->file);
+        return -1;
+    }
+    if (name)
+        snprintf(shape, sizeof shape, "%s", name);
+    else
+        st_layout_format(l, shape, sizeof shape);
+    int rc = verify_roots(cat, al, l->p, al->flags & ST_ALGO_USES_TOPO ? &topo : NULL, shape, t, out);
+    free(mem);
+    return rc;
+}
+
+/* ---- the layout sweep ------------------------------------------------------------------------------------------ */
+
+typedef struct sweeper {
+    const st_catalogue *cat;
+    const st_algo *al;
+    tally *t;
+    FILE *out;
+} sweeper;
+
+static int sweep_text(sweeper *w, const char *text)
+{
+    st_layout l;
+    char why[160];
+    if (st_layout_parse(text, &l, why, sizeof why)) { /* cannot happen: the texts are ours */
+        fprintf(w->out, "%s: error: sweep layout '%s': %s\n", w->cat->file, text, why);
+        return -1;
+    }
+    int rc = verify_layout(w->cat, w->al, &l, NULL, w->t, w->out);
+    st_layout_free(&l);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Next tuple of n values in 1..max, odometer style; 0 after the last. */
+static int odometer(int *a, int n, int max)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (a[i] < max) {
+            a[i]++;
+            return 1;
+        }
+        a[i] = 1;
+    }
+    return 0;
+}
+
+/* Every list of 1..maxn counts in 1..maxs, written "a,b,c" into texts (each of `len` bytes); returns how many. */
+static int lists(int maxn, int maxs, char *texts, size_t len)
+{
+    int a[8], count = 0;
+    for (int n = 1; n <= maxn; n++) {
+        for (int i = 0; i < n; i++)
+            a[i] = 1;
+        do {
+            size_t o = 0;
+            char *t = texts ? texts + (size_t)count * len : NULL;
+            for (int i = 0; i < n && t; i++)
+                o += (size_t)snprintf(t + o, len - o, "%s%d", i ? "," : "", a[i]);
+            count++;
+        } while (odometer(a, n, maxs));
+    }
+    return count;
+}
+
+static int sweep(const st_catalogue *cat, const st_algo *al, int which, tally *t, FILE *out)
+{
+    sweeper w = {cat, al, t, out};
+    int long_ = which == ST_SWEEP_LONG, rc = 0;
+    int G = long_ ? 4 : 3, pods = 2, servers = long_ ? 3 : 2, size = long_ ? 4 : 3;
+    for (int n = 1; n <= 8 && !rc; n++) { /* one level: a single server */
+        st_layout l = {0};
+        char why[160];
+        if (st_layout_leaf(&l, 0, n, why, sizeof why) == 0)
+            rc = verify_layout(cat, al, &l, NULL, t, out) < 0 ? -1 : 0;
+        st_layout_free(&l);
+    }
+    int n2 = lists(G, 8, NULL, 0), n3 = lists(servers, size, NULL, 0);
+    char *two = malloc((size_t)n2 * 16), *pod = malloc((size_t)n3 * 16), text[128];
+    if (!two || !pod) {
+        fprintf(out, "%s: error: out of memory\n", cat->file);
+        rc = -1;
+    }
+    if (!rc) {
+        lists(G, 8, two, 16);
+        lists(servers, size, pod, 16);
+    }
+    for (int i = 0; i < n2 && !rc; i++) /* two levels */
+        rc = sweep_text(&w, two + (size_t)i * 16);
+    for (int np = 1; np <= pods && !rc; np++) { /* three levels: pods of servers */
+        int a[8];
+        for (int i = 0; i < np; i++)
+            a[i] = 1;
+        do {
+            size_t o = 0;
+            for (int i = 0; i < np; i++)
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s[%s]", i ? "," : "", pod + (size_t)(a[i] - 1) * 16);
+            rc = sweep_text(&w, text);
+        } while (!rc && odometer(a, np, n3));
+    }
+    free(two);
+    free(pod);
     return rc;
 }
 
@@ -680,21 +816,54 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
     int matched = 0, failed = 0;
     for (int i = 0; i < cat->nalgos; i++) {
         const st_algo *al = &cat->algos[i];
+        int uses_topo = al->flags & ST_ALGO_USES_TOPO;
         if ((o->algo && strcasecmp(o->algo, al->name) != 0) || (o->coll >= 0 && o->coll != al->coll))
             continue;
         matched++;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int nsteps = 0, nxfers = 0, bad = 0;
-        for (int p = o->pmin; p <= o->pmax && !bad; p++)
-            bad = verify_p(cat, al, p, &nsteps, &nxfers, out) != 0;
+        tally t = {0};
+        int bad = 0, pmax = o->pmax;
+        char range[64];
+        if (o->layouts) {
+            for (int k = 0; k < o->nlayouts && !bad; k++) {
+                const char *name = o->layout_names ? o->layout_names[k] : NULL;
+                char shape[200];
+                int before = t.refused;
+                bad = verify_layout(cat, al, &o->layouts[k], name, &t, out) < 0;
+                pmax = o->layouts[k].p;
+                if (!bad && t.refused > before) {
+                    st_layout_format(&o->layouts[k], shape, sizeof shape);
+                    fprintf(out, "not applicable: %s %s on %s (its `require` does not hold)\n", al->name,
+                            st_coll_name(al->coll), name ? name : shape);
+                }
+            }
+            snprintf(range, sizeof range, "the given layout%s", o->nlayouts == 1 ? "" : "s");
+        } else {
+            for (int p = o->pmin; p <= o->pmax && !bad; p++)
+                bad = verify_p(cat, al, p, &t, out) != 0;
+            int nsteps = t.nsteps, nxfers = t.nxfers; /* the summary quotes p = pmax */
+            if (!bad && uses_topo && o->sweep != ST_SWEEP_NONE)
+                bad = sweep(cat, al, o->sweep, &t, out) != 0;
+            t.nsteps = nsteps, t.nxfers = nxfers;
+            if (!bad && t.done == 0 && t.refused > 0) {
+                fprintf(out, "%s:%d: error: %s %s: its `require` refused every instantiation tried (%d), so "
+                        "nothing was proved\n", cat->file, al->line, al->name, st_coll_name(al->coll), t.refused);
+                bad = 1;
+            }
+            snprintf(range, sizeof range, "p = %d..%d", o->pmin, o->pmax);
+        }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         failed += bad;
-        if (!bad)
-            fprintf(out, "verified %-12s %-15s p = %d..%d%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
-                    al->name, st_coll_name(al->coll), o->pmin, o->pmax,
-                    st_coll_rooted(al->coll) ? ", roots" : "",
-                    al->flags & ST_ALGO_USES_TOPO ? ", SxL groupings" : "", o->pmax, nsteps, nxfers,
+        char refused[64] = "";
+        if (t.refused)
+            snprintf(refused, sizeof refused, ", %d refused by require", t.refused);
+        if (!bad && t.done > 0)
+            fprintf(out, "verified %-12s %-15s %s%s%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
+                    al->name, st_coll_name(al->coll), range, st_coll_rooted(al->coll) ? ", roots" : "",
+                    uses_topo ? (o->layouts ? "" : o->sweep == ST_SWEEP_NONE ? ", SxL groupings"
+                                 : ", SxL groupings and layouts") : "",
+                    refused, pmax, t.nsteps, t.nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
     return matched ? failed : -1;

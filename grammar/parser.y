@@ -15,7 +15,7 @@
 
 /* Fix the token codes: keywords, then punctuation. */
 %token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT
-       SCRATCH AT.
+       SCRATCH AT REQUIRE.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
 /* Lowest first. ELSE ranks the `if..then..else` expression below every operator (it extends to the right). */
@@ -339,6 +339,7 @@ stmt(L) ::= PHASE(K) coll_name(C) USING IDENT(A). {
     s->coll = S(C), s->coll_pos = P(C), s->algo = S(A), s->algo_pos = P(A);
     L = sl_one(s);
 }
+stmt(L) ::= REQUIRE(K) expr(E). { L = sl_one(st_new(ctx, ST_S_REQUIRE, K)); L.head->expr = E.e; }
 stmt(L) ::= LAYOUT(K) IDENT(F). {
     st_stmt *s = st_new(ctx, ST_S_LAYOUT, K);
     s->name = S(F), s->name_pos = P(F);
