@@ -279,7 +279,7 @@ int st_hccl_level(const st_hccl_algo *h, stitch_coll_t c, int level)
     if ((unsigned)c >= STITCH_COLL_COUNT || level < 0 || level >= ST_HCCL_LEVELS)
         return ST_HA_DEFAULT;
     int a = h->level[c][level], l1 = h->level[c][1];
-    if (level == 2 && st_is_ahc(l1)) /* level1 AHC drives level2 too; HCCL ignores level2's own entry then */
+    if (level == 2 && st_is_ahc(l1) && st_hccl_applies(l1, c)) /* level1 AHC drives level2; HCCL ignores level2's */
         a = l1;
     return st_hccl_applies(a, c) ? a : ST_HA_DEFAULT;
 }
