@@ -7,6 +7,13 @@
  *   the others   ring, or the registry's first algorithm for a collective without ring (all_to_all).
  * Both look in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's catalogue
  * adds algorithms to force by name, and is auto's choice only for a collective the built-in catalogue lacks.
+ * HCCL_ALGO (or stitch_config_t.hccl_algo) selects where it names a whole-communicator algorithm: level1 AHC,
+ * AHC_BROKE or pipeline (they take the groups into account themselves), and pairwise for the all_to_alls (which
+ * HCCL's all-to-all selector reads directly). Its other entries describe the phases of a
+ * level-wise decomposition and are kept in the settings for the compositions that read them, not chosen here
+ * (docs/algorithms.md, "HCCL's configuration", says why). Between a STITCH_ALGO-style choice and an HCCL_ALGO one
+ * for the same collective, the one from the communicator's config beats the environment; from the same place, the
+ * stitch name wins, as it names the algorithm itself where HCCL_ALGO names a level's.
  * The choice depends only on (collective, count, dtype, p), which every rank of a correct call agrees on; ranks
  * whose counts differ may choose differently, and the fingerprint (which names the count before the algorithm)
  * says so.
@@ -87,6 +94,57 @@ void st_unknown_algo(const st_reg *reg, char *out, size_t len, const char *where
     }
 }
 
+const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg)
+{
+    int a = s->hccl_algo_source ? st_hccl_level(&s->hccl_algo, coll, 1) : ST_HA_DEFAULT;
+    *alg = a;
+    return a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE
+           ? st_hccl_alg_stitch(a) : NULL;
+}
+
+/* 2: the communicator's config, 1: the environment, 0: the default ("config->algo", "STITCH_ALGO", "default"). */
+static int st_source_rank(const char *source)
+{
+    return strncmp(source, "config->", 8) == 0 ? 2 : strcmp(source, "default") != 0;
+}
+
+/* HCCL_ALGO's whole-communicator choices over the STITCH_ALGO-style ones they outrank. A per-operator entry must
+ * exist for its collective; a common one applies where it exists, and must exist for one collective at least. */
+static stitch_status_t st_apply_hccl(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
+                                     char *err, size_t errlen)
+{
+    int wanted = 0, found = 0, named = ST_HA_DEFAULT;
+    const char *name = NULL;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        int alg;
+        const char *pick = st_hccl_pick(s, (stitch_coll_t)c, &alg);
+        if (!pick)
+            continue;
+        name = pick, named = alg, wanted++;
+        const st_algo *a = st_reg_find(reg, pick, (stitch_coll_t)c);
+        if (!a && s->hccl_algo.specific[c]) {
+            char known[ST_NAMES_LEN];
+            st_reg_names(reg, (stitch_coll_t)c, known, sizeof known);
+            snprintf(err, errlen, "%s='%s': level1 %s is stitch's algorithm '%s', which the catalogues have no %s "
+                     "of (known: %s)", s->hccl_algo_source, s->hccl_algo_text, st_hccl_alg_name(alg), pick,
+                     stitch_coll_name((stitch_coll_t)c), known);
+            return STITCH_ERR_CONFIG;
+        }
+        found += a != NULL;
+        int mine = !out[c].is_auto && st_source_rank(s->algo_source) >= st_source_rank(s->hccl_algo_source);
+        if (a && !mine)
+            out[c] = (st_choice){a, NULL, 0};
+    }
+    if (wanted && !found) {
+        char known[ST_NAMES_LEN];
+        st_all_names(reg, known, sizeof known);
+        snprintf(err, errlen, "%s='%s': level1 %s is stitch's algorithm '%s', which no collective of the catalogues "
+                 "has (%s)", s->hccl_algo_source, s->hccl_algo_text, st_hccl_alg_name(named), name, known);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
 stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
                                  char *err, size_t errlen)
 {
@@ -99,7 +157,7 @@ stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_cho
         st_unknown_algo(reg, err, errlen, s->algo_source, s->algo.every, STITCH_COLL_COUNT);
         return STITCH_ERR_CONFIG;
     }
-    return STITCH_OK;
+    return st_apply_hccl(reg, s, out, err, errlen);
 }
 
 const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max)

@@ -21,9 +21,14 @@ typedef struct st_choice {
 
 /* Names are looked up in the communicator's registry (registry.h): the built-in catalogue, then the user's. */
 
-/* Resolve every collective's choice from the settings. Unknown names fail with the list of known ones. */
+/* Resolve every collective's choice from the settings (STITCH_ALGO / config->algo, then HCCL_ALGO's
+ * whole-communicator entries, choose.c says how they combine). Unknown names fail with the list of known ones. */
 stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
                                  char *err, size_t errlen);
+
+/* The algorithm HCCL_ALGO selects for coll over the whole communicator (level1 AHC, AHC_BROKE, pipeline, pairwise), NULL
+ * where it selects none; *alg is the effective level1 entry (st_hccl_alg). */
+const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg);
 
 /* Set one collective's choice to `name` ("auto" or an algorithm of the registry); -1 when unknown for coll. */
 int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const char *name);

@@ -5,6 +5,14 @@
  * declared default when the variable is unset) and stores it in st_settings; st_settings_load walks the table
  * the declaration expands into, so nothing else in the runtime calls getenv for a tunable. A malformed value is
  * an error with what, where and why, never a silent default (tunables.def says why, and what counts as a number).
+ * A stitch_config_t field, where one exists, wins over the variable; st_settings_load_origin records for every
+ * tunable whether the communicator, the environment or the default gave its value (stitch-info prints it).
+ *
+ * HCCL's variables are read here too, with HCCL's own rules: HCCL_ALGO by a parser that follows HCCL's
+ * (spec 11.2: the same accepted values, the same rejections in the same order, each message naming the variable,
+ * its value, HCCL's reason and HCCL's expected form), except that operator names may be in any case;
+ * HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (12.1) and HCCL_DETERMINISTIC (14.2) likewise. Where HCCL accepts a
+ * value stitch cannot honour (NHR_V1, strict determinism, a ratio above 1) stitch fails init and says why.
  *
  * What is not read here: the launchers' own variables (OMPI_*, PMI_*, SLURM_*, RANK/WORLD_SIZE/LOCAL_RANK/
  * MASTER_ADDR/MASTER_PORT, and stitch's STITCH_RANK/STITCH_SIZE/STITCH_ROOT). They are not tunables but the
@@ -14,9 +22,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "st_steptab.h"
@@ -207,6 +217,289 @@ stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroup
     return STITCH_OK;
 }
 
+/* ---- HCCL_ALGO (spec 11.2) ---------------------------------------------------------------------------------------
+ * HCCL's parser, step by step and in its order, so that a value is accepted or rejected exactly as HCCL does and the
+ * first problem HCCL would meet is the one reported: blanks removed; entries split on '/'; each entry common
+ * ("level0:NA;level1:ring") or per operator ("allreduce=..."), not both, at most one common; levels split on ';',
+ * at most 4; each "levelN:algo" with HCCL's case-sensitive names; a level at most once per entry; per-operator
+ * entries with a known operator (stitch: in any case) and no level0 null. */
+#define ST_HCCL_EXPECT "level0:NA;level1:<algo> or <op0>=level0:NA;level1:<algo0>/<op1>=level0:NA;level1:<algo1>"
+#define ST_HCCL_MAX 1024  /* characters of an HCCL_ALGO value, blanks removed (stitch's limit) */
+#define ST_HCCL_ITEMS 64  /* operator entries (stitch's limit; HCCL has 11 operator names) */
+
+static const struct {
+    const char *hccl, *stitch;
+} st_hccl_algs[] = {
+#define ST_HCCL_ALG_ROW(id, hccl, stitch) {hccl, stitch},
+    ST_HCCL_ALG_LIST(ST_HCCL_ALG_ROW)
+#undef ST_HCCL_ALG_ROW
+};
+
+const char *st_hccl_alg_name(int alg)
+{
+    return alg >= 0 && alg < ST_HA_COUNT ? st_hccl_algs[alg].hccl : NULL;
+}
+
+const char *st_hccl_alg_stitch(int alg)
+{
+    return alg >= 0 && alg < ST_HA_COUNT ? st_hccl_algs[alg].stitch : NULL;
+}
+
+/* HCCL's operator names and the stitch collectives each sets (-1: none; stitch has no point-to-point). */
+static const struct {
+    const char *op;
+    int coll[2];
+} st_hccl_ops[] = {
+    {"broadcast", {STITCH_BROADCAST, -1}},       {"allreduce", {STITCH_ALL_REDUCE, -1}},
+    {"reduce", {STITCH_REDUCE, -1}},             {"send", {-1, -1}},
+    {"receive", {-1, -1}},                       {"allgather", {STITCH_ALL_GATHER, -1}},
+    {"reducescatter", {STITCH_REDUCE_SCATTER, -1}}, {"alltoall", {STITCH_ALL_TO_ALL, STITCH_ALL_TO_ALL_V}},
+    {"gather", {STITCH_GATHER, -1}},             {"scatter", {STITCH_SCATTER, -1}},
+    {"sendrecv", {-1, -1}},
+};
+#define ST_HCCL_NOPS (int)(sizeof st_hccl_ops / sizeof *st_hccl_ops)
+
+static int st_is_ahc(int alg)
+{
+    return alg == ST_HA_AHC || alg == ST_HA_AHC_BROKE;
+}
+
+/* Where an algorithm applies (spec 11.2, semantics): AHC to the three collectives it is written for, pairwise to
+ * the all_to_alls; the rest everywhere. */
+static int st_hccl_applies(int alg, stitch_coll_t c)
+{
+    if (st_is_ahc(alg))
+        return c == STITCH_ALL_REDUCE || c == STITCH_REDUCE_SCATTER || c == STITCH_ALL_GATHER;
+    if (alg == ST_HA_PAIRWISE)
+        return c == STITCH_ALL_TO_ALL || c == STITCH_ALL_TO_ALL_V;
+    return 1;
+}
+
+int st_hccl_level(const st_hccl_algo *h, stitch_coll_t c, int level)
+{
+    if ((unsigned)c >= STITCH_COLL_COUNT || level < 0 || level >= ST_HCCL_LEVELS)
+        return ST_HA_DEFAULT;
+    int a = h->level[c][level], l1 = h->level[c][1];
+    if (level == 2 && st_is_ahc(l1) && st_hccl_applies(l1, c)) /* level1 AHC drives level2; HCCL ignores level2's */
+        a = l1;
+    return st_hccl_applies(a, c) ? a : ST_HA_DEFAULT;
+}
+
+typedef struct st_span {
+    const char *s;
+    size_t n;
+} st_span;
+
+typedef struct st_hccl_ctx {
+    const char *name, *value; /* for messages: the variable (or config field) and its value as given */
+    char *err;
+    size_t errlen;
+} st_hccl_ctx;
+
+/* "NAME='VALUE': REASON; expected FORM", HCCL's expected form as its EI0001 report gives it. */
+static stitch_status_t st_hccl_fail(const st_hccl_ctx *x, const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    snprintf(x->err, x->errlen, "%s='%s': %s; expected " ST_HCCL_EXPECT, x->name, x->value, why);
+    return STITCH_ERR_CONFIG;
+}
+
+/* Split `in` on `sep` as HCCL does (SplitHcclOpType, SplitHcclAlgoLevel): at each piece, the first sep of the rest
+ * may not be its first or last character; the piece is counted before the rest is looked at. 0 on success, -1 for
+ * a sep first or last, -2 for more than max pieces (so "a;b;c;d;e;;" is -2, as in HCCL, and "a;b;" -1). */
+static int st_hccl_split(st_span in, char sep, st_span *out, int max, int *n)
+{
+    *n = 0;
+    for (st_span rest = in;;) {
+        const char *at = memchr(rest.s, sep, rest.n);
+        if (at && (at == rest.s || at == rest.s + rest.n - 1))
+            return -1;
+        size_t len = at ? (size_t)(at - rest.s) : rest.n;
+        if (*n == max)
+            return -2;
+        out[(*n)++] = (st_span){rest.s, len};
+        if (!at)
+            return 0;
+        rest = (st_span){at + 1, rest.n - len - 1};
+    }
+}
+
+static int st_span_is(st_span a, const char *b)
+{
+    return a.n == strlen(b) && strncmp(a.s, b, a.n) == 0;
+}
+
+/* One "levelN:algo" (ParserHcclAlgoLevel). A token without ':' is both level and algorithm, as in HCCL. */
+static stitch_status_t st_hccl_level_item(const st_hccl_ctx *x, st_span tok, int *level, int *alg)
+{
+    const char *colon = memchr(tok.s, ':', tok.n);
+    if (colon && (colon == tok.s || colon == tok.s + tok.n - 1))
+        return st_hccl_fail(x, "algo config is invalid: ':' first or last in '%.*s'", (int)tok.n, tok.s);
+    st_span lv = {tok.s, colon ? (size_t)(colon - tok.s) : tok.n};
+    st_span al = colon ? (st_span){colon + 1, tok.n - lv.n - 1} : tok;
+    for (*level = 0; *level < ST_HCCL_LEVELS; ++*level) {
+        char want[8];
+        snprintf(want, sizeof want, "level%d", *level);
+        if (st_span_is(lv, want))
+            break;
+    }
+    if (*level == ST_HCCL_LEVELS)
+        return st_hccl_fail(x, "algo config is invalid, level %.*s is not supported (levels: level0, level1, level2, "
+                            "level3)", (int)lv.n, lv.s);
+    for (*alg = ST_HA_DEFAULT + 1; *alg < ST_HA_COUNT; ++*alg)
+        if (st_span_is(al, st_hccl_algs[*alg].hccl))
+            return STITCH_OK;
+    for (int a = ST_HA_DEFAULT + 1; a < ST_HA_COUNT; a++)
+        if (al.n == strlen(st_hccl_algs[a].hccl) && strncasecmp(al.s, st_hccl_algs[a].hccl, al.n) == 0)
+            return st_hccl_fail(x, "algo config is invalid, algo %.*s is not supported (algorithm names are "
+                                "case-sensitive: %s)", (int)al.n, al.s, st_hccl_algs[a].hccl);
+    return st_hccl_fail(x, "algo config is invalid, algo %.*s is not supported (algorithms: null, ring, pipeline, "
+                        "fullmesh, H-D_R, pairwise, NHR, NHR_V1, AHC, AHC_BROKE, NB, NA)", (int)al.n, al.s);
+}
+
+/* One entry's level list (ParseAlgoString): split on ';' first, then each level in order. */
+static stitch_status_t st_hccl_levels(const st_hccl_ctx *x, st_span list, unsigned char lv[ST_HCCL_LEVELS])
+{
+    st_span tok[ST_HCCL_LEVELS];
+    int n, bad = st_hccl_split(list, ';', tok, ST_HCCL_LEVELS, &n);
+    if (bad == -1)
+        return st_hccl_fail(x, "algo config is invalid: an empty level in '%.*s' (';' first, last or doubled)",
+                            (int)list.n, list.s);
+    if (bad == -2)
+        return st_hccl_fail(x, "algo config is invalid. algo level is more than %d in '%.*s'", ST_HCCL_LEVELS,
+                            (int)list.n, list.s);
+    memset(lv, ST_HA_DEFAULT, ST_HCCL_LEVELS);
+    for (int i = 0; i < n; i++) {
+        int level = 0, alg = 0;
+        stitch_status_t st = st_hccl_level_item(x, tok[i], &level, &alg);
+        if (st != STITCH_OK)
+            return st;
+        if (lv[level] != ST_HA_DEFAULT)
+            return st_hccl_fail(x, "algo config is invalid: level%d given twice in '%.*s'", level, (int)list.n,
+                                list.s);
+        lv[level] = (unsigned char)alg;
+    }
+    return STITCH_OK;
+}
+
+static int st_hccl_op(st_span op)
+{
+    for (int i = 0; i < ST_HCCL_NOPS; i++)
+        if (op.n == strlen(st_hccl_ops[i].op) && strncasecmp(op.s, st_hccl_ops[i].op, op.n) == 0)
+            return i;
+    return -1;
+}
+
+/* The per-operator entries (SetSpecificAlgType): HCCL's first pass parses the entries named "others" (and would
+ * apply them to every operator), the second then rejects "others" as an unknown operator, so such a value always
+ * fails, and with the first problem of either pass. */
+static stitch_status_t st_hccl_specific(const st_hccl_ctx *x, const st_span *ent, int n, st_hccl_algo *out)
+{
+    unsigned char lv[ST_HCCL_LEVELS];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            const char *eq = memchr(ent[i].s, '=', ent[i].n);
+            st_span op = {ent[i].s, (size_t)(eq - ent[i].s)}, rest = {eq + 1, ent[i].n - op.n - 1};
+            int others = op.n == 6 && strncasecmp(op.s, "others", 6) == 0, k = st_hccl_op(op);
+            if (pass == 0 && !others)
+                continue;
+            if (pass == 1 && k < 0)
+                return st_hccl_fail(x, "specific config optype[%.*s] is invalid (operators: broadcast, allreduce, "
+                                    "reduce, send, receive, allgather, reducescatter, alltoall, gather, scatter, "
+                                    "sendrecv; stitch takes them in any case)", (int)op.n, op.s);
+            stitch_status_t st = st_hccl_levels(x, rest, lv);
+            if (st != STITCH_OK)
+                return st;
+            if (pass == 0)
+                continue;
+            if (lv[0] == ST_HA_NULL)
+                return st_hccl_fail(x, "specific config level0 not support null type (in '%.*s')", (int)ent[i].n,
+                                    ent[i].s);
+            for (int j = 0; j < 2; j++)
+                if (st_hccl_ops[k].coll[j] >= 0) {
+                    memcpy(out->level[st_hccl_ops[k].coll[j]], lv, ST_HCCL_LEVELS);
+                    out->specific[st_hccl_ops[k].coll[j]] = 1;
+                }
+        }
+    return STITCH_OK;
+}
+
+/* stitch's own checks of a value HCCL accepts: a name with no stitch algorithm, or (per operator) an algorithm
+ * for a collective it is not written for, which HCCL would quietly replace by its default. */
+static stitch_status_t st_hccl_stitch_checks(const st_hccl_ctx *x, const st_hccl_algo *h)
+{
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        for (int l = 0; l < ST_HCCL_LEVELS; l++) {
+            int a = h->level[c][l];
+            if (a == ST_HA_NHR_V1) {
+                snprintf(x->err, x->errlen, "%s='%s': level%d NHR_V1 is accepted by HCCL but stitch has no "
+                         "implementation of it (HCCL's legacy NHR, spec 5.7); use NHR", x->name, x->value, l);
+                return STITCH_ERR_CONFIG;
+            }
+            if (h->specific[c] && !st_hccl_applies(a, (stitch_coll_t)c)) {
+                snprintf(x->err, x->errlen, "%s='%s': level%d %s is for %s only, not %s (HCCL would use its default "
+                         "instead; stitch does not choose silently)", x->name, x->value, l, st_hccl_algs[a].hccl,
+                         st_is_ahc(a) ? "allreduce, reducescatter and allgather" : "alltoall",
+                         stitch_coll_name((stitch_coll_t)c));
+                return STITCH_ERR_CONFIG;
+            }
+        }
+    return STITCH_OK;
+}
+
+stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_algo *out, int *given, char *err,
+                                   size_t errlen)
+{
+    const st_hccl_ctx x = {name, value, err, errlen};
+    char buf[ST_HCCL_MAX + 1];
+    size_t n = 0;
+    memset(out, 0, sizeof *out);
+    *given = 0;
+    for (const char *s = value; *s; s++) /* HCCL removes spaces (only spaces) */
+        if (*s != ' ') {
+            if (n == ST_HCCL_MAX) {
+                snprintf(err, errlen, "%s: longer than %d characters without blanks (stitch's limit)", name,
+                         ST_HCCL_MAX);
+                return STITCH_ERR_CONFIG;
+            }
+            buf[n++] = *s;
+        }
+    if (n == 0) /* empty: HCCL's built-in selection */
+        return STITCH_OK;
+    st_span ent[ST_HCCL_ITEMS];
+    int nent, common = 0, specific = 0, bad = st_hccl_split((st_span){buf, n}, '/', ent, ST_HCCL_ITEMS, &nent);
+    if (bad == -1)
+        return st_hccl_fail(&x, "algo config is invalid: an empty operator entry ('/' first, last or doubled)");
+    if (bad == -2)
+        return st_hccl_fail(&x, "more than %d operator entries (stitch's limit)", ST_HCCL_ITEMS);
+    for (int i = 0; i < nent; i++) {
+        const char *eq = memchr(ent[i].s, '=', ent[i].n);
+        if (eq == ent[i].s || (eq && eq == ent[i].s + ent[i].n - 1))
+            return st_hccl_fail(&x, "algo config is invalid: '=' first or last in '%.*s'", (int)ent[i].n, ent[i].s);
+        eq ? specific++ : common++;
+    }
+    if (common && specific)
+        return st_hccl_fail(&x, "should not set both algo config way (a common entry and per-operator entries)");
+    if (common > 1)
+        return st_hccl_fail(&x, "should only set one common config (%d given)", common);
+    stitch_status_t st;
+    if (common) {
+        unsigned char lv[ST_HCCL_LEVELS];
+        if ((st = st_hccl_levels(&x, ent[0], lv)) != STITCH_OK)
+            return st;
+        for (int c = 0; c < STITCH_COLL_COUNT; c++)
+            memcpy(out->level[c], lv, ST_HCCL_LEVELS);
+    } else if ((st = st_hccl_specific(&x, ent, nent, out)) != STITCH_OK) {
+        return st;
+    }
+    *given = 1;
+    return st_hccl_stitch_checks(&x, out);
+}
+
 /* ---- the loaders, one per tunable, named by tunables.def --------------------------------------------------------
  * Each gets the variable's value (env, NULL when unset) and the declaration (t: the name for messages, the
  * default text), and sets its fields of out whether or not the variable is set. */
@@ -363,19 +656,185 @@ static stitch_status_t st_load_debug(const st_tunable *t, const char *env, const
     return STITCH_OK;
 }
 
+/* HCCL_ALGO: config->hccl_algo, else the variable (HCCL reads an empty one as unset). */
+static stitch_status_t st_load_hccl_algo(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    const char *v = env, *name = t->name;
+    int given = 0;
+    if (config && config->hccl_algo)
+        v = config->hccl_algo, name = "config->hccl_algo";
+    if (!v)
+        return STITCH_OK;
+    stitch_status_t st = st_parse_hccl_algo(name, v, &out->hccl_algo, &given, err, errlen);
+    if (st == STITCH_OK && given)
+        out->hccl_algo_text = v, out->hccl_algo_source = name;
+    return st;
+}
+
+/* HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO: HCCL's IsValidNumberFormat (digits, optionally '.' and digits; set
+ * but empty is invalid), then stitch's range check. The value is read digit by digit (strtod would take the
+ * locale's decimal point). */
+static int st_ratio(const char *v, double *out)
+{
+    const char *s = v;
+    double r = 0, scale = 1;
+    for (; *s >= '0' && *s <= '9'; s++)
+        r = r * 10 + (*s - '0');
+    if (s == v)
+        return 0;
+    if (*s == '.') {
+        const char *f = ++s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            r += (*s - '0') * (scale /= 10);
+        if (s == f)
+            return 0;
+    }
+    *out = r;
+    return *s == '\0';
+}
+
+static stitch_status_t st_load_split_ratio(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                           st_settings *out, char *err, size_t errlen)
+{
+    out->split_ratio = -1;
+    if (config && config->split_ratio != 0) { /* 0 is "not set", as in HCCL's communicator config */
+        double r = config->split_ratio;
+        if (!(r > 0 && r <= 1)) { /* also NaN */
+            snprintf(err, errlen, "config->split_ratio=%g: expected a number in (0, 1] (0: not set)", r);
+            return STITCH_ERR_CONFIG;
+        }
+        out->split_ratio = r;
+        return STITCH_OK;
+    }
+    if (!env)
+        return STITCH_OK;
+    double r;
+    if (!st_ratio(env, &r)) {
+        snprintf(err, errlen, "%s='%s': expected a non-negative number: digits, optionally a '.' and more digits, "
+                 "such as 0.5", t->name, env);
+        return STITCH_ERR_CONFIG;
+    }
+    if (r > 1) {
+        snprintf(err, errlen, "%s='%s': out of range: stitch expects 0 to 1 (HCCL would warn and use 0.5)", t->name,
+                 env);
+        return STITCH_ERR_CONFIG;
+    }
+    out->split_ratio = r;
+    return STITCH_OK;
+}
+
+/* HCCL_DETERMINISTIC: false, true or strict in any case (HCCL upper-cases it); empty is unset, as in HCCL. */
+static stitch_status_t st_load_deterministic(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                             st_settings *out, char *err, size_t errlen)
+{
+    static const char *const names[] = {"false", "true", "strict"};
+    int level = 0;
+    const char *name = t->name;
+    if (config && config->deterministic != STITCH_DETERMINISTIC_UNSET) {
+        level = config->deterministic - STITCH_DETERMINISTIC_FALSE;
+        if (level < 0 || level > 2) {
+            snprintf(err, errlen, "config->deterministic=%d: expected STITCH_DETERMINISTIC_FALSE, _TRUE or _STRICT "
+                     "(or 0: not set)", config->deterministic);
+            return STITCH_ERR_CONFIG;
+        }
+        name = "config->deterministic";
+    } else if (env && *env) {
+        for (level = 0; level < 3 && strcasecmp(env, names[level]) != 0; level++)
+            ;
+        if (level == 3) {
+            snprintf(err, errlen, "%s='%s': should be true, false or strict (in any case)", t->name, env);
+            return STITCH_ERR_CONFIG;
+        }
+    }
+    if (level == 2) {
+        snprintf(err, errlen, "%s=strict: stitch has no strict (order-preserving) mode: its results are "
+                 "deterministic run to run (true), but the reduction order depends on the count; use true",
+                 name);
+        return STITCH_ERR_CONFIG;
+    }
+    out->deterministic = level;
+    return STITCH_OK;
+}
+
 static const st_tunable st_tunables[] = {
 #define ST_TUNABLE(name, load, def, meaning) {#name, def, st_load_##load},
 #include "tunables.def"
 };
 
-stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
+static const st_tunable_decl st_decls[] = {
+#define ST_TUNABLE(name, load, def, meaning) {#name, def, meaning},
+#include "tunables.def"
+};
+
+const st_tunable_decl *st_tunable_decl_of(int i)
+{
+    return i >= 0 && i < ST_TUNABLE_COUNT ? &st_decls[i] : NULL;
+}
+
+const char *st_source_name(st_source src)
+{
+    return src == ST_SRC_COMM ? "communicator" : src == ST_SRC_ENV ? "environment" : "default";
+}
+
+/* The communicator's value of tunable i as text (a string field itself, a number written into buf), or NULL when
+ * the config does not set it. Mirrors the loaders' "config first" rule. */
+static const char *st_config_text(int i, const stitch_config_t *c, char *buf, size_t len)
+{
+    static const char *const det[] = {"false", "true", "strict"};
+    if (!c)
+        return NULL;
+    switch (i) {
+    case ST_T_STITCH_ALGO:
+        return c->algo;
+    case ST_T_STITCH_GROUPS:
+        return c->groups;
+    case ST_T_HCCL_ALGO:
+        return c->hccl_algo;
+    case ST_T_STITCH_TIMEOUT:
+        if (c->timeout_ms == 0)
+            return NULL;
+        snprintf(buf, len, "timeout_ms=%d", c->timeout_ms);
+        return buf;
+    case ST_T_HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO:
+        if (c->split_ratio == 0)
+            return NULL;
+        snprintf(buf, len, "%g", c->split_ratio);
+        return buf;
+    case ST_T_HCCL_DETERMINISTIC:
+        if (c->deterministic == STITCH_DETERMINISTIC_UNSET)
+            return NULL;
+        if (c->deterministic >= STITCH_DETERMINISTIC_FALSE && c->deterministic <= STITCH_DETERMINISTIC_STRICT)
+            return det[c->deterministic - STITCH_DETERMINISTIC_FALSE];
+        snprintf(buf, len, "%d", c->deterministic);
+        return buf;
+    default:
+        return NULL;
+    }
+}
+
+stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
+                                        char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < sizeof st_tunables / sizeof *st_tunables; i++) {
+    if (origin)
+        memset(origin, 0, sizeof *origin);
+    for (int i = 0; i < ST_TUNABLE_COUNT; i++) {
         const st_tunable *t = &st_tunables[i];
-        stitch_status_t st = t->load(t, getenv(t->name), config, out, err, errlen);
+        const char *env = getenv(t->name);
+        if (origin) {
+            const char *comm = st_config_text(i, config, origin->buf[i], sizeof origin->buf[i]);
+            origin->source[i] = comm ? ST_SRC_COMM : env ? ST_SRC_ENV : ST_SRC_DEFAULT;
+            origin->text[i] = comm ? comm : env ? env : t->def;
+        }
+        stitch_status_t st = t->load(t, env, config, out, err, errlen);
         if (st != STITCH_OK)
             return st;
     }
     return STITCH_OK;
+}
+
+stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
+{
+    return st_settings_load_origin(config, out, NULL, err, errlen);
 }

@@ -41,6 +41,13 @@ stitch_runtime_test(tunables)
 target_compile_definitions(test_runtime_tunables PRIVATE STITCH_README="${CMAKE_SOURCE_DIR}/README.md")
 add_test(NAME runtime.tunables COMMAND test_runtime_tunables)
 set_tests_properties(runtime.tunables PROPERTIES TIMEOUT 60 LABELS runtime)
+
+# HCCL's variables (spec 11.2, 12.1, 14.2): every HCCL_ALGO rejection with its exact message, the accepted forms,
+# the split ratio and determinism rules, communicator > environment > default with the source recorded, and what
+# the runtime selects from HCCL_ALGO.
+stitch_runtime_test(hccl)
+add_test(NAME runtime.hccl COMMAND test_runtime_hccl)
+set_tests_properties(runtime.hccl PROPERTIES TIMEOUT 60 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")
 
 # A caller frees its buffers the moment a failed call returns (abort, timeout, mismatch at a random moment of a

@@ -111,9 +111,24 @@ typedef struct stitch_config {
                                                   * built-in one; the array is read at init only (the catalogues are
                                                   * static data, used for the communicator's life) */
     int ncatalogues;
+    /* HCCL's settings (docs/algorithms.md, "HCCL's configuration"), each over its environment variable: */
+    const char *hccl_algo; /* as HCCL_ALGO: "level0:NA;level1:AHC" or "allreduce=level0:NA;level1:ring/...", per
+                            * level (level0 inside a group, level1 between groups, ...); NULL: $HCCL_ALGO */
+    double split_ratio;    /* R of the two-dimension Mesh+NHR split, in (0, 1]; 0: not set (as in HCCL's config):
+                            * $HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO, else the built-in formula */
+    int deterministic;     /* STITCH_DETERMINISTIC_*; 0 (UNSET): $HCCL_DETERMINISTIC, else false */
 } stitch_config_t;
 
-#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0}
+/* stitch_config_t.deterministic. stitch's results are deterministic (bit-identical run to run) whatever it says;
+ * STRICT (one reduction order whatever the count, spec 14.2) is not implemented and fails init. */
+enum {
+    STITCH_DETERMINISTIC_UNSET = 0,
+    STITCH_DETERMINISTIC_FALSE = 1,
+    STITCH_DETERMINISTIC_TRUE = 2,
+    STITCH_DETERMINISTIC_STRICT = 3
+};
+
+#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0, NULL, 0.0, STITCH_DETERMINISTIC_UNSET}
 
 /* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
  * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in
