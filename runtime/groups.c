@@ -91,29 +91,32 @@ int st_topo_is_layout(const char *spec)
 stitch_status_t st_topo_setting_load(const char *source, const char *spec, int p, st_topofile *tf, char *err,
                                      size_t errlen)
 {
-    char why[768], shape[160];
+    char why[768], shape[160], pre[320] = "";
     memset(tf, 0, sizeof *tf);
+    if (source)
+        snprintf(pre, sizeof pre, "%s='%s': ", source, spec);
     if (!*spec) {
-        snprintf(err, errlen, "%s is empty: expected a topology file (YAML, see topologies/) or a layout such as "
-                 "2,3", source);
+        snprintf(err, errlen, "%sempty: expected a topology file (YAML, see topologies/) or a layout such as 2,3",
+                 pre);
         return STITCH_ERR_CONFIG;
     }
     if (st_topo_is_layout(spec)) {
         if (st_layout_parse(spec, &tf->layout, why, sizeof why) != 0) {
-            snprintf(err, errlen, "%s='%s': bad layout: %s (expected counts of ranks such as 2,3, nested lists "
-                     "such as [2,3],[4] for three levels, or SxL)", source, spec, why);
+            snprintf(err, errlen, "%sbad layout '%s': %s (expected counts of ranks such as 2,3, nested lists such "
+                     "as [2,3],[4] for three levels, or SxL)", pre, spec, why);
             return STITCH_ERR_CONFIG;
         }
         tf->nlevels = tf->layout.nlevels;
     } else if (st_topofile_load(spec, tf, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s: %s", source, why);
+        /* the loader's line names the file: `FILE:LINE:COL: error: ...` */
+        snprintf(err, errlen, "%s%s%s", source ? source : "", source ? ": " : "", why);
         return STITCH_ERR_CONFIG;
     }
     if (p > 0 && tf->layout.p != p) {
         st_layout_format(&tf->layout, shape, sizeof shape);
-        snprintf(err, errlen, "%s='%s': the topology%s%s%s has %d rank%s (layout %s) but the communicator has %d",
-                 source, spec, tf->name[0] ? " '" : "", tf->name, tf->name[0] ? "'" : "", tf->layout.p,
-                 tf->layout.p == 1 ? "" : "s", shape, p);
+        snprintf(err, errlen, "%sthe topology%s%s%s has %d rank%s (layout %s) but the communicator has %d", pre,
+                 tf->name[0] ? " '" : "", tf->name, tf->name[0] ? "'" : "", tf->layout.p, tf->layout.p == 1 ? "" : "s",
+                 shape, p);
         st_topofile_free(tf);
         return STITCH_ERR_CONFIG;
     }
@@ -159,7 +162,7 @@ int stitch_topo_ranks(const char *topo, char *err, size_t errlen)
         snprintf(err ? err : why, err ? errlen : sizeof why, "stitch_topo_ranks: topo is NULL");
         return -1;
     }
-    if (st_topo_setting_load("topology", topo, 0, &tf, why, sizeof why) != STITCH_OK) {
+    if (st_topo_setting_load(NULL, topo, 0, &tf, why, sizeof why) != STITCH_OK) {
         if (err && errlen)
             snprintf(err, errlen, "%s", why);
         return -1;

@@ -55,9 +55,10 @@ void st_groups_free(st_groups *g);
 /* Is a topology setting an inline layout rather than a file (see above)? */
 int st_topo_is_layout(const char *spec);
 
-/* Read a topology setting `spec`, named `source` in messages (STITCH_TOPO, config->topo), for p ranks (p < 1: any
- * number). STITCH_ERR_CONFIG with one line in err: the loader's `FILE:LINE:COL: error: ...` after the source, a bad
- * inline layout, or a rank count other than p (naming the file and both counts); *tf is then empty. */
+/* Read a topology setting `spec`, named `source` in messages (STITCH_TOPO, config->topo; NULL: the bare message),
+ * for p ranks (p < 1: any number). STITCH_ERR_CONFIG with one line in err: the loader's `FILE:LINE:COL: error: ...`
+ * after the source, a bad inline layout, or a rank count other than p (naming the file and both counts); *tf is
+ * then empty. */
 stitch_status_t st_topo_setting_load(const char *source, const char *spec, int p, struct st_topofile *tf,
                                      char *err, size_t errlen);
 
