@@ -90,7 +90,7 @@ static stitch_status_t st_check_tags(const st_placement *pl, const st_settings *
         st_tag_text(pl, s, pl->tag, mine, sizeof mine);
         st_tag_text(pl, s, b->peers[i].tag, theirs, sizeof theirs);
         snprintf(err, errlen, "ranks disagree on the groups: rank %d has %s but rank %d has %s (set the same "
-                 "groups on every rank, or none)", b->rank, mine, i, theirs);
+                 "groups or topology on every rank, or none)", b->rank, mine, i, theirs);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
