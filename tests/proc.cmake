@@ -5,8 +5,9 @@ set(PROC_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/proc)
 add_executable(test_proc ${PROC_TESTS}/test_proc.c)
 target_link_libraries(test_proc PRIVATE stitch)
 target_compile_options(test_proc PRIVATE -UNDEBUG)
+target_compile_definitions(test_proc PRIVATE STITCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}") # topo: topologies/
 
-foreach(sc shm tcp odd kill mismatch abort groups shmleak stall stall.tcp)
+foreach(sc shm tcp odd kill mismatch abort groups topo shmleak stall stall.tcp)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
