@@ -996,11 +996,12 @@ static void *rank_thread(void *arg)
 
 /* ---- main ----------------------------------------------------------------------------------------------------- */
 
-/* Launcher mode: the groups the library made (hosts, unless --groups or $STITCH_GROUPS), as their sizes. */
+/* Launcher mode: the groups the library made (hosts, unless a topology or groups are given), as their sizes. */
 static void print_groups(const struct bench *b)
 {
     int sizes[MAX_RANKS], n = stitch_comm_groups(b->comms[b->me], sizes, MAX_RANKS);
-    printf("# root: %d groups: %d (%s), sizes", b->o.root, n, b->o.groups ? "--groups" : "by host or $STITCH_GROUPS");
+    printf("# root: %d groups: %d (%s), sizes", b->o.root, n, b->o.groups ? "--groups" : b->o.topo ? "the topology"
+           : "by host, $STITCH_TOPO or $STITCH_GROUPS");
     for (int g = 0; g < n && g < MAX_RANKS; g++)
         printf("%s%d", g ? "," : " ", sizes[g]);
     printf("\n");
