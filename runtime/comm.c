@@ -196,19 +196,32 @@ int stitch_comm_size(const stitch_comm_t *comm)
     return st_comm_live(comm) ? comm->p : -1;
 }
 
-int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
+int stitch_comm_levels(const stitch_comm_t *comm)
+{
+    return st_comm_live(comm) ? st_topo_nlevels(st_groups_topo(comm->groups)) : -1;
+}
+
+int stitch_comm_level_groups(const stitch_comm_t *comm, int level, int *sizes, int max)
 {
     if (!st_comm_live(comm))
         return -1;
-    const st_topo *t = &comm->groups->topo;
-    if (t->ngroups == 0) {
+    const st_topo *t = st_groups_topo(comm->groups);
+    if (level < 0 || level >= st_topo_nlevels(t))
+        return -1;
+    st_topo_level lv = st_topo_level_of(t, level);
+    if (!lv.first) { /* the outermost level: one group of all ranks */
         if (sizes && max > 0)
             sizes[0] = comm->p;
         return 1;
     }
-    for (int g = 0; sizes && g < t->ngroups && g < max; g++)
-        sizes[g] = t->first[g + 1] - t->first[g];
-    return t->ngroups;
+    for (int g = 0; sizes && g < lv.ngroups && g < max; g++)
+        sizes[g] = lv.first[g + 1] - lv.first[g];
+    return lv.ngroups;
+}
+
+int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
+{
+    return stitch_comm_level_groups(comm, 0, sizes, max);
 }
 
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)

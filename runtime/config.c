@@ -569,6 +569,27 @@ static stitch_status_t st_load_groups(const st_tunable *t, const char *env, cons
     return STITCH_OK;
 }
 
+/* STITCH_TOPO: kept as text (config->topo first) and read at init (groups.h's st_topo_setting_load), when the
+ * number of ranks is known. Runs after st_load_groups: the topology and the groups are one setting in two forms, so
+ * the communicator's form wins over the environment's, and both forms at the same level are an error naming both. */
+static stitch_status_t st_load_topo(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    int comm_topo = config && config->topo, comm_groups = config && config->groups;
+    out->topo = comm_topo ? config->topo : env;
+    out->topo_source = comm_topo ? "config->topo" : t->name;
+    if (comm_topo && !comm_groups)
+        out->groups = NULL, out->groups_source = NULL; /* config->topo over $STITCH_GROUPS */
+    else if (comm_groups && !comm_topo)
+        out->topo = NULL, out->topo_source = NULL; /* config->groups over $STITCH_TOPO */
+    if (out->topo && out->groups) {
+        snprintf(err, errlen, "%s='%s' and %s='%s' are both given: set one (the topology's layout gives the "
+                 "groups)", out->topo_source, out->topo, out->groups_source, out->groups);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
 /* STITCH_TRANSPORT: auto, or the name of an entry of transport.c's table (shm, tcp); empty is auto. */
 static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
                                          st_settings *out, char *err, size_t errlen)
@@ -789,6 +810,8 @@ static const char *st_config_text(int i, const stitch_config_t *c, char *buf, si
         return c->algo;
     case ST_T_STITCH_GROUPS:
         return c->groups;
+    case ST_T_STITCH_TOPO:
+        return c->topo;
     case ST_T_HCCL_ALGO:
         return c->hccl_algo;
     case ST_T_STITCH_TIMEOUT:

@@ -81,6 +81,8 @@ typedef struct st_settings {
     size_t oneshot_max;                        /* auto: small-message algorithm up to these bytes sent per rank */
     const char *groups;                        /* groups spec as given ("3x2", "2,2,2"); NULL: one group */
     const char *groups_source;                 /* "config->groups" or "STITCH_GROUPS", for messages */
+    const char *topo;                          /* topology file or inline layout (groups.h); NULL: not given */
+    const char *topo_source;                   /* "config->topo" or "STITCH_TOPO", for messages */
     /* process mode */
     int transport;                             /* ST_TP_AUTO, or the index of the entry (st_tp_find) */
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */

@@ -8,7 +8,8 @@
  * the same core) runs at once instead of after a futex round trip.
  *
  * Groups. Topology-aware algorithms see the ranks of each host as a group, whatever their rank order, unless
- * STITCH_GROUPS / stitch_config_t.groups say otherwise (placement.c, after the bootstrap).
+ * STITCH_GROUPS / stitch_config_t.groups or a topology (STITCH_TOPO / stitch_config_t.topo: every level, placed
+ * by the file's host names or in rank order) say otherwise (placement.c, after the bootstrap).
  *
  * Control frames are 16-byte headers (magic, kind, length) + text: abort (with the reason), goodbye, and a
  * progress query and its answer (st_progress). Abort frames are written once, by the thread that wins

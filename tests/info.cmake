@@ -41,3 +41,16 @@ stitch_info_test(bad_deterministic RC 1 ENV "HCCL_DETERMINISTIC=yes"
 # values from the environment say so, and the selection follows them
 stitch_info_test(environment RC 0 STDERR_EMPTY ENV "HCCL_ALGO=allreduce=level1:pipeline"
                  STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +pipeline \\(HCCL_ALGO\\)\n  reduce_scatter +auto: ring\n")
+# --topo FILE: the topology with alpha/beta/gamma per level, groups and sizes, the convergence ratio of each boundary
+set(INFO_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
+stitch_info_test(topo_pods RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/pods-64-128.yaml
+                 STDOUT "\nTopology 'pods-64-128' \\([^\n]*pods-64-128.yaml, from --topo\\):\n  ranks: 192; levels: 3; layout: .8,8,8,8,8,8,8,8.,.8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8.\n.*  0 +server +56 GB/s +1 us +1e-06 +1.786e-11 +24 +8 x24\n  1 +pod +25 GB/s +5 us +5e-06 +4e-11 +2 +64 \\(8\\), 128 \\(16\\)\n  2 +cluster +6.25 GB/s +10 us +1e-05 +1.6e-10 +1 +192 \\(2\\)\n  reduce bandwidth: 100 GB/s; gamma = 1/reduce_bandwidth = 1e-11 s/B\n.*    level0 server / level1 pod: 2.24\n    level1 pod / level2 cluster: 4\n  hosts: none named")
+stitch_info_test(topo_hosts RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/unequal-1-4.yaml
+                 STDOUT "  reduce bandwidth: not given \\(no gamma\\)\n.*    small +1 rank \\(layout positions 0..0\\), devices 0\n    big +4 ranks \\(layout positions 1..4\\), devices 0,1,2,3\n$")
+stitch_info_test(topo_bad RC 1 ARGS --topo ${CMAKE_SOURCE_DIR}/tests/topo/t_bad.yaml
+                 STDERR "^[^\n]*tests/topo/t_bad.yaml:4:13: error: a group must hold at least 1 rank, not 0\n$")
+stitch_info_test(topo_env RC 0 STDERR_EMPTY ENV STITCH_TOPO=2,3
+                 STDOUT "  STITCH_TOPO +'2,3' +environment\n.*\nTopology \\(2,3, from the environment\\):\n  ranks: 5; levels: 2; layout: 2,3\n")
+stitch_info_test(topo_env_bad RC 1 ENV STITCH_TOPO=/nonexistent/t.yaml
+                 STDERR "^stitch-info: STITCH_TOPO: /nonexistent/t.yaml: error: cannot read")
+stitch_info_test(topo_no_file RC 2 STDERR "^stitch-info: --topo needs a FILE" ARGS --topo)

@@ -50,6 +50,16 @@ add_test(NAME runtime.hccl COMMAND test_runtime_hccl)
 set_tests_properties(runtime.hccl PROPERTIES TIMEOUT 60 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")
 
+# The runtime on a topology (STITCH_TOPO, stitch_config_t.topo): groups at every level in threads mode (a level
+# all_gather of tests/runtime/levels.dsl must be right on three levels, and its copy broken after two levels wrong),
+# pipeline on servers-2x8.yaml, the topology/groups precedence, every error's message, stitch_topo_ranks, and process
+# mode's placement by host name on a made-up bootstrap table.
+stitch_runtime_test(topology)
+stitch_compile_dsl(test_runtime_topology ${RUNTIME_TESTS}/levels.dsl st_test_levels NO_VERIFY)
+target_compile_definitions(test_runtime_topology PRIVATE STITCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+add_test(NAME runtime.topology COMMAND test_runtime_topology)
+set_tests_properties(runtime.topology PROPERTIES TIMEOUT 120 LABELS runtime)
+
 # A caller frees its buffers the moment a failed call returns (abort, timeout, mismatch at a random moment of a
 # large all_reduce / all_to_all_v): the default run does a few rounds of 4 MB per failure; the `long` run 100
 # rounds of 64 MB each, meant for the ASan build.

@@ -117,6 +117,13 @@ typedef struct stitch_config {
     double split_ratio;    /* R of the two-dimension Mesh+NHR split, in (0, 1]; 0: not set (as in HCCL's config):
                             * $HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO, else the built-in formula */
     int deterministic;     /* STITCH_DETERMINISTIC_*; 0 (UNSET): $HCCL_DETERMINISTIC, else false */
+    const char *topo; /* the ranks' topology: a YAML topology file (topologies/README.md) or a layout written
+                       * inline, "2,3" (two levels: servers of 2 and 3 ranks) or "[2,3],[4]" (three); its layout
+                       * gives the groups at every level and must hold exactly the communicator's ranks. NULL:
+                       * $STITCH_TOPO. Exclusive with `groups` (both set: init fails naming both); set here, it
+                       * wins over $STITCH_GROUPS, as `groups` wins over $STITCH_TOPO. Process mode: ranks are
+                       * placed by the file's host names when it names hosts, else in rank order, and every rank
+                       * must give the same topology (init compares a hash across ranks) */
 } stitch_config_t;
 
 /* stitch_config_t.deterministic. stitch's results are deterministic (bit-identical run to run) whatever it says;
@@ -128,7 +135,7 @@ enum {
     STITCH_DETERMINISTIC_STRICT = 3
 };
 
-#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0, NULL, 0.0, STITCH_DETERMINISTIC_UNSET}
+#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0, NULL, 0.0, STITCH_DETERMINISTIC_UNSET, NULL}
 
 /* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
  * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in
@@ -140,10 +147,20 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm);
 int stitch_comm_rank(const stitch_comm_t *comm);
 int stitch_comm_size(const stitch_comm_t *comm);
 
-/* The groups topology-aware algorithms (pipeline) see: STITCH_GROUPS / stitch_config_t.groups, else in process
- * mode one group per host. Returns the number of groups (1: not grouped; -1: comm is NULL) and writes the first
- * `max` group sizes, in group order, to sizes (may be NULL when max is 0). */
+/* The groups topology-aware algorithms (pipeline) see: the topology's servers (STITCH_TOPO /
+ * stitch_config_t.topo), STITCH_GROUPS / stitch_config_t.groups, else in process mode one group per host. Returns
+ * the number of groups (1: not grouped; -1: comm is NULL) and writes the first `max` group sizes, in group order,
+ * to sizes (may be NULL when max is 0). The same as stitch_comm_level_groups(comm, 0, sizes, max). */
 int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max);
+/* The number of levels of the communicator's topology (1: one group of all ranks; 2: groups, then everything; a
+ * three-level topology file: 3), or -1 when comm is NULL. */
+int stitch_comm_levels(const stitch_comm_t *comm);
+/* The groups of level `level` (0: servers, innermost; the last level is one group of all ranks): their number, or
+ * -1 for a NULL comm or a level out of range; the first `max` sizes, in ranks, in group order, go to sizes. */
+int stitch_comm_level_groups(const stitch_comm_t *comm, int level, int *sizes, int max);
+/* The number of ranks a topology setting (a file or an inline layout, as stitch_config_t.topo) holds, or -1 with
+ * the reason in err (the loader's `FILE:LINE:COL: error: ...`). For tools that size a job from its topology. */
+int stitch_topo_ranks(const char *topo, char *err, size_t errlen);
 
 /* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT); "auto" restores the choice by
  * size. Every rank must make the same
