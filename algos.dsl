@@ -448,11 +448,13 @@ algorithm nb_binary implements broadcast {
 # Pipeline (spec section 7): S servers x L ranks, rank (s, l) = member(s, l). The inter-server ring among the
 # same-index ranks runs in the same steps as the intra-server mesh. HCCL stages chunks in two or three scratch
 # buffers because its copies are done by DMA engines; in the unit model the chunk lands in its final unit, so
-# the schedule (peers, chunks, S steps) is HCCL's without the staging copies.
+# the schedule (peers, chunks, S steps) is HCCL's without the staging copies. Like HCCL's, it needs servers of
+# equal size; `require` says so, so the verifier's sweep of unequal layouts skips it and the runtime refuses it.
 
 algorithm pipeline implements all_gather {
   units p
   let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  require uniform()                             # equal servers: the same-index ring needs rank l in every one
   step t in 0 .. S - 1 {
     let c = member((s - t) % S, l)                              # received from the ring in the step before
     if t < S - 1 { send unit c to member((s + 1) % S, l) }
@@ -465,6 +467,7 @@ algorithm pipeline implements all_gather {
 algorithm pipeline implements reduce_scatter {
   units p
   let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  require uniform()                             # equal servers: the same-index ring needs rank l in every one
   step t in 0 .. S - 1 {
     for j in 1 .. L - 1 { send unit member((s + 1 + t) % S, (l + j) % L) to member(s, (l + j) % L) reduce }
     if t >= 1 { send unit member((s + t) % S, l) to member((s - 1) % S, l) reduce }

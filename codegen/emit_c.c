@@ -10,6 +10,11 @@
  *     unchanged .dsl gives a byte-identical file.
  * Opcodes are written as numbers, not enum names, so the layout is exactly what the runtime reads; the static
  * assertion on ST_OP_COUNT and ST_TABLE_VERSION catches any renumbering.
+ *
+ * The catalogue is `const st_catalogue SYMBOL`, whose struct is the public opaque `stitch_catalogue_t`, and it
+ * carries st_catalogue_hash of its tables, computed here, so the runtime compares catalogues across processes
+ * without hashing them itself. The header (--header) declares the symbol with the struct's tag alone and includes
+ * nothing: a user's program includes it next to stitch.h and passes &SYMBOL in stitch_config_t.catalogues.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -28,6 +33,11 @@ static const char *const opcode_names[ST_OP_COUNT] = {
     [ST_OP_GROUPS] = "GROUPS",       [ST_OP_GROUP] = "GROUP",
     [ST_OP_INDEX] = "INDEX",         [ST_OP_SIZE] = "SIZE",
     [ST_OP_MEMBER] = "MEMBER",       [ST_OP_LAYOUT] = "LAYOUT",
+    [ST_OP_LEVELS] = "LEVELS",       [ST_OP_GROUPS_AT] = "GROUPS_AT",
+    [ST_OP_GROUP_AT] = "GROUP_AT",   [ST_OP_INDEX_AT] = "INDEX_AT",
+    [ST_OP_SIZE_AT] = "SIZE_AT",     [ST_OP_MEMBER_AT] = "MEMBER_AT",
+    [ST_OP_UNIFORM] = "UNIFORM",     [ST_OP_UNIFORM_AT] = "UNIFORM_AT",
+    [ST_OP_REQUIRE] = "REQUIRE",
     [ST_OP_DUP] = "DUP",             [ST_OP_POP] = "POP",
     [ST_OP_ADD] = "ADD",             [ST_OP_SUB] = "SUB",
     [ST_OP_MUL] = "MUL",             [ST_OP_DIV] = "DIV",
@@ -226,6 +236,7 @@ static void emit_catalogue(FILE *out, const st_catalogue *cat, const char *sym)
     fputs("    .file = ", out);
     put_c_string(out, cat->file);
     fputs(",\n", out);
+    fprintf(out, "    .hash = UINT64_C(0x%016" PRIx64 "), /* st_catalogue_hash */\n", st_catalogue_hash(cat));
     put_part(out, "code", sym, "code", cat->ncode);
     put_part(out, "consts", sym, "consts", cat->nconsts);
     put_part(out, "funcs", sym, "funcs", cat->nfuncs);
@@ -260,9 +271,10 @@ static void emit_header(FILE *out, const st_catalogue *cat, const char *sym)
         guard[n++] = (char)toupper((unsigned char)*c);
     guard[n] = '\0';
     put_banner(out, cat);
-    fprintf(out, "#ifndef %s_H\n#define %s_H\n\n#include \"st_steptab.h\"\n\n", guard, guard);
+    fprintf(out, "#ifndef %s_H\n#define %s_H\n\n", guard, guard);
     fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
-    fprintf(out, "extern const st_catalogue %s;\n\n", sym);
+    fputs("/* stitch_catalogue_t of stitch.h (opaque): pass &SYMBOL in stitch_config_t.catalogues */\n", out);
+    fprintf(out, "struct stitch_catalogue;\nextern const struct stitch_catalogue %s;\n\n", sym);
     fputs("#ifdef __cplusplus\n}\n#endif\n\n", out);
     fprintf(out, "#endif\n");
 }

@@ -377,6 +377,7 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
     int64_t U = 0, nunits, nscratch, S = 0;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
+    err->refused = 0;
     if (p < 1 || p > ST_MAX_RANKS || in->root < 0 || in->root >= p ||
         ((algo->coll == ST_COLL_ALL_TO_ALL || algo->coll == ST_COLL_ALL_TO_ALL_V) && p > 1024)) {
         err->line = algo->line;
@@ -476,7 +477,8 @@ int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *f
     }
     if (x != p)
         return -1;
-    *t = (st_topo){ngroups, first, members, group_of, index_of};
+    *t = (st_topo){.ngroups = ngroups, .first = first, .members = members, .group_of = group_of,
+                   .index_of = index_of, .nlevels = 2};
     return 0;
 }
 
@@ -527,7 +529,8 @@ int st_topo_by_key(st_topo *t, int p, const uint64_t *key, int32_t *first, int32
     }
     free(k);
     free(fill);
-    *t = (st_topo){ngroups, first, members, group_of, index_of};
+    *t = (st_topo){.ngroups = ngroups, .first = first, .members = members, .group_of = group_of,
+                   .index_of = index_of, .nlevels = 2};
     return ngroups;
 }
 

@@ -52,17 +52,43 @@ typedef struct st_err {
     int line;
     char msg[512];
     int col;            /* the column of the send at `line`, when the error is about one (0: none) */
+    int refused;        /* a `require` did not hold: the algorithm does not apply to this instantiation (its
+                         * topology, p or root), which is a refusal, not a fault of the algorithm */
 } st_err;
 
-/* Groups of ranks (servers, super-pods) as the topology queries of the language see them: group g holds
- * members[first[g] .. first[g+1]), in index order. Sizes may differ. */
+/* One level of a topology: group g holds members[first[g] .. first[g+1]) (ranks, in index order); sizes may
+ * differ. NULL arrays (the outermost level, which is always one group) mean one group of all p ranks in rank
+ * order. */
+typedef struct st_topo_level {
+    int ngroups;
+    const int32_t *first;    /* ngroups + 1 */
+    const int32_t *members;  /* p ranks */
+    const int32_t *group_of; /* per rank */
+    const int32_t *index_of; /* per rank */
+} st_topo_level;
+
+/* Ranks in levels (servers, pods, super-pods) as the topology queries of the language see them. Level 0 is the
+ * innermost: its groups are servers, and its fields come first, as before levels existed, so code that reads
+ * ngroups/first/members/group_of/index_of sees the servers. Level k + 1 groups are made of whole level-k groups;
+ * the outermost level, nlevels - 1, is one group of all ranks in rank order and is not stored. Levels 1 ..
+ * nlevels - 2 are upper[0 .. nlevels - 3]. nlevels 0 (a value built field by field, without levels) reads as 2:
+ * the groups, then everything. core/st_topo.h builds one from a nested layout; st_topo_level_of reads any level. */
 typedef struct st_topo {
     int ngroups;
     const int32_t *first;    /* ngroups + 1 */
     const int32_t *members;  /* p ranks */
     const int32_t *group_of; /* per rank */
     const int32_t *index_of; /* per rank */
+    int nlevels;             /* 1 .. ST_TOPO_MAX_LEVELS; 0 reads as 2 */
+    const st_topo_level *upper; /* levels 1 .. nlevels - 2 */
 } st_topo;
+
+#define ST_TOPO_MAX_LEVELS 8
+
+/* The number of levels of t (1 for NULL: one group of all ranks). */
+int st_topo_nlevels(const st_topo *t);
+/* Level k (0 <= k < st_topo_nlevels(t)) of t; NULL t is one level of one group. */
+st_topo_level st_topo_level_of(const st_topo *t, int k);
 
 /* Everything an instantiation depends on besides the table. */
 typedef struct st_inst {
@@ -82,12 +108,13 @@ int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched
 int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out, st_err *err);
 
 /* Fill `t` (whose arrays must hold p, p, p and ngroups + 1 entries) with ngroups groups of consecutive ranks of the
- * given sizes. Returns -1 when the sizes do not add up to p or a size is < 1. */
+ * given sizes: two levels, the groups and everything. Returns -1 when the sizes do not add up to p or a size is < 1. */
 int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *first, int32_t *members,
                     int32_t *group_of, int32_t *index_of);
 /* Fill `t` (arrays as for st_topo_uniform, `first` with room for p + 1) with one group per distinct key[r], e.g.
  * the ranks' host ids: groups ordered by their lowest rank, members in rank order, so a group's ranks need not be
- * consecutive (hosts A B A B A give {0, 2, 4}, {1, 3}). Returns the number of groups, -1 when out of memory. */
+ * consecutive (hosts A B A B A give {0, 2, 4}, {1, 3}); two levels, as st_topo_uniform. Returns the number of
+ * groups, -1 when out of memory. */
 int st_topo_by_key(st_topo *t, int p, const uint64_t *key, int32_t *first, int32_t *members, int32_t *group_of,
                    int32_t *index_of);
 void st_sched_free(st_sched *s);

@@ -1,4 +1,5 @@
-/* st_steptab.c - names of the collectives, shared by the compiler and the runtime. */
+/* st_steptab.c - names of the collectives and the catalogue hash, shared by the compiler and the runtime. */
+#include <string.h>
 #include <strings.h>
 
 #include "st_steptab.h"
@@ -34,4 +35,55 @@ const char *st_coll_list(void)
 #define ST_COLL_STR(id, name) ", " name
     return &ST_COLLECTIVES(ST_COLL_STR)[2];
 #undef ST_COLL_STR
+}
+
+/* ---- the catalogue hash (st_steptab.h) ---------------------------------------------------------------------- */
+
+#define ST_FNV_PRIME 0x100000001b3ULL
+
+static uint64_t st_fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * ST_FNV_PRIME;
+    return h;
+}
+
+/* Little-endian whatever the host, so every host computes the same hash. */
+uint64_t st_hash_int(uint64_t h, int64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+    return st_fnv_bytes(h, b, sizeof b);
+}
+
+/* A string with its terminator, so "ab"+"c" and "a"+"bc" differ; NULL as a lone 0xff. */
+static uint64_t st_fnv_str(uint64_t h, const char *s)
+{
+    return s ? st_fnv_bytes(h, s, strlen(s) + 1) : st_fnv_bytes(h, "\xff", 1);
+}
+
+uint64_t st_catalogue_hash(const st_catalogue *cat)
+{
+    uint64_t h = st_hash_int(ST_HASH_INIT, cat->version);
+    h = st_hash_int(h, cat->ncode);
+    for (int32_t i = 0; i < cat->ncode; i++)
+        h = st_hash_int(st_hash_int(h, cat->code[i].op), cat->code[i].a);
+    h = st_hash_int(h, cat->nconsts);
+    for (int32_t i = 0; i < cat->nconsts; i++)
+        h = st_hash_int(h, cat->consts[i]);
+    h = st_hash_int(h, cat->nfuncs);
+    for (int32_t i = 0; i < cat->nfuncs; i++) {
+        const st_func *f = &cat->funcs[i];
+        h = st_fnv_str(h, f->name);
+        h = st_hash_int(st_hash_int(st_hash_int(st_hash_int(h, f->entry), f->nparams), f->nslots), f->flags);
+    }
+    h = st_hash_int(h, cat->nalgos);
+    for (int32_t i = 0; i < cat->nalgos; i++) {
+        const st_algo *a = &cat->algos[i];
+        h = st_fnv_str(h, a->name);
+        h = st_hash_int(st_hash_int(st_hash_int(st_hash_int(h, a->coll), a->entry), a->nslots), a->flags);
+    }
+    return h;
 }

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 5
+#define ST_TABLE_VERSION 6
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -52,12 +52,21 @@ typedef enum st_opcode {
     ST_OP_R,         /* [-- r]            my rank in the current context */
     ST_OP_U,         /* [-- U]            units (error if `units` has not run yet) */
     ST_OP_ROOT,      /* [-- root]         the root of a rooted collective (0 for the others) */
-    /* topology queries over the groups of the instantiation (one group of all ranks when none is given) */
+    /* topology queries over the groups of the instantiation (one group of all ranks when none is given); the
+     * plain forms ask level 0 (servers), the _AT forms level k, popped last (core/st_sched.h: st_topo) */
     ST_OP_GROUPS,    /* [-- G]            number of groups */
     ST_OP_GROUP,     /* [x -- g]          group of rank x */
     ST_OP_INDEX,     /* [x -- i]          index of rank x in its group */
-    ST_OP_SIZE,      /* [g -- n]          members of group g */
+    ST_OP_SIZE,      /* [g -- n]          members (ranks) of group g */
     ST_OP_MEMBER,    /* [g i -- x]        rank at index i of group g */
+    ST_OP_LEVELS,    /* [-- L]            number of levels (1 without a topology) */
+    ST_OP_GROUPS_AT, /* [k -- G] */
+    ST_OP_GROUP_AT,  /* [x k -- g] */
+    ST_OP_INDEX_AT,  /* [x k -- i] */
+    ST_OP_SIZE_AT,   /* [g k -- n] */
+    ST_OP_MEMBER_AT, /* [g i k -- x] */
+    ST_OP_UNIFORM,   /* [-- b]            1 when every group has the same number of ranks */
+    ST_OP_UNIFORM_AT, /* [k -- b] */
     ST_OP_DUP,       /* [v -- v v] */
     ST_OP_POP,       /* [v --] */
     /* binary [a b -- a op b]; DIV floors toward -inf, MOD is in [0, |b|); errors on b == 0, shifts outside 0..62 */
@@ -88,6 +97,7 @@ typedef enum st_opcode {
                       * send is sent as unit f(u), f = function a (-1: none); a renumbering such as NHR's tree map */
     ST_OP_PHASE,     /* run algorithm a's body (a fresh frame, RET 0 ends it) in the same context: same p, r and
                       * units; its `units` must agree with the caller's */
+    ST_OP_REQUIRE,   /* [c --] c == 0: stop, refusing the instantiation (st_err.refused), not failing it */
     /* phases on sub-communicators (`phase COLL within MEMBERS [units ...] [root R] using ALGO`): */
     ST_OP_SUB_MEMBERS, /* [root -- m] the set built so far, in the order its units were added, is the member list
                         * of the next phase of algorithm a (ranks of the current context, distinct); root is the
@@ -130,11 +140,15 @@ typedef struct st_algo {
 } st_algo;
 
 #define ST_ALGO_USES_ROOT 1 /* reads `root` */
-#define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members) */
+#define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members, levels) */
 
-typedef struct st_catalogue {
+/* The struct's tag is the public opaque type's (stitch.h: `typedef struct stitch_catalogue stitch_catalogue_t`), so
+ * a user's emitted catalogue is passed to the runtime (stitch_config_t.catalogues) without a cast; only the
+ * runtime and the compiler see this layout. */
+typedef struct stitch_catalogue {
     int32_t version;        /* ST_TABLE_VERSION */
     const char *file;       /* the .dsl path as given to stitchc */
+    uint64_t hash;          /* st_catalogue_hash, written by `stitchc emit` (0 in a catalogue compiled in memory) */
     const st_insn *code;
     int32_t ncode;
     const int64_t *consts;
@@ -155,5 +169,16 @@ const char *st_coll_name(int coll);      /* "all_reduce", ...; "?" when out of r
 int st_coll_rooted(int coll);            /* broadcast, reduce, scatter, gather */
 const char *st_coll_list(void);          /* "all_reduce, reduce_scatter, ..." for messages */
 int st_coll_from_name(const char *name); /* -1 when unknown; case-insensitive */
+
+/* A 64-bit FNV-1a hash of what runs: the code (opcodes and operands), the constants, the functions and the
+ * algorithms (names, collectives, entries, frames, flags), each integer as 8 little-endian bytes. Source lines and
+ * columns and the file name are left out, so an edit of comments or a moved file keeps the hash, and the hash is
+ * the same on every host and build. Process-mode ranks compare it (runtime/registry.c) so that ranks built with
+ * different algorithm files fail at init instead of running different schedules. */
+uint64_t st_catalogue_hash(const st_catalogue *cat);
+/* The same FNV-1a, one step: h (start from ST_HASH_INIT) extended by v's 8 little-endian bytes. The runtime
+ * combines the hashes of a communicator's catalogues with it. */
+#define ST_HASH_INIT 0xcbf29ce484222325ULL
+uint64_t st_hash_int(uint64_t h, int64_t v);
 
 #endif

@@ -747,39 +747,77 @@ static int declare_units(vm *m)
     return m->nsub > 0 && !m->subs[m->nsub - 1].mfirst ? sub_map(m) : 0;
 }
 
-/* Topology queries; without a topology all ranks form group 0 in rank order. */
+/* The words of a query for messages: "group(7)" at level 0 as written without a level, "group(7, 1)" above. */
+static const char *query_args(char *buf, size_t len, int64_t a, int64_t b, int nargs, int leveled, int64_t k)
+{
+    int o = nargs == 2 ? snprintf(buf, len, "%lld, %lld", (long long)a, (long long)b)
+                       : snprintf(buf, len, "%lld", (long long)a);
+    if (leveled)
+        snprintf(buf + o, len - (size_t)o, ", %lld", (long long)k);
+    return buf;
+}
+
+/* Topology queries at level k (0 for the plain forms); without a topology there is one level, whose one group
+ * holds all ranks in rank order. Every argument is checked, so a query never reads outside the arrays. */
 static int topo_query(vm *m, int op)
 {
-    const st_topo *t = m->topo;
-    int64_t x, g;
-    int64_t ngroups = t ? t->ngroups : 1;
+    int leveled = op >= ST_OP_GROUPS_AT && op != ST_OP_UNIFORM;
+    int64_t x = 0, g = 0, k = 0;
+    int nlevels = st_topo_nlevels(m->topo);
+    char a[96];
+    if (op == ST_OP_LEVELS)
+        return push(m, nlevels);
+    if (leveled) {
+        if (pop(m, &k))
+            return -1;
+        if (k < 0 || k >= nlevels)
+            return fail(m, "level %lld does not exist (%d level%s: 0..%d)", (long long)k, nlevels,
+                        nlevels == 1 ? "" : "s", nlevels - 1);
+    }
+    st_topo_level t = st_topo_level_of(m->topo, (int)k);
     switch (op) {
-    case ST_OP_GROUPS: return push(m, ngroups);
+    case ST_OP_GROUPS:
+    case ST_OP_GROUPS_AT: return push(m, t.ngroups);
+    case ST_OP_UNIFORM:
+    case ST_OP_UNIFORM_AT:
+        for (int i = 1; t.first && i < t.ngroups; i++)
+            if (t.first[i + 1] - t.first[i] != t.first[1] - t.first[0])
+                return push(m, 0);
+        return push(m, 1);
     case ST_OP_GROUP:
     case ST_OP_INDEX:
+    case ST_OP_GROUP_AT:
+    case ST_OP_INDEX_AT: {
+        int is_group = op == ST_OP_GROUP || op == ST_OP_GROUP_AT;
         if (pop(m, &x))
             return -1;
         if (x < 0 || x >= m->p)
-            return fail(m, "%s(%lld): no such rank (p = %lld)", op == ST_OP_GROUP ? "group" : "index", (long long)x,
-                        (long long)m->p);
-        return push(m, !t ? (op == ST_OP_GROUP ? 0 : x) : op == ST_OP_GROUP ? t->group_of[x] : t->index_of[x]);
+            return fail(m, "%s(%s): no such rank (p = %lld)", is_group ? "group" : "index",
+                        query_args(a, sizeof a, x, 0, 1, leveled, k), (long long)m->p);
+        if (!t.group_of)
+            return push(m, is_group ? 0 : x);
+        return push(m, is_group ? t.group_of[x] : t.index_of[x]);
+    }
     case ST_OP_SIZE:
+    case ST_OP_SIZE_AT:
         if (pop(m, &g))
             return -1;
-        if (g < 0 || g >= ngroups)
-            return fail(m, "size(%lld): no such group (%lld groups)", (long long)g, (long long)ngroups);
-        return push(m, t ? t->first[g + 1] - t->first[g] : m->p);
-    default: /* MEMBER */
+        if (g < 0 || g >= t.ngroups)
+            return fail(m, "size(%s): no such group (%d groups)", query_args(a, sizeof a, g, 0, 1, leveled, k),
+                        t.ngroups);
+        return push(m, t.first ? t.first[g + 1] - t.first[g] : m->p);
+    default: { /* MEMBER, MEMBER_AT */
         if (pop(m, &x) || pop(m, &g))
             return -1;
-        if (g < 0 || g >= ngroups)
-            return fail(m, "member(%lld, %lld): no such group (%lld groups)", (long long)g, (long long)x,
-                        (long long)ngroups);
-        int64_t size = t ? t->first[g + 1] - t->first[g] : m->p;
+        if (g < 0 || g >= t.ngroups)
+            return fail(m, "member(%s): no such group (%d groups)", query_args(a, sizeof a, g, x, 2, leveled, k),
+                        t.ngroups);
+        int64_t size = t.first ? t.first[g + 1] - t.first[g] : m->p;
         if (x < 0 || x >= size)
-            return fail(m, "member(%lld, %lld): group %lld has %lld members", (long long)g, (long long)x,
+            return fail(m, "member(%s): group %lld has %lld members", query_args(a, sizeof a, g, x, 2, leveled, k),
                         (long long)g, (long long)size);
-        return push(m, t ? t->members[t->first[g] + x] : x);
+        return push(m, t.members ? t.members[t.first[g] + x] : x);
+    }
     }
 }
 
@@ -818,7 +856,17 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
     case ST_OP_P: return push(m, m->p);
     case ST_OP_ROOT: return push(m, m->root);
     case ST_OP_GROUPS: case ST_OP_GROUP: case ST_OP_INDEX: case ST_OP_SIZE: case ST_OP_MEMBER:
+    case ST_OP_LEVELS: case ST_OP_GROUPS_AT: case ST_OP_GROUP_AT: case ST_OP_INDEX_AT: case ST_OP_SIZE_AT:
+    case ST_OP_MEMBER_AT: case ST_OP_UNIFORM: case ST_OP_UNIFORM_AT:
         return topo_query(m, in->op);
+    case ST_OP_REQUIRE:
+        if (pop(m, &v))
+            return -1;
+        if (v)
+            return 0;
+        fail(m, "the algorithm's `require` at line %d does not hold", m->line);
+        m->err->refused = 1;
+        return -1;
     case ST_OP_LAYOUT: return set_layout(m, in->a);
     case ST_OP_R: return push(m, m->r);
     case ST_OP_U:
@@ -955,6 +1003,7 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
 {
     vm *m = calloc(1, sizeof *m);
     int rc = -1;
+    err->refused = 0;
     if (!m || !(m->slots = malloc(sizeof(int64_t) * ST_VM_SLOTS))) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
         err->line = 0;

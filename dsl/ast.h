@@ -99,7 +99,9 @@ typedef enum st_stmt_kind {
     ST_S_IF,    /* if expr { body } [else { else_body }]        (anywhere; `else if` nests an IF in else_body) */
     ST_S_SEND,  /* send uset to expr [at uset] [copy|reduce]    (inside a step) */
     ST_S_PHASE, /* phase coll using algo                        (algorithm level) */
-    ST_S_LAYOUT /* layout fn                                    (algorithm level): renumber units of later sends */
+    ST_S_LAYOUT, /* layout fn                                   (algorithm level): renumber units of later sends */
+    ST_S_REQUIRE /* require expr                                (outside steps): the instantiation is refused when
+                  * expr is 0 on some rank (verify skips it; the runtime names the line) */
 } st_stmt_kind;
 
 typedef struct st_stmt {
@@ -108,7 +110,7 @@ typedef struct st_stmt {
     st_str name;          /* LET, FN: bound name; STEP, FOR: loop variable (len 0 for a plain step); LAYOUT: fn */
     st_pos name_pos;
     st_param *params;     /* FN */
-    st_expr *expr;        /* UNITS, LET, FN body, IF condition, SEND destination */
+    st_expr *expr;        /* UNITS, LET, FN body, IF condition, SEND destination, REQUIRE condition */
     st_expr *lo, *hi;     /* STEP (family), FOR: inclusive bounds */
     st_uset *units;       /* SEND */
     st_uset *at;          /* SEND: destination units (NULL: the same as `units`) */

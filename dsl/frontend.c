@@ -6,8 +6,9 @@
  * algorithm costs one error and the ones after it are still checked. Complete algorithms are linked into the
  * file by the grammar as they are reduced, so a failure keeps everything before it.
  *
- * Reading a file (st_read_source) is bounded too: one open that cannot block, fstat on that descriptor, only
- * regular files, at most ST_MAX_SOURCE bytes; a FIFO or /dev/zero would otherwise hang the compiler or fill memory.
+ * Reading a file (st_read_source) is bounded too: core/st_readfile.c opens without blocking, checks with fstat
+ * on that descriptor, reads only regular files of at most ST_MAX_SOURCE bytes; a FIFO or /dev/zero would otherwise
+ * hang the compiler or fill memory. The topology loader (core/st_topofile.c) reads its files the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "front.h"
+#include "st_readfile.h"
 #include "frontend.h"
 #include "parser.h"
 
@@ -226,83 +228,9 @@ st_file *st_parse(const char *path, const char *src, size_t len, st_diags *d)
     return f;
 }
 
-/* What kind of thing a non-regular file is, for the message that refuses it. */
-static const char *file_kind(mode_t m)
-{
-    return S_ISFIFO(m) ? "a FIFO or pipe" : S_ISCHR(m) ? "a character device" : S_ISDIR(m) ? "a directory"
-         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a plain file";
-}
-
-/* Read all of `fd` up to ST_MAX_SOURCE + 1 bytes (one more than allowed, so a file that grew past the limit after
- * fstat is still caught). Returns the buffer, or NULL with errno set. */
-static char *read_all(int fd, size_t hint, size_t *len)
-{
-    size_t cap = hint < ST_MAX_SOURCE ? hint + 1 : (size_t)ST_MAX_SOURCE + 1, n = 0;
-    char *buf = malloc(cap);
-    while (buf && n <= ST_MAX_SOURCE) {
-        if (n == cap) {
-            size_t cap2 = cap * 2 > (size_t)ST_MAX_SOURCE + 1 ? (size_t)ST_MAX_SOURCE + 1 : cap * 2;
-            char *nb = realloc(buf, cap2);
-            if (!nb) {
-                free(buf);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb, cap = cap2;
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got == 0)
-            break;
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            int e = errno;
-            free(buf);
-            errno = e;
-            return NULL;
-        }
-        n += (size_t)got;
-    }
-    if (!buf)
-        errno = ENOMEM;
-    *len = n;
-    return buf;
-}
-
 int st_read_source(const char *path, char **text, size_t *len, char *why, size_t whycap)
 {
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, before fstat could refuse it */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    struct stat st;
-    *text = NULL;
-    *len = 0;
-    if (fd < 0) {
-        int e = errno;
-        snprintf(why, whycap, "cannot read: %s", strerror(e));
-        errno = e;
-        return -1;
-    }
-    int rc = -2;
-    if (fstat(fd, &st) != 0)
-        snprintf(why, whycap, "cannot read: %s", strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        snprintf(why, whycap, "not a regular file (%s); only regular files are read", file_kind(st.st_mode));
-    else if (st.st_size > ST_MAX_SOURCE)
-        snprintf(why, whycap, "file too large (%lld bytes); the limit for a source file is %d MiB",
-                 (long long)st.st_size, ST_MAX_SOURCE >> 20);
-    else if (!(*text = read_all(fd, (size_t)st.st_size, len)))
-        snprintf(why, whycap, "cannot read: %s", strerror(errno));
-    else if (*len > ST_MAX_SOURCE)
-        snprintf(why, whycap, "file too large (it grew past %d MiB while being read); the limit for a source file "
-                 "is %d MiB", ST_MAX_SOURCE >> 20, ST_MAX_SOURCE >> 20);
-    else
-        rc = 0;
-    if (rc != 0) {
-        free(*text);
-        *text = NULL;
-    }
-    close(fd);
-    return rc;
+    return st_read_regular(path, ST_MAX_SOURCE, "source file", text, len, why, whycap);
 }
 
 st_file *st_parse_path(const char *path, st_diags *d)

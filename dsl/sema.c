@@ -52,13 +52,17 @@ typedef struct builtin {
     const char *name;
     int arity; /* -2: two or more */
     int op;
+    int op_at; /* the topology queries: the form with one more argument, the level (0: none) */
 } builtin;
 
+/* The topology queries take an optional last argument, the level: `group(x)` is `group(x, 0)`. */
 static const builtin builtins[] = {
-    {"floor_log2", 1, ST_OP_FLOOR_LOG2}, {"ceil_log2", 1, ST_OP_CEIL_LOG2}, {"pow2", 1, ST_OP_POW2},
-    {"gcd", 2, ST_OP_GCD}, {"lcm", 2, ST_OP_LCM}, {"min", -2, ST_OP_MIN}, {"max", -2, ST_OP_MAX},
-    {"groups", 0, ST_OP_GROUPS}, {"group", 1, ST_OP_GROUP}, {"index", 1, ST_OP_INDEX}, {"size", 1, ST_OP_SIZE},
-    {"member", 2, ST_OP_MEMBER},
+    {"floor_log2", 1, ST_OP_FLOOR_LOG2, 0}, {"ceil_log2", 1, ST_OP_CEIL_LOG2, 0}, {"pow2", 1, ST_OP_POW2, 0},
+    {"gcd", 2, ST_OP_GCD, 0}, {"lcm", 2, ST_OP_LCM, 0}, {"min", -2, ST_OP_MIN, 0}, {"max", -2, ST_OP_MAX, 0},
+    {"groups", 0, ST_OP_GROUPS, ST_OP_GROUPS_AT}, {"group", 1, ST_OP_GROUP, ST_OP_GROUP_AT},
+    {"index", 1, ST_OP_INDEX, ST_OP_INDEX_AT}, {"size", 1, ST_OP_SIZE, ST_OP_SIZE_AT},
+    {"member", 2, ST_OP_MEMBER, ST_OP_MEMBER_AT}, {"levels", 0, ST_OP_LEVELS, 0},
+    {"uniform", 0, ST_OP_UNIFORM, ST_OP_UNIFORM_AT},
 };
 
 static const char *const reserved[] = {"p", "r", "U", "root"};
@@ -333,7 +337,13 @@ static void call_expr(cg *g, const st_expr *e)
         return;
     }
     int want = b ? b->arity : s->nparams;
-    if ((want >= 0 && n != want) || (want == -2 && n < 2)) {
+    int leveled = b && b->op_at && n == want + 1;
+    if (b && b->op_at && !leveled && n != want) {
+        st_error(g->d, e->pos, "'%.*s' takes %d or %d arguments (the last one a level), %d given", e->name.len,
+                 e->name.s, want, want + 1, n);
+        return;
+    }
+    if (!leveled && ((want >= 0 && n != want) || (want == -2 && n < 2))) {
         st_error(g->d, e->pos, "'%.*s' takes %s%d argument%s, %d given", e->name.len, e->name.s,
                  want == -2 ? "at least " : "", want == -2 ? 2 : want, (want == 1) ? "" : "s", n);
         return;
@@ -351,10 +361,10 @@ static void call_expr(cg *g, const st_expr *e)
         if (b && want == -2 && i > 0)
             emit(g, b->op, 0); /* min/max fold left */
     }
-    if (b && b->op >= ST_OP_GROUPS && b->op <= ST_OP_MEMBER)
+    if (b && b->op >= ST_OP_GROUPS && b->op <= ST_OP_UNIFORM_AT)
         g->flags |= ST_ALGO_USES_TOPO;
     if (b && want != -2)
-        emit(g, b->op, 0);
+        emit(g, leveled ? b->op_at : b->op, 0);
     else if (!b)
         emit(g, ST_OP_CALL, s->fn);
 }
@@ -741,6 +751,8 @@ static const char *placement_error(const st_stmt *s, where at)
     case ST_S_PHASE: return at == AT_STEP ? "'phase' inside a step; phases are made of steps" : NULL;
     case ST_S_SEND: return at != AT_STEP ? "'send' outside a step; wrap it in step { ... }" : NULL;
     case ST_S_LAYOUT: return at == AT_STEP ? "'layout' inside a step; it applies to an algorithm's steps" : NULL;
+    case ST_S_REQUIRE: return at == AT_STEP ? "'require' inside a step; state what the algorithm needs before its "
+                                              "steps" : NULL;
     default: return NULL;
     }
 }
@@ -792,6 +804,11 @@ static void stmt(cg *g, const st_stmt *s, where at)
         break;
     case ST_S_PHASE: phase_stmt(g, s); break;
     case ST_S_LAYOUT: layout_stmt(g, s); break;
+    case ST_S_REQUIRE:
+        expr(g, s->expr);
+        g->line = s->pos.line;
+        emit(g, ST_OP_REQUIRE, 0);
+        break;
     }
 }
 

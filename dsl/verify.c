@@ -578,31 +578,27 @@ int st_verify_holdings(const st_sched *s, FILE *out)
     return a.nomem ? -1 : 0;
 }
 
-/* "p = 6", "p = 6, root 3", "p = 6 as 3x2" */
-static void inst_text(const st_algo *al, const st_inst *in, char *buf, size_t len)
+/* "p = 6", "p = 6, root 3", "p = 6 as 3x2", "p = 5 as 2,3" */
+static void inst_text(const st_algo *al, const st_inst *in, const char *shape, char *buf, size_t len)
 {
     int o = snprintf(buf, len, "p = %d", in->p);
     if (st_coll_rooted(al->coll))
         o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
-    const st_topo *t = in->topo;
-    int equal = 1;
-    for (int g = 1; t && g < t->ngroups; g++)
-        equal &= t->first[g + 1] - t->first[g] == t->first[1];
-    if (t && equal)
-        snprintf(buf + o, len - (size_t)o, " as %dx%d", t->ngroups, in->p / t->ngroups);
-    for (int g = 0; t && !equal && g < t->ngroups && (size_t)o < len; g++) /* groups 2+3 */
-        o += snprintf(buf + o, len - (size_t)o, "%s%d", g ? "+" : " as groups ", t->first[g + 1] - t->first[g]);
+    if (in->topo && shape)
+        snprintf(buf + o, len - (size_t)o, " as %s", shape);
 }
 
-/* Verify one instantiation. Returns 0, or -1 with the failure printed. */
-static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, int *nsteps, int *nxfers,
-                      FILE *out)
+/* Verify one instantiation. Returns 0, 1 when a `require` refused it, or -1 with the failure printed. */
+static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, const char *shape,
+                      int *nsteps, int *nxfers, FILE *out)
 {
     st_sched s;
     st_err err;
-    char what[80];
-    inst_text(al, in, what, sizeof what);
+    char what[200];
+    inst_text(al, in, shape, what, sizeof what);
     if (st_sched_build_ex(cat, al, in, &s, &err)) {
+        if (err.refused)
+            return 1;
         fprintf(out, "%s:%d: error: %s %s cannot be instantiated for %s: %s\n", cat->file,
                 err.line ? err.line : al->line, al->name, st_coll_name(al->coll), what, err.msg);
         return -1;
@@ -623,18 +619,34 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     return rc;
 }
 
+/* Whether algorithm ai runs a phase on a sub-communicator, itself or through the phases it runs (sema rules out
+ * cycles; the depth bound is only a guard). */
+static int is_composite(const st_catalogue *cat, int ai, int depth)
+{
+    for (int pc = cat->algos[ai].entry; depth < 64 && pc >= 0 && pc < cat->ncode; pc++) {
+        const st_insn *in = &cat->code[pc];
+        if (in->op == ST_OP_RET && in->a == 0)
+            break;
+        if (in->op == ST_OP_SUB_PHASE || (in->op == ST_OP_PHASE && is_composite(cat, in->a, depth + 1)))
+            return 1;
+    }
+    return 0;
+}
+
 /* Roots to try for a rooted collective, whether or not its body reads `root`: the contract (who starts with the
  * data, who must end with it) depends on the root even when the schedule does not, and an algorithm that ignores
  * the root is wrong for every root but one. Every root up to p = ST_VERIFY_ALL_ROOTS; above, a sample that covers
  * both ends, the middle and odd/even: roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1
- * (docs/language.md, section 7, says so; the long sweep to p = 512 stays within minutes). Collectives without a root are tried once, with root 0. */
-static int next_root(const st_algo *al, int p, int root)
+ * (docs/language.md, section 7, says so; the long sweep to p = 512 stays within minutes). A composite in the
+ * default sweep (`sample`, see st_verify) gets every root up to p = ST_VERIFY_ALL_ROOTS_COMPOSITE and then
+ * 0, 1, p/2, p-1. Collectives without a root are tried once, with root 0. */
+static int next_root(const st_algo *al, int p, int root, int sample)
 {
     if (!st_coll_rooted(al->coll))
         return root < 0 ? 0 : p;
-    if (p <= ST_VERIFY_ALL_ROOTS)
+    if (p <= (sample ? ST_VERIFY_ALL_ROOTS_COMPOSITE : ST_VERIFY_ALL_ROOTS))
         return root + 1;
-    int small = p <= 64 ? 3 : 1; /* roots 0 .. small are tried */
+    int small = p <= 64 && !sample ? 3 : 1; /* roots 0 .. small are tried */
     if (root < small)
         return root + 1;
     if (root < p / 2)
@@ -645,29 +657,43 @@ static int next_root(const st_algo *al, int p, int root)
 }
 
 /* Groupings (S groups of L ranks) to try for topology-aware algorithms: every divisor L of p up to p = 64, then
- * the extremes and a few in between (L = 1, 2, 3, 4, p/4, p/3, p/2, p). */
-static int try_grouping(int p, int L)
+ * the extremes and a few in between (L = 1, 2, 3, 4, p/4, p/3, p/2, p). A composite in the default sweep gets every
+ * divisor up to p = 32, then only the extremes (L = 1, 2, p/2, p: groups of one, pairs, two groups, one group). */
+static int try_grouping(int p, int L, int sample)
 {
     if (p % L)
         return 0;
+    if (sample && p > 32)
+        return L <= 2 || L == p / 2 || L == p;
     return p <= 64 || L <= 4 || L == p / 4 || L == p / 3 || L == p / 2 || L == p;
 }
 
-/* Verify with the one grouping the options give: topology-aware algorithms with it, the others at its p. */
-static int verify_topo(const st_catalogue *cat, const st_algo *al, const st_topo *topo, const int32_t *use, int p,
-                       int *nsteps, int *nxfers, FILE *out)
+/* One (algorithm, collective) being verified: what its instantiations share, and what they came to. */
+typedef struct tally {
+    const int32_t *use; /* st_inst.use: roles replaced (NULL: none) */
+    int sample;         /* a composite in the default sweep: fewer roots, groupings and layouts (st_verify) */
+    int nsteps, nxfers; /* of the last one verified */
+    int done, refused;
+} tally;
+
+/* Verify every root (or sample) of p on topology `topo` (NULL: none), described as `shape`. */
+static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const st_topo *topo, const char *shape,
+                        tally *t, FILE *out)
 {
     int rc = 0;
-    for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
-        st_inst in = {.p = p, .root = root, .topo = al->flags & ST_ALGO_USES_TOPO ? topo : NULL, .use = use};
-        rc = verify_one(cat, al, &in, nsteps, nxfers, out);
+    for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
+        st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use};
+        rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, out);
+        if (rc == 1)
+            t->refused++;
+        else if (rc == 0)
+            t->done++;
     }
-    return rc;
+    return rc < 0 ? -1 : rc;
 }
 
 /* Verify for p with every root (or sample) and, for topology-aware algorithms, every uniform grouping. */
-static int verify_p(const st_catalogue *cat, const st_algo *al, int p, const int32_t *use, int *nsteps, int *nxfers,
-                    FILE *out)
+static int verify_p(const st_catalogue *cat, const st_algo *al, int p, tally *t, FILE *out)
 {
     int32_t *arr = malloc(sizeof(int32_t) * (4 * (size_t)p + 2));
     int *sizes = malloc(sizeof(int) * (size_t)p);
@@ -676,21 +702,145 @@ static int verify_p(const st_catalogue *cat, const st_algo *al, int p, const int
         fprintf(out, "%s: error: out of memory\n", cat->file);
         rc = -1;
     }
-    for (int L = 1; L <= p && !rc; L++) {
+    for (int L = 1; L <= p && rc >= 0; L++) {
         st_topo topo;
+        char shape[40];
         int G = p / L, uses_topo = al->flags & ST_ALGO_USES_TOPO;
-        if (!try_grouping(p, L) || (!uses_topo && L != p))
+        if (!try_grouping(p, L, t->sample) || (!uses_topo && L != p))
             continue;
         for (int g = 0; g < G; g++)
             sizes[g] = L;
         st_topo_uniform(&topo, p, G, sizes, arr, arr + G + 1, arr + G + 1 + p, arr + G + 1 + 2 * p);
-        for (int root = next_root(al, p, -1); root < p && !rc; root = next_root(al, p, root)) {
-            st_inst in = {.p = p, .root = root, .topo = uses_topo ? &topo : NULL, .use = use};
-            rc = verify_one(cat, al, &in, nsteps, nxfers, out);
-        }
+        snprintf(shape, sizeof shape, "%dx%d", G, L);
+        rc = verify_roots(cat, al, p, uses_topo ? &topo : NULL, shape, t, out);
     }
     free(arr);
     free(sizes);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Verify on one layout: its p, and its topology for a topology-aware algorithm. Returns 0, 1 (refused), -1. */
+static int verify_layout(const st_catalogue *cat, const st_algo *al, const st_layout *l, const char *name,
+                         tally *t, FILE *out)
+{
+    st_topo topo;
+    void *mem;
+    char shape[200];
+    if (st_topo_build(l, &topo, &mem)) {
+        fprintf(out, "%s: error: out of memory\n", cat->file);
+        return -1;
+    }
+    if (name)
+        snprintf(shape, sizeof shape, "%s", name);
+    else
+        st_layout_format(l, shape, sizeof shape);
+    int rc = verify_roots(cat, al, l->p, al->flags & ST_ALGO_USES_TOPO ? &topo : NULL, shape, t, out);
+    free(mem);
+    return rc;
+}
+
+/* ---- the layout sweep ------------------------------------------------------------------------------------------ */
+
+typedef struct sweeper {
+    const st_catalogue *cat;
+    const st_algo *al;
+    tally *t;
+    FILE *out;
+} sweeper;
+
+static int sweep_text(sweeper *w, const char *text)
+{
+    st_layout l;
+    char why[160];
+    if (st_layout_parse(text, &l, why, sizeof why)) { /* cannot happen: the texts are ours */
+        fprintf(w->out, "%s: error: sweep layout '%s': %s\n", w->cat->file, text, why);
+        return -1;
+    }
+    int rc = verify_layout(w->cat, w->al, &l, NULL, w->t, w->out);
+    st_layout_free(&l);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Next tuple of n values in 1..max, odometer style; 0 after the last. */
+static int odometer(int *a, int n, int max)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (a[i] < max) {
+            a[i]++;
+            return 1;
+        }
+        a[i] = 1;
+    }
+    return 0;
+}
+
+/* Every list of 1..maxn counts in 1..maxs, written "a,b,c" into texts (each of `len` bytes); returns how many. */
+static int lists(int maxn, int maxs, char *texts, size_t len)
+{
+    int a[8], count = 0;
+    for (int n = 1; n <= maxn; n++) {
+        for (int i = 0; i < n; i++)
+            a[i] = 1;
+        do {
+            size_t o = 0;
+            char *t = texts ? texts + (size_t)count * len : NULL;
+            for (int i = 0; i < n && t; i++)
+                o += (size_t)snprintf(t + o, len - o, "%s%d", i ? "," : "", a[i]);
+            count++;
+        } while (odometer(a, n, maxs));
+    }
+    return count;
+}
+
+/* The layouts after the range: one server of 1..8; two levels, 1..G servers of 1..8; three levels, 1..2 pods of
+ * servers. A composite (hier, ahc, ...) costs tens of times more per instantiation than a flat algorithm (it
+ * instantiates its inner algorithms for every part), so by default it gets every layout of one and two servers but
+ * only every COMPOSITE_STRIDE-th of three servers and of the pods (11: 8 and 64 are neither 0 nor 1 modulo 11, so
+ * the sample spreads over every size at every position and every p, and it holds spec 9's 7,5,3); `--sweep long`
+ * tries them all. */
+#define COMPOSITE_STRIDE 11
+
+static int sweep(const st_catalogue *cat, const st_algo *al, int which, tally *t, FILE *out)
+{
+    sweeper w = {cat, al, t, out};
+    int long_ = which == ST_SWEEP_LONG, rc = 0;
+    int stride = t->sample ? COMPOSITE_STRIDE : 1, kept = 0;
+    int G = long_ ? 4 : 3, pods = 2, servers = long_ ? 3 : 2, size = long_ ? 4 : 3;
+    for (int n = 1; n <= 8 && !rc; n++) { /* one level: a single server */
+        st_layout l = {0};
+        char why[160];
+        if (st_layout_leaf(&l, 0, n, why, sizeof why) == 0)
+            rc = verify_layout(cat, al, &l, NULL, t, out) < 0 ? -1 : 0;
+        st_layout_free(&l);
+    }
+    int n2 = lists(G, 8, NULL, 0), n3 = lists(servers, size, NULL, 0);
+    char *two = malloc((size_t)n2 * 16), *pod = malloc((size_t)n3 * 16), text[128];
+    if (!two || !pod) {
+        fprintf(out, "%s: error: out of memory\n", cat->file);
+        rc = -1;
+    }
+    if (!rc) {
+        lists(G, 8, two, 16);
+        lists(servers, size, pod, 16);
+    }
+    int all2 = lists(2, 8, NULL, 0); /* one or two servers: always every layout */
+    for (int i = 0; i < n2 && !rc; i++) /* two levels */
+        if (i < all2 || kept++ % stride == 0)
+            rc = sweep_text(&w, two + (size_t)i * 16);
+    for (int np = 1; np <= pods && !rc; np++) { /* three levels: pods of servers */
+        int a[8];
+        for (int i = 0; i < np; i++)
+            a[i] = 1;
+        do {
+            size_t o = 0;
+            for (int i = 0; i < np; i++)
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s[%s]", i ? "," : "", pod + (size_t)(a[i] - 1) * 16);
+            if (kept++ % stride == 0)
+                rc = sweep_text(&w, text);
+        } while (!rc && odometer(a, np, n3));
+    }
+    free(two);
+    free(pod);
     return rc;
 }
 
@@ -699,23 +849,58 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
     int matched = 0, failed = 0;
     for (int i = 0; i < cat->nalgos; i++) {
         const st_algo *al = &cat->algos[i];
+        int uses_topo = al->flags & ST_ALGO_USES_TOPO;
         if ((o->algo && strcasecmp(o->algo, al->name) != 0) || (o->coll >= 0 && o->coll != al->coll))
             continue;
         matched++;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int nsteps = 0, nxfers = 0, bad = 0;
-        for (int p = o->pmin; p <= o->pmax && !bad; p++)
-            bad = (o->topo ? verify_topo(cat, al, o->topo, o->use, p, &nsteps, &nxfers, out)
-                           : verify_p(cat, al, p, o->use, &nsteps, &nxfers, out)) != 0;
+        /* composites (is_composite) cost tens of times more per instantiation than flat algorithms: by default
+         * they get fewer roots (next_root), groupings above p = 32 (try_grouping) and layouts (sweep), so that
+         * the default verify stays near ten seconds; given layouts and --sweep long get everything */
+        int sample = !o->layouts && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
+        tally t = {.use = o->use, .sample = sample};
+        int bad = 0, pmax = o->pmax;
+        char range[64];
+        if (o->layouts) {
+            for (int k = 0; k < o->nlayouts && !bad; k++) {
+                const char *name = o->layout_names ? o->layout_names[k] : NULL;
+                char shape[200];
+                int before = t.refused;
+                bad = verify_layout(cat, al, &o->layouts[k], name, &t, out) < 0;
+                pmax = o->layouts[k].p;
+                if (!bad && t.refused > before) {
+                    st_layout_format(&o->layouts[k], shape, sizeof shape);
+                    fprintf(out, "not applicable: %s %s on %s (its `require` does not hold)\n", al->name,
+                            st_coll_name(al->coll), name ? name : shape);
+                }
+            }
+            snprintf(range, sizeof range, "the given layout%s", o->nlayouts == 1 ? "" : "s");
+        } else {
+            for (int p = o->pmin; p <= o->pmax && !bad; p++)
+                bad = verify_p(cat, al, p, &t, out) != 0;
+            int nsteps = t.nsteps, nxfers = t.nxfers; /* the summary quotes p = pmax */
+            if (!bad && uses_topo && o->sweep != ST_SWEEP_NONE)
+                bad = sweep(cat, al, o->sweep, &t, out) != 0;
+            t.nsteps = nsteps, t.nxfers = nxfers;
+            if (!bad && t.done == 0 && t.refused > 0) {
+                fprintf(out, "%s:%d: error: %s %s: its `require` refused every instantiation tried (%d), so "
+                        "nothing was proved\n", cat->file, al->line, al->name, st_coll_name(al->coll), t.refused);
+                bad = 1;
+            }
+            snprintf(range, sizeof range, "p = %d..%d", o->pmin, o->pmax);
+        }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         failed += bad;
-        if (!bad)
-            fprintf(out, "verified %-12s %-15s p = %d..%d%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
-                    al->name, st_coll_name(al->coll), o->pmin, o->pmax,
-                    st_coll_rooted(al->coll) ? ", roots" : "",
-                    al->flags & ST_ALGO_USES_TOPO ? o->topo ? ", the groups given" : ", SxL groupings" : "",
-                    o->pmax, nsteps, nxfers,
+        char refused[64] = "";
+        if (t.refused)
+            snprintf(refused, sizeof refused, ", %d refused by require", t.refused);
+        if (!bad && t.done > 0)
+            fprintf(out, "verified %-12s %-15s %s%s%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
+                    al->name, st_coll_name(al->coll), range, st_coll_rooted(al->coll) ? ", roots" : "",
+                    uses_topo ? (o->layouts ? "" : o->sweep == ST_SWEEP_NONE ? ", SxL groupings"
+                                 : ", SxL groupings and layouts") : "",
+                    refused, pmax, t.nsteps, t.nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
     return matched ? failed : -1;

@@ -9,7 +9,11 @@
  * deadlock on a schedule whose ranks agree on the step count. Rooted collectives are tried with every root up to
  * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1),
  * whether or not the body reads `root`;
- * topology-aware ones with every even grouping S x L up to p = 64 and a sample above, or with one given grouping.
+ * topology-aware ones with every even grouping S x L up to p = 64 and a sample above, and then over a sweep of
+ * layouts, unequal ones included (st_verify_opts.sweep). A `require` that does not hold refuses an instantiation:
+ * it is skipped and counted, and an algorithm refused by every instantiation of a sweep fails (nothing was proved).
+ * Given layouts (`--layout`, `--topo`) replace the range: every algorithm is verified for their p, the
+ * topology-aware ones on exactly those layouts, and a refusal there is a note, not a failure.
  */
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
@@ -18,16 +22,28 @@
 #include <stdio.h>
 
 #include "st_steptab.h"
+#include "st_topo.h"
 
 #define ST_VERIFY_ALL_ROOTS 32 /* every root is tried up to this p */
+#define ST_VERIFY_ALL_ROOTS_COMPOSITE 8 /* the same for composites (phases on sub-communicators) but under --sweep long */
+
+/* Layout sweeps for topology-aware algorithms, after the range's uniform groupings:
+ *   default: one level of 1..8 ranks; every two-level layout of 1..3 groups of 1..8 ranks (584); three levels,
+ *            1..2 pods of 1..2 servers of 1..3 ranks (156)
+ *   long:    two levels with 1..4 groups of 1..8 (4680); three levels, 1..2 pods of 1..3 servers of 1..4 (7140)
+ *   none:    the uniform groupings only */
+enum { ST_SWEEP_DEFAULT, ST_SWEEP_NONE, ST_SWEEP_LONG };
 
 typedef struct st_verify_opts {
     const char *algo; /* NULL: every algorithm */
     int coll;         /* -1: every collective */
     int pmin, pmax;
     int verbose;      /* print one line per (algorithm, collective) even on success */
-    const struct st_topo *topo; /* not NULL: only p = its ranks, topology-aware algorithms with these groups */
-    const int32_t *use;         /* st_inst.use: roles replaced (NULL: none) */
+    int sweep;        /* ST_SWEEP_*: layouts for topology-aware algorithms (0: the default sweep) */
+    const st_layout *layouts; /* when set, these layouts (with their own p) replace the range and the sweep */
+    const char *const *layout_names; /* how each is called in messages (e.g. the topology file), or NULL */
+    int nlayouts;
+    const int32_t *use; /* st_inst.use: roles replaced in every instantiation (NULL: none) */
 } st_verify_opts;
 
 /* Returns the number of (algorithm, collective) pairs that failed (0 = all verified), or -1 when the selection

@@ -15,7 +15,7 @@
 
 /* Fix the token codes: keywords, then punctuation. */
 %token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT
-       SCRATCH AT WITHIN.
+       SCRATCH AT WITHIN REQUIRE.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
 /* Lowest first. ELSE ranks the `if..then..else` expression below every operator (it extends to the right). */
@@ -381,6 +381,7 @@ within(W) ::= expr(E). { W = wi_new(ctx, E.e->pos); W->ranks_of = E.e; }
 within(W) ::= within(A) UNITS(K) uset(U). { W = wi_units(ctx, A, K, NULL, U); }
 within(W) ::= within(A) UNITS(K) IDENT(V) COLON uset(U). { W = wi_units(ctx, A, K, &V, U); }
 within(W) ::= within(A) IDENT(N) expr(E). { W = wi_clause(ctx, A, N, E); }
+stmt(L) ::= REQUIRE(K) expr(E). { L = sl_one(st_new(ctx, ST_S_REQUIRE, K)); L.head->expr = E.e; }
 stmt(L) ::= LAYOUT(K) IDENT(F). {
     st_stmt *s = st_new(ctx, ST_S_LAYOUT, K);
     s->name = S(F), s->name_pos = P(F);

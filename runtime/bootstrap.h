@@ -48,6 +48,8 @@ typedef struct st_peer_info {
     uint64_t host;     /* identity of the host (hostname, boot id, network namespace): equal means shm works */
     uint64_t tag;      /* the caller's st_boot_opts.tag, for checks of what every rank must agree on */
     char hostname[64];
+    uint64_t cats;     /* st_boot_opts.cats: the hash of the rank's algorithm catalogues (registry.c) */
+    char cats_text[64]; /* st_boot_opts.cats_text, cut short: their files, for the message when hashes differ */
 } st_peer_info;
 
 typedef struct st_boot {
@@ -67,6 +69,8 @@ typedef struct st_boot_opts {
     int (*need_data)(const st_boot *, int, void *);
     void *arg;
     const char *secret;   /* STITCH_SECRET; NULL: the unique id's, a loopback job's local one, or the job id */
+    uint64_t cats;        /* published as my st_peer_info.cats (registry.c checks that every rank agrees) */
+    const char *cats_text; /* published as my st_peer_info.cats_text; NULL: "" */
 } st_boot_opts;
 
 /* Run the three phases. On failure nothing is left open. */

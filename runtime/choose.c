@@ -4,7 +4,16 @@
  * chooses per call by size, a fixed rule standing in for the cost model until there is one:
  *   all_reduce   mesh_oneshot when a rank sends at most STITCH_ONESHOT_BYTES with it (vector bytes * (p - 1)),
  *                ring above: one round on the wire instead of 2(p-1) dependent steps, where latency dominates;
- *   the others   ring, or the catalogue's first algorithm for a collective without ring (all_to_all).
+ *   the others   ring, or the registry's first algorithm for a collective without ring (all_to_all).
+ * Both look in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's catalogue
+ * adds algorithms to force by name, and is auto's choice only for a collective the built-in catalogue lacks.
+ * HCCL_ALGO (or stitch_config_t.hccl_algo) selects where it names a whole-communicator algorithm: level1 AHC,
+ * AHC_BROKE or pipeline (they take the groups into account themselves), and pairwise for the all_to_alls (which
+ * HCCL's all-to-all selector reads directly). Its other entries describe the phases of a
+ * level-wise decomposition and are kept in the settings for the compositions that read them, not chosen here
+ * (docs/algorithms.md, "HCCL's configuration", says why). Between a STITCH_ALGO-style choice and an HCCL_ALGO one
+ * for the same collective, the one from the communicator's config beats the environment; from the same place, the
+ * stitch name wins, as it names the algorithm itself where HCCL_ALGO names a level's.
  * The choice depends only on (collective, count, dtype, p), which every rank of a correct call agrees on; ranks
  * whose counts differ may choose differently, and the fingerprint (which names the count before the algorithm)
  * says so.
@@ -18,33 +27,33 @@
 
 #define ST_ONESHOT_ALGO "mesh_oneshot"
 
-void st_all_names(char *buf, size_t len)
+void st_all_names(const st_reg *reg, char *buf, size_t len)
 {
     size_t used = 0;
     for (int c = 0; c < STITCH_COLL_COUNT && used < len; c++) {
         char known[200];
-        st_registry_names((stitch_coll_t)c, known, sizeof known);
+        st_reg_names(reg, (stitch_coll_t)c, known, sizeof known);
         int n = snprintf(buf + used, len - used, "%s%s: %s", c ? "; " : "", stitch_coll_name((stitch_coll_t)c), known);
         used += n > 0 ? (size_t)n : 0;
     }
 }
 
-static st_choice st_auto(stitch_coll_t coll)
+static st_choice st_auto(const st_reg *reg, stitch_coll_t coll)
 {
-    const st_algo *a = st_registry_find(ST_DEFAULT_ALGO, coll);
-    st_choice c = {a ? a : st_registry_first(coll), NULL, 1};
+    const st_algo *a = st_reg_find(reg, ST_DEFAULT_ALGO, coll);
+    st_choice c = {a ? a : st_reg_first(reg, coll), NULL, 1};
     if (coll == STITCH_ALL_REDUCE)
-        c.small = st_registry_find(ST_ONESHOT_ALGO, coll);
+        c.small = st_reg_find(reg, ST_ONESHOT_ALGO, coll);
     return c;
 }
 
-int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name)
+int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const char *name)
 {
     if (strcasecmp(name, ST_AUTO_NAME) == 0) {
-        *c = st_auto(coll);
+        *c = st_auto(reg, coll);
         return c->algo ? 0 : -1;
     }
-    const st_algo *a = st_registry_find(name, coll);
+    const st_algo *a = st_reg_find(reg, name, coll);
     if (!a)
         return -1;
     *c = (st_choice){a, NULL, 0};
@@ -53,50 +62,102 @@ int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name)
 
 /* One collective: its own item must exist; a name for every collective falls back to auto where the collective
  * has no algorithm of that name. */
-static int st_resolve_one(const st_algo_spec *spec, stitch_coll_t c, st_choice *out)
+static int st_resolve_one(const st_reg *reg, const st_algo_spec *spec, stitch_coll_t c, st_choice *out)
 {
     if (spec->coll[c][0])
-        return st_choice_set(out, c, spec->coll[c]);
-    if (spec->every[0] && st_choice_set(out, c, spec->every) == 0)
+        return st_choice_set(reg, out, c, spec->coll[c]);
+    if (spec->every[0] && st_choice_set(reg, out, c, spec->every) == 0)
         return 0;
-    return st_choice_set(out, c, ST_AUTO_NAME);
+    return st_choice_set(reg, out, c, ST_AUTO_NAME);
 }
 
-static int st_every_used(const st_algo_spec *spec)
+static int st_every_used(const st_reg *reg, const st_algo_spec *spec)
 {
     if (!spec->every[0] || strcasecmp(spec->every, ST_AUTO_NAME) == 0)
         return 1;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        if (!spec->coll[c][0] && st_registry_find(spec->every, (stitch_coll_t)c))
+        if (!spec->coll[c][0] && st_reg_find(reg, spec->every, (stitch_coll_t)c))
             return 1;
     return 0;
 }
 
-void st_unknown_algo(char *out, size_t len, const char *where, const char *name, int coll)
+void st_unknown_algo(const st_reg *reg, char *out, size_t len, const char *where, const char *name, int coll)
 {
     char known[ST_NAMES_LEN];
     if (coll < STITCH_COLL_COUNT) {
-        st_registry_names((stitch_coll_t)coll, known, sizeof known);
+        st_reg_names(reg, (stitch_coll_t)coll, known, sizeof known);
         snprintf(out, len, "%s: unknown algorithm '%s' for %s (known: auto, %s)", where, name,
                  stitch_coll_name((stitch_coll_t)coll), known);
     } else {
-        st_all_names(known, sizeof known);
+        st_all_names(reg, known, sizeof known);
         snprintf(out, len, "%s: unknown algorithm '%s' (known: auto; %s)", where, name, known);
     }
 }
 
-stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL_COUNT], char *err, size_t errlen)
+const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg)
 {
-    for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        if (st_resolve_one(&s->algo, (stitch_coll_t)c, &out[c]) != 0) {
-            st_unknown_algo(err, errlen, s->algo_source, s->algo.coll[c], c);
+    int a = s->hccl_algo_source ? st_hccl_level(&s->hccl_algo, coll, 1) : ST_HA_DEFAULT;
+    *alg = a;
+    return a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE
+           ? st_hccl_alg_stitch(a) : NULL;
+}
+
+/* 2: the communicator's config, 1: the environment, 0: the default ("config->algo", "STITCH_ALGO", "default"). */
+static int st_source_rank(const char *source)
+{
+    return strncmp(source, "config->", 8) == 0 ? 2 : strcmp(source, "default") != 0;
+}
+
+/* HCCL_ALGO's whole-communicator choices over the STITCH_ALGO-style ones they outrank. A per-operator entry must
+ * exist for its collective; a common one applies where it exists, and must exist for one collective at least. */
+static stitch_status_t st_apply_hccl(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
+                                     char *err, size_t errlen)
+{
+    int wanted = 0, found = 0, named = ST_HA_DEFAULT;
+    const char *name = NULL;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        int alg;
+        const char *pick = st_hccl_pick(s, (stitch_coll_t)c, &alg);
+        if (!pick)
+            continue;
+        name = pick, named = alg, wanted++;
+        const st_algo *a = st_reg_find(reg, pick, (stitch_coll_t)c);
+        if (!a && s->hccl_algo.specific[c]) {
+            char known[ST_NAMES_LEN];
+            st_reg_names(reg, (stitch_coll_t)c, known, sizeof known);
+            snprintf(err, errlen, "%s='%s': level1 %s is stitch's algorithm '%s', which the catalogues have no %s "
+                     "of (known: %s)", s->hccl_algo_source, s->hccl_algo_text, st_hccl_alg_name(alg), pick,
+                     stitch_coll_name((stitch_coll_t)c), known);
             return STITCH_ERR_CONFIG;
         }
-    if (!st_every_used(&s->algo)) {
-        st_unknown_algo(err, errlen, s->algo_source, s->algo.every, STITCH_COLL_COUNT);
+        found += a != NULL;
+        int mine = !out[c].is_auto && st_source_rank(s->algo_source) >= st_source_rank(s->hccl_algo_source);
+        if (a && !mine)
+            out[c] = (st_choice){a, NULL, 0};
+    }
+    if (wanted && !found) {
+        char known[ST_NAMES_LEN];
+        st_all_names(reg, known, sizeof known);
+        snprintf(err, errlen, "%s='%s': level1 %s is stitch's algorithm '%s', which no collective of the catalogues "
+                 "has (%s)", s->hccl_algo_source, s->hccl_algo_text, st_hccl_alg_name(named), name, known);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
+}
+
+stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
+                                 char *err, size_t errlen)
+{
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        if (st_resolve_one(reg, &s->algo, (stitch_coll_t)c, &out[c]) != 0) {
+            st_unknown_algo(reg, err, errlen, s->algo_source, s->algo.coll[c], c);
+            return STITCH_ERR_CONFIG;
+        }
+    if (!st_every_used(reg, &s->algo)) {
+        st_unknown_algo(reg, err, errlen, s->algo_source, s->algo.every, STITCH_COLL_COUNT);
+        return STITCH_ERR_CONFIG;
+    }
+    return st_apply_hccl(reg, s, out, err, errlen);
 }
 
 const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max)

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "registry.h"
 #include "st_steptab.h"
 
 /* One collective's choice. Forced (a name in STITCH_ALGO, stitch_config_t.algo or stitch_comm_set_algorithm):
@@ -18,11 +19,19 @@ typedef struct st_choice {
 
 #define ST_AUTO_NAME "auto"
 
-/* Resolve every collective's choice from the settings. Unknown names fail with the list of known ones. */
-stitch_status_t st_resolve_algos(const st_settings *s, st_choice out[STITCH_COLL_COUNT], char *err, size_t errlen);
+/* Names are looked up in the communicator's registry (registry.h): the built-in catalogue, then the user's. */
 
-/* Set one collective's choice to `name` ("auto" or an algorithm of the catalogue); -1 when unknown for coll. */
-int st_choice_set(st_choice *c, stitch_coll_t coll, const char *name);
+/* Resolve every collective's choice from the settings (STITCH_ALGO / config->algo, then HCCL_ALGO's
+ * whole-communicator entries, choose.c says how they combine). Unknown names fail with the list of known ones. */
+stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
+                                 char *err, size_t errlen);
+
+/* The algorithm HCCL_ALGO selects for coll over the whole communicator (level1 AHC, AHC_BROKE, pipeline, pairwise), NULL
+ * where it selects none; *alg is the effective level1 entry (st_hccl_alg). */
+const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg);
+
+/* Set one collective's choice to `name` ("auto" or an algorithm of the registry); -1 when unknown for coll. */
+int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const char *name);
 
 /* The algorithm a call whose vector has `bytes` runs, auto taking `small` up to small_max bytes (0: never); NULL
  * when the collective has none. */
@@ -31,9 +40,9 @@ const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max
 /* "WHERE: unknown algorithm 'NAME' for COLL (known: auto, ...)", or, for coll == STITCH_COLL_COUNT (a name meant
  * for every collective), the same with every collective's names. */
 #define ST_NAMES_LEN 1024
-void st_unknown_algo(char *out, size_t len, const char *where, const char *name, int coll);
+void st_unknown_algo(const st_reg *reg, char *out, size_t len, const char *where, const char *name, int coll);
 
 /* The names of every collective's algorithms, for messages. */
-void st_all_names(char *buf, size_t len);
+void st_all_names(const st_reg *reg, char *buf, size_t len);
 
 #endif

@@ -1,5 +1,6 @@
-/* comm.c - what every communicator has whatever its backend (comm.h): settings, last error, abort, destroy and
- * the schedule cache. The constructors are the backends' (threads.c, proc.c).
+/* comm.c - what every communicator has whatever its backend (comm.h): settings, last error, abort, destroy, its
+ * registry of algorithms (the built-in catalogue and config->catalogues, registry.c) and the schedule cache. The
+ * constructors are the backends' (threads.c, proc.c).
  *
  * Misuse that can be detected cheaply is. A handle is taken by each public function that runs on it (`busy`,
  * an atomic compare-and-swap), so two threads calling on one communicator get STITCH_ERR_INVALID_USAGE rather
@@ -129,22 +130,27 @@ static void st_entry_list_free(st_entry *head)
 /* What a handle owns, not the handle. */
 static void st_comm_release(stitch_comm_t *comm)
 {
-    for (int i = 0; comm->cache && i < st_registry_count(); i++)
+    for (int i = 0; comm->cache && i < st_reg_count(comm->reg); i++)
         st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
+    st_reg_free(comm->reg);
+    comm->reg = NULL;
     free(comm->scratch);
     free(comm->units);
     comm->cache = NULL, comm->scratch = comm->units = NULL;
     comm->scratch_size = comm->units_size = 0;
 }
 
-stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos)
+stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
+                           const st_reg *reg)
 {
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
         return NULL;
-    comm->cache = calloc((size_t)st_registry_count() + 1, sizeof *comm->cache);
+    comm->reg = st_reg_dup(reg);
+    comm->cache = comm->reg ? calloc((size_t)st_reg_count(reg) + 1, sizeof *comm->cache) : NULL;
     if (!comm->cache) {
+        st_reg_free(comm->reg);
         free(comm);
         return NULL;
     }
@@ -190,26 +196,39 @@ int stitch_comm_size(const stitch_comm_t *comm)
     return st_comm_live(comm) ? comm->p : -1;
 }
 
-int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
+int stitch_comm_levels(const stitch_comm_t *comm)
+{
+    return st_comm_live(comm) ? st_topo_nlevels(st_groups_topo(comm->groups)) : -1;
+}
+
+int stitch_comm_level_groups(const stitch_comm_t *comm, int level, int *sizes, int max)
 {
     if (!st_comm_live(comm))
         return -1;
-    const st_topo *t = &comm->groups->topo;
-    if (t->ngroups == 0) {
+    const st_topo *t = st_groups_topo(comm->groups);
+    if (level < 0 || level >= st_topo_nlevels(t))
+        return -1;
+    st_topo_level lv = st_topo_level_of(t, level);
+    if (!lv.first) { /* the outermost level: one group of all ranks */
         if (sizes && max > 0)
             sizes[0] = comm->p;
         return 1;
     }
-    for (int g = 0; sizes && g < t->ngroups && g < max; g++)
-        sizes[g] = t->first[g + 1] - t->first[g];
-    return t->ngroups;
+    for (int g = 0; sizes && g < lv.ngroups && g < max; g++)
+        sizes[g] = lv.first[g + 1] - lv.first[g];
+    return lv.ngroups;
+}
+
+int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
+{
+    return stitch_comm_level_groups(comm, 0, sizes, max);
 }
 
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
-    if (st_choice_set(&comm->algo[coll], coll, name) != 0) {
+    if (st_choice_set(comm->reg, &comm->algo[coll], coll, name) != 0) {
         char msg[ST_NAMES_LEN + 200];
-        st_unknown_algo(msg, sizeof msg, "stitch_comm_set_algorithm", name, coll);
+        st_unknown_algo(comm->reg, msg, sizeof msg, "stitch_comm_set_algorithm", name, coll);
         return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
     }
     return STITCH_OK;
@@ -225,11 +244,11 @@ static stitch_status_t st_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll,
     /* every collective that has an algorithm of that name; an error only when none has */
     int found = 0;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
-        found |= st_choice_set(&comm->algo[c], (stitch_coll_t)c, name) == 0;
+        found |= st_choice_set(comm->reg, &comm->algo[c], (stitch_coll_t)c, name) == 0;
     if (found)
         return STITCH_OK;
     char msg[ST_NAMES_LEN + 200];
-    st_unknown_algo(msg, sizeof msg, "stitch_comm_set_algorithm", name, STITCH_COLL_COUNT);
+    st_unknown_algo(comm->reg, msg, sizeof msg, "stitch_comm_set_algorithm", name, STITCH_COLL_COUNT);
     return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
 }
 
@@ -288,7 +307,7 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     char why[512];
     const st_topo *topo = st_groups_topo(comm->groups);
     st_inst in = {.p = comm->p, .root = e->root, .topo = topo};
-    if (st_sched_build_ex(&st_builtin_catalogue, algo, &in, &e->sched, &err) != 0)
+    if (st_sched_build_ex(st_reg_cat(comm->reg, algo), algo, &in, &e->sched, &err) != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
                             comm->p, e->root, topo ? topo->ngroups : 1, err.msg);
@@ -319,7 +338,7 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
     if (!algo)
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
                              stitch_coll_name(a->coll));
-    st_entry *head = &comm->cache[st_registry_index(algo)], *e = head;
+    st_entry *head = &comm->cache[st_reg_index(comm->reg, algo)], *e = head;
     root = st_coll_rooted(algo->coll) ? root : 0;
     while (e->ready && e->root != root && e->next)
         e = e->next;

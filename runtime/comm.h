@@ -68,7 +68,8 @@ struct stitch_comm {
     st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
     size_t oneshot_vec;  /* auto: the small-message algorithm for vectors up to this many bytes (a rank sends
                           * STITCH_ONESHOT_BYTES at most: that over p - 1, once, not per call); 0 when p == 1 */
-    st_entry *cache;     /* one entry per algorithm of the catalogue (rooted ones: a list per root) */
+    st_reg *reg;         /* the algorithms this communicator sees (registry.h), owned */
+    st_entry *cache;     /* one entry per algorithm of reg, by its number (rooted ones: a list per root) */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
@@ -82,9 +83,10 @@ struct stitch_comm {
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */
 };
 
-/* A new communicator of backend `be` for rank `rank` of p with the settings, its cache empty; the backend then sets
- * abort, groups and its own state. NULL when out of memory. */
-stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos);
+/* A new communicator of backend `be` for rank `rank` of p with the settings and a copy of the registry, its cache
+ * empty; the backend then sets abort, groups and its own state. NULL when out of memory. */
+stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
+                           const st_reg *reg);
 /* Free a communicator that was never handed out (its backend state already freed or never made). */
 void st_comm_discard(stitch_comm_t *comm);
 

@@ -1,45 +1,18 @@
 /* config.c - every tunable of the runtime, read in this one place.
  *
- * Tunables (environment variable, meaning, default):
- *   STITCH_ALGO            algorithm: "rhd" for every collective that has one of that name (the others   auto
- *                          keep auto), or "all_reduce=rhd,all_gather=mesh" per collective (must exist);
- *                          "auto" chooses per call by size (choose.c); stitch_config_t.algo takes precedence
- *   STITCH_ONESHOT_BYTES   auto: all_reduce runs mesh_oneshot while a rank sends at most this many     48 KiB
- *                          bytes with it (vector bytes * (p - 1)), ring above; 0 never; suffixes k, m
- *                          (measured, shm, 2-core VM: np 2, 64 KiB vectors 9.9 us one-shot, 7.6 ring;
- *                          np 4, 16 KiB vectors 25 us one-shot, 78 ring, 34-38 mesh/rhd)
- *   STITCH_TIMEOUT         seconds a collective may wait for peers, a positive decimal (e.g. 0.2)       300
- *                          (stitch_config_t.timeout_ms takes precedence)
- *   STITCH_SEGMENT_BYTES   bytes of the vector processed per pipeline segment; suffixes k, m          4 MiB
- *                          (64 MiB fp32 ring all_reduce on the 2-core VM, p = 2 and 4: 256 KiB-1 MiB
- *                          were 1.5-3x slower than 2-8 MiB, per-step synchronisation outweighing cache
- *                          locality; 4 MiB was best or within noise of it)
- *   STITCH_GROUPS          groups of consecutive ranks (servers) for topology-aware algorithms   one group
- *                          (pipeline): "SxL" = S groups of L ranks, or sizes "2,2,2"; must add up to
- *                          the number of ranks (checked at init); stitch_config_t.groups takes precedence.
- *                          Process mode, when neither is given: one group per host, of the ranks on it   per host
- *                          (need not be consecutive ranks; proc.c)
- * Process mode (one rank per process; thread communicators check these but do not use them):
- *   STITCH_TRANSPORT       auto | shm | tcp: auto uses shm between ranks of one host, tcp across hosts    auto
- *   STITCH_SHM_RING_BYTES  bytes of each shm ring (one per ordered pair of ranks on a host), a power of     4M
- *                          two from 4096 to 1G; suffixes k, m
- *   STITCH_TCP_RING_BYTES  bytes of each tcp receive staging ring, likewise                                4M
- *   STITCH_TCP_CC          congestion control of the tcp data sockets: a name the kernel knows (cubic,   bbr ->
- *                          reno, dctcp, ...), or "system" to keep the host's; unset, a host default of   cubic,
- *                          bbr is replaced with cubic and any other kept (proc.c's st_tcp_cc says why)  else kept
- *   STITCH_SPIN_US         microseconds a waiting rank polls before it sleeps on the doorbell, 0 to      500
- *                          10000000; unset: 500, or 1000 when the host runs more ranks of the
- *                          communicator than it has cores (proc.c says why)
- *   STITCH_SOCKET_IFNAME   interfaces for the bootstrap and tcp: "eth0", prefixes "eth,ib", "^docker,lo"   the
- *                          to exclude (bootstrap.c)                                         route to the root
- *   STITCH_SECRET          the job's shared secret for the rendezvous's keyed hash, at most 255      see
- *                          characters (longer is an error: never cut); required in practice for     bootstrap.c
- *                          a job across hosts (bootstrap.c says what each launcher mode guarantees)
- *   STITCH_DEBUG           log launcher, addresses, transports and groups to stderr (any value but "0")   off
- * A malformed value is an error at communicator creation, never a silent default: a typo in a timeout
- * would otherwise surface as a hang hours later. Numbers are plain decimal digits (no sign, blank, hex, exponent,
- * inf or nan; the timeout may have a fraction), set-but-empty is malformed, and a limit is checked before a
- * k/m suffix scales the number, so no value wraps around to a small one.
+ * The tunables (STITCH_* environment variables) are declared in tunables.def, with their defaults, meanings and
+ * notes; that file is the reference. Here each one has a loader, st_load_<name>, that checks its value (the
+ * declared default when the variable is unset) and stores it in st_settings; st_settings_load walks the table
+ * the declaration expands into, so nothing else in the runtime calls getenv for a tunable. A malformed value is
+ * an error with what, where and why, never a silent default (tunables.def says why, and what counts as a number).
+ * A stitch_config_t field, where one exists, wins over the variable; st_settings_load_origin records for every
+ * tunable whether the communicator, the environment or the default gave its value (stitch-info prints it).
+ *
+ * HCCL's variables are read here too, with HCCL's own rules: HCCL_ALGO by a parser that follows HCCL's
+ * (spec 11.2: the same accepted values, the same rejections in the same order, each message naming the variable,
+ * its value, HCCL's reason and HCCL's expected form), except that operator names may be in any case;
+ * HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (12.1) and HCCL_DETERMINISTIC (14.2) likewise. Where HCCL accepts a
+ * value stitch cannot honour (NHR_V1, strict determinism, a ratio above 1) stitch fails init and says why.
  *
  * What is not read here: the launchers' own variables (OMPI_*, PMI_*, SLURM_*, RANK/WORLD_SIZE/LOCAL_RANK/
  * MASTER_ADDR/MASTER_PORT, and stitch's STITCH_RANK/STITCH_SIZE/STITCH_ROOT). They are not tunables but the
@@ -49,16 +22,15 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "st_steptab.h"
-
-#define ST_DEFAULT_TIMEOUT_MS (300 * 1000)
-#define ST_DEFAULT_SEGMENT_BYTES ((size_t)4 << 20)
-#define ST_DEFAULT_ONESHOT_BYTES ((size_t)48 << 10)
+#include "transport.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
@@ -139,7 +111,7 @@ static int st_digits(const char **s, unsigned long long max, unsigned long long 
 }
 
 /* STITCH_TIMEOUT: "S" or "S.F", decimal, positive, at most 2000000 s, nothing else; rounded up to milliseconds. */
-static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_t errlen)
+static stitch_status_t st_parse_timeout(const char *name, const char *v, int *ms, char *err, size_t errlen)
 {
     const char *s = v;
     unsigned long long sec, total;
@@ -157,8 +129,8 @@ static stitch_status_t st_parse_timeout(const char *v, int *ms, char *err, size_
         ok = s > f;
     }
     if (!ok || *s || total == 0 || total > 2000000000ull) {
-        snprintf(err, errlen, "STITCH_TIMEOUT='%s': expected a positive decimal number of seconds such as 30 or 0.5 "
-                 "(at most 2000000)", v);
+        snprintf(err, errlen, "%s='%s': expected a positive decimal number of seconds such as 30 or 0.5 "
+                 "(at most 2000000)", name, v);
         return STITCH_ERR_CONFIG;
     }
     *ms = (int)total;
@@ -187,110 +159,19 @@ static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo
 }
 
 /* STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES: a power of two with an optional k or m suffix, 4 KiB to 1 GiB. */
-static stitch_status_t st_parse_pow2(const char *name, size_t def, size_t *out, char *err, size_t errlen)
+static stitch_status_t st_parse_pow2(const char *name, const char *v, size_t *out, char *err, size_t errlen)
 {
-    const char *v = getenv(name);
-    *out = def;
-    if (!v)
-        return STITCH_OK;
     if (st_parse_bytes(name, v, 4096, out, err, errlen) != STITCH_OK || (*out & (*out - 1))) {
         snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
-        *out = def;
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
-}
-
-/* STITCH_TRANSPORT: auto, shm or tcp; unset or empty is auto. */
-static stitch_status_t st_parse_transport(int *out, char *err, size_t errlen)
-{
-    const char *t = getenv("STITCH_TRANSPORT");
-    *out = ST_TP_AUTO;
-    if (!t || !*t || strcmp(t, "auto") == 0)
-        return STITCH_OK;
-    if (strcmp(t, "shm") == 0 || strcmp(t, "tcp") == 0) {
-        *out = t[0] == 's' ? ST_TP_SHM : ST_TP_TCP;
-        return STITCH_OK;
-    }
-    snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, shm or tcp", t);
-    return STITCH_ERR_CONFIG;
-}
-
-/* STITCH_SPIN_US: microseconds, 0 to 10 s; unset or empty is -1 (decided later from the ranks per core). */
-static stitch_status_t st_parse_spin(long *out, char *err, size_t errlen)
-{
-    const char *v = getenv("STITCH_SPIN_US"), *s = v;
-    unsigned long long us;
-    *out = -1;
-    if (!v)
-        return STITCH_OK;
-    if (!st_digits(&s, 10000000, &us) || *s) {
-        snprintf(err, errlen, "STITCH_SPIN_US='%s': expected microseconds between 0 and 10000000", v);
-        return STITCH_ERR_CONFIG;
-    }
-    *out = (long)us;
-    return STITCH_OK;
-}
-
-/* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
-static stitch_status_t st_parse_tcp_cc(char *out, size_t len, char *err, size_t errlen)
-{
-    const char *v = getenv("STITCH_TCP_CC");
-    out[0] = '\0';
-    if (!v || !*v)
-        return STITCH_OK;
-    if (strlen(v) >= len) {
-        snprintf(err, errlen, "STITCH_TCP_CC='%s': a congestion control name has at most %zu characters", v, len - 1);
-        return STITCH_ERR_CONFIG;
-    }
-    snprintf(out, len, "%s", v);
-    return STITCH_OK;
-}
-
-/* The process-mode tunables; unset strings are NULL. */
-static stitch_status_t st_load_proc(st_settings *out, char *err, size_t errlen)
-{
-    stitch_status_t st = st_parse_transport(&out->transport, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_pow2("STITCH_SHM_RING_BYTES", (size_t)4 << 20, &out->shm_ring_bytes, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_pow2("STITCH_TCP_RING_BYTES", (size_t)4 << 20, &out->tcp_ring_bytes, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_spin(&out->spin_us, err, errlen);
-    if (st == STITCH_OK)
-        st = st_parse_tcp_cc(out->tcp_cc, sizeof out->tcp_cc, err, errlen);
-    const char *ifname = getenv("STITCH_SOCKET_IFNAME"), *secret = getenv("STITCH_SECRET");
-    out->socket_ifname = ifname && *ifname ? ifname : NULL;
-    out->secret = secret && *secret ? secret : NULL;
-    if (st == STITCH_OK && out->secret && strlen(out->secret) > ST_SECRET_MAX) {
-        /* never cut: two secrets that differ only past the cut would make the same key */
-        snprintf(err, errlen, "STITCH_SECRET: %zu characters, at most %d", strlen(out->secret), ST_SECRET_MAX);
-        st = STITCH_ERR_CONFIG;
-    }
-    return st;
 }
 
 int st_debug(void)
 {
     const char *v = getenv("STITCH_DEBUG");
     return v && *v && strcmp(v, "0") != 0;
-}
-
-static stitch_status_t st_load_algo(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
-{
-    const char *env = getenv("STITCH_ALGO");
-    const char *spec = "auto";
-    out->algo_source = "default";
-    if (config && config->algo)
-        spec = config->algo, out->algo_source = "config->algo";
-    else if (env)
-        spec = env, out->algo_source = "STITCH_ALGO";
-    char why[256];
-    if (st_parse_algo_spec(spec, &out->algo, why, sizeof why) != STITCH_OK) {
-        snprintf(err, errlen, "%s='%s': %s", out->algo_source, spec, why);
-        return STITCH_ERR_CONFIG;
-    }
-    return STITCH_OK;
 }
 
 /* One positive size of a groups spec; advances *s past it. */
@@ -336,26 +217,647 @@ stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroup
     return STITCH_OK;
 }
 
+/* ---- HCCL_ALGO (spec 11.2) ---------------------------------------------------------------------------------------
+ * HCCL's parser, step by step and in its order, so that a value is accepted or rejected exactly as HCCL does and the
+ * first problem HCCL would meet is the one reported: blanks removed; entries split on '/'; each entry common
+ * ("level0:NA;level1:ring") or per operator ("allreduce=..."), not both, at most one common; levels split on ';',
+ * at most 4; each "levelN:algo" with HCCL's case-sensitive names; a level at most once per entry; per-operator
+ * entries with a known operator (stitch: in any case) and no level0 null. */
+#define ST_HCCL_EXPECT "level0:NA;level1:<algo> or <op0>=level0:NA;level1:<algo0>/<op1>=level0:NA;level1:<algo1>"
+#define ST_HCCL_MAX 1024  /* characters of an HCCL_ALGO value, blanks removed (stitch's limit) */
+#define ST_HCCL_ITEMS 64  /* operator entries (stitch's limit; HCCL has 11 operator names) */
+
+static const struct {
+    const char *hccl, *stitch;
+} st_hccl_algs[] = {
+#define ST_HCCL_ALG_ROW(id, hccl, stitch) {hccl, stitch},
+    ST_HCCL_ALG_LIST(ST_HCCL_ALG_ROW)
+#undef ST_HCCL_ALG_ROW
+};
+
+const char *st_hccl_alg_name(int alg)
+{
+    return alg >= 0 && alg < ST_HA_COUNT ? st_hccl_algs[alg].hccl : NULL;
+}
+
+const char *st_hccl_alg_stitch(int alg)
+{
+    return alg >= 0 && alg < ST_HA_COUNT ? st_hccl_algs[alg].stitch : NULL;
+}
+
+/* HCCL's operator names and the stitch collectives each sets (-1: none; stitch has no point-to-point). */
+static const struct {
+    const char *op;
+    int coll[2];
+} st_hccl_ops[] = {
+    {"broadcast", {STITCH_BROADCAST, -1}},       {"allreduce", {STITCH_ALL_REDUCE, -1}},
+    {"reduce", {STITCH_REDUCE, -1}},             {"send", {-1, -1}},
+    {"receive", {-1, -1}},                       {"allgather", {STITCH_ALL_GATHER, -1}},
+    {"reducescatter", {STITCH_REDUCE_SCATTER, -1}}, {"alltoall", {STITCH_ALL_TO_ALL, STITCH_ALL_TO_ALL_V}},
+    {"gather", {STITCH_GATHER, -1}},             {"scatter", {STITCH_SCATTER, -1}},
+    {"sendrecv", {-1, -1}},
+};
+#define ST_HCCL_NOPS (int)(sizeof st_hccl_ops / sizeof *st_hccl_ops)
+
+static int st_is_ahc(int alg)
+{
+    return alg == ST_HA_AHC || alg == ST_HA_AHC_BROKE;
+}
+
+/* Where an algorithm applies (spec 11.2, semantics): AHC to the three collectives it is written for, pairwise to
+ * the all_to_alls; the rest everywhere. */
+static int st_hccl_applies(int alg, stitch_coll_t c)
+{
+    if (st_is_ahc(alg))
+        return c == STITCH_ALL_REDUCE || c == STITCH_REDUCE_SCATTER || c == STITCH_ALL_GATHER;
+    if (alg == ST_HA_PAIRWISE)
+        return c == STITCH_ALL_TO_ALL || c == STITCH_ALL_TO_ALL_V;
+    return 1;
+}
+
+int st_hccl_level(const st_hccl_algo *h, stitch_coll_t c, int level)
+{
+    if ((unsigned)c >= STITCH_COLL_COUNT || level < 0 || level >= ST_HCCL_LEVELS)
+        return ST_HA_DEFAULT;
+    int a = h->level[c][level], l1 = h->level[c][1];
+    if (level == 2 && st_is_ahc(l1) && st_hccl_applies(l1, c)) /* level1 AHC drives level2; HCCL ignores level2's */
+        a = l1;
+    return st_hccl_applies(a, c) ? a : ST_HA_DEFAULT;
+}
+
+typedef struct st_span {
+    const char *s;
+    size_t n;
+} st_span;
+
+typedef struct st_hccl_ctx {
+    const char *name, *value; /* for messages: the variable (or config field) and its value as given */
+    char *err;
+    size_t errlen;
+} st_hccl_ctx;
+
+/* "NAME='VALUE': REASON; expected FORM", HCCL's expected form as its EI0001 report gives it. */
+static stitch_status_t st_hccl_fail(const st_hccl_ctx *x, const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    snprintf(x->err, x->errlen, "%s='%s': %s; expected " ST_HCCL_EXPECT, x->name, x->value, why);
+    return STITCH_ERR_CONFIG;
+}
+
+/* Split `in` on `sep` as HCCL does (SplitHcclOpType, SplitHcclAlgoLevel): at each piece, the first sep of the rest
+ * may not be its first or last character; the piece is counted before the rest is looked at. 0 on success, -1 for
+ * a sep first or last, -2 for more than max pieces (so "a;b;c;d;e;;" is -2, as in HCCL, and "a;b;" -1). */
+static int st_hccl_split(st_span in, char sep, st_span *out, int max, int *n)
+{
+    *n = 0;
+    for (st_span rest = in;;) {
+        const char *at = memchr(rest.s, sep, rest.n);
+        if (at && (at == rest.s || at == rest.s + rest.n - 1))
+            return -1;
+        size_t len = at ? (size_t)(at - rest.s) : rest.n;
+        if (*n == max)
+            return -2;
+        out[(*n)++] = (st_span){rest.s, len};
+        if (!at)
+            return 0;
+        rest = (st_span){at + 1, rest.n - len - 1};
+    }
+}
+
+static int st_span_is(st_span a, const char *b)
+{
+    return a.n == strlen(b) && strncmp(a.s, b, a.n) == 0;
+}
+
+/* One "levelN:algo" (ParserHcclAlgoLevel). A token without ':' is both level and algorithm, as in HCCL. */
+static stitch_status_t st_hccl_level_item(const st_hccl_ctx *x, st_span tok, int *level, int *alg)
+{
+    const char *colon = memchr(tok.s, ':', tok.n);
+    if (colon && (colon == tok.s || colon == tok.s + tok.n - 1))
+        return st_hccl_fail(x, "algo config is invalid: ':' first or last in '%.*s'", (int)tok.n, tok.s);
+    st_span lv = {tok.s, colon ? (size_t)(colon - tok.s) : tok.n};
+    st_span al = colon ? (st_span){colon + 1, tok.n - lv.n - 1} : tok;
+    for (*level = 0; *level < ST_HCCL_LEVELS; ++*level) {
+        char want[8];
+        snprintf(want, sizeof want, "level%d", *level);
+        if (st_span_is(lv, want))
+            break;
+    }
+    if (*level == ST_HCCL_LEVELS)
+        return st_hccl_fail(x, "algo config is invalid, level %.*s is not supported (levels: level0, level1, level2, "
+                            "level3)", (int)lv.n, lv.s);
+    for (*alg = ST_HA_DEFAULT + 1; *alg < ST_HA_COUNT; ++*alg)
+        if (st_span_is(al, st_hccl_algs[*alg].hccl))
+            return STITCH_OK;
+    for (int a = ST_HA_DEFAULT + 1; a < ST_HA_COUNT; a++)
+        if (al.n == strlen(st_hccl_algs[a].hccl) && strncasecmp(al.s, st_hccl_algs[a].hccl, al.n) == 0)
+            return st_hccl_fail(x, "algo config is invalid, algo %.*s is not supported (algorithm names are "
+                                "case-sensitive: %s)", (int)al.n, al.s, st_hccl_algs[a].hccl);
+    return st_hccl_fail(x, "algo config is invalid, algo %.*s is not supported (algorithms: null, ring, pipeline, "
+                        "fullmesh, H-D_R, pairwise, NHR, NHR_V1, AHC, AHC_BROKE, NB, NA)", (int)al.n, al.s);
+}
+
+/* One entry's level list (ParseAlgoString): split on ';' first, then each level in order. */
+static stitch_status_t st_hccl_levels(const st_hccl_ctx *x, st_span list, unsigned char lv[ST_HCCL_LEVELS])
+{
+    st_span tok[ST_HCCL_LEVELS];
+    int n, bad = st_hccl_split(list, ';', tok, ST_HCCL_LEVELS, &n);
+    if (bad == -1)
+        return st_hccl_fail(x, "algo config is invalid: an empty level in '%.*s' (';' first, last or doubled)",
+                            (int)list.n, list.s);
+    if (bad == -2)
+        return st_hccl_fail(x, "algo config is invalid. algo level is more than %d in '%.*s'", ST_HCCL_LEVELS,
+                            (int)list.n, list.s);
+    memset(lv, ST_HA_DEFAULT, ST_HCCL_LEVELS);
+    for (int i = 0; i < n; i++) {
+        int level = 0, alg = 0;
+        stitch_status_t st = st_hccl_level_item(x, tok[i], &level, &alg);
+        if (st != STITCH_OK)
+            return st;
+        if (lv[level] != ST_HA_DEFAULT)
+            return st_hccl_fail(x, "algo config is invalid: level%d given twice in '%.*s'", level, (int)list.n,
+                                list.s);
+        lv[level] = (unsigned char)alg;
+    }
+    return STITCH_OK;
+}
+
+static int st_hccl_op(st_span op)
+{
+    for (int i = 0; i < ST_HCCL_NOPS; i++)
+        if (op.n == strlen(st_hccl_ops[i].op) && strncasecmp(op.s, st_hccl_ops[i].op, op.n) == 0)
+            return i;
+    return -1;
+}
+
+/* The per-operator entries (SetSpecificAlgType): HCCL's first pass parses the entries named "others" (and would
+ * apply them to every operator), the second then rejects "others" as an unknown operator, so such a value always
+ * fails, and with the first problem of either pass. */
+static stitch_status_t st_hccl_specific(const st_hccl_ctx *x, const st_span *ent, int n, st_hccl_algo *out)
+{
+    unsigned char lv[ST_HCCL_LEVELS];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            const char *eq = memchr(ent[i].s, '=', ent[i].n);
+            st_span op = {ent[i].s, (size_t)(eq - ent[i].s)}, rest = {eq + 1, ent[i].n - op.n - 1};
+            int others = op.n == 6 && strncasecmp(op.s, "others", 6) == 0, k = st_hccl_op(op);
+            if (pass == 0 && !others)
+                continue;
+            if (pass == 1 && k < 0)
+                return st_hccl_fail(x, "specific config optype[%.*s] is invalid (operators: broadcast, allreduce, "
+                                    "reduce, send, receive, allgather, reducescatter, alltoall, gather, scatter, "
+                                    "sendrecv; stitch takes them in any case)", (int)op.n, op.s);
+            stitch_status_t st = st_hccl_levels(x, rest, lv);
+            if (st != STITCH_OK)
+                return st;
+            if (pass == 0)
+                continue;
+            if (lv[0] == ST_HA_NULL)
+                return st_hccl_fail(x, "specific config level0 not support null type (in '%.*s')", (int)ent[i].n,
+                                    ent[i].s);
+            for (int j = 0; j < 2; j++)
+                if (st_hccl_ops[k].coll[j] >= 0) {
+                    memcpy(out->level[st_hccl_ops[k].coll[j]], lv, ST_HCCL_LEVELS);
+                    out->specific[st_hccl_ops[k].coll[j]] = 1;
+                }
+        }
+    return STITCH_OK;
+}
+
+/* stitch's own checks of a value HCCL accepts: a name with no stitch algorithm, or (per operator) an algorithm
+ * for a collective it is not written for, which HCCL would quietly replace by its default. */
+static stitch_status_t st_hccl_stitch_checks(const st_hccl_ctx *x, const st_hccl_algo *h)
+{
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        for (int l = 0; l < ST_HCCL_LEVELS; l++) {
+            int a = h->level[c][l];
+            if (a == ST_HA_NHR_V1) {
+                snprintf(x->err, x->errlen, "%s='%s': level%d NHR_V1 is accepted by HCCL but stitch has no "
+                         "implementation of it (HCCL's legacy NHR, spec 5.7); use NHR", x->name, x->value, l);
+                return STITCH_ERR_CONFIG;
+            }
+            if (h->specific[c] && !st_hccl_applies(a, (stitch_coll_t)c)) {
+                snprintf(x->err, x->errlen, "%s='%s': level%d %s is for %s only, not %s (HCCL would use its default "
+                         "instead; stitch does not choose silently)", x->name, x->value, l, st_hccl_algs[a].hccl,
+                         st_is_ahc(a) ? "allreduce, reducescatter and allgather" : "alltoall",
+                         stitch_coll_name((stitch_coll_t)c));
+                return STITCH_ERR_CONFIG;
+            }
+        }
+    return STITCH_OK;
+}
+
+stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_algo *out, int *given, char *err,
+                                   size_t errlen)
+{
+    const st_hccl_ctx x = {name, value, err, errlen};
+    char buf[ST_HCCL_MAX + 1];
+    size_t n = 0;
+    memset(out, 0, sizeof *out);
+    *given = 0;
+    for (const char *s = value; *s; s++) /* HCCL removes spaces (only spaces) */
+        if (*s != ' ') {
+            if (n == ST_HCCL_MAX) {
+                snprintf(err, errlen, "%s: longer than %d characters without blanks (stitch's limit)", name,
+                         ST_HCCL_MAX);
+                return STITCH_ERR_CONFIG;
+            }
+            buf[n++] = *s;
+        }
+    if (n == 0) /* empty: HCCL's built-in selection */
+        return STITCH_OK;
+    st_span ent[ST_HCCL_ITEMS];
+    int nent, common = 0, specific = 0, bad = st_hccl_split((st_span){buf, n}, '/', ent, ST_HCCL_ITEMS, &nent);
+    if (bad == -1)
+        return st_hccl_fail(&x, "algo config is invalid: an empty operator entry ('/' first, last or doubled)");
+    if (bad == -2)
+        return st_hccl_fail(&x, "more than %d operator entries (stitch's limit)", ST_HCCL_ITEMS);
+    for (int i = 0; i < nent; i++) {
+        const char *eq = memchr(ent[i].s, '=', ent[i].n);
+        if (eq == ent[i].s || (eq && eq == ent[i].s + ent[i].n - 1))
+            return st_hccl_fail(&x, "algo config is invalid: '=' first or last in '%.*s'", (int)ent[i].n, ent[i].s);
+        eq ? specific++ : common++;
+    }
+    if (common && specific)
+        return st_hccl_fail(&x, "should not set both algo config way (a common entry and per-operator entries)");
+    if (common > 1)
+        return st_hccl_fail(&x, "should only set one common config (%d given)", common);
+    stitch_status_t st;
+    if (common) {
+        unsigned char lv[ST_HCCL_LEVELS];
+        if ((st = st_hccl_levels(&x, ent[0], lv)) != STITCH_OK)
+            return st;
+        for (int c = 0; c < STITCH_COLL_COUNT; c++)
+            memcpy(out->level[c], lv, ST_HCCL_LEVELS);
+    } else if ((st = st_hccl_specific(&x, ent, nent, out)) != STITCH_OK) {
+        return st;
+    }
+    *given = 1;
+    return st_hccl_stitch_checks(&x, out);
+}
+
+/* ---- the loaders, one per tunable, named by tunables.def --------------------------------------------------------
+ * Each gets the variable's value (env, NULL when unset) and the declaration (t: the name for messages, the
+ * default text), and sets its fields of out whether or not the variable is set. */
+typedef struct st_tunable st_tunable;
+typedef stitch_status_t st_load_fn(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                   st_settings *out, char *err, size_t errlen);
+struct st_tunable {
+    const char *name;
+    const char *def; /* the text loaded when the variable is unset; NULL: unset means not given */
+    st_load_fn *load;
+};
+
+/* What a loader with a default checks: the environment's value, else the declared default. */
+static const char *st_value(const st_tunable *t, const char *env)
+{
+    return env ? env : t->def;
+}
+
+/* STITCH_ALGO: config->algo, else the variable, else the default; algo_source says which, for messages. */
+static stitch_status_t st_load_algo(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    const char *spec = t->def;
+    out->algo_source = "default";
+    if (config && config->algo)
+        spec = config->algo, out->algo_source = "config->algo";
+    else if (env)
+        spec = env, out->algo_source = t->name;
+    char why[256];
+    if (st_parse_algo_spec(spec, &out->algo, why, sizeof why) != STITCH_OK) {
+        snprintf(err, errlen, "%s='%s': %s", out->algo_source, spec, why);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_TIMEOUT: config->timeout_ms when it is not 0 (the variable is then not read). */
+static stitch_status_t st_load_timeout(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    if (config && config->timeout_ms != 0) {
+        out->timeout_ms = config->timeout_ms;
+        return STITCH_OK;
+    }
+    return st_parse_timeout(t->name, st_value(t, env), &out->timeout_ms, err, errlen);
+}
+
+static stitch_status_t st_load_segment(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_bytes(t->name, st_value(t, env), 4096, &out->segment_bytes, err, errlen);
+}
+
+static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
+}
+
+/* STITCH_GROUPS: kept as text (config->groups first) and parsed at init, when the number of ranks is known. */
+static stitch_status_t st_load_groups(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    int given = config && config->groups;
+    out->groups = given ? config->groups : env;
+    out->groups_source = given ? "config->groups" : t->name;
+    return STITCH_OK;
+}
+
+/* STITCH_TOPO: kept as text (config->topo first) and read at init (groups.h's st_topo_setting_load), when the
+ * number of ranks is known. Runs after st_load_groups: the topology and the groups are one setting in two forms, so
+ * the communicator's form wins over the environment's, and both forms at the same level are an error naming both. */
+static stitch_status_t st_load_topo(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    int comm_topo = config && config->topo, comm_groups = config && config->groups;
+    out->topo = comm_topo ? config->topo : env;
+    out->topo_source = comm_topo ? "config->topo" : t->name;
+    if (comm_topo && !comm_groups)
+        out->groups = NULL, out->groups_source = NULL; /* config->topo over $STITCH_GROUPS */
+    else if (comm_groups && !comm_topo)
+        out->topo = NULL, out->topo_source = NULL; /* config->groups over $STITCH_TOPO */
+    if (out->topo && out->groups) {
+        snprintf(err, errlen, "%s='%s' and %s='%s' are both given: set one (the topology's layout gives the "
+                 "groups)", out->topo_source, out->topo, out->groups_source, out->groups);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_TRANSPORT: auto, or the name of an entry of transport.c's table (shm, tcp); empty is auto. */
+static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    const char *v = st_value(t, env);
+    char names[128];
+    out->transport = ST_TP_AUTO;
+    if (!*v || strcmp(v, "auto") == 0 || (out->transport = st_tp_find(v)) >= 0)
+        return STITCH_OK;
+    st_tp_names(names, sizeof names);
+    snprintf(err, errlen, "%s='%s': expected auto, %s", t->name, v, names);
+    return STITCH_ERR_CONFIG;
+}
+
+static stitch_status_t st_load_shm_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                        st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_pow2(t->name, st_value(t, env), &out->shm_ring_bytes, err, errlen);
+}
+
+static stitch_status_t st_load_tcp_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                        st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_pow2(t->name, st_value(t, env), &out->tcp_ring_bytes, err, errlen);
+}
+
+/* STITCH_SPIN_US: microseconds, 0 to 10 s; unset is -1 (proc.c decides from the ranks per core). */
+static stitch_status_t st_load_spin(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    const char *s = env;
+    unsigned long long us;
+    out->spin_us = -1;
+    if (!env)
+        return STITCH_OK;
+    if (!st_digits(&s, 10000000, &us) || *s) {
+        snprintf(err, errlen, "%s='%s': expected microseconds between 0 and 10000000", t->name, env);
+        return STITCH_ERR_CONFIG;
+    }
+    out->spin_us = (long)us;
+    return STITCH_OK;
+}
+
+/* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
+static stitch_status_t st_load_tcp_cc(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->tcp_cc[0] = '\0';
+    if (!env || !*env)
+        return STITCH_OK;
+    if (strlen(env) >= sizeof out->tcp_cc) {
+        snprintf(err, errlen, "%s='%s': a congestion control name has at most %zu characters", t->name, env,
+                 sizeof out->tcp_cc - 1);
+        return STITCH_ERR_CONFIG;
+    }
+    snprintf(out->tcp_cc, sizeof out->tcp_cc, "%s", env);
+    return STITCH_OK;
+}
+
+/* STITCH_SOCKET_IFNAME: interpreted by bootstrap.c; unset or empty is NULL. */
+static stitch_status_t st_load_ifname(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->socket_ifname = env && *env ? env : NULL;
+    return STITCH_OK;
+}
+
+/* STITCH_SECRET: unset or empty is NULL (bootstrap.c then uses the launcher's or the id's). */
+static stitch_status_t st_load_secret(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->secret = env && *env ? env : NULL;
+    if (out->secret && strlen(out->secret) > ST_SECRET_MAX) {
+        /* never cut: two secrets that differ only past the cut would make the same key */
+        snprintf(err, errlen, "%s: %zu characters, at most %d", t->name, strlen(out->secret), ST_SECRET_MAX);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_DEBUG: nothing to store; st_debug reads it on every call, as it is needed before any settings exist. */
+static stitch_status_t st_load_debug(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                     st_settings *out, char *err, size_t errlen)
+{
+    return STITCH_OK;
+}
+
+/* HCCL_ALGO: config->hccl_algo, else the variable (HCCL reads an empty one as unset). */
+static stitch_status_t st_load_hccl_algo(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    const char *v = env, *name = t->name;
+    int given = 0;
+    if (config && config->hccl_algo)
+        v = config->hccl_algo, name = "config->hccl_algo";
+    if (!v)
+        return STITCH_OK;
+    stitch_status_t st = st_parse_hccl_algo(name, v, &out->hccl_algo, &given, err, errlen);
+    if (st == STITCH_OK && given)
+        out->hccl_algo_text = v, out->hccl_algo_source = name;
+    return st;
+}
+
+/* HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO: HCCL's IsValidNumberFormat (digits, optionally '.' and digits; set
+ * but empty is invalid), then stitch's range check. The value is read digit by digit (strtod would take the
+ * locale's decimal point). */
+static int st_ratio(const char *v, double *out)
+{
+    const char *s = v;
+    double r = 0, scale = 1;
+    for (; *s >= '0' && *s <= '9'; s++)
+        r = r * 10 + (*s - '0');
+    if (s == v)
+        return 0;
+    if (*s == '.') {
+        const char *f = ++s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            r += (*s - '0') * (scale /= 10);
+        if (s == f)
+            return 0;
+    }
+    *out = r;
+    return *s == '\0';
+}
+
+static stitch_status_t st_load_split_ratio(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                           st_settings *out, char *err, size_t errlen)
+{
+    out->split_ratio = -1;
+    if (config && config->split_ratio != 0) { /* 0 is "not set", as in HCCL's communicator config */
+        double r = config->split_ratio;
+        if (!(r > 0 && r <= 1)) { /* also NaN */
+            snprintf(err, errlen, "config->split_ratio=%g: expected a number in (0, 1] (0: not set)", r);
+            return STITCH_ERR_CONFIG;
+        }
+        out->split_ratio = r;
+        return STITCH_OK;
+    }
+    if (!env)
+        return STITCH_OK;
+    double r;
+    if (!st_ratio(env, &r)) {
+        snprintf(err, errlen, "%s='%s': expected a non-negative number: digits, optionally a '.' and more digits, "
+                 "such as 0.5", t->name, env);
+        return STITCH_ERR_CONFIG;
+    }
+    if (r > 1) {
+        snprintf(err, errlen, "%s='%s': out of range: stitch expects 0 to 1 (HCCL would warn and use 0.5)", t->name,
+                 env);
+        return STITCH_ERR_CONFIG;
+    }
+    out->split_ratio = r;
+    return STITCH_OK;
+}
+
+/* HCCL_DETERMINISTIC: false, true or strict in any case (HCCL upper-cases it); empty is unset, as in HCCL. */
+static stitch_status_t st_load_deterministic(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                             st_settings *out, char *err, size_t errlen)
+{
+    static const char *const names[] = {"false", "true", "strict"};
+    int level = 0;
+    const char *name = t->name;
+    if (config && config->deterministic != STITCH_DETERMINISTIC_UNSET) {
+        level = config->deterministic - STITCH_DETERMINISTIC_FALSE;
+        if (level < 0 || level > 2) {
+            snprintf(err, errlen, "config->deterministic=%d: expected STITCH_DETERMINISTIC_FALSE, _TRUE or _STRICT "
+                     "(or 0: not set)", config->deterministic);
+            return STITCH_ERR_CONFIG;
+        }
+        name = "config->deterministic";
+    } else if (env && *env) {
+        for (level = 0; level < 3 && strcasecmp(env, names[level]) != 0; level++)
+            ;
+        if (level == 3) {
+            snprintf(err, errlen, "%s='%s': should be true, false or strict (in any case)", t->name, env);
+            return STITCH_ERR_CONFIG;
+        }
+    }
+    if (level == 2) {
+        snprintf(err, errlen, "%s=strict: stitch has no strict (order-preserving) mode: its results are "
+                 "deterministic run to run (true), but the reduction order depends on the count; use true",
+                 name);
+        return STITCH_ERR_CONFIG;
+    }
+    out->deterministic = level;
+    return STITCH_OK;
+}
+
+static const st_tunable st_tunables[] = {
+#define ST_TUNABLE(name, load, def, meaning) {#name, def, st_load_##load},
+#include "tunables.def"
+};
+
+static const st_tunable_decl st_decls[] = {
+#define ST_TUNABLE(name, load, def, meaning) {#name, def, meaning},
+#include "tunables.def"
+};
+
+const st_tunable_decl *st_tunable_decl_of(int i)
+{
+    return i >= 0 && i < ST_TUNABLE_COUNT ? &st_decls[i] : NULL;
+}
+
+const char *st_source_name(st_source src)
+{
+    return src == ST_SRC_COMM ? "communicator" : src == ST_SRC_ENV ? "environment" : "default";
+}
+
+/* The communicator's value of tunable i as text (a string field itself, a number written into buf), or NULL when
+ * the config does not set it. Mirrors the loaders' "config first" rule. */
+static const char *st_config_text(int i, const stitch_config_t *c, char *buf, size_t len)
+{
+    static const char *const det[] = {"false", "true", "strict"};
+    if (!c)
+        return NULL;
+    switch (i) {
+    case ST_T_STITCH_ALGO:
+        return c->algo;
+    case ST_T_STITCH_GROUPS:
+        return c->groups;
+    case ST_T_STITCH_TOPO:
+        return c->topo;
+    case ST_T_HCCL_ALGO:
+        return c->hccl_algo;
+    case ST_T_STITCH_TIMEOUT:
+        if (c->timeout_ms == 0)
+            return NULL;
+        snprintf(buf, len, "timeout_ms=%d", c->timeout_ms);
+        return buf;
+    case ST_T_HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO:
+        if (c->split_ratio == 0)
+            return NULL;
+        snprintf(buf, len, "%g", c->split_ratio);
+        return buf;
+    case ST_T_HCCL_DETERMINISTIC:
+        if (c->deterministic == STITCH_DETERMINISTIC_UNSET)
+            return NULL;
+        if (c->deterministic >= STITCH_DETERMINISTIC_FALSE && c->deterministic <= STITCH_DETERMINISTIC_STRICT)
+            return det[c->deterministic - STITCH_DETERMINISTIC_FALSE];
+        snprintf(buf, len, "%d", c->deterministic);
+        return buf;
+    default:
+        return NULL;
+    }
+}
+
+stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
+                                        char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (origin)
+        memset(origin, 0, sizeof *origin);
+    for (int i = 0; i < ST_TUNABLE_COUNT; i++) {
+        const st_tunable *t = &st_tunables[i];
+        const char *env = getenv(t->name);
+        if (origin) {
+            const char *comm = st_config_text(i, config, origin->buf[i], sizeof origin->buf[i]);
+            origin->source[i] = comm ? ST_SRC_COMM : env ? ST_SRC_ENV : ST_SRC_DEFAULT;
+            origin->text[i] = comm ? comm : env ? env : t->def;
+        }
+        stitch_status_t st = t->load(t, env, config, out, err, errlen);
+        if (st != STITCH_OK)
+            return st;
+    }
+    return STITCH_OK;
+}
+
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
 {
-    stitch_status_t st = st_load_algo(config, out, err, errlen);
-    if (st != STITCH_OK)
-        return st;
-    out->timeout_ms = ST_DEFAULT_TIMEOUT_MS;
-    const char *env = getenv("STITCH_TIMEOUT");
-    if (config && config->timeout_ms != 0)
-        out->timeout_ms = config->timeout_ms;
-    else if (env && (st = st_parse_timeout(env, &out->timeout_ms, err, errlen)) != STITCH_OK)
-        return st;
-    out->segment_bytes = ST_DEFAULT_SEGMENT_BYTES;
-    env = getenv("STITCH_SEGMENT_BYTES");
-    if (env && (st = st_parse_bytes("STITCH_SEGMENT_BYTES", env, 4096, &out->segment_bytes, err, errlen)) != STITCH_OK)
-        return st;
-    out->oneshot_max = ST_DEFAULT_ONESHOT_BYTES;
-    env = getenv("STITCH_ONESHOT_BYTES");
-    if (env && (st = st_parse_bytes("STITCH_ONESHOT_BYTES", env, 0, &out->oneshot_max, err, errlen)) != STITCH_OK)
-        return st;
-    out->groups = config && config->groups ? config->groups : getenv("STITCH_GROUPS");
-    out->groups_source = config && config->groups ? "config->groups" : "STITCH_GROUPS";
-    return st_load_proc(out, err, errlen);
+    return st_settings_load_origin(config, out, NULL, err, errlen);
 }

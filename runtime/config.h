@@ -1,5 +1,7 @@
-/* config.h - the runtime's tunables, resolved once per communicator group from stitch_config_t and the
- * environment (config.c is the only place that calls getenv). */
+/* config.h - the runtime's tunables (declared in tunables.def), resolved once per communicator group from
+ * stitch_config_t and the environment (config.c is the only place that calls getenv for them). Priority:
+ * the communicator's stitch_config_t, then the environment, then the built-in default; st_origin records which
+ * one gave each value. */
 #ifndef ST_CONFIG_H
 #define ST_CONFIG_H
 
@@ -11,8 +13,8 @@
 #define ST_DEFAULT_ALGO "ring"
 #define ST_SECRET_MAX 255 /* characters of STITCH_SECRET */
 
-/* STITCH_TRANSPORT: how a process-mode pair moves its data. */
-enum { ST_TP_AUTO, ST_TP_SHM, ST_TP_TCP };
+/* STITCH_TRANSPORT: how a process-mode pair moves its data: auto, or an entry of transport.c's table. */
+enum { ST_TP_AUTO = -1 };
 
 /* An algorithm choice as written: `every` applies to each collective that has an algorithm of that name (the
  * others keep the default), `coll[c]` to collective c only and must exist; "" when not given. */
@@ -20,6 +22,56 @@ typedef struct st_algo_spec {
     char every[ST_NAME_MAX];
     char coll[STITCH_COLL_COUNT][ST_NAME_MAX];
 } st_algo_spec;
+
+/* Where a value came from. */
+typedef enum st_source { ST_SRC_DEFAULT, ST_SRC_ENV, ST_SRC_COMM } st_source;
+const char *st_source_name(st_source src); /* "default", "environment", "communicator" */
+
+/* The tunables, numbered in tunables.def's order, with their declaration (name, default text or NULL, meaning). */
+enum {
+#define ST_TUNABLE(name, load, def, meaning) ST_T_##name,
+#include "tunables.def"
+    ST_TUNABLE_COUNT
+};
+typedef struct st_tunable_decl {
+    const char *name, *def, *meaning;
+} st_tunable_decl;
+const st_tunable_decl *st_tunable_decl_of(int i); /* NULL when i is out of range */
+
+/* HCCL_ALGO (spec 11): HCCL's algorithm names, in the order of its parser's table, after "not given". */
+#define ST_HCCL_LEVELS 4 /* level0 .. level3 */
+#define ST_HCCL_ALG_LIST(X)                                                                                    \
+    X(DEFAULT, "default", NULL) X(NULL, "null", NULL) X(RING, "ring", "ring") X(PIPELINE, "pipeline", "pipeline")  \
+    X(FULLMESH, "fullmesh", "mesh") X(HDR, "H-D_R", "rhd") X(PAIRWISE, "pairwise", "pairwise") X(NHR, "NHR", "nhr") \
+    X(NHR_V1, "NHR_V1", NULL) X(AHC, "AHC", "ahc") X(AHC_BROKE, "AHC_BROKE", "ahc_broke") X(NB, "NB", "nb")          \
+    X(NA, "NA", NULL)
+typedef enum st_hccl_alg {
+#define ST_HCCL_ALG_ENUM(id, hccl, stitch) ST_HA_##id,
+    ST_HCCL_ALG_LIST(ST_HCCL_ALG_ENUM)
+#undef ST_HCCL_ALG_ENUM
+    ST_HA_COUNT
+} st_hccl_alg;
+const char *st_hccl_alg_name(int alg);   /* HCCL's spelling ("H-D_R"), "default" for ST_HA_DEFAULT */
+const char *st_hccl_alg_stitch(int alg); /* stitch's algorithm of that name ("rhd"); NULL: none (default, null, NA,
+                                          * NHR_V1) */
+
+/* HCCL_ALGO as parsed: per stitch collective and level, the algorithm written (ST_HA_DEFAULT where no entry gave
+ * that level). A common entry applies to every collective; a per-operator entry to its collectives (alltoall to
+ * all_to_all and all_to_all_v, as HCCL copies it to alltoallv; send, receive and sendrecv to none). */
+typedef struct st_hccl_algo {
+    unsigned char level[STITCH_COLL_COUNT][ST_HCCL_LEVELS];
+    unsigned char specific[STITCH_COLL_COUNT]; /* 1: set by a per-operator entry */
+} st_hccl_algo;
+
+/* What a level means for collective c after HCCL's rules (spec 9.6, 11.2): level1 AHC or AHC_BROKE drives level2
+ * too; AHC and AHC_BROKE apply to all_reduce, reduce_scatter and all_gather only, pairwise to the all_to_alls only
+ * (ST_HA_DEFAULT elsewhere). */
+int st_hccl_level(const st_hccl_algo *h, stitch_coll_t c, int level);
+
+/* Parse an HCCL_ALGO value; `name` is what messages call it ("HCCL_ALGO", "config->hccl_algo"). *given is 0 when
+ * the value holds no entry (empty or blanks: HCCL's built-in selection). STITCH_ERR_CONFIG with the message. */
+stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_algo *out, int *given, char *err,
+                                   size_t errlen);
 
 typedef struct st_settings {
     st_algo_spec algo;                         /* names not yet checked against the catalogue */
@@ -29,17 +81,37 @@ typedef struct st_settings {
     size_t oneshot_max;                        /* auto: small-message algorithm up to these bytes sent per rank */
     const char *groups;                        /* groups spec as given ("3x2", "2,2,2"); NULL: one group */
     const char *groups_source;                 /* "config->groups" or "STITCH_GROUPS", for messages */
+    const char *topo;                          /* topology file or inline layout (groups.h); NULL: not given */
+    const char *topo_source;                   /* "config->topo" or "STITCH_TOPO", for messages */
     /* process mode */
-    int transport;                             /* ST_TP_AUTO, ST_TP_SHM or ST_TP_TCP */
+    int transport;                             /* ST_TP_AUTO, or the index of the entry (st_tp_find) */
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */
     long spin_us;                              /* -1: not set, proc.c decides from the ranks per core */
     char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */
     const char *socket_ifname;                 /* interface spec for tcp and the bootstrap; NULL: not set */
     const char *secret;                        /* the job's shared secret; NULL: the launcher's or the id's */
+    /* HCCL's variables */
+    st_hccl_algo hccl_algo;                    /* all ST_HA_DEFAULT when not given */
+    const char *hccl_algo_text;                /* as given; NULL: not given */
+    const char *hccl_algo_source;              /* "config->hccl_algo" or "HCCL_ALGO"; NULL: not given */
+    double split_ratio;                        /* R of the 2-D Mesh+NHR split, 0..1; < 0: not given (formula) */
+    int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way) */
 } st_settings;
+
+/* Where each tunable's value came from, and the text that was loaded: the variable's value, the declared default,
+ * or the communicator's field written as text (in buf); text NULL: unset with no default. Kept apart from
+ * st_settings so that equal settings compare equal whatever gave them. */
+typedef struct st_origin {
+    st_source source[ST_TUNABLE_COUNT];
+    const char *text[ST_TUNABLE_COUNT];
+    char buf[ST_TUNABLE_COUNT][48];
+} st_origin;
 
 /* Fill `out`; on a malformed value return STITCH_ERR_CONFIG with what, where and why in err. */
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen);
+/* The same, recording in *origin (when not NULL) where each value came from. */
+stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
+                                        char *err, size_t errlen);
 
 /* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups
  * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */

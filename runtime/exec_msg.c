@@ -212,10 +212,11 @@ static stitch_status_t st_broken(st_mctx *c, const char *why)
 
 /* ---- fingerprints ---------------------------------------------------------------------------------------- */
 
-/* The fingerprint a header carries, as exec.c compares and prints them. */
-static st_fingerprint st_hdr_fp(const st_msg_hdr *h)
+/* The fingerprint a header carries, as exec.c compares and prints them. The algorithm is a number in the
+ * communicator's registry, which init checked is the same on every rank (registry.c). */
+static st_fingerprint st_hdr_fp(const st_reg *reg, const st_msg_hdr *h)
 {
-    const st_algo *algo = h->algo >= 0 && h->algo < st_registry_count() ? &st_builtin_catalogue.algos[h->algo] : NULL;
+    const st_algo *algo = st_reg_algo(reg, h->algo);
     return (st_fingerprint){h->seq, h->coll, h->dtype, h->op, h->root, (size_t)h->count, algo};
 }
 
@@ -226,7 +227,7 @@ static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
     if (h->magic != ST_MSG_MAGIC || h->src != src)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
                         c->comm->rank, src, h->magic, h->src);
-    st_fingerprint f_mine = st_hdr_fp(&c->fp), f_theirs = st_hdr_fp(h);
+    st_fingerprint f_mine = st_hdr_fp(c->comm->reg, &c->fp), f_theirs = st_hdr_fp(c->comm->reg, h);
     if (!st_fp_differ(&f_mine, &f_theirs, mine, theirs, sizeof mine))
         return STITCH_OK;
     int me = c->comm->rank, lo = me < src;
@@ -1014,7 +1015,7 @@ static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_ar
     c->nsteps = e->sched.nsteps;
     c->fp = (st_msg_hdr){ST_MSG_MAGIC, comm->rank, comm->seq, a->count, (int32_t)a->coll, (int32_t)a->dtype,
                          reduces ? (int32_t)a->op : -1, rooted ? a->root : -1,
-                         st_registry_index(e->sched.algo), 0, 0, {0}};
+                         st_reg_index(comm->reg, e->sched.algo), 0, 0, {0}};
     c->hello = rooted && c->p > 1 && c->nsteps > 0;
     c->hello_x = (st_xfer){.src = c->me, .dst = (c->me + 1) % c->p};
     st_call_segments(a, comm->segment_bytes, c->nblocks, c->nsteps, &c->seg, &c->nseg);

@@ -57,7 +57,7 @@ typedef struct st_job {
     _Atomic int refs;        /* communicators not yet destroyed */
     st_abort abort;          /* the communicators' abort (abort.h): every rank's comm->abort points here */
     st_slot *slots;
-    st_groups groups;        /* STITCH_GROUPS / stitch_config_t.groups; none: one group of all ranks */
+    st_groups groups;        /* STITCH_TOPO or STITCH_GROUPS (or the config fields); none: one group of all ranks */
 } st_job;
 
 typedef struct st_deadline {

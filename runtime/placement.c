@@ -10,6 +10,16 @@
  * per process, so two ranks could be started with different values; each rank publishes a hash of its groups in
  * its bootstrap entry (0: by host), and a rank whose table shows another value fails init with both sides named,
  * instead of running a schedule its peers do not run.
+ *
+ * Topology. STITCH_TOPO / stitch_config_t.topo (a file, or an inline layout: groups.h) gives every level. Each rank
+ * reads it before the bootstrap and publishes a hash of it (layout, hosts, devices, level figures) as its tag, so
+ * ranks given different files, or files that differ, fail init like different groups do. When the file names
+ * hosts, ranks are placed by name after the bootstrap: rank r belongs to the server whose host is r's host name
+ * (gethostname, as the bootstrap table carries it; a file's `node01` also matches a rank's `node01.example.com`),
+ * the servers keep the file's order, and a server's ranks are its host's ranks in rank order. Every rank sees the
+ * same table, so every rank reaches the same placement or the same error: a rank on a host the file does not name,
+ * or a host running another number of ranks than its server holds. Without host names the servers take the ranks
+ * in rank order. Devices are not used by this runtime (ranks are processes of the CPU).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +41,12 @@ stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p,
         snprintf(err, errlen, "out of memory for the groups of %d ranks", p);
         return STITCH_ERR_NO_MEMORY;
     }
+    if (s->topo) {
+        stitch_status_t st = st_topo_setting_load(s->topo_source, s->topo, p, &pl->tf, err, errlen);
+        pl->topo = st == STITCH_OK;
+        pl->tag = st_topo_hash(&pl->tf) | 3; /* low bits 11: a topology */
+        return st;
+    }
     if (!s->groups)
         return STITCH_OK;
     if (st_parse_groups(s->groups, p, sizes, &ngroups, why, sizeof why) != STITCH_OK) {
@@ -43,7 +59,8 @@ stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p,
             pl->key[r++] = (uint64_t)g;
     static const uint64_t k[2] = {0x67726f7570730000ULL, 3}; /* "groups" */
     pl->given = 1;
-    pl->tag = st_siphash(k, pl->key, sizeof *pl->key * (size_t)p) | 1; /* never 0, which means "by host" */
+    pl->tag = (st_siphash(k, pl->key, sizeof *pl->key * (size_t)p) & ~2ull) | 1; /* low bits 01: never 0, which
+                                                                                   * means "by host" */
     free(sizes);
     return STITCH_OK;
 }
@@ -52,9 +69,13 @@ stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p,
 static void st_tag_text(const st_placement *pl, const st_settings *s, uint64_t tag, char *out, size_t len)
 {
     if (tag == 0)
-        snprintf(out, len, "groups by host (no STITCH_GROUPS or config->groups)");
+        snprintf(out, len, "groups by host (no STITCH_GROUPS or config->groups, no STITCH_TOPO or config->topo)");
+    else if (tag == pl->tag && pl->topo)
+        snprintf(out, len, "the topology from %s='%s'", s->topo_source, s->topo);
     else if (tag == pl->tag)
         snprintf(out, len, "groups from %s='%s'", s->groups_source, s->groups);
+    else if ((tag & 3) == 3)
+        snprintf(out, len, "a different topology (another STITCH_TOPO or config->topo, or a file that differs)");
     else
         snprintf(out, len, "groups from a different STITCH_GROUPS or config->groups");
 }
@@ -69,7 +90,7 @@ static stitch_status_t st_check_tags(const st_placement *pl, const st_settings *
         st_tag_text(pl, s, pl->tag, mine, sizeof mine);
         st_tag_text(pl, s, b->peers[i].tag, theirs, sizeof theirs);
         snprintf(err, errlen, "ranks disagree on the groups: rank %d has %s but rank %d has %s (set the same "
-                 "groups on every rank, or none)", b->rank, mine, i, theirs);
+                 "groups or topology on every rank, or none)", b->rank, mine, i, theirs);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
@@ -90,8 +111,11 @@ static void st_groups_text(const st_topo *t, char *out, size_t len)
 
 static void st_log_groups(const st_placement *pl, const st_settings *s, const st_boot *b, const st_groups *g)
 {
-    char list[ST_LOG_GROUPS_CHARS + 32], how[160];
-    if (pl->given)
+    char list[ST_LOG_GROUPS_CHARS + 32], how[400];
+    if (pl->topo)
+        snprintf(how, sizeof how, "from %s='%s' (%d levels, %s)", s->topo_source, s->topo, pl->tf.nlevels,
+                 pl->tf.host ? "placed by host name" : "in rank order");
+    else if (pl->given)
         snprintf(how, sizeof how, "from %s='%s'", s->groups_source, s->groups);
     else
         snprintf(how, sizeof how, "by host");
@@ -103,12 +127,114 @@ static void st_log_groups(const st_placement *pl, const st_settings *s, const st
     fprintf(stderr, "stitch: rank %d of %d: %d groups %s: %s\n", b->rank, b->size, g->topo.ngroups, how, list);
 }
 
+/* One server's host name, for the sorted index of st_place_hosts. */
+typedef struct st_host_ent {
+    const char *name;
+    int server;
+} st_host_ent;
+
+static int st_host_cmp(const void *a, const void *b)
+{
+    return strcmp(((const st_host_ent *)a)->name, ((const st_host_ent *)b)->name);
+}
+
+/* The server of a rank on host `name`: its name, else its first component; -1 when the file has neither. */
+static int st_host_find(const st_host_ent *ent, int n, const char *name)
+{
+    char shortname[64];
+    st_host_ent key = {name, 0}, *e = bsearch(&key, ent, (size_t)n, sizeof *ent, st_host_cmp);
+    const char *dot = strchr(name, '.');
+    if (!e && dot && (size_t)(dot - name) < sizeof shortname) {
+        memcpy(shortname, name, (size_t)(dot - name));
+        shortname[dot - name] = '\0';
+        key.name = shortname;
+        e = bsearch(&key, ent, (size_t)n, sizeof *ent, st_host_cmp);
+    }
+    return e ? e->server : -1;
+}
+
+/* The topology's hosts, for a message: "node01, node02", cut short. */
+static void st_hosts_text(const st_topofile *tf, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int g = 0; g < tf->layout.ngroups[0] && n + 8 < len; g++)
+        n += (size_t)snprintf(out + n, len - n, "%s%s", g ? ", " : "", tf->host[g]);
+    if (n + 8 >= len)
+        snprintf(out + (len > 8 ? len - 8 : 0), 8, ", ...");
+}
+
+/* rank_at[pos] (layout order) from the ranks' host names: server g's positions take its host's ranks in rank
+ * order. STITCH_ERR_CONFIG naming the first rank whose host is not in the file, or the first server whose host
+ * runs another number of ranks. */
+static stitch_status_t st_place_hosts(const st_placement *pl, const st_settings *s, const st_boot *b,
+                                      int32_t *rank_at, char *err, size_t errlen)
+{
+    const st_layout *l = &pl->tf.layout;
+    int ns = l->ngroups[0], p = pl->p;
+    st_host_ent *ent = malloc(sizeof *ent * (size_t)ns);
+    int32_t *srv = malloc(sizeof *srv * (size_t)p), *next = calloc((size_t)ns + 1, sizeof *next);
+    stitch_status_t st = ent && srv && next ? STITCH_OK : STITCH_ERR_NO_MEMORY;
+    char hosts[300];
+    for (int g = 0; st == STITCH_OK && g < ns; g++)
+        ent[g] = (st_host_ent){pl->tf.host[g], g};
+    if (st == STITCH_OK)
+        qsort(ent, (size_t)ns, sizeof *ent, st_host_cmp);
+    for (int r = 0; st == STITCH_OK && r < p; r++) {
+        if ((srv[r] = st_host_find(ent, ns, b->peers[r].hostname)) < 0) {
+            st_hosts_text(&pl->tf, hosts, sizeof hosts);
+            snprintf(err, errlen, "%s='%s': rank %d runs on host '%s', which the topology does not name (its hosts: "
+                     "%s)", s->topo_source, s->topo, r, b->peers[r].hostname, hosts);
+            st = STITCH_ERR_CONFIG;
+        } else {
+            next[srv[r] + 1]++;
+        }
+    }
+    for (int g = 0; st == STITCH_OK && g < ns; g++) {
+        if (next[g + 1] != l->count[0][g]) {
+            snprintf(err, errlen, "%s='%s': host '%s' runs %d rank%s of the communicator but the topology gives it "
+                     "%d", s->topo_source, s->topo, pl->tf.host[g], next[g + 1], next[g + 1] == 1 ? "" : "s",
+                     l->count[0][g]);
+            st = STITCH_ERR_CONFIG;
+        }
+        next[g + 1] += next[g]; /* now server g + 1's first position */
+    }
+    for (int r = 0; st == STITCH_OK && r < p; r++)
+        rank_at[next[srv[r]]++] = r;
+    if (st == STITCH_ERR_NO_MEMORY)
+        snprintf(err, errlen, "out of memory placing %d ranks on %d hosts", p, ns);
+    free(ent);
+    free(srv);
+    free(next);
+    return st;
+}
+
+static stitch_status_t st_place_topo(const st_placement *pl, const st_settings *s, const st_boot *b,
+                                     st_groups *groups, char *err, size_t errlen)
+{
+    int32_t *rank_at = pl->tf.host ? malloc(sizeof *rank_at * (size_t)pl->p) : NULL;
+    stitch_status_t st = pl->tf.host && !rank_at ? STITCH_ERR_NO_MEMORY : STITCH_OK;
+    if (st == STITCH_OK && pl->tf.host)
+        st = st_place_hosts(pl, s, b, rank_at, err, errlen);
+    if (st == STITCH_OK && st_groups_layout(groups, &pl->tf.layout, rank_at) != 0)
+        st = STITCH_ERR_NO_MEMORY;
+    if (st == STITCH_ERR_NO_MEMORY)
+        snprintf(err, errlen, "out of memory for the topology of %d ranks", pl->p);
+    free(rank_at);
+    return st;
+}
+
 stitch_status_t st_placement_apply(st_placement *pl, const st_settings *s, const st_boot *b, st_groups *groups,
                                    char *err, size_t errlen)
 {
     stitch_status_t st = st_check_tags(pl, s, b, err, errlen);
     if (st != STITCH_OK)
         return st;
+    if (pl->topo) {
+        if ((st = st_place_topo(pl, s, b, groups, err, errlen)) == STITCH_OK && st_debug())
+            st_log_groups(pl, s, b, groups);
+        return st;
+    }
     for (int i = 0; !pl->given && i < pl->p; i++)
         pl->key[i] = b->peers[i].host;
     if (st_groups_by_key(groups, pl->p, pl->key) != 0) {
@@ -124,4 +250,5 @@ void st_placement_free(st_placement *pl)
 {
     free(pl->key);
     pl->key = NULL;
+    st_topofile_free(&pl->tf);
 }

@@ -4,8 +4,8 @@
  * Every pair of ranks has a tcp control channel for the communicator's whole life: it carries "abort, because
  * ...", "goodbye", and the progress queries and answers of a rank whose call timed out (st_proc_behind); its EOF
  * without a goodbye is how a dead peer is noticed (the kernel closes a killed process's sockets), whether or not
- * the pair exchanges data. Data goes over one transport per
- * peer, chosen in preference order shm (same host), tcp, unless STITCH_TRANSPORT forces one.
+ * the pair exchanges data. Data goes over one transport per peer, the first in transport.c's table (shm for a
+ * peer on my host, then tcp) that can connect the pair, unless STITCH_TRANSPORT forces one (transport.h).
  */
 #ifndef ST_PROC_H
 #define ST_PROC_H
@@ -37,11 +37,7 @@ typedef struct st_proc {
     st_boot boot;             /* the table and the control sockets (data sockets move into tp) */
     st_tp **tp;               /* per peer: its data transport, NULL for myself */
     st_ctrl_in *ctrl;         /* per peer */
-    void **seg;               /* per peer on my host (and me): its mapped shm segment, NULL otherwise */
-    size_t seg_bytes, ring_bytes;
-    st_bell *bell;            /* mine, in my segment; NULL when no peer shares my host */
-    int nshm, ntcp;           /* data peers per transport */
-    char tcp_cc[96];          /* the congestion control the tcp data sockets use, for STITCH_DEBUG */
+    st_bell *bell;            /* mine (links.bell, in my shm segment); NULL when no peer rings it */
     int nlocal;               /* ranks of the communicator on my host, me included */
     long spin_ns;             /* how long a waiting rank polls before it blocks: STITCH_SPIN_US, else 500 us,
                                * 1000 us when oversubscribed (then it yields after every poll, see below) */
@@ -62,6 +58,8 @@ typedef struct st_proc {
     int geo_cap;
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
+    st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it
+                               * is large and read only at setup and before sleeping */
 } st_proc;
 
 /* Make a communicator for rank env->rank of env->size; on failure return a status with a message in err. */

@@ -1,25 +1,54 @@
-/* registry.h - the algorithms compiled into libstitch (st_builtin_catalogue, generated from algos.dsl). */
+/* registry.h - the algorithms a communicator sees: the built-in catalogue (st_builtin_catalogue, generated from
+ * algos.dsl) first, then the user's catalogues from stitch_config_t.catalogues, in the order given. */
 #ifndef ST_REGISTRY_H
 #define ST_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "stitch.h"
 #include "st_steptab.h"
 
 extern const st_catalogue st_builtin_catalogue;
 
-/* The algorithm `name` (case-insensitive) implementing `coll`, or NULL. */
+/* The algorithm `name` (case-insensitive) implementing `coll` in the built-in catalogue, or NULL. */
 const st_algo *st_registry_find(const char *name, stitch_coll_t coll);
 
-/* The first algorithm implementing `coll` in the catalogue (the default where there is no "ring"), or NULL. */
-const st_algo *st_registry_first(stitch_coll_t coll);
+/* One communicator's registry (each communicator owns one; registry.c says why it is per communicator). Its
+ * algorithms are numbered 0..nalgos-1 in catalogue order: the schedule cache and process mode's message headers
+ * use that number, which is the same on every rank because the ranks' registries are checked to be equal. */
+typedef struct st_reg st_reg;
 
-/* Position of `algo` in the catalogue: communicators index their schedule cache with it. */
-int st_registry_index(const st_algo *algo);
-int st_registry_count(void);
+/* The registry of `config` (NULL: the built-in catalogue alone). STITCH_ERR_INVALID_ARGUMENT for a malformed
+ * list, STITCH_ERR_CONFIG for a catalogue of another step-table format or a name defined twice for one collective
+ * (both files named), with why in err. */
+stitch_status_t st_reg_new(const stitch_config_t *config, st_reg **out, char *err, size_t errlen);
+st_reg *st_reg_dup(const st_reg *reg); /* NULL when out of memory */
+void st_reg_free(st_reg *reg);
 
-/* "ring, mesh, rhd": the names implementing `coll`, for error messages. */
-void st_registry_names(stitch_coll_t coll, char *buf, size_t len);
+/* The algorithm `name` (case-insensitive) implementing `coll`, or NULL. */
+const st_algo *st_reg_find(const st_reg *reg, const char *name, stitch_coll_t coll);
+/* The first algorithm implementing `coll` (the default where there is no "ring"), or NULL. */
+const st_algo *st_reg_first(const st_reg *reg, stitch_coll_t coll);
+
+int st_reg_count(const st_reg *reg);
+/* The number of `algo` (one of this registry's), -1 when it is not; and back (NULL when out of range). */
+int st_reg_index(const st_reg *reg, const st_algo *algo);
+const st_algo *st_reg_algo(const st_reg *reg, int index);
+/* The catalogue `algo` comes from (its code is what the schedule runs), NULL when it is not one of this registry's. */
+const st_catalogue *st_reg_cat(const st_reg *reg, const st_algo *algo);
+
+/* "ring, mesh, rhd": the names implementing `coll`, for error messages; "(none)" when there are none. */
+void st_reg_names(const st_reg *reg, stitch_coll_t coll, char *buf, size_t len);
+/* "algos.dsl+mine.dsl": the catalogues' files, for messages. */
+void st_reg_describe(const st_reg *reg, char *buf, size_t len);
+/* The catalogues' hashes combined in order: equal registries have equal hashes. */
+uint64_t st_reg_hash(const st_reg *reg);
+
+/* Every rank of a process-mode job publishes its registry's hash and description (st_reg_hash, st_reg_describe)
+ * in its bootstrap entry; fail (STITCH_ERR_CONFIG, both ranks and both sides named in err) when any rank's differs
+ * from rank 0's. Every rank sees the same table, so every rank reports the same pair. */
+struct st_boot;
+stitch_status_t st_reg_check_peers(const struct st_boot *b, char *err, size_t errlen);
 
 #endif

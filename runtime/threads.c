@@ -1,8 +1,10 @@
 /* threads.c - the threads backend: a communicator group whose ranks are threads of one process.
  *
  * stitch_comm_init_threads creates the job (what the p ranks share: slots, the abort object, the groups; job.h)
- * and p communicators at once, all or nothing. The configuration is resolved here once (config.c reads the
- * environment) and every algorithm name is checked against the catalogue at this point, so a typo fails at init
+ * and p communicators at once, all or nothing. The groups come from the topology (STITCH_TOPO / config->topo:
+ * every level of its layout, ranks in layout order) or from STITCH_GROUPS / config->groups (two levels). The configuration is resolved here once (config.c reads the
+ * environment) and every algorithm name is checked against the communicator's registry (the built-in catalogue
+ * and config->catalogues, registry.c) at this point, so a typo fails at init
  * with the list of valid names rather than at the first collective. Each handle holds one reference on the job;
  * the last stitch_comm_destroy frees it. Calls run on exec.c's engine: peers pull from each other's buffers.
  */
@@ -14,6 +16,9 @@
 #include "comm.h"
 #include "config.h"
 #include "exec.h"
+#include "groups.h"
+#include "registry.h"
+#include "st_topofile.h"
 
 static void st_threads_abort(stitch_comm_t *comm, const char *reason)
 {
@@ -34,19 +39,17 @@ static void st_set_err(char *err, size_t errlen, const char *msg)
         snprintf(err, errlen, "%s", msg);
 }
 
-/* All p communicators or none: on failure the ones made so far are freed, then the job. */
-static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos,
-                                     const int *groups, int ngroups, stitch_comm_t **comms)
+/* All p communicators or none: on failure the ones made so far are freed, then the job. The job takes `groups`. */
+static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos, const st_reg *reg,
+                                     st_groups *groups, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
-    if (job && ngroups > 0 && st_groups_uniform(&job->groups, nranks, ngroups, groups) != 0) {
-        st_job_free(job);
-        job = NULL;
-    }
+    if (job)
+        job->groups = *groups, *groups = (st_groups){{0}, NULL};
     stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
     int r = 0;
     for (; job && made && r < nranks; r++) {
-        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos)))
+        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos, reg)))
             break;
         made[r]->job = job;
         made[r]->abort = &job->abort;
@@ -65,6 +68,36 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
     return STITCH_ERR_NO_MEMORY;
 }
 
+/* The job's groups from the settings: the topology (every level of its layout; host names and devices are for
+ * process mode and not used here), else the groups spec, else none. */
+static stitch_status_t st_threads_groups(const st_settings *s, int nranks, st_groups *g, char *why, size_t len)
+{
+    if (s->topo) {
+        st_topofile tf;
+        stitch_status_t st = st_topo_setting_load(s->topo_source, s->topo, nranks, &tf, why, len);
+        if (st == STITCH_OK && st_groups_layout(g, &tf.layout, NULL) != 0) {
+            snprintf(why, len, "out of memory for the topology of %d ranks", nranks);
+            st = STITCH_ERR_NO_MEMORY;
+        }
+        st_topofile_free(&tf);
+        return st;
+    }
+    if (!s->groups)
+        return STITCH_OK;
+    char bad[400];
+    int ngroups = 0, *sizes = malloc(sizeof *sizes * (size_t)nranks);
+    stitch_status_t st = sizes ? st_parse_groups(s->groups, nranks, sizes, &ngroups, bad, sizeof bad)
+                               : STITCH_ERR_NO_MEMORY;
+    if (st == STITCH_ERR_CONFIG)
+        snprintf(why, len, "%s=%s", s->groups_source, bad);
+    else if (st == STITCH_OK && st_groups_uniform(g, nranks, ngroups, sizes) != 0)
+        st = STITCH_ERR_NO_MEMORY;
+    if (st == STITCH_ERR_NO_MEMORY)
+        snprintf(why, len, "out of memory for the groups of %d ranks", nranks);
+    free(sizes);
+    return st;
+}
+
 stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
                                          char *err, size_t errlen)
 {
@@ -77,20 +110,21 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
         st_set_err(err, errlen, msg);
         return STITCH_ERR_INVALID_ARGUMENT;
     }
-    char why[400];
-    int ngroups = 0, *groups = malloc(sizeof *groups * (size_t)nranks);
-    stitch_status_t st = groups ? st_settings_load(config, &s, why, sizeof why) : STITCH_ERR_NO_MEMORY;
-    if (st == STITCH_OK && s.groups && (st = st_parse_groups(s.groups, nranks, groups, &ngroups, why, sizeof why)))
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s=%s", s.groups_source, why);
-    else if (st != STITCH_OK)
-        snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", groups ? why : "out of memory");
-    else if ((st = st_resolve_algos(&s, algos, why, sizeof why)) != STITCH_OK)
+    char why[900];
+    st_reg *reg = NULL;
+    st_groups groups = {{0}, NULL};
+    stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
+    if (st == STITCH_OK)
+        st = st_threads_groups(&s, nranks, &groups, why, sizeof why);
+    if (st == STITCH_OK && (st = st_reg_new(config, &reg, why, sizeof why)) == STITCH_OK)
+        st = st_resolve_algos(reg, &s, algos, why, sizeof why);
+    if (st != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
-    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, groups, ngroups, comms)) != STITCH_OK)
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, reg, &groups, comms)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
-    free(groups);
+    st_groups_free(&groups);
+    st_reg_free(reg);
     if (st != STITCH_OK)
         st_set_err(err, errlen, msg);
     return st;
 }
-

@@ -1,4 +1,6 @@
-/* tp_tcp.c - the tcp transport: one non-blocking socket per peer and direction pair, an rx staging ring.
+/* tp_tcp.c - the tcp transport: an entry of transport.c's table for any pair (the bootstrap reached every peer
+ * over the network, so it always can, and is the last resort), one non-blocking socket per peer and direction pair
+ * (the bootstrap's data socket), an rx staging ring.
  *
  * send() goes straight from the caller's buffer into the kernel (no staging on the way out; sendv gathers a
  * message's header, payload and padding into one sendmsg: measured, np 2 all_reduce over loopback, one call per
@@ -18,7 +20,7 @@
  * runs each): cubic alone 27-131 ms, bimodal, with up to ~3000 retransmitted segments a run; with the low
  * water mark 27.5-27.9 ms and 0-1 retransmits (bbr: 78-84 ms, 7-33 thousand retransmits; 70-74 ms with it).
  * On loopback, 64 MB: cubic 28 and 79 ms in 2 runs (21 and 352 retransmits) -> 27-29 ms in 4 runs (0-4).
- * proc.c picks the congestion control (st_tcp_cc).
+ * The entry's connect picks the congestion control (st_tcp_cc).
  *
  * Several sockets per peer were tried and measured (STITCH_TCP_CONNS: the stream striped over 1, 2 or 4
  * sockets in 256 KB chunks, round robin, one executor thread as here). They only looked useful while bbr's
@@ -40,6 +42,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "transport.h"
 
 #define ST_TCP_NOTSENT (128 << 10) /* unsent bytes a socket holds at most (TCP_NOTSENT_LOWAT, above) */
@@ -178,8 +181,9 @@ static void st_tcp_close(st_tp *t)
     free(c);
 }
 
-static const st_tp_ops st_tcp_ops = {"tcp", st_tcp_send, st_tcp_peek, st_tcp_consume, st_tcp_pollfd, st_tcp_close,
-                                     NULL, NULL, st_tcp_sendv};
+static const st_tp_ops st_tcp_ops = {
+    .name = "tcp", .send = st_tcp_send, .peek = st_tcp_peek, .consume = st_tcp_consume, .pollfd = st_tcp_pollfd,
+    .close = st_tcp_close, .sendv = st_tcp_sendv};
 
 st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
 {
@@ -207,3 +211,111 @@ st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
     c->cap = ring;
     return &c->base;
 }
+
+/* Put a data socket under the congestion control STITCH_TCP_CC names; by default replace bbr with cubic.
+ * Why bbr goes: it paces at the bandwidth it has measured over the last few round trips, and a collective's
+ * traffic is bursts (a step's messages, then a reduction with nothing sent) over round trips of microseconds,
+ * so the estimate collapses during every pause and the next burst is paced at a fraction of the link.
+ * Measured on this project's 2-core VM (host default bbr), np 2 ring all_reduce 64 MB, with tp_tcp.c's
+ * TCP_NOTSENT_LOWAT in place: over a veth pair between two network namespaces bbr 70-74 ms, cubic 27.5-27.9 ms
+ * (3 runs each); on loopback bbr 56-60 ms, cubic 27-29 ms; reno measures as cubic, and the socket buffer sizes
+ * made no difference once cubic was in place. This overrides a host's choice only when that choice is bbr,
+ * which was made for other traffic than this (STITCH_TCP_CC=system keeps it). Best effort: a kernel without
+ * cubic, or a user the host does not allow it (net.ipv4.tcp_allowed_congestion_control), keeps the host's
+ * choice; a name given in STITCH_TCP_CC must be accepted. STITCH_DEBUG's summary line says what the sockets use. */
+static int st_tcp_cc(int fd, const char *want, char *used, size_t usedlen, char *err, size_t errlen)
+{
+    char cur[16] = "";
+    socklen_t len = sizeof cur - 1;
+    (void)getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &len);
+    const char *to = strcmp(want, "system") == 0 ? NULL : want[0] ? want : strcmp(cur, "bbr") == 0 ? "cubic" : NULL;
+    if (to && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, to, (socklen_t)strlen(to)) == 0)
+        snprintf(used, usedlen, "%s", to);
+    else if (to && want[0]) { /* asked for by name: say so rather than run under another */
+        snprintf(err, errlen, "STITCH_TCP_CC='%s': the kernel refused it (%s); see "
+                 "/proc/sys/net/ipv4/tcp_allowed_congestion_control", want, strerror(errno));
+        return -1;
+    } else if (to)
+        snprintf(used, usedlen, "%s (%s refused: %s)", cur, to, strerror(errno));
+    else
+        snprintf(used, usedlen, "%s", cur);
+    return 0;
+}
+
+/* Linux shrinks a tcp connection's congestion window back to its initial size after an idle period longer than
+ * its retransmission timeout (200 ms at least; 1 s before the first round-trip sample) unless
+ * net.ipv4.tcp_slow_start_after_idle is 0, a host setting no socket option overrides. A training step's compute
+ * phase is such a period. Measured on loopback, np 2 (stitch-perf all_reduce -b 128K -e 64M -w 3 --iters 20, the
+ * connections idle while the ranks fill their 64 MB buffers): the first size took 185-203 us a call against
+ * 27-33 us with the setting 0. Say so in the debug log, where a user looking at tcp speed looks. */
+static void st_tcp_idle_hint(void)
+{
+    char v[8] = "";
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_slow_start_after_idle", "r");
+    if (f) {
+        if (!fgets(v, sizeof v, f))
+            v[0] = '\0';
+        fclose(f);
+    }
+    if (v[0] == '1')
+        fprintf(stderr, "stitch: net.ipv4.tcp_slow_start_after_idle is 1 on this host: after an idle period longer "
+                "than its retransmission timeout (200 ms or more), tcp restarts in slow start and the first large "
+                "collectives are slower; "
+                "`sysctl -w net.ipv4.tcp_slow_start_after_idle=0` (as root) avoids it\n");
+}
+
+/* ---- the entry ------------------------------------------------------------------------------------------------ */
+
+static int st_tcp_can_connect(const st_peer_info *me, const st_peer_info *peer, char *why, size_t whylen)
+{
+    (void)me, (void)peer, (void)why, (void)whylen;
+    return 1; /* every pair's control channel is a tcp connection already */
+}
+
+/* Nothing per communicator: the bootstrap made the sockets. On rank 0, STITCH_DEBUG says when the host's
+ * tcp_slow_start_after_idle will slow the first large collectives down. */
+static stitch_status_t st_tcp_setup(st_links *l, int self, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    if (l->count[self] > 0 && l->boot->rank == 0 && st_debug())
+        st_tcp_idle_hint();
+    return STITCH_OK;
+}
+
+/* The bootstrap's data socket to `peer` becomes the stream, under the congestion control STITCH_TCP_CC says. */
+static stitch_status_t st_tcp_connect(st_links *l, int self, int peer, st_tp **out, char *err, size_t errlen)
+{
+    st_boot *b = l->boot;
+    char why[256], used[96];
+    if (b->data[peer] < 0) {
+        snprintf(err, errlen, "rank %d: tcp to rank %d: no data socket (do STITCH_TRANSPORT and the hosts agree on "
+                 "every rank?)", b->rank, peer);
+        return STITCH_ERR_INTERNAL;
+    }
+    if (st_tcp_cc(b->data[peer], l->s->tcp_cc, used, sizeof used, why, sizeof why) != 0) {
+        snprintf(err, errlen, "rank %d: tcp to rank %d: %s", b->rank, peer, why);
+        return STITCH_ERR_CONFIG;
+    }
+    snprintf(l->note[self], sizeof l->note[self], "tcp congestion control %s", used);
+    *out = st_tp_tcp_new(b->data[peer], peer, l->s->tcp_ring_bytes);
+    b->data[peer] = -1; /* owned by the transport now, closed by it even on failure */
+    if (*out)
+        return STITCH_OK;
+    snprintf(err, errlen, "rank %d: out of memory for the transport to rank %d", b->rank, peer);
+    return STITCH_ERR_NO_MEMORY;
+}
+
+static void st_tcp_teardown(st_links *l, int self)
+{
+    (void)l, (void)self; /* the streams own their sockets */
+}
+
+const st_transport st_transport_tcp = {
+    .name = "tcp",
+    .data_socket = 1,
+    .wake = ST_WAKE_FD,
+    .can_connect = st_tcp_can_connect,
+    .setup = st_tcp_setup,
+    .connect = st_tcp_connect,
+    .teardown = st_tcp_teardown,
+};

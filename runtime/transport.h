@@ -1,4 +1,27 @@
-/* transport.h - byte streams between two ranks of a process-mode communicator: one small table per transport.
+/* transport.h - how two ranks of a process-mode communicator move data: a table of transports, each of which says
+ * whether it can connect a pair and connects it, and the byte stream every connection is.
+ *
+ * Transports as plug-ins. st_transports (transport.c) lists them in preference order: shm (ranks of one host),
+ * then tcp (any pair: the bootstrap has already reached every peer over the network). st_tp_select picks, for
+ * one pair, the first entry that can connect it, or the entry STITCH_TRANSPORT names, and fails naming the pair
+ * when that one cannot (STITCH_TRANSPORT=shm across hosts). It is the only place the choice is made: the
+ * bootstrap asks it which pairs need a tcp data socket (st_tp_need_data) and st_links_open asks it which
+ * transport connects each peer, and both ends of a pair get the same answer because can_connect looks only at
+ * the table every rank holds (st_peer_info). Per communicator, every rank runs every entry's setup in table order
+ * (collective steps are allowed: shm's barriers run over all ranks), then connect per peer it chose, and at the
+ * end teardown (st_links_close). STITCH_DEBUG's summary counts peers per entry.
+ *
+ * How a transport joins (verbs, a device): its own file (listed in CMakeLists.txt) defines `const st_transport
+ * st_transport_verbs`, and transport.c's table gets one entry, `&st_transport_verbs`, where it ranks (before tcp),
+ * with its extern declaration above the table; STITCH_TRANSPORT accepts its name from then on. Its can_connect
+ * needs something about the peer in the table (its device's subnet, say): a field of st_peer_info, published in
+ * the bootstrap's first phase (bootstrap.c), the one change to shared code besides the entry. What it exchanges
+ * per pair (queue pair numbers, the rkey of the ring it receives into) goes over the control channels in its
+ * setup, as shm's descriptors go over Unix sockets in its own.
+ *
+ * Threads are not an entry. A thread-mode communicator's ranks share one address space and the threads executor
+ * (exec.c) reads a peer's buffer directly, with no stream, no framing and no waiting on an fd or a doorbell of
+ * another process; it is a separate backend of the communicator, not a way to move a process-mode stream.
  *
  * Why streams. The message executor (exec_msg.c) sends a deterministic sequence of framed messages to each peer
  * and knows exactly which message comes next from each; all it needs from a transport is an ordered, reliable
@@ -14,15 +37,25 @@
  *   only at 64-byte stream positions, where no element straddles; shm cuts a send into frames only at 64-byte
  *   multiples from the send's start, and a header starts a send, a unit an element (tp_shm.c);
  * - send and peek never block; 0 means "not now", -1 means the stream is broken and err says why;
- * - `wake` is what a blocked rank sleeps on: a pollable fd (tcp) or the shm doorbell (proc.c decides how);
- *   the fd is polled only for what would be progress, so a level-triggered poll never returns at once for an
- *   idle peer's writable socket or for bytes of a peer the executor does not read yet (proc.c pulls those into
- *   the rx ring after a wake-up, so they stop reporting).
+ * - how a blocked rank wakes is the entry's `wake`: a pollable fd (tcp), or the doorbell in its shm segment,
+ *   which its peers ring (proc.c decides how to sleep from the mix); the fd is polled only for what would be
+ *   progress, so a level-triggered poll never returns at once for an idle peer's writable socket or for bytes of
+ *   a peer the executor does not read yet (proc.c pulls those into the rx ring after a wake-up, so they stop
+ *   reporting).
  *
- * RDMA later. A verbs transport fits the same table: `send` posts RDMA writes with immediate into a ring the
- * peer registered at connect time (the shm frame layout, in registered memory), `peek` polls the CQ. The two
- * optional members reg/write are reserved for a one-sided large-message path (register the work buffer once,
- * write straight into the peer's); no transport implements them yet and callers must check for NULL.
+ * RDMA, and why there is no one-sided interface here yet. A verbs transport fits this table as it is: its setup
+ * registers, per peer, a receive ring in the shm frame layout (tp_shm.c) and swaps ring addresses and rkeys over
+ * the control channels; `send` posts an RDMA write with immediate of a frame into the peer's ring, `peek` polls
+ * the receive CQ for the immediate (one RDMA write does not say which of its bytes land last, so the frame tag
+ * alone cannot publish it as a store does in shm), `consume` returns credit by writing the ring's tail back,
+ * `pollfd` is the completion channel's fd (wake ST_WAKE_FD). Registration happens once, in setup, inside the
+ * transport. The one-sided path that skips the ring (register the user's work buffer, write straight into the
+ * peer's) needs the executor to learn the peer's buffer address and key per call, which is a change of the call
+ * model, not of this table. When it comes it will be a second, optional table
+ * reached from the entry (`const st_tp_rma_ops *rma`: reg(links, buf, len) -> key, dereg, write(t, local range,
+ * remote key and offset, immediate), completion), looked at once per communicator, so the stream path pays nothing
+ * for it. The stream table had two members reserved for it (reg, write) that no transport implemented and every
+ * caller would have had to test for NULL; they are gone.
  */
 #ifndef ST_TRANSPORT_H
 #define ST_TRANSPORT_H
@@ -31,6 +64,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+#include "bootstrap.h"
 
 typedef struct st_tp st_tp;
 
@@ -46,9 +81,6 @@ typedef struct st_tp_ops {
      * transport that asks for nothing sets *events to 0. -1: no fd at all (shm). */
     int (*pollfd)(const st_tp *t, short *events);
     void (*close)(st_tp *t);
-    /* reserved for one-sided transports (RDMA): register memory, write into a registered remote range */
-    int (*reg)(st_tp *t, void *buf, size_t len, uint64_t *key);
-    int (*write)(st_tp *t, const void *buf, size_t len, uint64_t rkey, size_t roff);
     /* Optional: send as of a gather list, the pieces in order as one stream (what send returns). tcp has it:
      * a message's header, payload spans and padding go in one system call instead of one each (NULL: shm,
      * whose sends are stores into a ring and cost no call). */
@@ -59,6 +91,8 @@ struct st_tp {
     const st_tp_ops *ops;
     int peer; /* rank at the other end, for messages */
 };
+
+/* ---- the streams of the two entries, and the doorbell ------------------------------------------------------- */
 
 /* tcp: takes ownership of a connected socket (made non-blocking, TCP_NODELAY); rx ring of `ring` bytes
  * (a power of two, >= 4096). NULL when out of memory (fd is closed then). */
@@ -98,5 +132,70 @@ void st_bell_disarm(st_bell *b);
 /* An shm endpoint: `out` is the ring I produce into (lives in the peer's segment), `in` the ring the peer
  * produces into (in mine); `peer_bell` is rung after producing or consuming, so the peer notices. */
 st_tp *st_tp_shm_new(st_ring *out, st_ring *in, size_t cap, st_bell *peer_bell, int peer);
+
+/* ---- the table of transports (transport.c) ---------------------------------------------------------------- */
+
+struct st_settings;
+typedef struct st_links st_links;
+
+enum { ST_WAKE_FD, ST_WAKE_BELL }; /* st_transport.wake */
+#define ST_TP_MAX 8                 /* entries the table may hold (st_links' arrays) */
+
+typedef struct st_transport {
+    const char *name;  /* what STITCH_TRANSPORT and STITCH_DEBUG call it: "shm", "tcp" */
+    int data_socket;   /* the bootstrap opens a tcp data socket for each pair this transport connects */
+    int wake;          /* ST_WAKE_FD: its pollfd wakes a blocked rank; ST_WAKE_BELL: its peers ring my doorbell */
+    /* Can it connect the ranks `me` and `peer`? 1 or 0 with why (a clause: "they are on different hosts").
+     * Must look at the two entries of the table only, and be symmetric: both ends decide alone. */
+    int (*can_connect)(const st_peer_info *me, const st_peer_info *peer, char *why, size_t whylen);
+    /* Per communicator, on every rank, for every entry in table order, whether or not this rank has a peer on it
+     * (collective steps are allowed). `self` is the entry's index: its state is l->state[self]. */
+    stitch_status_t (*setup)(st_links *l, int self, char *err, size_t errlen);
+    /* The connection to `peer`, which st_tp_select gave this entry. */
+    stitch_status_t (*connect)(st_links *l, int self, int peer, st_tp **out, char *err, size_t errlen);
+    /* Free l->state[self], after every connection is closed; also after a failed or a skipped setup. */
+    void (*teardown)(st_links *l, int self);
+} st_transport;
+
+extern const st_transport *const st_transports[];
+extern const int st_ntransports;
+
+/* The transports of one communicator: which connects each peer, and their per-communicator state. */
+struct st_links {
+    struct st_boot *boot;          /* the table, the control sockets (barriers), the data sockets (tcp takes them) */
+    const struct st_settings *s;   /* ring sizes, STITCH_TRANSPORT, STITCH_TCP_CC */
+    int timeout_ms;                /* for setup's collective steps; < 0: a day */
+    int *use;                      /* per rank: the entry that connects it, -1 for me */
+    int count[ST_TP_MAX];          /* peers per entry */
+    int by_fd, by_bell;            /* peers whose entry wakes me by a pollfd, by my doorbell */
+    void *state[ST_TP_MAX];        /* each entry's own, made by its setup */
+    st_bell *bell;                 /* my doorbell, when an entry's peers ring it (shm); NULL otherwise */
+    char note[ST_TP_MAX][128];     /* what STITCH_DEBUG adds about an entry in use ("tcp congestion control cubic") */
+};
+
+/* STITCH_TRANSPORT's value: the index of the entry called `name`, or -1. */
+int st_tp_find(const char *name);
+/* The entries' names for a message: "shm or tcp". */
+void st_tp_names(char *out, size_t len);
+
+/* The entry that connects ranks me and peer of the table `peers`: the first that can, or `force` (an index,
+ * ST_TP_AUTO (config.h) for none) when it can. -1 with a message naming the pair when none can. */
+int st_tp_select(const st_peer_info *peers, int me, int peer, int force, char *err, size_t errlen);
+
+/* The bootstrap's need_data (bootstrap.h), arg the st_settings: whether st_tp_select's entry for the pair wants
+ * a data socket (0 when none can connect it: st_links_open then says why). */
+int st_tp_need_data(const struct st_boot *b, int peer, void *arg);
+
+/* Choose every peer's entry, run every entry's setup, connect every peer into tp[] (size entries, NULL for me).
+ * On failure the caller still closes what tp[] holds, then calls st_links_close. */
+stitch_status_t st_links_open(st_links *l, struct st_boot *b, const struct st_settings *s, int timeout_ms,
+                              st_tp **tp, char *err, size_t errlen);
+void st_links_close(st_links *l); /* every entry's teardown; a zeroed st_links is fine */
+
+/* For STITCH_DEBUG: "1 peers over shm, 2 over tcp" and the notes of the entries in use ("; tcp ..."). */
+void st_links_describe(const st_links *l, char *counts, size_t clen, char *notes, size_t nlen);
+
+/* Ranks of the table on my host, me included. */
+int st_host_ranks(const struct st_boot *b);
 
 #endif

@@ -69,6 +69,9 @@ stitch_perf_run(all_reduce.mesh_det.p6.bf16.max.inplace all_reduce -a mesh_det -
 stitch_perf_test(cli.help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-perf COLL" ARGS --help)
 stitch_perf_test(cli.help_lists_defaults RC 0
                  STDOUT "--iters N[^\n]*\\(default: 20\\).*--inplace[^\n]*\\(default: out-of-place\\)" ARGS -h)
+# the library's tunables, expanded from runtime/tunables.def with their declared defaults
+stitch_perf_test(cli.help_lists_tunables RC 0
+                 STDOUT "\nEnvironment: .*\n  STITCH_SEGMENT_BYTES \\(default: 4m\\)\n.*\n  STITCH_DEBUG\n" ARGS -h)
 stitch_perf_test(cli.bad_dtype RC 2
                  STDERR "^stitch-perf: error: unknown dtype 'fp33' \\(known: int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64\\)\n$"
                  ARGS all_reduce -d fp33)
@@ -96,12 +99,43 @@ stitch_perf_test(cli.bad_env_algo RC 2 ENV STITCH_ALGO=nope STDERR "^stitch-perf
 stitch_perf_test(cli.no_check RC 0 CLOSING "^3 passed, 0 failed$" STDOUT "  N/A  mesh_oneshot\n"
                  ARGS all_reduce -n 3 -b 1K -e 4K -f 2 -c 0 ${PERF_COMMON})
 
-# ---- AHC, AHC_BROKE and hier on groups (threads), checked: a sample up to 256 KiB; under `long` the issue's runs,
-# 4 B .. 16 MiB on 2+3, 7+5+3 and 1+4 for both AHC forms and their three collectives
-stitch_perf_run(all_reduce.ahc.g2+3.fp32.sum all_reduce -a ahc --groups 2,3 -d fp32 -o sum -b 4 -e 256K -f 8)
+# ---- topologies: --topo FILE, --layout SPEC, $STITCH_TOPO (stitch_config_t.topo; -n defaults to its ranks) ------
+set(TOPOS ${CMAKE_SOURCE_DIR}/topologies)
+stitch_perf_run(topo.pipeline.layout2x2 all_reduce -a pipeline --layout 2,2 -d fp32 -o sum -b 4 -e 1M -f 16)
+stitch_perf_run(topo.pipeline.servers2x8 reduce_scatter -a pipeline --topo ${TOPOS}/servers-2x8.yaml -d int32 -o sum
+                -b 0 -e 256K -f 16)
+# three levels: the levels the library built are printed, and every element checked
+stitch_perf_test(topo.three_level RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                 STDOUT "# topology: --topo [^
+]*three-level.yaml, 3 levels: level 0: 3 groups 4,2,3; level 1: 2 groups 6,3; level 2: 1 group 9
+"
+                 ARGS all_gather --topo ${TOPOS}/three-level.yaml -d bf16 -b 0 -e 64K -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(topo.layout3 RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                 STDOUT "# topology: --layout .2,3.,.1., 3 levels: level 0: 3 groups 2,3,1; level 1: 2 groups 5,1;"
+                 ARGS all_reduce -a rhd --layout [2,3],[1] -d fp16 -o max -b 0 -e 64K -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(topo.env RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY ENV STITCH_TOPO=2,3
+                 ARGS all_reduce -a ring -n 5 -d int64 -o sum -b 0 -e 64K -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(cli.topo_bad_file RC 2 STDERR "^[^
+]*tests/topo/t_bad.yaml:4:13: error: a group must hold at least 1 rank, not 0
+$"
+                 ARGS all_reduce --topo ${CMAKE_SOURCE_DIR}/tests/topo/t_bad.yaml)
+stitch_perf_test(cli.layout_bad RC 2 STDERR "^stitch-perf: error: --layout: bad layout '2,,3': column 3: expected a count"
+                 ARGS all_reduce --layout 2,,3)
+stitch_perf_test(cli.topo_ranks RC 2
+                 STDERR "stitch_comm_init_threads: config->topo='.*/unequal-2-3.yaml': the topology 'unequal-2-3' has 5 ranks \\(layout 2,3\\) but the communicator has 4\n"
+                 ARGS all_reduce --topo ${TOPOS}/unequal-2-3.yaml -n 4 -b 8 -e 8)
+stitch_perf_test(cli.topo_and_groups RC 2 STDERR "^stitch-perf: error: --groups and --layout exclude each other"
+                 ARGS all_reduce --layout 2,2 --groups 2x2)
+# the communicator's form wins: --groups (config->groups) over $STITCH_TOPO, whose 5 ranks would not fit
+stitch_perf_test(topo.groups_over_env RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY ENV STITCH_TOPO=2,3
+                 ARGS all_reduce -a pipeline --groups 2x2 -n 4 -b 8 -e 8 -c 1 ${PERF_COMMON})
+
+# ---- AHC, AHC_BROKE and hier on groups (threads; --groups or --layout), checked: a sample up to 256 KiB; under
+# `long` the issue's runs, 4 B .. 16 MiB on 2+3, 7+5+3 and 1+4 for both AHC forms and their three collectives
+stitch_perf_run(all_reduce.ahc.g2+3.fp32.sum all_reduce -a ahc --layout 2,3 -d fp32 -o sum -b 4 -e 256K -f 8)
 stitch_perf_run(reduce_scatter.ahc.g2+3.bf16.max reduce_scatter -a ahc --groups 2,3 -d bf16 -o max -b 4 -e 256K -f 8)
 stitch_perf_run(all_gather.ahc.g2+3.int8 all_gather -a ahc --groups 2,3 -d int8 -b 4 -e 256K -f 8 -i)
-stitch_perf_run(all_reduce.ahc.g7+5+3.fp16.sum all_reduce -a ahc --groups 7,5,3 -d fp16 -o sum -b 4 -e 256K -f 16)
+stitch_perf_run(all_reduce.ahc.g7+5+3.fp16.sum all_reduce -a ahc --layout 7,5,3 -d fp16 -o sum -b 4 -e 256K -f 16)
 stitch_perf_run(all_gather.ahc.g1+4.fp64 all_gather -a ahc --groups 1,4 -d fp64 -b 4 -e 256K -f 16)
 stitch_perf_run(all_reduce.ahc_broke.g2+3.int32.prod all_reduce -a ahc_broke --groups 2,3 -d int32 -o prod -b 4
                 -e 256K -f 8 -i)
@@ -115,7 +149,7 @@ foreach(layout 2,3 7,5,3 1,4)
   foreach(algo ahc ahc_broke)
     foreach(coll all_reduce reduce_scatter all_gather)
       stitch_perf_test(${coll}.${algo}.g${name}.16M RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
-                       LABELS long ARGS ${coll} -a ${algo} --groups ${layout} -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+                       LABELS long ARGS ${coll} -a ${algo} --layout ${layout} -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
                        ${PERF_COMMON})
     endforeach()
   endforeach()

@@ -5,8 +5,9 @@ set(PROC_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/proc)
 add_executable(test_proc ${PROC_TESTS}/test_proc.c)
 target_link_libraries(test_proc PRIVATE stitch)
 target_compile_options(test_proc PRIVATE -UNDEBUG)
+target_compile_definitions(test_proc PRIVATE STITCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}") # topo: topologies/
 
-foreach(sc shm tcp odd kill mismatch abort groups shmleak stall stall.tcp)
+foreach(sc shm tcp odd kill mismatch abort groups topo shmleak stall stall.tcp)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
@@ -41,8 +42,11 @@ add_test(NAME proc.torchrun.np3 COMMAND ${PROC_LAUNCH} torchrun 3 -- $<TARGET_FI
 # AHC on unequal groups (2 + 3) in process mode: the groups come from STITCH_GROUPS, every rank checks its data
 add_test(NAME proc.mpirun.np5.ahc.g2+3
          COMMAND ${PROC_LAUNCH} mpirun 5 STITCH_GROUPS=2,3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ahc)
-set_tests_properties(proc.mpirun.np5.ahc.g2+3 PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 PROPERTIES
+# a topology under mpirun: 2 + 3 ranks in rank order (--layout becomes stitch_config_t.topo on every rank)
+add_test(NAME proc.mpirun.np5.layout
+         COMMAND ${PROC_LAUNCH} mpirun 5 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring --layout 2,3)
+set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 proc.mpirun.np5.ahc.g2+3
+                     proc.mpirun.np5.layout PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 
 # stitch_comm_init_mpi (library stitch_mpi, built only when CMake finds MPI): a tiny MPI program under mpirun

@@ -1,4 +1,5 @@
-# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors, the tcp and shm transports.
+# runtime.cmake - tests of libstitch (runtime/): reduction kernels, collectives with data, errors, the tcp and shm
+# transports, choosing a transport per pair.
 #
 # Each program is a table of tests run one per child process with a timeout (tests/runtime/runner.h) and prints
 # TAP. The default run holds a sample of the collectives matrix; the whole matrix is `runtime.collectives.full`,
@@ -20,6 +21,7 @@ stitch_runtime_test(mesh_det)
 stitch_runtime_test(placement)
 stitch_runtime_test(tcp)
 stitch_runtime_test(shm)
+stitch_runtime_test(transport)
 
 add_test(NAME runtime.reduce COMMAND test_runtime_reduce)
 add_test(NAME runtime.collectives COMMAND test_runtime_collectives)
@@ -29,9 +31,34 @@ add_test(NAME runtime.mesh_det COMMAND test_runtime_mesh_det)
 add_test(NAME runtime.placement COMMAND test_runtime_placement)
 add_test(NAME runtime.tcp COMMAND test_runtime_tcp)
 add_test(NAME runtime.shm COMMAND test_runtime_shm)
+add_test(NAME runtime.transport COMMAND test_runtime_transport)
 set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
-                     PROPERTIES TIMEOUT 120 LABELS runtime)
+                     runtime.transport PROPERTIES TIMEOUT 120 LABELS runtime)
+
+# The tunables' one declaration (runtime/tunables.def) against README.md's table (both ways; the test also shows
+# that a README missing a row or with an extra one fails), the tests' clearing list and the declared defaults.
+stitch_runtime_test(tunables)
+target_compile_definitions(test_runtime_tunables PRIVATE STITCH_README="${CMAKE_SOURCE_DIR}/README.md")
+add_test(NAME runtime.tunables COMMAND test_runtime_tunables)
+set_tests_properties(runtime.tunables PROPERTIES TIMEOUT 60 LABELS runtime)
+
+# HCCL's variables (spec 11.2, 12.1, 14.2): every HCCL_ALGO rejection with its exact message, the accepted forms,
+# the split ratio and determinism rules, communicator > environment > default with the source recorded, and what
+# the runtime selects from HCCL_ALGO.
+stitch_runtime_test(hccl)
+add_test(NAME runtime.hccl COMMAND test_runtime_hccl)
+set_tests_properties(runtime.hccl PROPERTIES TIMEOUT 60 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")
+
+# The runtime on a topology (STITCH_TOPO, stitch_config_t.topo): groups at every level in threads mode (a level
+# all_gather of tests/runtime/levels.dsl must be right on three levels, and its copy broken after two levels wrong),
+# pipeline on servers-2x8.yaml, the topology/groups precedence, every error's message, stitch_topo_ranks, and process
+# mode's placement by host name on a made-up bootstrap table.
+stitch_runtime_test(topology)
+stitch_compile_dsl(test_runtime_topology ${RUNTIME_TESTS}/levels.dsl st_test_levels NO_VERIFY)
+target_compile_definitions(test_runtime_topology PRIVATE STITCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+add_test(NAME runtime.topology COMMAND test_runtime_topology)
+set_tests_properties(runtime.topology PROPERTIES TIMEOUT 120 LABELS runtime)
 
 # A caller frees its buffers the moment a failed call returns (abort, timeout, mismatch at a random moment of a
 # large all_reduce / all_to_all_v): the default run does a few rounds of 4 MB per failure; the `long` run 100
@@ -42,3 +69,7 @@ add_test(NAME runtime.abort_free.long COMMAND test_runtime_abort_free abort_long
          mismatch_v_long)
 set_tests_properties(runtime.abort_free PROPERTIES TIMEOUT 120 LABELS runtime)
 set_tests_properties(runtime.abort_free.long PROPERTIES TIMEOUT 7200 LABELS "runtime;long")
+
+# The runtime's boundaries (backend state touched only by its backend; no private header named like a system one).
+add_test(NAME runtime.structure COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_SOURCE_DIR} -P ${RUNTIME_TESTS}/check_structure.cmake)
+set_tests_properties(runtime.structure PROPERTIES LABELS runtime)

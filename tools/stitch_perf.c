@@ -61,6 +61,9 @@ struct opts {
     int timeout_s;     /* 0: the library's default */
     int root;          /* rooted collectives */
     const char *groups; /* NULL: $STITCH_GROUPS, else one group */
+    const char *topo;   /* --topo FILE or --layout SPEC (stitch_config_t.topo); NULL: $STITCH_TOPO */
+    int nranks_given;   /* -n was given */
+    int topo_layout;    /* topo came from --layout */
 };
 
 static void usage(FILE *f)
@@ -80,6 +83,10 @@ static void usage(FILE *f)
             "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,3\" (pipeline, hier, ahc;\n"
             "                             without -n, P is their total; default:\n"
             "                             $STITCH_GROUPS, else one group)\n"
+            "      --topo FILE            the ranks' topology, a YAML file (topologies/); -n defaults to its\n"
+            "                             ranks (default: $STITCH_TOPO)\n"
+            "      --layout SPEC          the same as a layout: 2,3 (servers of 2 and 3 ranks), [2,3],[4]\n"
+            "                             (three levels) or SxL; -n defaults to its ranks\n"
             "  -b, --minbytes SIZE        smallest size in bytes, suffix K M G = 2^10 2^20 2^30 (default: 8)\n"
             "  -e, --maxbytes SIZE        largest size in bytes (default: 8M)\n"
             "  -f, --stepfactor F         multiply the size by F, an integer >= 2 (default: 2)\n"
@@ -95,6 +102,10 @@ static void usage(FILE *f)
             "sizes are rounded down to that granularity.\n"
             "Exit status: 0 when every size passed, 1 when one failed, 2 on a bad command line.\n",
             MAX_RANKS);
+    fprintf(f, "\nEnvironment: the library's tunables (README.md's Tunables table says more):\n");
+#define ST_TUNABLE(name, load, def, meaning) fprintf(f, "  %s%s%s%s\n      %s\n", #name, \
+                                                     def ? " (default: " : "", def ? def : "", def ? ")" : "", meaning);
+#include "../runtime/tunables.def"
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -200,9 +211,39 @@ static int groups_ranks(const char *spec, int dflt)
     return total > 0 ? (int)total : dflt;
 }
 
+/* --topo FILE and --layout SPEC both become stitch_config_t.topo; the library reads a value made only of digits,
+ * ',', '[', ']', 'x' and blanks as a layout, anything else as a file (stitch.h), so each option checks its side. */
+static void set_topo(struct opts *o, const char *opt, const char *v, int layout)
+{
+    int is_layout = *v != '\0' && v[strspn(v, "0123456789,[]x \t")] == '\0';
+    if (o->topo)
+        bad_usage("%s: --topo and --layout are given once, and exclude each other", opt);
+    if (layout && !is_layout)
+        bad_usage("bad layout '%s' for --layout (expected counts of ranks such as 2,3, nested lists such as "
+                  "[2,3],[4] for three levels, or SxL)", v);
+    if (!layout && is_layout)
+        bad_usage("--topo '%s' reads like a layout: use --layout %s, or --topo ./%s for a file of that name", v, v, v);
+    o->topo = v, o->topo_layout = layout;
+}
+
+/* The number of ranks of --topo / --layout, for -n's default; a bad topology is a bad command line. */
+static int topo_ranks(const struct opts *o)
+{
+    char err[1024];
+    int p = stitch_topo_ranks(o->topo, err, sizeof err);
+    if (p < 0) { /* a file's error is the loader's `FILE:LINE:COL: error: ...`, as compilers print it */
+        fprintf(stderr, "%s%s\n", o->topo_layout ? PROG ": error: --layout: " : "", err);
+        exit(2);
+    }
+    if (p > MAX_RANKS)
+        bad_usage("%s %s holds %d ranks; at most %d run as threads here", o->topo_layout ? "--layout" : "--topo",
+                  o->topo, p, MAX_RANKS);
+    return p;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ITERS = 256, OPT_GROUPS };
+    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT };
     static const struct option longopts[] = {
         {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
         {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
@@ -211,16 +252,17 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"warmup_iters", required_argument, NULL, 'w'}, {"iters", required_argument, NULL, OPT_ITERS},
         {"inplace", no_argument, NULL, 'i'},        {"timeout", required_argument, NULL, 't'},
         {"root", required_argument, NULL, 'r'},     {"groups", required_argument, NULL, OPT_GROUPS},
+        {"topo", required_argument, NULL, OPT_TOPO}, {"layout", required_argument, NULL, OPT_LAYOUT},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
                        .factor = 2, .check = 1, .warmup = 5, .iters = 20};
     opterr = 0;
-    int c, n_given = 0;
+    int c;
     while ((c = getopt_long(argc, argv, ":a:n:d:o:b:e:f:c:w:t:r:ih", longopts, NULL)) != -1) {
         switch (c) {
         case 'a': o->algo = optarg; break;
-        case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS), n_given = 1; break;
+        case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS), o->nranks_given = 1; break;
         case 'd': o->dtype = lookup("dtype", optarg, stitch_dtype_from_name, dtype_name_i); break;
         case 'o': o->op = lookup("op", optarg, stitch_op_from_name, op_name_i); break;
         case 'b': o->minbytes = parse_size("-b", optarg); break;
@@ -232,14 +274,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case 'i': o->inplace = 1; break;
         case 'r': o->root = parse_int("-r", optarg, 0, MAX_RANKS - 1); break;
         case OPT_GROUPS: o->groups = optarg; break;
+        case OPT_TOPO: set_topo(o, "--topo", optarg, 0); break;
+        case OPT_LAYOUT: set_topo(o, "--layout", optarg, 1); break;
         case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
         default: bad_usage("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (o->groups && !n_given && stitch_launcher() == NULL) /* --groups 2,3 without -n: 5 ranks */
-        o->nranks = groups_ranks(o->groups, o->nranks);
     if (optind >= argc)
         bad_usage("missing the collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, scatter, "
                   "gather, all_to_all or all_to_all_v (see --help)");
@@ -248,6 +290,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
         bad_usage("collective '%s' is not benchmarked here", argv[optind]);
     if (optind + 1 < argc)
         bad_usage("unexpected argument '%s' (see --help)", argv[optind + 1]);
+    if (o->topo && o->groups)
+        bad_usage("--groups and --%s exclude each other (the topology's layout gives the groups)",
+                  o->topo_layout ? "layout" : "topo");
+    if (o->topo && !o->nranks_given && stitch_launcher() == NULL)
+        o->nranks = topo_ranks(o);
+    if (o->groups && !o->nranks_given && stitch_launcher() == NULL) /* --groups 2,3 without -n: 5 ranks */
+        o->nranks = groups_ranks(o->groups, o->nranks);
     if (o->root >= o->nranks && stitch_launcher() == NULL) /* launcher mode: checked against the job's size */
         bad_usage("-r %d is not a rank (0..%d)", o->root, o->nranks - 1);
     if (o->inplace && (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V))
@@ -561,6 +610,7 @@ static int make_comms(struct bench *b)
     char err[2048] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
     cfg.groups = b->o.groups;
+    cfg.topo = b->o.topo;
     stitch_status_t st = STITCH_OK;
     if (b->proc) {
         if (!b->comms[b->me])
@@ -967,13 +1017,29 @@ static void *rank_thread(void *arg)
 
 /* ---- main ----------------------------------------------------------------------------------------------------- */
 
-/* Launcher mode: the groups the library made (hosts, unless --groups or $STITCH_GROUPS), as their sizes. */
+/* Launcher mode: the groups the library made (hosts, unless a topology or groups are given), as their sizes. */
 static void print_groups(const struct bench *b)
 {
     int sizes[MAX_RANKS], n = stitch_comm_groups(b->comms[b->me], sizes, MAX_RANKS);
-    printf("# root: %d groups: %d (%s), sizes", b->o.root, n, b->o.groups ? "--groups" : "by host or $STITCH_GROUPS");
+    printf("# root: %d groups: %d (%s), sizes", b->o.root, n, b->o.groups ? "--groups" : b->o.topo ? "the topology"
+           : "by host, $STITCH_TOPO or $STITCH_GROUPS");
     for (int g = 0; g < n && g < MAX_RANKS; g++)
         printf("%s%d", g ? "," : " ", sizes[g]);
+    printf("\n");
+}
+
+/* --topo / --layout: the levels the library built, each as its groups' sizes. */
+static void print_levels(const struct bench *b)
+{
+    const stitch_comm_t *comm = b->comms[b->me];
+    int n = stitch_comm_levels(comm), sizes[MAX_RANKS];
+    printf("# topology: %s %s, %d level%s:", b->o.topo_layout ? "--layout" : "--topo", b->o.topo, n, n == 1 ? "" : "s");
+    for (int k = 0; k < n; k++) {
+        int ng = stitch_comm_level_groups(comm, k, sizes, MAX_RANKS);
+        printf("%s level %d: %d group%s", k ? ";" : "", k, ng, ng == 1 ? "" : "s");
+        for (int g = 0; g < ng && g < MAX_RANKS; g++)
+            printf("%s%d", g ? "," : " ", sizes[g]);
+    }
     printf("\n");
 }
 
@@ -986,8 +1052,12 @@ static void print_header(const struct bench *b)
            b->proc ? 1 : o->nranks, o->nranks, b->proc ? "processes, one per rank" : "threads of one process",
            stitch_comm_algorithm(b->comms[b->me], o->coll), stitch_dtype_name(o->dtype),
            reduces(o->coll) ? stitch_op_name(o->op) : "none", o->inplace);
+    if (o->topo)
+        print_levels(b);
     if (b->proc)
         print_groups(b);
+    else if (o->topo)
+        printf("# root: %d\n", o->root);
     else if (st_rooted(o->coll) || o->groups)
         printf("# root: %d groups: %s\n", o->root, o->groups ? o->groups : "$STITCH_GROUPS or one");
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
@@ -1038,6 +1108,7 @@ static int perf_proc_init(struct bench *b)
     char err[1024] = "";
     cfg.timeout_ms = b->o.timeout_s * 1000;
     cfg.groups = b->o.groups;
+    cfg.topo = b->o.topo;
     stitch_comm_t *comm = NULL;
     stitch_status_t st = stitch_comm_init_env(&comm, &cfg, err, sizeof err);
     if (st != STITCH_OK) {

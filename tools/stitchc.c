@@ -27,6 +27,8 @@
 #include "diag.h"
 #include "frontend.h"
 #include "st_sched.h"
+#include "st_topo.h"
+#include "st_topofile.h"
 #include "sema.h"
 #include "verify.h"
 
@@ -75,7 +77,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_USE, O_COUNT };
+              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -228,10 +230,14 @@ typedef struct groups {
     int *sizes;
     int32_t *first, *members, *group_of, *index_of;
     st_topo topo;
+    st_layout layout; /* --layout, --topo */
+    void *mem;        /* st_topo_build's arrays */
 } groups;
 
 static void groups_free(groups *g)
 {
+    st_layout_free(&g->layout);
+    free(g->mem);
     free(g->sizes);
     free(g->first);
     free(g->members);
@@ -346,6 +352,37 @@ static int parse_coll(const char *cmd, const char *s, int *coll)
     return usage_error(cmd, "unknown collective '%s' (known: %s)", s, st_coll_list());
 }
 
+/* --layout L or --topo FILE: a nested layout of ranks (st_topo.h), from the command line or a topology file.
+ * Returns 0 (nothing given: l->nlevels == 0), EXIT_USAGE or EXIT_FAIL after saying why. `name` receives what
+ * messages call it (the file's path, or the layout's own text). */
+static int layout_arg(const char *cmd, const args *a, st_layout *l, char *name, size_t namelen)
+{
+    char why[512];
+    memset(l, 0, sizeof *l);
+    name[0] = 0;
+    if (a->val[O_LAYOUT] && a->val[O_TOPO])
+        return usage_error(cmd, "--layout and --topo exclude each other");
+    if (a->val[O_LAYOUT]) {
+        if (st_layout_parse(a->val[O_LAYOUT], l, why, sizeof why) != 0)
+            return usage_error(cmd, "bad layout '%s': %s (expected counts of ranks such as 2,3, nested lists such "
+                               "as [2,3],[4] for three levels, or SxL)", a->val[O_LAYOUT], why);
+        st_layout_format(l, name, namelen);
+        return 0;
+    }
+    if (a->val[O_TOPO]) {
+        st_topofile tf;
+        if (st_topofile_load(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
+            fprintf(stderr, "%s\n", why);
+            return EXIT_FAIL;
+        }
+        *l = tf.layout; /* the layout changes hands; the rest of the file is not needed here */
+        memset(&tf.layout, 0, sizeof tf.layout);
+        st_topofile_free(&tf);
+        snprintf(name, namelen, "%s", a->val[O_TOPO]);
+    }
+    return 0;
+}
+
 /* ---- compiling ----------------------------------------------------------------------------------------------- */
 
 /* The parsed file and its catalogue. The syntax tree is kept until the end because diagnostics and the catalogue
@@ -428,28 +465,36 @@ static int run_verify(const args *a)
     if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &o.pmin, &o.pmax) != 0)
         return usage_error("verify", "bad rank range '%s' (expected A..B or A, with 1 <= A <= B <= %d)",
                            a->val[O_RANKS], ST_MAX_RANKS);
-    groups g = {0};
-    if (a->val[O_GROUPS]) { /* one grouping: p is what its sizes add up to */
-        if (a->val[O_RANKS])
-            return usage_error("verify", "--ranks and --groups exclude each other (the groups give p)");
-        int p = groups_total(a->val[O_GROUPS]), rc = p > 0 ? parse_groups(a->val[O_GROUPS], p, &g) : -1;
-        if (rc == -2) {
-            groups_free(&g);
-            tool_error("out of memory");
-            return EXIT_FAIL;
-        }
-        if (rc != 0) {
-            groups_free(&g);
-            return usage_error("verify", "bad groups '%s' (expected sizes N,N,... of at least 1, or SxL)",
-                               a->val[O_GROUPS]);
-        }
-        o.pmin = o.pmax = p;
-        o.topo = &g.topo;
+    if (a->val[O_SWEEP]) {
+        const char *w = a->val[O_SWEEP];
+        o.sweep = !strcmp(w, "default") ? ST_SWEEP_DEFAULT : !strcmp(w, "long") ? ST_SWEEP_LONG
+                : !strcmp(w, "none") ? ST_SWEEP_NONE : -1;
+        if (o.sweep < 0)
+            return usage_error("verify", "unknown sweep '%s' (known: default, long, none)", w);
+    }
+    /* -g N,N,... is verify's old spelling of --layout N,N,... (two levels: the groups, then everything) */
+    if (a->val[O_GROUPS] && (a->val[O_LAYOUT] || a->val[O_TOPO]))
+        return usage_error("verify", "-g and --%s exclude each other", a->val[O_LAYOUT] ? "layout" : "topo");
+    if (a->val[O_RANKS] && (a->val[O_LAYOUT] || a->val[O_TOPO] || a->val[O_GROUPS]))
+        return usage_error("verify", "--ranks and --%s exclude each other (a layout has its own p)",
+                           a->val[O_LAYOUT] ? "layout" : a->val[O_TOPO] ? "topo" : "groups");
+    args la = *a;
+    if (a->val[O_GROUPS])
+        la.val[O_LAYOUT] = a->val[O_GROUPS];
+    st_layout layout;
+    char lname[256];
+    const char *names[1] = {lname};
+    int lrc = layout_arg("verify", &la, &layout, lname, sizeof lname);
+    if (lrc)
+        return lrc;
+    if (layout.nlevels) {
+        o.layouts = &layout, o.nlayouts = 1, o.layout_names = names;
+        o.pmin = o.pmax = layout.p;
     }
     unit u;
     if (compile_file(a->file, &u) != 0) {
         unit_free(&u);
-        groups_free(&g);
+        st_layout_free(&layout);
         return EXIT_FAIL;
     }
     double t0 = now_seconds();
@@ -457,7 +502,7 @@ static int run_verify(const args *a)
     if (a->val[O_USE] && parse_use("verify", u.cat, a->val[O_USE], &use) != 0) {
         free(use);
         unit_free(&u);
-        groups_free(&g);
+        st_layout_free(&layout);
         return EXIT_USAGE;
     }
     o.use = use;
@@ -478,7 +523,7 @@ static int run_verify(const args *a)
         printf("verified %d (algorithm, collective) pairs for p = %d..%d in %.2f s\n", pairs, o.pmin, o.pmax, dt);
     }
     unit_free(&u);
-    groups_free(&g);
+    st_layout_free(&layout);
     return rc;
 }
 
@@ -505,10 +550,31 @@ static void not_found(const st_catalogue *cat, const char *file, const char *nam
     fputs(listed ? "\n" : " none\n", stderr);
 }
 
-/* The instantiation `show` asks for: p, root and groups, checked against each other. */
+/* The instantiation `show` asks for: p, root and groups (-g) or a layout (--layout, --topo), checked against each
+ * other. A layout gives p, so -n may be left out. */
 static int show_inst(const args *a, st_inst *in, groups *g)
 {
     long p, root = 0;
+    char lname[256];
+    if (a->val[O_GROUPS] && (a->val[O_LAYOUT] || a->val[O_TOPO]))
+        return usage_error("show", "-g and --%s exclude each other", a->val[O_LAYOUT] ? "layout" : "topo");
+    int lrc = layout_arg("show", a, &g->layout, lname, sizeof lname);
+    if (lrc)
+        return lrc;
+    if (g->layout.nlevels) {
+        if (a->val[O_NRANKS] && (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0 || p != g->layout.p))
+            return usage_error("show", "-n %s disagrees with the layout %s, which has %d ranks", a->val[O_NRANKS],
+                               lname, g->layout.p);
+        p = g->layout.p;
+        if (a->val[O_ROOT] && parse_int(a->val[O_ROOT], 0, p - 1, &root) != 0)
+            return usage_error("show", "bad root '%s' (expected 0..%ld)", a->val[O_ROOT], p - 1);
+        if (st_topo_build(&g->layout, &g->topo, &g->mem) != 0) {
+            tool_error("out of memory");
+            return EXIT_FAIL;
+        }
+        *in = (st_inst){.p = (int)p, .root = (int)root, .topo = &g->topo};
+        return 0;
+    }
     if (!a->val[O_NRANKS] && !a->val[O_GROUPS])
         return usage_error("show", "missing -n P");
     if (!a->val[O_NRANKS]) /* the groups give p */
@@ -712,11 +778,12 @@ static int run_emit(const args *a)
 static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, OPT_END};
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
-    {O_RANKS, 0, "ranks", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_USE, 0, "use", 1}, OPT_END};
+    {O_RANKS, 0, "ranks", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1}, {O_SWEEP, 0, "sweep", 1},
+    {O_GROUPS, 'g', "groups", 1}, {O_USE, 0, "use", 1}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
-    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_GROUPS, 0, "layout", 1}, {O_FORMAT, 'f', "format", 1},
-    {O_USE, 0, "use", 1}, OPT_END};
+    {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1},
+    {O_FORMAT, 'f', "format", 1}, {O_USE, 0, "use", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
                                      {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
@@ -727,23 +794,31 @@ static const command commands[] = {
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},
-    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | -g N,N,...] [-v]", "prove the algorithms correct for a range of rank counts",
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [-v]",
+     "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
      "everything the runtime checks before it runs a plan (where each rank keeps each block). Rooted\n"
      "collectives are tried with every root up to p = 32, then a sample (roots 0, 1, p/2, p-1 and more;\n"
-     "docs/language.md, section 7).\n"
+     "docs/language.md, section 7). Algorithms that ask the topology are tried with every even grouping\n"
+     "S x L of each p, then on a sweep of layouts, unequal ones included; an instantiation that the\n"
+     "algorithm's `require` refuses is skipped and counted.\n"
      "Exits 0 when everything is verified, 1 otherwise (with the smallest counterexample).\n\n"
      "  -a, --algorithm ALGO    only this algorithm\n"
      "  -c, --collective COLL   only this collective\n"
      "      --ranks A..B        rank counts A to B inclusive, or A alone (default 1..64; 1 <= A <= B <= 65536)\n"
-     "  -g, --groups N,N,...    only p = N+N+..., topology-aware algorithms with these groups of consecutive\n"
-     "                          ranks (default: every even grouping S x L of every p); --layout SxL likewise\n"
+     "  -l, --layout L          instead of a range: this layout only (its p), e.g. 2,3 (two servers of 2 and 3\n"
+     "                          ranks), [2,3],[4] (three levels: two pods), 3x2\n"
+     "  -g, --groups N,N,...    the same as --layout N,N,...\n"
+     "  -t, --topo T.yaml       instead of a range: the layout of a topology file (topologies/README.md)\n"
+     "      --sweep S           layouts tried after the range: default (1..3 groups of 1..8 ranks, and\n"
+     "                          1..2 pods of 1..2 servers of 1..3), long (1..4 groups; pods of up to 3\n"
+     "                          servers of 1..4) or none\n"
      "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] -n P [--root R] [-g N,N,... | --layout SxL] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] (-n P [-g N,N,...] | -g N,N,... | --layout L | --topo T.yaml) [--root R] [--use R=A] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
@@ -751,7 +826,9 @@ static const command commands[] = {
      "      --root R            the root of a rooted collective, 0..P-1 (default 0)\n"
      "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
      "                          (default: one group of all P ranks)\n"
-     "      --layout SxL        S groups (servers) of L ranks each: --layout 3x2 is -g 2,2,2\n"
+     "  -l, --layout L          a layout of ranks (P is its count, -n may be left out): 2,3 is -g 2,3;\n"
+     "                          [2,3],[4] is three levels (two pods of servers); 3x2 is -g 2,2,2\n"
+     "  -t, --topo T.yaml       the layout of a topology file (topologies/README.md)\n"
      "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
      "                          one arrow per transfer; at most 256 ranks), dot (the same for Graphviz) or\n"

@@ -86,6 +86,17 @@ typedef enum stitch_coll {
 
 typedef struct stitch_comm stitch_comm_t;
 
+/* A catalogue of algorithms compiled from a .dsl file (opaque; its layout is private to libstitch). libstitch has
+ * one built in (algos.dsl). Your own: the CMake function stitch_compile_dsl(target file.dsl NAME) verifies the file
+ * and compiles it into `target` as `const stitch_catalogue_t NAME`; `#include "NAME.h"` (generated, on the
+ * target's include path), or declare `extern const stitch_catalogue_t NAME;`, and give &NAME to a communicator in
+ * stitch_config_t.catalogues. Its algorithms are then chosen by name like the built-in ones (config->algo,
+ * STITCH_ALGO, stitch_comm_set_algorithm). Names must be unique per collective across the built-in catalogue and
+ * yours (init fails naming both files otherwise). In process mode every rank must give the same catalogues in the
+ * same order: init compares a hash of them across ranks and fails naming both sides. (`stitchc emit FILE -o OUT.c
+ * --header OUT.h --symbol NAME` does the same by hand; compile OUT.c with libstitch's core/ on the include path.) */
+typedef struct stitch_catalogue stitch_catalogue_t;
+
 /* Communicator settings. Zero-initialise (STITCH_CONFIG_INIT) and set what you need; unset fields fall back to
  * the environment, then to built-in defaults. */
 typedef struct stitch_config {
@@ -96,9 +107,35 @@ typedef struct stitch_config {
     const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
                          * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group
                          * (process mode: one group per host, whatever the ranks' order) */
+    const stitch_catalogue_t *const *catalogues; /* ncatalogues more catalogues of algorithms, searched after the
+                                                  * built-in one; the array is read at init only (the catalogues are
+                                                  * static data, used for the communicator's life) */
+    int ncatalogues;
+    /* HCCL's settings (docs/algorithms.md, "HCCL's configuration"), each over its environment variable: */
+    const char *hccl_algo; /* as HCCL_ALGO: "level0:NA;level1:AHC" or "allreduce=level0:NA;level1:ring/...", per
+                            * level (level0 inside a group, level1 between groups, ...); NULL: $HCCL_ALGO */
+    double split_ratio;    /* R of the two-dimension Mesh+NHR split, in (0, 1]; 0: not set (as in HCCL's config):
+                            * $HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO, else the built-in formula */
+    int deterministic;     /* STITCH_DETERMINISTIC_*; 0 (UNSET): $HCCL_DETERMINISTIC, else false */
+    const char *topo; /* the ranks' topology: a YAML topology file (topologies/README.md) or a layout written
+                       * inline, "2,3" (two levels: servers of 2 and 3 ranks) or "[2,3],[4]" (three); its layout
+                       * gives the groups at every level and must hold exactly the communicator's ranks. NULL:
+                       * $STITCH_TOPO. Exclusive with `groups` (both set: init fails naming both); set here, it
+                       * wins over $STITCH_GROUPS, as `groups` wins over $STITCH_TOPO. Process mode: ranks are
+                       * placed by the file's host names when it names hosts, else in rank order, and every rank
+                       * must give the same topology (init compares a hash across ranks) */
 } stitch_config_t;
 
-#define STITCH_CONFIG_INIT {NULL, 0, NULL}
+/* stitch_config_t.deterministic. stitch's results are deterministic (bit-identical run to run) whatever it says;
+ * STRICT (one reduction order whatever the count, spec 14.2) is not implemented and fails init. */
+enum {
+    STITCH_DETERMINISTIC_UNSET = 0,
+    STITCH_DETERMINISTIC_FALSE = 1,
+    STITCH_DETERMINISTIC_TRUE = 2,
+    STITCH_DETERMINISTIC_STRICT = 3
+};
+
+#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0, NULL, 0.0, STITCH_DETERMINISTIC_UNSET, NULL}
 
 /* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
  * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in
@@ -110,10 +147,20 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm);
 int stitch_comm_rank(const stitch_comm_t *comm);
 int stitch_comm_size(const stitch_comm_t *comm);
 
-/* The groups topology-aware algorithms (pipeline) see: STITCH_GROUPS / stitch_config_t.groups, else in process
- * mode one group per host. Returns the number of groups (1: not grouped; -1: comm is NULL) and writes the first
- * `max` group sizes, in group order, to sizes (may be NULL when max is 0). */
+/* The groups topology-aware algorithms (pipeline) see: the topology's servers (STITCH_TOPO /
+ * stitch_config_t.topo), STITCH_GROUPS / stitch_config_t.groups, else in process mode one group per host. Returns
+ * the number of groups (1: not grouped; -1: comm is NULL) and writes the first `max` group sizes, in group order,
+ * to sizes (may be NULL when max is 0). The same as stitch_comm_level_groups(comm, 0, sizes, max). */
 int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max);
+/* The number of levels of the communicator's topology (1: one group of all ranks; 2: groups, then everything; a
+ * three-level topology file: 3), or -1 when comm is NULL. */
+int stitch_comm_levels(const stitch_comm_t *comm);
+/* The groups of level `level` (0: servers, innermost; the last level is one group of all ranks): their number, or
+ * -1 for a NULL comm or a level out of range; the first `max` sizes, in ranks, in group order, go to sizes. */
+int stitch_comm_level_groups(const stitch_comm_t *comm, int level, int *sizes, int max);
+/* The number of ranks a topology setting (a file or an inline layout, as stitch_config_t.topo) holds, or -1 with
+ * the reason in err (the loader's `FILE:LINE:COL: error: ...`). For tools that size a job from its topology. */
+int stitch_topo_ranks(const char *topo, char *err, size_t errlen);
 
 /* Choose the algorithm for one collective (or for all, with STITCH_COLL_COUNT); "auto" restores the choice by
  * size. Every rank must make the same
@@ -170,7 +217,7 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
  * joined or the timeout passes. A job across hosts started by a launcher needs STITCH_SECRET (the same on every
  * rank) to keep others out; runtime/bootstrap.c says what each mode guarantees without it. Environment:
  * STITCH_TRANSPORT=auto|shm|tcp, STITCH_SOCKET_IFNAME, STITCH_SECRET,
- * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/config.c lists them all),
+ * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/tunables.def declares them all),
  * STITCH_ROOT (runtime/bootstrap.c). */
 typedef struct stitch_unique_id {
     char internal[128];
@@ -197,7 +244,8 @@ int stitch_dtype_from_name(const char *name);        /* -1 when unknown */
 int stitch_op_from_name(const char *name);
 int stitch_coll_from_name(const char *name);
 
-/* Algorithms compiled into this library for a collective: writes up to `max` names, returns how many exist. */
+/* Algorithms compiled into this library (the built-in catalogue) for a collective: writes up to `max` names,
+ * returns how many exist. */
 int stitch_algorithms(stitch_coll_t coll, const char **names, int max);
 
 #ifdef __cplusplus

@@ -44,6 +44,8 @@ static void check_tables(const st_catalogue *want, const st_catalogue *got)
 {
     CHECK(got->version == want->version, "version %d, want %d", got->version, want->version);
     CHECK(same_str(got->file, want->file), "file '%s', want '%s'", got->file, want->file);
+    CHECK(got->hash == st_catalogue_hash(want) && got->hash != 0, "hash %016llx, want %016llx",
+          (unsigned long long)got->hash, (unsigned long long)st_catalogue_hash(want));
     CHECK(got->ncode == want->ncode, "ncode %d, want %d", got->ncode, want->ncode);
     for (int32_t i = 0; i < got->ncode && i < want->ncode; i++) {
         const st_insn *g = &got->code[i], *w = &want->code[i];

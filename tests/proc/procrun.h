@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "stitch.h"
+#include "../runtime/tunables_env.h"
 
 #define MAXR 16
 #define DEADLINE_S 60
@@ -51,15 +52,13 @@ static void say(int out, const char *fmt, ...)
 }
 
 static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
+static const stitch_config_t *config_of_rank[MAXR]; /* stitch_comm_init_rank's config per rank; NULL: none */
 
 /* The settings the scenarios assume are the defaults, whatever the caller's shell exported (the ring sizes stay:
- * ctest sets them for the tinyring runs). */
+ * ctest sets them for the tinyring runs; tunables_env.h names what stays). */
 static void proc_test_env(void)
 {
-    static const char *const vars[] = {"STITCH_ALGO", "STITCH_GROUPS", "STITCH_TRANSPORT", "STITCH_ONESHOT_BYTES",
-                                       "STITCH_SPIN_US", "STITCH_SEGMENT_BYTES", "STITCH_TIMEOUT"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        unsetenv(vars[i]);
+    st_test_clear_tunables();
 }
 
 /* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
@@ -93,7 +92,7 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
                 setenv("STITCH_GROUPS", groups_of_rank[i], 1);
             stitch_comm_t *comm = NULL;
             char err[1024] = "";
-            stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, NULL, err, sizeof err);
+            stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, config_of_rank[i], err, sizeof err);
             if (st != STITCH_OK) {
                 say(p[1], "init: %s: %s\n", stitch_strerror(st), err);
                 _exit(2);

@@ -1,6 +1,6 @@
 /* test_proc.c - process-mode communicators: ranks are forked processes of this test, joined by a unique id.
  *
- *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups shmleak stall stall.tcp
+ *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups topo shmleak stall stall.tcp
  *                                 shmleak.long stall.long (default: all but the .long ones)
  *
  * Every scenario forks its ranks, bounds the whole run with a deadline (children that outlive it are killed
@@ -189,6 +189,108 @@ static int sc_groups(void)
     printf("# groups: 2x2 on every rank %s; 1,3 on rank 3: %d of 4 ranks failed init naming it; rank 0 said: %s",
            ok ? "passed" : "failed", named, r.text[0]);
     return ok && named == 4;
+}
+
+/* ---- topologies (STITCH_TOPO, config->topo): placed in rank order, or by this host's name ------------------- */
+
+#ifndef STITCH_SOURCE_DIR
+#error "STITCH_SOURCE_DIR must name the source tree"
+#endif
+
+/* Each rank's levels as "2,3|5", checked against `want`; then every collective of `colls` with data. */
+static const char *topo_want;
+static const char *topo_algo;
+
+static int body_topo(stitch_comm_t *comm, int rank, int n, int out)
+{
+    char got[128] = "";
+    size_t o = 0;
+    int sizes[16], bad = 0;
+    for (int k = 0; k < stitch_comm_levels(comm); k++) {
+        int ng = stitch_comm_level_groups(comm, k, sizes, 16);
+        for (int g = 0; g < ng; g++)
+            o += (size_t)snprintf(got + o, sizeof got - o, "%s%d", g ? "," : k ? "|" : "", sizes[g]);
+    }
+    if (strcmp(got, topo_want) != 0)
+        say(out, "rank %d: levels %s, want %s\n", rank, got, topo_want), bad = 1;
+    if (!bad && topo_algo && stitch_comm_set_algorithm(comm, STITCH_COLL_COUNT, topo_algo) != STITCH_OK)
+        bad = 1, say(out, "rank %d: %s\n", rank, stitch_comm_last_error(comm));
+    for (int coll = 0; coll < 3 && !bad; coll++)
+        bad = check_coll(comm, rank, n, out, (stitch_coll_t)coll, 1000);
+    return bad;
+}
+
+/* A topology file in /tmp with the given layout; its path is returned in `path` (the caller unlinks it). */
+static void topo_file(char *path, size_t len, const char *layout)
+{
+    char text[512];
+    snprintf(path, len, "/tmp/stitch_proc_topo_XXXXXX");
+    int fd = mkstemp(path);
+    int n = snprintf(text, sizeof text, "name: proc-test\nlevels:\n  - {name: server, bandwidth: 10 GB/s, latency: 1 us}\n"
+                     "  - {name: cluster, bandwidth: 1 GB/s, latency: 10 us}\nlayout: ");
+    n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", layout);
+    if (fd < 0 || write(fd, text, (size_t)n) != n)
+        perror("topology file"), exit(1);
+    close(fd);
+}
+
+/* Runs n ranks with config->topo = topo on every rank (rank `odd` gets `other`) and counts the ranks that failed
+ * init with a message containing `want` (NULL: that all passed). */
+static int topo_run(int n, const char *topo, int odd, const char *other, const char *want, const char *what)
+{
+    static stitch_config_t cfg[MAXR];
+    run r;
+    for (int i = 0; i < n; i++) {
+        cfg[i] = (stitch_config_t)STITCH_CONFIG_INIT;
+        cfg[i].topo = i == odd ? other : topo;
+        config_of_rank[i] = &cfg[i];
+    }
+    if (want)
+        setenv("STITCH_TIMEOUT", "10", 1);
+    spawn(&r, n, body_topo, NULL);
+    reap(&r, want ? 20 : DEADLINE_S);
+    unsetenv("STITCH_TIMEOUT");
+    int named = 0;
+    for (int i = 0; i < n; i++) {
+        config_of_rank[i] = NULL;
+        named += want && r.status[i] == 2 && strstr(r.text[i], want) != NULL;
+    }
+    if (!want)
+        return all_ok(&r, what);
+    if (named != n)
+        printf("# %s: %d of %d ranks failed init naming it; rank 0 said: %s", what, named, n, r.text[0]);
+    return named == n;
+}
+
+static int sc_topo(void)
+{
+    char by_order[64], mine[64], two_hosts[64], want[256], host[64] = "", layout[256];
+    int ok = 1;
+    gethostname(host, sizeof host - 1);
+    topo_file(by_order, sizeof by_order, "[2, 3]");
+    snprintf(layout, sizeof layout, "[{host: %s, ranks: 4}]", host);
+    topo_file(mine, sizeof mine, layout);
+    snprintf(layout, sizeof layout, "[{host: %s, ranks: 2}, {host: stitch-no-such-host, ranks: 2}]", host);
+    topo_file(two_hosts, sizeof two_hosts, layout);
+    /* 5 ranks in rank order, 2 + 3 (no hosts named); any algorithm, data checked */
+    topo_want = "2,3|5", topo_algo = NULL;
+    ok &= topo_run(5, by_order, -1, NULL, NULL, "2+3 by rank order");
+    /* every rank on this host, which the file names: one server of 4; pipeline (one server is uniform) */
+    topo_want = "4|4", topo_algo = "pipeline";
+    ok &= topo_run(4, mine, -1, NULL, NULL, "this host named");
+    /* this host runs 4 ranks but the file gives it 2: every rank fails, naming the host and both counts */
+    snprintf(want, sizeof want, "': host '%s' runs 4 ranks of the communicator but the topology gives it 2", host);
+    ok &= topo_run(4, two_hosts, -1, NULL, want, "host count mismatch");
+    /* the shipped 2 + 3 file names node01 and node02 */
+    snprintf(want, sizeof want, "unequal-2-3.yaml': rank 0 runs on host '%s', which the topology does not name (its "
+             "hosts: node01, node02)", host);
+    ok &= topo_run(5, STITCH_SOURCE_DIR "/topologies/unequal-2-3.yaml", -1, NULL, want, "hosts not in the file");
+    /* rank 3 gives another topology of 4 ranks: every rank fails, naming the disagreement */
+    ok &= topo_run(4, "2,2", 3, "[2,2]", "ranks disagree on the groups: rank ", "different topologies");
+    unlink(by_order), unlink(mine), unlink(two_hosts);
+    printf("# topo: 2+3 in rank order, this host named, count mismatch, unknown hosts, disagreement: %s\n",
+           ok ? "passed" : "failed");
+    return ok;
 }
 
 static int sc_kill(void)
@@ -440,7 +542,7 @@ static int sc_stall_long(void) { return stall_runs("shm", 10) & stall_runs("tcp"
 
 static const proc_scenario scenarios[] = {
     {"shm", sc_shm}, {"tcp", sc_tcp}, {"odd", sc_odd}, {"kill", sc_kill}, {"mismatch", sc_mismatch},
-    {"abort", sc_abort}, {"groups", sc_groups}, {"shmleak", sc_shmleak}, {"stall", sc_stall},
+    {"abort", sc_abort}, {"groups", sc_groups}, {"topo", sc_topo}, {"shmleak", sc_shmleak}, {"stall", sc_stall},
     {"stall.tcp", sc_stall_tcp}, {"shmleak.long", sc_shmleak_long}, {"stall.long", sc_stall_long},
 };
 

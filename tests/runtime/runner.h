@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tunables_env.h"
+
 typedef struct st_test {
     const char *name;
     void (*fn)(void);
@@ -104,15 +106,11 @@ static int st_run_one(const st_test *t, int number)
     return !ok;
 }
 
-/* The runtime's environment variables come from the test itself, never from the caller's shell. */
+/* The runtime's environment variables come from the test itself, never from the caller's shell (tunables_env.h
+ * says which a run may pass in). */
 static int st_run_tests(const st_test *tests, int n, int argc, char **argv)
 {
-    unsetenv("STITCH_ALGO");
-    unsetenv("STITCH_TIMEOUT");
-    unsetenv("STITCH_SEGMENT_BYTES");
-    unsetenv("STITCH_GROUPS");
-    unsetenv("STITCH_ONESHOT_BYTES");
-    unsetenv("STITCH_TRANSPORT");
+    st_test_clear_tunables();
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--list") == 0) {
             for (int j = 0; j < n; j++)

@@ -1,19 +1,7 @@
 # run_layouts.cmake - `stitchc verify FILE -a ALGO -g LAYOUT` for every layout of LAYOUTS (';'-separated, written
-# with '|' on the command line) and every algorithm of ALGOS: each must verify. -DSTITCHC -DFILE -DALGOS -DLAYOUTS;
-# -DSWEEP=N replaces LAYOUTS by every layout of two and of three groups of sizes 1..N.
+# with '|' on the command line) and every algorithm of ALGOS: each must verify. -DSTITCHC -DFILE -DALGOS -DLAYOUTS.
 string(REPLACE "|" ";" algos "${ALGOS}")
 string(REPLACE "|" ";" layouts "${LAYOUTS}")
-if(SWEEP)
-  set(layouts "")
-  foreach(a RANGE 1 ${SWEEP})
-    foreach(b RANGE 1 ${SWEEP})
-      list(APPEND layouts "${a},${b}")
-      foreach(c RANGE 1 ${SWEEP})
-        list(APPEND layouts "${a},${b},${c}")
-      endforeach()
-    endforeach()
-  endforeach()
-endif()
 set(n 0)
 foreach(l ${layouts})
   foreach(a ${algos})

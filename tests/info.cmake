@@ -1,0 +1,56 @@
+# info.cmake - tests of stitch-info (tools/stitch_info.c): the command line, the configuration it shows with each
+# value's source, and a malformed value exiting 1 with the variable named (the message is config.c's, whose every
+# rule tests/runtime/test_hccl.c checks). HCCL_ALGO's ';' is written '|' here (tests/info/run_info.cmake says why).
+
+set(INFO_RUN ${CMAKE_CURRENT_SOURCE_DIR}/info/run_info.cmake)
+
+# stitch_info_test(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDERR_EMPTY] [ENV NAME=value]
+#                  [ARGS <stitch-info args...>])
+function(stitch_info_test name)
+  cmake_parse_arguments(T "STDERR_EMPTY" "RC;STDOUT;STDERR;ENV" "ARGS" ${ARGN})
+  string(REPLACE ";" "|" args "${T_ARGS}")
+  set(defs -DCMD=$<TARGET_FILE:stitch-info> "-DARGS=${args}" -DRC=${T_RC})
+  foreach(key STDOUT STDERR ENV)
+    if(DEFINED T_${key})
+      list(APPEND defs "-D${key}=${T_${key}}")
+    endif()
+  endforeach()
+  if(T_STDERR_EMPTY)
+    list(APPEND defs -DSTDERR_EMPTY=1)
+  endif()
+  add_test(NAME info.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${INFO_RUN})
+  set_tests_properties(info.${name} PROPERTIES TIMEOUT 60 LABELS info)
+endfunction()
+
+stitch_info_test(help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-info \\[options\\]\n" ARGS --help)
+stitch_info_test(bad_option RC 2 STDERR "stitch-info: unknown option '--nope' \\(see --help\\)" ARGS --nope)
+# nothing set: the version, every collective's algorithms, every tunable from the default
+stitch_info_test(defaults RC 0 STDERR_EMPTY
+                 STDOUT "^stitch [0-9]+\\.[0-9]+ .*\n  all_reduce +ring, .*\n  STITCH_ALGO +'auto' +default\n.*  STITCH_TIMEOUT +'300' +default\n.*  HCCL_ALGO +\\(unset\\) +default\n.*  HCCL_DETERMINISTIC +\\(unset\\) +default\n.*  all_reduce +auto: mesh_oneshot")
+# Done means: HCCL_ALGO='level0:NA;level1:AHC' exits 0 and shows AHC at level1 and level2, from the environment
+stitch_info_test(hccl_algo_ahc RC 0 ENV "HCCL_ALGO=level0:NA|level1:AHC"
+                 STDOUT "  HCCL_ALGO +'level0:NA;level1:AHC' +environment\n.*HCCL_ALGO levels, from the environment: 'level0:NA;level1:AHC'\n.*  all_reduce +NA +AHC +AHC +- +environment\n  reduce_scatter +NA +AHC +AHC +- +environment\n  all_gather +NA +AHC +AHC +- +environment\n  broadcast +NA +- +- +- +environment\n")
+# Done means: HCCL_ALGO='level1:FOO' exits 1 naming HCCL_ALGO
+stitch_info_test(hccl_algo_bad RC 1 ENV "HCCL_ALGO=level1:FOO"
+                 STDERR "^stitch-info: HCCL_ALGO='level1:FOO': algo config is invalid, algo FOO is not supported .*; expected level0:NA;level1:<algo> or ")
+stitch_info_test(bad_timeout RC 1 ENV "STITCH_TIMEOUT=5s" STDERR "^stitch-info: STITCH_TIMEOUT='5s': expected a positive")
+stitch_info_test(bad_split_ratio RC 1 ENV "HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=1.5"
+                 STDERR "^stitch-info: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO='1.5': out of range")
+stitch_info_test(bad_deterministic RC 1 ENV "HCCL_DETERMINISTIC=yes"
+                 STDERR "^stitch-info: HCCL_DETERMINISTIC='yes': should be true, false or strict")
+# values from the environment say so, and the selection follows them
+stitch_info_test(environment RC 0 STDERR_EMPTY ENV "HCCL_ALGO=allreduce=level1:pipeline"
+                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +pipeline \\(HCCL_ALGO\\)\n  reduce_scatter +auto: ring\n")
+# --topo FILE: the topology with alpha/beta/gamma per level, groups and sizes, the convergence ratio of each boundary
+set(INFO_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
+stitch_info_test(topo_pods RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/pods-64-128.yaml
+                 STDOUT "\nTopology 'pods-64-128' \\([^\n]*pods-64-128.yaml, from --topo\\):\n  ranks: 192; levels: 3; layout: .8,8,8,8,8,8,8,8.,.8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8.\n.*  0 +server +56 GB/s +1 us +1e-06 +1.786e-11 +24 +8 x24\n  1 +pod +25 GB/s +5 us +5e-06 +4e-11 +2 +64 \\(8\\), 128 \\(16\\)\n  2 +cluster +6.25 GB/s +10 us +1e-05 +1.6e-10 +1 +192 \\(2\\)\n  reduce bandwidth: 100 GB/s; gamma = 1/reduce_bandwidth = 1e-11 s/B\n.*    level0 server / level1 pod: 2.24\n    level1 pod / level2 cluster: 4\n  hosts: none named")
+stitch_info_test(topo_hosts RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/unequal-1-4.yaml
+                 STDOUT "  reduce bandwidth: not given \\(no gamma\\)\n.*    small +1 rank \\(layout positions 0..0\\), devices 0\n    big +4 ranks \\(layout positions 1..4\\), devices 0,1,2,3\n$")
+stitch_info_test(topo_bad RC 1 ARGS --topo ${CMAKE_SOURCE_DIR}/tests/topo/t_bad.yaml
+                 STDERR "^[^\n]*tests/topo/t_bad.yaml:4:13: error: a group must hold at least 1 rank, not 0\n$")
+stitch_info_test(topo_env RC 0 STDERR_EMPTY ENV STITCH_TOPO=2,3
+                 STDOUT "  STITCH_TOPO +'2,3' +environment\n.*\nTopology \\(2,3, from the environment\\):\n  ranks: 5; levels: 2; layout: 2,3\n")
+stitch_info_test(topo_env_bad RC 1 ENV STITCH_TOPO=/nonexistent/t.yaml
+                 STDERR "^stitch-info: STITCH_TOPO: /nonexistent/t.yaml: error: cannot read")
+stitch_info_test(topo_no_file RC 2 STDERR "^stitch-info: --topo needs a FILE" ARGS --topo)

@@ -1,0 +1,317 @@
+/* stitch_info.c - stitch-info: what this libstitch is and how a communicator created now would be configured, in
+ * the manner of ompi_info / ucc_info.
+ *
+ *   stitch-info [-h|--help]
+ *
+ * Prints the version; the algorithms compiled in (the built-in catalogue), per collective; every tunable of
+ * runtime/tunables.def (STITCH_* and HCCL_*) with its effective value and where it came from ("environment" or
+ * "default"; a communicator's stitch_config_t would make it "communicator"); HCCL_ALGO per collective and level
+ * after HCCL's rules (level1 AHC drives level2); and the algorithm each collective would run. The values are
+ * loaded by the library's own loader (st_settings_load_origin), so a malformed value fails here with the message
+ * communicator creation would give, naming the variable, and exit status 1. Algorithm names are checked against
+ * the built-in catalogue only: a communicator given its own catalogues may know more, so an unknown name is a
+ * warning here (stderr), not a failure. Bad command lines exit 2.
+ *
+ *   stitch-info --topo FILE     (or with STITCH_TOPO set)
+ *
+ * also prints the topology, read by the runtime's own loader (a YAML file through core/st_topofile.c, or an inline
+ * layout such as [2,3],[4]: runtime/groups.h): its name, rank count and layout; per level its name, bandwidth and
+ * latency with alpha = latency and beta = 1 / bandwidth, its groups and their sizes (ranks, and for the upper
+ * levels the lower-level groups each holds); gamma = 1 / reduce_bandwidth; the convergence ratio of every boundary;
+ * the host names and devices. The convergence ratio C is spec 9.7's "bandwidth convergence ratio between groups and
+ * inside" (its cost term (G-1)C/(G m) n beta scales the inside per-byte cost beta): C = beta_outer / beta_inner =
+ * the inner level's bandwidth over the outer level's, one per boundary (level k / level k+1); C > 1 is a converged
+ * (slower) link between groups. A file that does not load exits 1 with the loader's one line
+ * `FILE:LINE:COL: error: ...` on stderr, as stitchc prints it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "choose.h"
+#include "config.h"
+#include "groups.h"
+#include "registry.h"
+#include "st_topofile.h"
+#include "stitch.h"
+
+#define PROG "stitch-info"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " [options]\n"
+            "\n"
+            "Show this libstitch's version, its compiled-in algorithms, and the configuration a communicator created\n"
+            "now would get from the environment: every tunable (STITCH_* and HCCL_*) with its value and where it\n"
+            "came from (environment or default; a stitch_config_t field would make it communicator), HCCL_ALGO per\n"
+            "collective and level, and the algorithm each collective would run.\n"
+            "\n"
+            "options:\n"
+            "  -h, --help   print this help and exit\n"
+            "  --topo FILE  also print a topology (default: $STITCH_TOPO when set): levels with alpha = latency,\n"
+            "               beta = 1/bandwidth, gamma = 1/reduce_bandwidth, groups and sizes, the convergence\n"
+            "               ratio of each boundary (inner bandwidth / outer bandwidth), hosts; FILE may also be a\n"
+            "               layout such as 2,3 or [2,3],[4]\n"
+            "\n"
+            "Exit status: 0, or 1 when a variable's value is malformed (the message names it, as communicator\n"
+            "creation would) or the topology does not load (its FILE:LINE:COL: error), 2 for a bad command line.\n");
+}
+
+static void print_algorithms(void)
+{
+    printf("Algorithms (built-in catalogue, algos.dsl):\n");
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        const char *names[128];
+        int n = stitch_algorithms((stitch_coll_t)c, names, 128);
+        printf("  %-16s", stitch_coll_name((stitch_coll_t)c));
+        for (int i = 0; i < n && i < 128; i++)
+            printf("%s%s", i ? ", " : "", names[i]);
+        printf("%s\n", n ? "" : "(none)");
+    }
+}
+
+static void print_tunables(const st_origin *o)
+{
+    printf("\nConfiguration (value, source: communicator > environment > default):\n");
+    for (int i = 0; i < ST_TUNABLE_COUNT; i++) {
+        const st_tunable_decl *d = st_tunable_decl_of(i);
+        char shown[300];
+        if (o->text[i])
+            snprintf(shown, sizeof shown, "'%s'", o->text[i]);
+        else
+            snprintf(shown, sizeof shown, "(unset)");
+        printf("  %-40s %-24s %s\n", d->name, shown, st_source_name(o->source[i]));
+        printf("  %-40s %s\n", "", d->meaning);
+    }
+}
+
+/* HCCL_ALGO per collective and level, after HCCL's rules; "-" where the level is not given. */
+static void print_hccl_levels(const st_settings *s, const st_origin *o)
+{
+    const char *from = st_source_name(o->source[ST_T_HCCL_ALGO]);
+    if (!s->hccl_algo_source) {
+        printf("\nHCCL_ALGO levels: none given (every level: stitch's own choice)\n");
+        return;
+    }
+    printf("\nHCCL_ALGO levels, from the %s: '%s'\n"
+           "(level0 inside a group, level1 between groups, level2 between groups of groups; '-': not given)\n", from,
+           s->hccl_algo_text);
+    printf("  %-16s %-10s %-10s %-10s %-10s %s\n", "collective", "level0", "level1", "level2", "level3", "from");
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        printf("  %-16s", stitch_coll_name((stitch_coll_t)c));
+        for (int l = 0; l < ST_HCCL_LEVELS; l++) {
+            int a = st_hccl_level(&s->hccl_algo, (stitch_coll_t)c, l);
+            printf(" %-10s", a == ST_HA_DEFAULT ? "-" : st_hccl_alg_name(a));
+        }
+        printf(" %s%s\n", from, s->hccl_algo.specific[c] ? " (per-operator entry)" : "");
+    }
+    if (st_hccl_level(&s->hccl_algo, STITCH_ALL_REDUCE, 1) == ST_HA_AHC ||
+        st_hccl_level(&s->hccl_algo, STITCH_ALL_REDUCE, 1) == ST_HA_AHC_BROKE)
+        printf("  (level1 AHC drives level2 too, as in HCCL)\n");
+}
+
+/* The choice a communicator made now would have, with the built-in catalogue. */
+static void print_selection(const st_settings *s)
+{
+    st_reg *reg = NULL;
+    st_choice ch[STITCH_COLL_COUNT];
+    char why[1024];
+    printf("\nSelection (a communicator with the built-in catalogue):\n");
+    if (st_reg_new(NULL, &reg, why, sizeof why) != STITCH_OK || st_resolve_algos(reg, s, ch, why, sizeof why)) {
+        printf("  none: %s\n", why);
+        fprintf(stderr, PROG ": warning: a communicator with the built-in catalogue alone would fail: %s\n", why);
+        st_reg_free(reg);
+        return;
+    }
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        int alg;
+        const char *hccl = st_hccl_pick(s, (stitch_coll_t)c, &alg);
+        printf("  %-16s", stitch_coll_name((stitch_coll_t)c));
+        if (!ch[c].algo)
+            printf("(none)\n");
+        else if (ch[c].is_auto && ch[c].small)
+            printf("auto: %s while a rank sends at most %zu bytes with it, %s above\n", ch[c].small->name,
+                   s->oneshot_max, ch[c].algo->name);
+        else if (ch[c].is_auto)
+            printf("auto: %s\n", ch[c].algo->name);
+        else
+            printf("%s (%s)\n", ch[c].algo->name, hccl && strcmp(hccl, ch[c].algo->name) == 0
+                   ? s->hccl_algo_source : s->algo_source);
+    }
+    st_reg_free(reg);
+}
+
+/* ---- the topology ------------------------------------------------------------------------------------------ */
+
+static void fmt_bandwidth(double bw, char *out, size_t len)
+{
+    if (bw <= 0)
+        snprintf(out, len, "-");
+    else if (bw >= 1e9)
+        snprintf(out, len, "%g GB/s", bw / 1e9);
+    else if (bw >= 1e6)
+        snprintf(out, len, "%g MB/s", bw / 1e6);
+    else
+        snprintf(out, len, "%g B/s", bw);
+}
+
+static void fmt_latency(double s, char *out, size_t len)
+{
+    if (s >= 1e-3)
+        snprintf(out, len, "%g ms", s * 1e3);
+    else if (s >= 1e-6 || s == 0)
+        snprintf(out, len, "%g us", s * 1e6);
+    else
+        snprintf(out, len, "%g ns", s * 1e9);
+}
+
+/* The groups' sizes of one level, runs of equal ones shortened: "8 x24", "64 (8), 128 (16)". */
+static void fmt_sizes(const int *ranks, const int32_t *holds, int ng, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int g = 0; g < ng && n + 32 < len;) {
+        int run = 1;
+        while (g + run < ng && ranks[g + run] == ranks[g] && (!holds || holds[g + run] == holds[g]))
+            run++;
+        n += (size_t)snprintf(out + n, len - n, "%s%d", g ? ", " : "", ranks[g]);
+        if (holds)
+            n += (size_t)snprintf(out + n, len - n, " (%d)", holds[g]);
+        if (run > 1)
+            n += (size_t)snprintf(out + n, len - n, " x%d", run);
+        g += run;
+    }
+    if (n + 32 >= len)
+        snprintf(out + n, len - n, ", ...");
+}
+
+static int print_levels(const st_topofile *tf)
+{
+    const st_layout *l = &tf->layout;
+    int *ranks[ST_TOPO_MAX_LEVELS] = {0}, ok = 1;
+    char bw[32], lat[32], sizes[400];
+    printf("  %-5s %-12s %-12s %-9s %-10s %-11s %-7s %s\n", "level", "name", "bandwidth", "latency", "alpha (s)",
+           "beta (s/B)", "groups", "sizes in ranks (level below's groups)");
+    for (int k = 0; k < l->nlevels && ok; k++) {
+        const st_level_info *v = &tf->level[k];
+        ok = (ranks[k] = malloc(sizeof *ranks[k] * (size_t)l->ngroups[k])) != NULL;
+        for (int g = 0, next = 0; ok && g < l->ngroups[k]; g++) {
+            ranks[k][g] = k == 0 ? l->count[0][g] : 0;
+            for (int i = 0; k > 0 && i < l->count[k][g]; i++)
+                ranks[k][g] += ranks[k - 1][next++];
+        }
+        if (!ok)
+            break;
+        fmt_bandwidth(v->bandwidth, bw, sizeof bw);
+        fmt_latency(v->latency, lat, sizeof lat);
+        fmt_sizes(ranks[k], k ? l->count[k] : NULL, l->ngroups[k], sizes, sizeof sizes);
+        if (v->bandwidth > 0)
+            printf("  %-5d %-12s %-12s %-9s %-10.4g %-11.4g %-7d %s\n", k, v->name, bw, lat, v->latency,
+                   1 / v->bandwidth, l->ngroups[k], sizes);
+        else /* an inline layout: no links */
+            printf("  %-5d %-12s %-12s %-9s %-10s %-11s %-7d %s\n", k, "-", "-", "-", "-", "-", l->ngroups[k], sizes);
+    }
+    for (int k = 0; k < l->nlevels; k++)
+        free(ranks[k]);
+    return ok;
+}
+
+static void print_convergence(const st_topofile *tf)
+{
+    if (tf->nlevels < 2 || tf->level[0].bandwidth <= 0) {
+        printf("  convergence ratio: none (%s)\n", tf->nlevels < 2 ? "one level" : "an inline layout has no links");
+        return;
+    }
+    printf("  convergence ratio C = inner bandwidth / outer bandwidth (spec 9.7; C > 1: converged link):\n");
+    for (int k = 0; k + 1 < tf->nlevels; k++)
+        printf("    level%d %s / level%d %s: %.4g\n", k, tf->level[k].name, k + 1, tf->level[k + 1].name,
+               tf->level[k].bandwidth / tf->level[k + 1].bandwidth);
+}
+
+static void print_hosts(const st_topofile *tf)
+{
+    if (!tf->host) {
+        printf("  hosts: none named (process mode groups the ranks by the layout, in rank order)\n");
+        return;
+    }
+    printf("  hosts (process mode places ranks by these names):\n");
+    for (int g = 0, first = 0; g < tf->layout.ngroups[0]; first += tf->layout.count[0][g], g++) {
+        int n = tf->layout.count[0][g];
+        printf("    %-24s %d rank%s (layout positions %d..%d)", tf->host[g], n, n == 1 ? "" : "s", first,
+               first + n - 1);
+        for (int i = 0; tf->devices && tf->devices[g] && i < n; i++)
+            printf("%s%d", i ? "," : ", devices ", tf->devices[g][i]);
+        printf("\n");
+    }
+}
+
+/* Returns the exit status: 0, or 1 when the topology does not load. */
+static int print_topology(const char *spec, const char *from)
+{
+    st_topofile tf;
+    char err[1024], shape[200];
+    if (st_topo_setting_load(from, spec, 0, &tf, err, sizeof err) != STITCH_OK) {
+        fprintf(stderr, "%s%s\n", from ? PROG ": " : "", err);
+        return 1;
+    }
+    st_layout_format(&tf.layout, shape, sizeof shape);
+    printf("\nTopology%s%s%s (%s, from %s):\n", tf.name[0] ? " '" : "", tf.name, tf.name[0] ? "'" : "", spec,
+           from ? "the environment" : "--topo");
+    printf("  ranks: %d; levels: %d; layout: %s\n", tf.layout.p, tf.nlevels, shape);
+    int ok = print_levels(&tf);
+    if (tf.reduce_bandwidth > 0) {
+        char bw[32];
+        fmt_bandwidth(tf.reduce_bandwidth, bw, sizeof bw);
+        printf("  reduce bandwidth: %s; gamma = 1/reduce_bandwidth = %.4g s/B\n", bw, 1 / tf.reduce_bandwidth);
+    } else {
+        printf("  reduce bandwidth: not given (no gamma)\n");
+    }
+    print_convergence(&tf);
+    print_hosts(&tf);
+    st_topofile_free(&tf);
+    if (!ok)
+        fprintf(stderr, PROG ": out of memory\n");
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *topo = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--topo") == 0 || strncmp(argv[i], "--topo=", 7) == 0) {
+            if (topo) {
+                fprintf(stderr, PROG ": --topo is given once\n");
+                return 2;
+            }
+            topo = argv[i][6] == '=' ? argv[i] + 7 : i + 1 < argc ? argv[++i] : NULL;
+            if (!topo) {
+                fprintf(stderr, PROG ": --topo needs a FILE (see --help)\n");
+                return 2;
+            }
+            continue;
+        }
+        fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[i]);
+        return 2;
+    }
+    static st_settings s;
+    static st_origin o;
+    char err[1024];
+    if (st_settings_load_origin(NULL, &s, &o, err, sizeof err) != STITCH_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    printf("stitch %d.%d (libstitch; step tables format %d)\n\n", STITCH_VERSION_MAJOR, STITCH_VERSION_MINOR,
+           ST_TABLE_VERSION);
+    print_algorithms();
+    print_tunables(&o);
+    print_hccl_levels(&s, &o);
+    print_selection(&s);
+    if (topo)
+        return print_topology(topo, NULL);
+    return s.topo ? print_topology(s.topo, s.topo_source) : 0;
+}
