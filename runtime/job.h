@@ -21,18 +21,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "call.h"
 #include "st_sched.h"
 #include "st_steptab.h"
 #include "stitch.h"
-
-/* What every rank must agree on for one collective call. */
-typedef struct st_fingerprint {
-    uint64_t seq;        /* collectives called on this communicator before this one */
-    int32_t coll, dtype, op; /* op is -1 where the collective does not reduce */
-    int32_t root;        /* -1 for collectives without a root */
-    size_t count;        /* 0 for all_to_all_v, whose counts are checked pair by pair (exec.c) */
-    const st_algo *algo;
-} st_fingerprint;
 
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
