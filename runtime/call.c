@@ -39,6 +39,208 @@ size_t st_call_slot_len(const st_args *a, size_t seg, int units_per_block, size_
     return (n + (size_t)units_per_block - 1) / (size_t)units_per_block;
 }
 
+/* ---- one call in progress ------------------------------------------------------------------------------- */
+
+static void st_call_init(st_call *c, stitch_comm_t *comm, const st_args *a, const st_entry *e)
+{
+    int reduces = st_coll_reduces(a->coll), rooted = st_coll_rooted((int)a->coll);
+    c->comm = comm, c->a = a, c->e = e, c->sched = &e->sched;
+    c->me = comm->rank, c->p = comm->p;
+    c->esize = stitch_dtype_size(a->dtype);
+    c->kernel = reduces ? st_reduce_kernel(a->dtype, a->op) : NULL;
+    c->kernel3 = reduces ? st_reduce3_kernel(a->dtype, a->op) : NULL;
+    c->fresh = e->fresh;
+    c->geo = e->geo;
+    c->mine.alt_block = -1;
+    c->mine.scounts = a->scounts, c->mine.sdispls = a->sdispls, c->mine.rdispls = a->rdispls;
+    c->nunits = e->sched.nunits;
+    c->nblocks = st_coll_nblocks(a->coll, comm->p);
+    c->units_per_block = e->sched.nunits / c->nblocks;
+    c->nsteps = e->sched.nsteps;
+    c->a2a = a->coll == STITCH_ALL_TO_ALL || a->coll == STITCH_ALL_TO_ALL_V;
+    c->fp = (st_fingerprint){comm->seq, (int32_t)a->coll, (int32_t)a->dtype, reduces ? (int32_t)a->op : -1,
+                             rooted ? a->root : -1, a->count, e->sched.algo};
+    st_call_segments(a, comm->segment_bytes, c->nblocks, c->nsteps, &c->seg, &c->nseg);
+}
+
+static stitch_status_t st_call_units(st_call *c)
+{
+    if (c->sched->nscratch == 0)
+        return STITCH_OK;
+    char *units;
+    c->slot_stride = st_call_slot_len(c->a, c->seg, c->units_per_block, 0);
+    stitch_status_t st = st_comm_units(c->comm, (size_t)c->sched->nscratch * c->slot_stride * c->esize, c->a->fn,
+                                       &units);
+    c->mine.units = units;
+    return st;
+}
+
+static void st_call_geometry(st_call *c, size_t k)
+{
+    size_t *geo = c->e->geo, n = c->a->count - k * c->seg;
+    if (n > c->seg)
+        n = c->seg;
+    c->k = k;
+    c->slot_len = st_call_slot_len(c->a, c->seg, c->units_per_block, k);
+    for (int u = 0; u < c->nunits; u++) {
+        size_t nb = n, o, len;
+        int b = u / c->units_per_block;
+        if (c->a->coll == STITCH_ALL_TO_ALL_V)
+            nb = b / c->p == c->me ? c->a->scounts[b % c->p] : b % c->p == c->me ? c->a->rcounts[b / c->p] : 0;
+        st_unit_span(c->nunits, c->nblocks, nb, u, &o, &len);
+        geo[2 * u] = o - (size_t)b * nb + k * c->seg;
+        geo[2 * u + 1] = len;
+    }
+}
+
+size_t st_call_xfer_len(const st_call *c, const st_xfer *x)
+{
+    size_t total = 0, soff, doff;
+    st_pcur pc;
+    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc))
+        total += st_pair_len(c, &pc, &soff, &doff);
+    return total;
+}
+
+/* ---- the layout: where my blocks are ---------------------------------------------------------------------- */
+
+/* A scratch of `blocks` blocks as the work buffer. */
+static stitch_status_t st_scratch(st_call *c, size_t blocks)
+{
+    char *work = NULL;
+    stitch_status_t st = st_comm_scratch(c->comm, blocks * c->a->count * c->esize, c->a->fn, &work);
+    c->mine.work = work;
+    return st;
+}
+
+/* The same, when the plan receives into scratch at all. */
+static stitch_status_t st_use_scratch(st_call *c, size_t blocks)
+{
+    return c->e->needs_scratch ? st_scratch(c, blocks) : STITCH_OK;
+}
+
+/* Where my blocks live for this call: the table at the top of this file. */
+static stitch_status_t st_layout(st_call *c)
+{
+    const st_args *a = c->a;
+    int me = c->me, root = me == a->root;
+    size_t p = (size_t)c->p;
+    st_where *w = &c->mine;
+    switch (a->coll) {
+    case STITCH_ALL_REDUCE: /* the vector; lazy out of place */
+    case STITCH_BROADCAST:  /* the root lazy out of place; the others have no input */
+        w->work = a->recv;
+        w->input = (a->coll == STITCH_ALL_REDUCE || root) && a->send != a->recv ? a->send : NULL;
+        return STITCH_OK;
+    case STITCH_REDUCE_SCATTER:
+        w->input = a->send;
+        return st_scratch(c, p);
+    case STITCH_REDUCE: /* every rank's input is lazy; only the root has an output */
+        w->input = root && a->send == a->recv ? NULL : a->send;
+        if (root)
+            w->work = a->recv;
+        return root ? STITCH_OK : st_use_scratch(c, 1);
+    case STITCH_SCATTER: /* the root's input is its blocks; the others' own block is their output */
+        if (root)
+            w->work = a->send;
+        else
+            w->alt = a->recv, w->alt_block = me;
+        return root ? STITCH_OK : st_use_scratch(c, p);
+    case STITCH_GATHER: /* the root's output is its blocks; the others' own block is their input */
+        if (root)
+            w->work = a->recv;
+        else
+            w->alt = a->send, w->alt_block = me;
+        return root ? STITCH_OK : st_use_scratch(c, p);
+    case STITCH_ALL_TO_ALL:
+    case STITCH_ALL_TO_ALL_V:
+        w->work = a->send, w->alt = a->recv;
+        return STITCH_OK;
+    default: /* all_gather */
+        w->work = a->recv;
+        return STITCH_OK;
+    }
+}
+
+/* When the input is not lazy, my own input block of segment k goes where the layout keeps it, unless it is there
+ * already: all_gather's and gather's root's block of the output, all_to_all's (me, me) from sendbuf to recvbuf. */
+static void st_copy_in(const st_call *c, size_t k)
+{
+    const st_args *a = c->a;
+    int me = c->me;
+    size_t off = k * c->seg, n = a->count - off, es = c->esize;
+    const char *src = NULL;
+    char *dst = NULL;
+    if (n > c->seg)
+        n = c->seg;
+    if (a->coll == STITCH_ALL_GATHER || (a->coll == STITCH_GATHER && me == a->root)) {
+        src = (const char *)a->send + off * es;
+        dst = (char *)c->mine.work + ((size_t)me * a->count + off) * es;
+    } else if (c->a2a) {
+        if (a->coll == STITCH_ALL_TO_ALL_V)
+            n = a->scounts[me];
+        src = st_block_in(c, &c->mine, me, me * c->p + me) + off * es; /* my row's (me, me): in sendbuf */
+        dst = (char *)c->mine.alt + ((a->rdispls ? a->rdispls[me] : (size_t)me * a->count) + off) * es;
+    }
+    if (src && src != dst && n)
+        memcpy(dst, src, n * es);
+}
+
+void st_call_segment_begin(st_call *c, size_t k)
+{
+    st_call_geometry(c, k);
+    if (c->mine.input)
+        memset(c->fresh, 1, (size_t)c->nunits);
+    else
+        st_copy_in(c, k);
+}
+
+void st_call_segment_end(st_call *c)
+{
+    if (!c->mine.input)
+        return;
+    stitch_coll_t coll = c->a->coll;
+    int first = 0, last = c->nunits;
+    if (coll == STITCH_REDUCE_SCATTER)
+        first = c->me * c->units_per_block, last = first + c->units_per_block;
+    if (coll == STITCH_REDUCE && c->me != c->a->root)
+        last = 0;
+    for (int u = first; u < last; u++) {
+        size_t off, len = st_unit_len(c, u, &off);
+        if (c->fresh[u] && len)
+            memcpy(st_unit_mine(c, u, off), st_unit_src(c, u, off), len * c->esize);
+        c->fresh[u] = 0;
+    }
+}
+
+void st_call_finish(const st_call *c)
+{
+    const st_args *a = c->a;
+    size_t bytes = a->count * c->esize, mine = (size_t)c->me * bytes;
+    if (a->coll == STITCH_REDUCE_SCATTER)
+        memcpy(a->recv, c->mine.work + mine, bytes);
+    if (a->coll == STITCH_SCATTER && c->me == a->root && (const char *)a->send + mine != a->recv)
+        memcpy(a->recv, (const char *)a->send + mine, bytes);
+}
+
+stitch_status_t st_call_open(st_call *c, stitch_comm_t *comm, const st_args *a)
+{
+    st_entry *e;
+    memset(c, 0, sizeof *c);
+    stitch_status_t st = st_comm_entry_for(comm, a, &e);
+    if (st != STITCH_OK)
+        return st;
+    if (a->count == 0 && a->coll != STITCH_ALL_TO_ALL_V) { /* every rank agrees: nothing to do */
+        comm->seq++;
+        return STITCH_OK;
+    }
+    st_call_init(c, comm, a, e);
+    if ((st = st_layout(c)) != STITCH_OK || (st = st_call_units(c)) != STITCH_OK)
+        return st;
+    comm->seq++;
+    return STITCH_OK;
+}
+
 /* ---- fingerprints -------------------------------------------------------------------------------------- */
 
 /* Text of field `i` of a fingerprint; 0 past the last field. */
@@ -168,12 +370,16 @@ stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t e
     free(marks);
     if (!ok)
         return STITCH_ERR_UNSUPPORTED;
-    e->fresh = malloc((size_t)e->sched.nunits + 1);
+    /* the geometry table shares fresh's allocation, so whoever frees an entry's tables frees it too */
+    size_t nfresh = ((size_t)e->sched.nunits + 1 + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t);
+    e->fresh = malloc(nfresh + sizeof *e->geo * 2 * (size_t)e->sched.nunits);
+    e->geo = e->fresh ? (size_t *)(void *)(e->fresh + nfresh) : NULL;
     if (!e->fresh || !st_fresh_tables(e) || st_collect_peers(e, rank) != STITCH_OK) {
         free(e->fresh);
         free(e->src_fresh);
         free(e->src_fresh_at);
         e->fresh = e->src_fresh = NULL;
+        e->geo = NULL;
         e->src_fresh_at = NULL;
         snprintf(err, errlen, "out of memory listing the peers");
         return STITCH_ERR_NO_MEMORY;
