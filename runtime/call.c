@@ -1,10 +1,59 @@
 /* call.c - the call model both executors run: one collective call as blocks, units, segments and pairs.
  *
- * The threads executor (exec.c) and the message executor (exec_msg.c) are two progress engines over this model;
- * what a call is does not depend on how its bytes travel. Here: the call's arguments (st_args) and fingerprint,
- * its segments and scratch slot length, and the check a plan passes once, when it enters a communicator's cache
- * (st_exec_prepare_entry: st_rank_check, the same check `stitchc verify` runs, then the tables the engines use:
- * the peers, and which source units are still their owner's input at each transfer).
+ * The threads executor (exec.c: peers' memory read in place under borrows) and the message executor (exec_msg.c:
+ * byte streams over shm or tcp) are two progress engines over this model; what a call is does not depend on how
+ * its bytes travel, so every layout or geometry fix is made here, once.
+ *
+ * Model. Every rank sees the collective's vector as `nblocks` blocks (st_sched.h: 1, p or p * p) and keeps each
+ * block it holds somewhere; where is the layout of the call (st_layout), chosen so that data is copied as little
+ * as possible:
+ *   all_reduce, all_gather, broadcast     recvbuf (broadcast's root reads its sendbuf lazily, see below)
+ *   reduce_scatter                        a scratch of p blocks; my block is copied to recvbuf at the end
+ *   reduce                                root: recvbuf; others: a scratch, only when the plan receives into it
+ *   scatter                               root: its sendbuf; others: a scratch of p blocks (only when they forward),
+ *                                         except their own block, which is recvbuf itself
+ *   gather                                root: recvbuf; others: a scratch (when they forward), their own block
+ *                                         being their sendbuf
+ *   all_to_all(_v)                        unit (i, j) = data from i to j: at rank x block (x, j) is in sendbuf
+ *                                         (block j, or sdispls[j]), block (i, x) in recvbuf; (x, x) is copied by
+ *                                         the runtime before the first step; other blocks have no storage
+ * The layout is an st_where: `work` (block b at work + b * count) and one exception `alt` (block alt_block lives
+ * there); for all_to_all, `work` is the send buffer and `alt` the receive buffer. The threads engine publishes
+ * its st_where in its slot and peers address my blocks through it; the message engine keeps it for itself. One
+ * table serves both: the message engine could copy its inputs in (no peer reads its memory), but the lazy policy
+ * costs it nothing and saves broadcast's root and reduce a pass over the input. Which blocks of a rank are its
+ * caller's input (read-only), its output, scratch or nothing is a function of (collective, p, root, rank) alone
+ * (st_block_class in st_sched.c), so a plan is checked once when it enters the cache (st_exec_prepare_entry:
+ * st_rank_check, the same check `stitchc verify` runs for every rank): it must never receive into an input block
+ * or into a block without storage, and never send a block without storage; an all_to_all that forwards blocks
+ * through third ranks parks them in scratch units (`units p * p scratch S`), else STITCH_ERR_UNSUPPORTED.
+ *
+ * Scratch units and `at`. Units nunits .. nunits + nscratch - 1 (`units U scratch S`) are slots in a per-rank
+ * area outside the vector (comm->units, grown per communicator), each as large as the largest unit of the
+ * segment. A transfer moves pairs of units (st_pcur): source unit j goes to destination unit j (`at`; the same
+ * units without it); a pair moves the vector unit's length when one side is a slot and the slot's length between
+ * slots (st_pair_len; a slot's tail past its data never reaches the vector). A slot is never fresh: it starts
+ * empty and is only read after being written.
+ *
+ * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
+ * once per segment, so the data a step touches stays in cache. Each segment's unit geometry (offsets and lengths)
+ * is computed once, when the segment begins, into a table kept in the plan's entry. all_to_all_v runs as one
+ * segment: its blocks have different lengths and the ranks could not agree on a segment count without talking.
+ *
+ * Lazy input. When the caller's input is not already in the work buffer (all_reduce out of place,
+ * reduce_scatter, reduce, broadcast's root out of place), it is never copied in as a whole: st_where.input says
+ * where it is, laid out as the work buffer. A unit not yet written in the current segment ("fresh") is read from
+ * the input (by the threads engine's peers: known from the schedule, precomputed per transfer in src_fresh), and
+ * the first reduction into a fresh unit reads the input directly (dst = input op peer). Only output units still
+ * fresh at the end of a segment are copied. This saves a whole pass over the vector, most of the cost where
+ * memory bandwidth is the limit. reduce_scatter copies its block out at the end (threads: after the last wait,
+ * since recvbuf may lie inside sendbuf, which peers may be reading); scatter's root copies its own block out too.
+ *
+ * Threads are not a transport of transport.h. The threads engine pulls a peer's units in place, under a borrow
+ * on the peer's slot, and reduces straight from them; a byte-stream transport (send/peek/consume) cannot express
+ * that without a copy per transfer, and shm already gives processes the streamed path. A future threads transport
+ * would use the one-sided interface of the plug-in table (writes into registered memory); the call model here is
+ * what both would share.
  */
 #include <stdio.h>
 #include <stdlib.h>

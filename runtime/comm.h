@@ -22,7 +22,7 @@
 typedef struct st_entry {
     int ready;
     int root;                 /* the root it was instantiated for (rooted collectives; 0 otherwise) */
-    int needs_scratch;        /* this rank receives into blocks it keeps in scratch (exec.c) */
+    int needs_scratch;        /* this rank receives into blocks it keeps in scratch (call.c) */
     struct st_entry *next;    /* the same algorithm for other roots, most recently used first */
     st_sched sched;
     st_plan plan;

@@ -1,29 +1,11 @@
-/* exec.c - the executor: one rank runs its plan of a schedule for one collective call, threads transport.
+/* exec.c - the threads engine: one rank runs its plan of a schedule for one collective call, ranks being threads.
  *
- * Model. Every rank sees the collective's vector as `nblocks` blocks (st_sched.h: 1, p or p * p) and keeps each block
- * it holds somewhere; where is the layout of the call (st_ctx_init), chosen so that data is copied as little as
- * possible:
- *   all_reduce, all_gather, broadcast     recvbuf (broadcast's root reads its sendbuf lazily, see below)
- *   reduce_scatter                        a scratch of p blocks; my block is copied to recvbuf at the end
- *   reduce                                root: recvbuf; others: a scratch, only when the plan receives into it
- *   scatter                               root: its sendbuf; others: a scratch of p blocks (only when they forward),
- *                                         except their own block, which is recvbuf itself
- *   gather                                root: recvbuf; others: a scratch (when they forward), their own block
- *                                         being their sendbuf
- *   all_to_all(_v)                        unit (i, j) = data from i to j: at rank x block (x, j) is in sendbuf
- *                                         (block j, or sdispls[j]), block (i, x) in recvbuf; (x, x) is copied by
- *                                         the runtime before the first step; other blocks have no storage
- * A slot publishes `work` (block b at work + b * count) and one exception `alt` (block alt_block lives there);
- * for all_to_all, `work` is the send buffer and `alt` the receive buffer. Which blocks of a rank are its
- * caller's input (read-only), its output, scratch or nothing is a function of (collective, p, root, rank)
- * alone (st_block_class in st_sched.c), so a plan is checked once when it enters the cache (st_rank_check, the
- * same check `stitchc verify` runs for every rank): it must never receive into an input block or into a block
- * without storage, and never send a block without storage; an all_to_all that forwards blocks through third
- * ranks parks them in scratch units (`units p * p scratch S`), else STITCH_ERR_UNSUPPORTED.
- *
- * A transfer (src, dst, units, copy|reduce) at step s is executed by its receiver, which reads the sender's
- * blocks directly (zero-copy pull) and copies or reduces into its own. Transfers into one rank within a step are
- * applied in schedule order, so the reduction order, hence the result bits, is fixed by the schedule alone.
+ * The call model (blocks, layout, units, segments, pairs, lazy input, the plan check) is call.c's; this file is
+ * how thread ranks move the data: zero-copy pull. A rank publishes its st_where (where its blocks are) in its
+ * slot; a transfer (src, dst, units, copy|reduce) at step s is executed by its receiver, which reads the sender's
+ * units in place and copies or reduces into its own. Transfers into one rank within a step are applied in schedule
+ * order, so the reduction order, hence the result bits, is fixed by the schedule alone. A peer's unit still fresh
+ * (call.c) is read from the peer's input, known from the schedule (e->src_fresh), not from the peer's state.
  *
  * Protocol, per call, with `base` the value of every rank's counter when the call starts (the same on all ranks
  * because all run the same number of steps): publish the layout and the call's fingerprint, post base + 1;
@@ -35,8 +17,12 @@
  * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
  * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
  * (c) post base + 2 + g. At the end wait for the last step's readers, so the caller may reuse its buffers.
+ * The global step number g runs over all segments; the inputs copied in for segment k + 1 (call.c) are copied
+ * just before the last step of segment k posts, so peers that pass that post find them.
  * all_to_all_v's counts differ per pair, so they are not in the fingerprint: a receiver checks its recvcounts[q]
  * against q's sendcounts[me] when it applies a transfer from q (q is inside the call then, its arrays valid).
+ * A local transfer with `at` (Mesh's local reduce tree) is a real copy or reduce within my own storage, applied
+ * in schedule order with my receives.
  *
  * Failure. Every failure inside a call (timeout, mismatch, abort) aborts the job, and a rank whose call failed
  * returns only when no peer reads its buffers any more: a peer reads them (and the all_to_all_v arrays) only
@@ -44,28 +30,8 @@
  * owner waits for the borrows to end (job.h). Its caller may then free the buffers at once. A rank that times
  * out names, besides the peer it waited for, the rank furthest behind by the progress every slot publishes.
  *
- * Scratch units and `at`. Units nunits .. nunits + nscratch - 1 (`units U scratch S`) are slots in a per-rank
- * area outside the vector (comm->units, grown per communicator, published as the slot's `units` so peers read
- * it zero-copy), each as large as the largest unit of the segment. A transfer with `at` reads its source units
- * and writes its destination units pairwise in order; it moves the vector unit's length when one side is a slot
- * and the slot's length between slots (a slot's tail past its data never reaches the vector). A local transfer
- * with `at` (Mesh's local reduce tree) is a real copy or reduce within my own storage, applied in schedule order
- * with my receives. A slot is never fresh: it starts empty and is only read after being written.
- *
- * Segments. A large vector is cut into segments (the same sub-range of every block) and the whole schedule runs
- * once per segment, so the data a step touches stays in cache; the global step number g runs over all
- * segments. Inputs copied in (all_gather's and gather's own block, all_to_all's (x, x)) for segment k + 1 are
- * copied just before the last step of segment k posts. all_to_all_v runs as one segment: its blocks have
- * different lengths and the ranks could not agree on a segment count without talking.
- *
- * Lazy input. When the caller's input is not already in the work buffer (all_reduce out of place,
- * reduce_scatter, reduce, broadcast's root out of place), it is never copied in as a whole. A rank publishes its
- * input pointer too; a unit that its owner has not yet written in the current segment ("fresh": known from the
- * schedule, precomputed per transfer) is read by peers straight from the owner's input, and the first reduction
- * into a fresh unit of mine reads my input directly (dst = input op peer). Only output units still fresh at the
- * end of a segment are copied. This saves a whole pass over the vector, most of the cost where memory bandwidth
- * is the limit. reduce_scatter copies its block out after the last wait, since recvbuf may lie inside sendbuf,
- * which peers may be reading; scatter's root copies its own block out then too.
+ * Threads are not a transport in transport.h's table: a byte stream cannot express reading a peer's units in
+ * place under a borrow (see the end of call.c's opening comment).
  */
 #include <errno.h>
 #include <stdio.h>

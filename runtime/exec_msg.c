@@ -1,23 +1,8 @@
-/* exec_msg.c - the executor of process mode: one rank runs its plan of a schedule over message transports.
+/* exec_msg.c - the message engine of process mode: one rank runs its plan of a schedule over message transports.
  *
- * Model. As in exec.c every rank sees the collective's vector as `nblocks` blocks and keeps the blocks it holds
- * somewhere; in process mode no peer reads my memory, so the layout may copy inputs in (simpler, at the cost of
- * one pass over my input) except where that pass is worth saving: the two reducing collectives whose input is the
- * whole vector read it lazily, as thread mode does (a unit still `fresh` is read from the input: st_src_ptr,
- * st_pair_input, st_materialize):
- *   all_reduce                            recvbuf; out of place my input is read lazily, not copied in
- *   all_gather, broadcast                 recvbuf, my input copied in first when out of place (broadcast: root)
- *   reduce_scatter                        a scratch of p blocks, my input read lazily; my block to recvbuf at the
- *                                         end
- *   reduce                                root: recvbuf, its input copied in; others: a scratch holding a copy of
- *                                         sendbuf when the plan receives into it, else sendbuf itself (only read)
- *   scatter                               root: its sendbuf (only read), its own block copied out at the end;
- *                                         others: recvbuf for their own block, a scratch of p blocks for the rest
- *                                         (only when the plan receives into it)
- *   gather                                root: recvbuf, its own block copied in; others: sendbuf for their own
- *                                         block (only read), a scratch for the rest (when the plan receives into it)
- *   all_to_all(_v)                        block (me, j) in sendbuf, block (i, me) in recvbuf, (me, me) copied before
- *                                         the first step; other blocks have no storage (exec.c checks the plan)
+ * The call model (blocks, layout, units, segments, pairs, lazy input, the plan check) is call.c's, the same as the
+ * threads engine's (exec.c); this file is how processes move the data: as messages on ordered streams.
+ *
  * A transfer (src, dst, units, copy|reduce) at step s is a message from src to dst: a 64-byte header, then the
  * source units' elements in order, padded to 64 bytes (small ones staged and sent in one piece, below). The
  * receiver applies it in schedule order, straight out of the transport's buffer (shm ring or tcp staging ring),
@@ -26,18 +11,14 @@
  * an ordered stream with its own buffer); the step ends when both are done. The schedule guarantees
  * (st_exec_prepare_entry) that a step never receives into a unit it sends.
  *
- * Scratch units and `at`, as in exec.c. Units nunits .. nunits + nscratch - 1 are slots in a per-communicator
- * area (comm->units), each as large as the largest unit of the segment. A transfer carries its source units' data
- * in order and the receiver writes it into the destination units pairwise; a pair moves the vector unit's length
- * when one side is a slot, the slot's between slots (st_pair). Both sides compute the same lengths: they depend
- * on the schedule and the call only (all_to_all_v, whose blocks have per-pair lengths, has no scratch units). A
- * local transfer with `at` (src == dst == me) is a real copy or reduce within my storage, applied in schedule order
- * with my receives, so results are bit-identical with thread mode.
+ * Scratch units and `at`. A transfer carries its source units' data in pair order (call.h's st_pcur and
+ * st_pair_len; sender and receiver compute the same lengths) and the receiver writes it into the destination
+ * units pairwise. A local transfer with `at` (src == dst == me) is a real copy or reduce within my storage, applied
+ * in schedule order with my receives, so results are bit-identical with thread mode. A unit I send while it is
+ * still fresh is read from my input (lazy input, call.c).
  *
- * Segments. A vector larger than the segment size runs the whole schedule once per segment, as in exec.c; the
- * messages of segment k + 1 follow those of segment k on each stream, so a fast peer runs ahead into the next
- * segment while a slow one is still reducing (pipelining limited only by the ring sizes). all_to_all_v runs as one
- * segment: its blocks differ in length.
+ * Segments. The messages of segment k + 1 follow those of segment k on each stream, so a fast peer runs ahead
+ * into the next segment while a slow one is still reducing (pipelining limited only by the ring sizes).
  *
  * Fingerprints. Every header carries the call's fingerprint (call number, collective, algorithm, count, dtype,
  * op, root) and the global step; the receiver checks it before applying anything, so ranks that disagree fail

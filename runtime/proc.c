@@ -310,7 +310,6 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfds);
     free(pr->pfd_peer);
     free(pr->outs);
-    free(pr->geo);
     free(pr);
 }
 
