@@ -44,6 +44,8 @@
 /* One collective call in progress: the call model (call.h) and the protocol's state. */
 typedef struct st_ctx {
     st_call m;
+    stitch_comm_t *comm; /* m.comm and m.a, by their short names */
+    const st_args *a;
     uint32_t base;
     st_deadline dl;
 } st_ctx;
@@ -62,8 +64,8 @@ static uint32_t st_total_steps(const st_ctx *c)
 
 static stitch_status_t st_wait_error(st_ctx *c, stitch_status_t st, int peer, uint32_t g, int sys_errno)
 {
-    stitch_comm_t *comm = c->m.comm;
-    const char *fn = c->m.a->fn;
+    stitch_comm_t *comm = c->comm;
+    const char *fn = c->a->fn;
     int S = c->m.nsteps ? c->m.nsteps : 1;
     size_t seg = g / (uint32_t)S;
     int step = (int)(g % (uint32_t)S);
@@ -89,7 +91,7 @@ static stitch_status_t st_wait_error(st_ctx *c, stitch_status_t st, int peer, ui
 static stitch_status_t st_wait_peer(st_ctx *c, int peer, uint32_t g)
 {
     int sys_errno = 0;
-    stitch_status_t st = st_wait(c->m.comm->job, &c->m.comm->job->slots[peer], c->base + 1 + g, &c->dl, &sys_errno);
+    stitch_status_t st = st_wait(c->comm->job, &c->comm->job->slots[peer], c->base + 1 + g, &c->dl, &sys_errno);
     return st == STITCH_OK ? st : st_wait_error(c, st, peer, g, sys_errno);
 }
 
@@ -101,8 +103,8 @@ static stitch_status_t st_fp_compare(st_ctx *c, int peer, const st_fingerprint *
     char mine_s[96], theirs_s[96];
     if (!st_fp_differ(&c->m.fp, theirs, mine_s, theirs_s, sizeof mine_s))
         return STITCH_OK;
-    int me = c->m.comm->rank, lo = me < peer;
-    return st_comm_fail(c->m.comm, STITCH_ERR_MISMATCH, "%s: rank %d has %s but rank %d has %s", c->m.a->fn,
+    int me = c->comm->rank, lo = me < peer;
+    return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d has %s but rank %d has %s", c->a->fn,
                         lo ? me : peer, lo ? mine_s : theirs_s, lo ? peer : me, lo ? theirs_s : mine_s);
 }
 
@@ -112,7 +114,7 @@ static stitch_status_t st_scan_mismatch(st_ctx *c, stitch_status_t st)
 {
     const st_entry *e = c->m.e;
     for (int i = 0; i < e->npeers; i++) {
-        st_slot *s = &c->m.comm->job->slots[e->peers[i]];
+        st_slot *s = &c->comm->job->slots[e->peers[i]];
         uint32_t v = atomic_load_explicit(&s->posted, memory_order_acquire);
         if (st_reached(v, c->base + 1) && !st_reached(v, c->base + 1 + st_total_steps(c)) &&
             st_fp_compare(c, e->peers[i], &s->fp[c->m.fp.seq & 1]) != STITCH_OK)
@@ -130,7 +132,7 @@ static stitch_status_t st_check_peers(st_ctx *c)
         if (st == STITCH_ERR_ABORTED)
             return st_scan_mismatch(c, st);
         if (st == STITCH_OK)
-            st = st_fp_compare(c, q, &c->m.comm->job->slots[q].fp[c->m.fp.seq & 1]);
+            st = st_fp_compare(c, q, &c->comm->job->slots[q].fp[c->m.fp.seq & 1]);
         if (st != STITCH_OK)
             return st;
     }
@@ -150,11 +152,11 @@ typedef struct st_piece {
 static stitch_status_t st_check_counts(st_ctx *c, int q, const st_slot *s)
 {
     int me = c->m.me;
-    size_t mine = c->m.a->rcounts[q], theirs = s->where.scounts[me];
+    size_t mine = c->a->rcounts[q], theirs = s->where.scounts[me];
     if (mine == theirs)
         return STITCH_OK;
-    return st_comm_fail(c->m.comm, STITCH_ERR_MISMATCH, "%s: rank %d expects %zu elements from rank %d "
-                        "(recvcounts[%d]) but rank %d sends it %zu (sendcounts[%d])", c->m.a->fn, me, mine, q, q, q,
+    return st_comm_fail(c->comm, STITCH_ERR_MISMATCH, "%s: rank %d expects %zu elements from rank %d "
+                        "(recvcounts[%d]) but rank %d sends it %zu (sendcounts[%d])", c->a->fn, me, mine, q, q, q,
                         theirs, me);
 }
 
@@ -172,10 +174,10 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i)
 {
     st_call *m = &c->m;
     const st_xfer *x = st_x(c, m->e->plan.recvs[i]);
-    const st_slot *q = &m->comm->job->slots[x->src];
+    const st_slot *q = &c->comm->job->slots[x->src];
     const unsigned char *src_fresh = m->e->src_fresh + m->e->src_fresh_at[i];
     stitch_status_t st;
-    if (m->a->coll == STITCH_ALL_TO_ALL_V && (st = st_check_counts(c, x->src, q)) != STITCH_OK)
+    if (c->a->coll == STITCH_ALL_TO_ALL_V && (st = st_check_counts(c, x->src, q)) != STITCH_OK)
         return st;
     st_piece run = {NULL, NULL, NULL, 0};
     st_pcur pc;
@@ -202,8 +204,8 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i)
  * peer's call may have failed, and then it returns (and its caller frees the buffers) once no borrow is held. */
 static stitch_status_t st_apply_borrowed(st_ctx *c, int32_t i, int src, uint32_t g)
 {
-    st_slot *q = &c->m.comm->job->slots[src];
-    if (st_slot_borrow(c->m.comm->job, q) != 0)
+    st_slot *q = &c->comm->job->slots[src];
+    if (st_slot_borrow(c->comm->job, q) != 0)
         return st_wait_error(c, STITCH_ERR_ABORTED, src, g, 0);
     stitch_status_t st = st_apply(c, i);
     st_slot_return(q);
@@ -218,7 +220,7 @@ static stitch_status_t st_wait_readers(st_ctx *c, int s, uint32_t target_g)
     const st_plan *pl = &c->m.e->plan;
     for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
         int dst = st_x(c, pl->sends[i])->dst;
-        stitch_status_t st = dst == c->m.comm->rank ? STITCH_OK : st_wait_peer(c, dst, target_g);
+        stitch_status_t st = dst == c->comm->rank ? STITCH_OK : st_wait_peer(c, dst, target_g);
         if (st != STITCH_OK)
             return st;
     }
@@ -234,7 +236,7 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         return st;
     for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
         const st_xfer *x = st_x(c, pl->recvs[i]);
-        int local = x->src == c->m.comm->rank;
+        int local = x->src == c->comm->rank;
         if (local && !st_xfer_mapped(x)) /* a copy onto itself (a reduce is refused when the plan is cached) */
             continue;
         if (local)
@@ -249,7 +251,7 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         if (k + 1 < c->m.nseg) /* its copied-in inputs are there before peers see this post */
             st_call_segment_begin(&c->m, k + 1);
     }
-    st_post(&c->m.comm->job->slots[c->m.comm->rank], c->base + 2 + g);
+    st_post(&c->comm->job->slots[c->comm->rank], c->base + 2 + g);
     return STITCH_OK;
 }
 
@@ -257,9 +259,9 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
  * call aborts it; this makes sure), so no new borrow succeeds, and the current ones end. */
 static stitch_status_t st_fail_call(st_ctx *c, stitch_status_t st)
 {
-    st_slot *me = &c->m.comm->job->slots[c->m.comm->rank];
-    if (!st_job_aborted(c->m.comm->job))
-        st_comm_tell(c->m.comm, st);
+    st_slot *me = &c->comm->job->slots[c->comm->rank];
+    if (!st_job_aborted(c->comm->job))
+        st_comm_tell(c->comm, st);
     st_slot_drain(me);
     return st;
 }
@@ -283,7 +285,7 @@ static stitch_status_t st_run_steps(st_ctx *c)
 
 static stitch_status_t st_run_call(st_ctx *c)
 {
-    st_slot *me = &c->m.comm->job->slots[c->m.comm->rank];
+    st_slot *me = &c->comm->job->slots[c->comm->rank];
     stitch_status_t st;
     atomic_store_explicit(&me->call_base, c->base, memory_order_relaxed); /* progress, for st_job_behind */
     atomic_store_explicit(&me->call_steps, st_total_steps(c), memory_order_relaxed);
@@ -307,6 +309,7 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
     stitch_status_t st = st_call_open(&c.m, comm, a);
     if (st != STITCH_OK || !c.m.e)
         return st;
+    c.comm = comm, c.a = a;
     c.base = comm->base;
     st_deadline_start(&c.dl, comm->timeout_ms);
     if ((st = st_run_call(&c)) == STITCH_OK)

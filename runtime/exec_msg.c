@@ -121,6 +121,8 @@ typedef struct st_in {
 
 typedef struct st_mctx {
     st_call m;          /* the call model (call.h): my blocks, the current segment's geometry */
+    stitch_comm_t *comm; /* m.comm and m.a, by their short names */
+    const st_args *a;
     st_proc *pr;
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
@@ -145,18 +147,18 @@ static stitch_status_t st_mfail(st_mctx *c, stitch_status_t st, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    st_comm_error(c->m.comm, st, "%s: %s", c->m.a->fn, msg);
-    snprintf(reason, sizeof reason, "rank %d: %s", c->m.comm->rank, c->m.comm->last_error);
+    st_comm_error(c->comm, st, "%s: %s", c->a->fn, msg);
+    snprintf(reason, sizeof reason, "rank %d: %s", c->comm->rank, c->comm->last_error);
     st_proc_abort(c->pr, reason);
-    st_job_abort(c->m.comm->job, reason);
+    st_job_abort(c->comm->job, reason);
     return st;
 }
 
 /* The communicator was aborted (by a peer's frame, a dead peer, or stitch_comm_abort): say why. */
 static stitch_status_t st_aborted(st_mctx *c)
 {
-    return st_comm_error(c->m.comm, STITCH_ERR_ABORTED, "%s: rank %d: communicator aborted: %s", c->m.a->fn,
-                         c->m.comm->rank, c->pr->reason[0] ? c->pr->reason : st_job_reason(c->m.comm->job));
+    return st_comm_error(c->comm, STITCH_ERR_ABORTED, "%s: rank %d: communicator aborted: %s", c->a->fn,
+                         c->comm->rank, c->pr->reason[0] ? c->pr->reason : st_job_reason(c->comm->job));
 }
 
 /* A stream to or from a peer broke (why): a peer's abort, already on the control channel when the peer closed
@@ -183,11 +185,11 @@ static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
     char mine[96], theirs[96];
     if (h->magic != ST_MSG_MAGIC || h->src != src)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
-                        c->m.comm->rank, src, h->magic, h->src);
+                        c->comm->rank, src, h->magic, h->src);
     st_fingerprint f_mine = st_hdr_fp(&c->fp), f_theirs = st_hdr_fp(h);
     if (!st_fp_differ(&f_mine, &f_theirs, mine, theirs, sizeof mine))
         return STITCH_OK;
-    int me = c->m.comm->rank, lo = me < src;
+    int me = c->comm->rank, lo = me < src;
     return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d has %s but rank %d has %s", lo ? me : src, lo ? mine : theirs,
                     lo ? src : me, lo ? theirs : mine);
 }
@@ -203,13 +205,13 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
         return STITCH_OK;
     if ((st = st_check_fields(c, h, src)) != STITCH_OK)
         return st;
-    if (h->g == g && c->m.a->coll == STITCH_ALL_TO_ALL_V) /* the payload is the block q sends me, whole */
+    if (h->g == g && c->a->coll == STITCH_ALL_TO_ALL_V) /* the payload is the block q sends me, whole */
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d expects %zu elements from rank %d (recvcounts[%d]) but "
-                        "rank %d sends it %llu (sendcounts[%d])", c->m.me, c->m.a->rcounts[src], src, src, src,
+                        "rank %d sends it %llu (sendcounts[%d])", c->m.me, c->a->rcounts[src], src, src, src,
                         (unsigned long long)(h->bytes / c->m.esize), c->m.me);
     if (h->g != g || h->bytes != bytes)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: message from rank %d is for step %u with %llu bytes, "
-                        "expected step %u with %zu bytes", c->m.comm->rank, src, h->g, (unsigned long long)h->bytes,
+                        "expected step %u with %zu bytes", c->comm->rank, src, h->g, (unsigned long long)h->bytes,
                         g, bytes);
     return STITCH_OK;
 }
@@ -631,12 +633,12 @@ static long st_ns_since(const struct timespec *t0)
 static stitch_status_t st_mtimeout(st_mctx *c)
 {
     char behind[320];
-    int ask_ms = c->m.comm->timeout_ms / 2;
+    int ask_ms = c->comm->timeout_ms / 2;
     ask_ms = ask_ms < 250 ? 250 : ask_ms > 2000 ? 2000 : ask_ms;
     if (st_proc_behind(c->pr, c->wait_peer, ask_ms, behind, sizeof behind) != 0)
         return st_aborted(c); /* a peer's abort (perhaps its own timeout, naming the same rank) came first */
     return st_mfail(c, STITCH_ERR_TIMEOUT, "rank %d timed out after %d ms waiting for rank %d (call number %llu); %s",
-                    c->m.comm->rank, c->m.comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq, behind);
+                    c->comm->rank, c->comm->timeout_ms, c->wait_peer, (unsigned long long)c->fp.seq, behind);
 }
 
 /* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then say
@@ -645,7 +647,7 @@ static stitch_status_t st_mtimeout(st_mctx *c)
  * read: the timeout counts from when the call first waits, microseconds after it began. */
 static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 {
-    if (atomic_load(&c->pr->aborted) || st_job_aborted(c->m.comm->job))
+    if (atomic_load(&c->pr->aborted) || st_job_aborted(c->comm->job))
         return st_aborted(c);
     int spin = c->pr->spin_ns > 0;
     if (++*spins % 16 != 0 && spin) {
@@ -656,7 +658,7 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
     if (*spins % 4096 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
         return st_aborted(c);
     if (!c->timing)
-        st_deadline_start(&c->deadline, c->m.comm->timeout_ms), c->timing = 1;
+        st_deadline_start(&c->deadline, c->comm->timeout_ms), c->timing = 1;
     if (spin && *spins == 16)
         clock_gettime(CLOCK_MONOTONIC, &c->idle_since);
     if (spin && (*spins == 16 || st_ns_since(&c->idle_since) < c->pr->spin_ns)) {
@@ -712,6 +714,7 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
     const st_args *a = c->m.a;
     const st_entry *e = c->m.e;
     int rooted = st_coll_rooted((int)a->coll);
+    c->comm = comm, c->a = a;
     c->pr = comm->proc;
     c->fp = (st_msg_hdr){ST_MSG_MAGIC, comm->rank, c->m.fp.seq, a->count, (int32_t)a->coll, (int32_t)a->dtype,
                          c->m.fp.op, c->m.fp.root,
