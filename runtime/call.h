@@ -28,7 +28,7 @@ typedef struct st_fingerprint {
     uint64_t seq;        /* collectives called on this communicator before this one */
     int32_t coll, dtype, op; /* op is -1 where the collective does not reduce */
     int32_t root;        /* -1 for collectives without a root */
-    size_t count;        /* 0 for all_to_all_v, whose counts are checked pair by pair (exec.c) */
+    size_t count;        /* 0 for all_to_all_v, whose counts each engine checks pair by pair */
     const st_algo *algo;
 } st_fingerprint;
 
