@@ -3,7 +3,7 @@
  * st_sched_build runs the table's code once per rank (core/st_vm.c) and gathers every rank's transfers into one
  * schedule: steps, each a list of transfers (src, dst, unit runs, copy or reduce). Only senders are written in the
  * DSL; a rank's receives are the transfers whose dst it is, so sends and receives match by construction. The
- * verifier (dsl/verify.c) checks the schedule; the executor (runtime/exec.c) runs a rank's plan taken from it.
+ * verifier (dsl/verify.c) checks the schedule; the executors (runtime/exec.c, exec_msg.c) run a rank's plan.
  * A schedule depends on (algorithm, p) only, never on the message size, so communicators cache it.
  *
  * Units map to elements by st_unit_span: the collective's vector is `nblocks` blocks of `n` elements (one block
@@ -153,11 +153,11 @@ static inline int st_xfer_writes(const st_xfer *x)
 void st_plan_free(st_plan *pl);
 
 /* ---- what the executors rely on, checked once per rank before a plan runs ----------------------------------
- * The runtime (exec.c, when a schedule enters a communicator's cache) and the verifier (dsl/verify.c, for every
+ * The runtime (call.c, when a schedule enters a communicator's cache) and the verifier (dsl/verify.c, for every
  * rank of every instantiation) call the same check, so `stitchc verify` rejects exactly the schedules the runtime
  * would refuse, with the same words. */
 
-/* Where rank x keeps block b of the collective's vector, whatever the call's buffers (exec.c's layout table):
+/* Where rank x keeps block b of the collective's vector, whatever the call's buffers (call.c's layout table):
  * in its caller's input (read-only: never received into), its output, a runtime scratch, or nowhere (an
  * all_to_all rank keeps only its own row, in sendbuf, and its own column, in recvbuf). Scratch units
  * (`units U scratch S`) always have storage. */

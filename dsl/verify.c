@@ -519,7 +519,7 @@ out:
     return rc;
 }
 
-/* What the runtime checks before it runs a rank's plan (st_sched.h: st_rank_check, the very function exec.c calls),
+/* What the runtime checks before it runs a rank's plan (st_sched.h: st_rank_check, the very function call.c calls),
  * for every rank: storage (an all_to_all forwarding through third ranks without scratch, receiving into the
  * caller's input), local self-reduces, same-step read/write. The transfers are bucketed by source and by
  * destination (a stable counting sort keeps schedule order), so all ranks cost O(transfers + units). */

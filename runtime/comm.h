@@ -45,15 +45,17 @@ typedef struct st_backend {
 typedef struct st_entry {
     int ready;
     int root;                 /* the root it was instantiated for (rooted collectives; 0 otherwise) */
-    int needs_scratch;        /* this rank receives into blocks it keeps in scratch (exec.c) */
+    int needs_scratch;        /* this rank receives into blocks it keeps in scratch (call.c) */
     struct st_entry *next;    /* the same algorithm for other roots, most recently used first */
     st_sched sched;
     st_plan plan;
     int32_t *peers; /* distinct ranks this rank receives from or sends to, itself excluded */
     int npeers;
-    unsigned char *fresh;     /* per unit, during a call: my unit still holds only the caller's input (exec.c) */
+    unsigned char *fresh;     /* per unit, during a call: my unit still holds only the caller's input (call.h) */
     unsigned char *src_fresh; /* per unit of each transfer into me: the source's unit is still its input */
     int32_t *src_fresh_at;    /* per position in plan.recvs: where its units start in src_fresh */
+    size_t *geo;              /* during a call: the current segment's unit geometry (st_call_geometry); it lives
+                               * in fresh's allocation, freed with it */
 } st_entry;
 
 struct stitch_comm {

@@ -1,47 +1,15 @@
-/* exec.h - the executor: runs one rank's plan for one collective call over the threads transport. */
+/* exec.h - the threads engine (exec.c): runs one rank's plan for one collective call, pulling from peers' buffers. */
 #ifndef ST_EXEC_H
 #define ST_EXEC_H
 
 #include <stddef.h>
 
+#include "call.h"
 #include "comm.h"
 #include "job.h"
-
-typedef struct st_args {
-    const char *fn; /* "stitch_all_reduce", for messages */
-    stitch_coll_t coll;
-    const void *send;
-    void *recv;
-    size_t count;
-    stitch_dtype_t dtype;
-    stitch_op_t op; /* ignored by the collectives that do not reduce */
-    int root;       /* rooted collectives (broadcast, reduce, scatter, gather); 0 otherwise */
-    const size_t *scounts, *sdispls, *rcounts, *rdispls; /* all_to_all_v, in elements; NULL otherwise */
-} st_args;
-
-/* Does the collective reduce (take an op)? */
-int st_coll_reduces(stitch_coll_t coll);
-
-/* A call's segments, for both executors: the elements of a block per segment (*seg) and their number, so that
- * one segment of all nblocks blocks holds about segment_bytes; one segment when the schedule has no steps, and
- * for all_to_all_v (its blocks differ in length, and the ranks could not agree on a count without talking). */
-void st_call_segments(const st_args *a, size_t segment_bytes, int nblocks, int nsteps, size_t *seg, size_t *nseg);
-
-/* Elements of a scratch unit's slot in segment k: the largest unit of that segment. */
-size_t st_call_slot_len(const st_args *a, size_t seg, int units_per_block, size_t k);
-
-/* Both executors' check of a peer's fingerprint: 0 when it equals mine, else 1 with the text of the first field
- * that differs on each side ("count 7", "algorithm ring"), in buffers of len bytes. */
-int st_fp_differ(const st_fingerprint *mine, const st_fingerprint *theirs, char *mine_s, char *theirs_s, size_t len);
 
 /* The threads backend's run (threads.c): one call; its arguments are checked and the communicator is not aborted
  * (api.c). */
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a);
-
-/* Check what the executor assumes of a plan beyond st_sched_build's checks: within a step, no unit a rank sends
- * is also written into it by a receive or by its own `at` transfers (peers read while it writes; its own would
- * depend on their order), and no rank reduces a unit into itself without `at`.
- * Fills e->peers. On failure explains in err. */
-stitch_status_t st_exec_prepare_entry(st_entry *e, int rank, char *err, size_t errlen);
 
 #endif

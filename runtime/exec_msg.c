@@ -1,23 +1,8 @@
-/* exec_msg.c - the executor of process mode: one rank runs its plan of a schedule over message transports.
+/* exec_msg.c - the message engine of process mode: one rank runs its plan of a schedule over message transports.
  *
- * Model. As in exec.c every rank sees the collective's vector as `nblocks` blocks and keeps the blocks it holds
- * somewhere; in process mode no peer reads my memory, so the layout may copy inputs in (simpler, at the cost of
- * one pass over my input) except where that pass is worth saving: the two reducing collectives whose input is the
- * whole vector read it lazily, as thread mode does (a unit still `fresh` is read from the input: st_src_ptr,
- * st_pair_input, st_materialize):
- *   all_reduce                            recvbuf; out of place my input is read lazily, not copied in
- *   all_gather, broadcast                 recvbuf, my input copied in first when out of place (broadcast: root)
- *   reduce_scatter                        a scratch of p blocks, my input read lazily; my block to recvbuf at the
- *                                         end
- *   reduce                                root: recvbuf, its input copied in; others: a scratch holding a copy of
- *                                         sendbuf when the plan receives into it, else sendbuf itself (only read)
- *   scatter                               root: its sendbuf (only read), its own block copied out at the end;
- *                                         others: recvbuf for their own block, a scratch of p blocks for the rest
- *                                         (only when the plan receives into it)
- *   gather                                root: recvbuf, its own block copied in; others: sendbuf for their own
- *                                         block (only read), a scratch for the rest (when the plan receives into it)
- *   all_to_all(_v)                        block (me, j) in sendbuf, block (i, me) in recvbuf, (me, me) copied before
- *                                         the first step; other blocks have no storage (exec.c checks the plan)
+ * The call model (blocks, layout, units, segments, pairs, lazy input, the plan check) is call.c's, the same as the
+ * threads engine's (exec.c); this file is how processes move the data: as messages on ordered streams.
+ *
  * A transfer (src, dst, units, copy|reduce) at step s is a message from src to dst: a 64-byte header, then the
  * source units' elements in order, padded to 64 bytes (small ones staged and sent in one piece, below). The
  * receiver applies it in schedule order, straight out of the transport's buffer (shm ring or tcp staging ring),
@@ -26,18 +11,14 @@
  * an ordered stream with its own buffer); the step ends when both are done. The schedule guarantees
  * (st_exec_prepare_entry) that a step never receives into a unit it sends.
  *
- * Scratch units and `at`, as in exec.c. Units nunits .. nunits + nscratch - 1 are slots in a per-communicator
- * area (comm->units), each as large as the largest unit of the segment. A transfer carries its source units' data
- * in order and the receiver writes it into the destination units pairwise; a pair moves the vector unit's length
- * when one side is a slot, the slot's between slots (st_pair). Both sides compute the same lengths: they depend
- * on the schedule and the call only (all_to_all_v, whose blocks have per-pair lengths, has no scratch units). A
- * local transfer with `at` (src == dst == me) is a real copy or reduce within my storage, applied in schedule order
- * with my receives, so results are bit-identical with thread mode.
+ * Scratch units and `at`. A transfer carries its source units' data in pair order (call.h's st_pcur and
+ * st_pair_len; sender and receiver compute the same lengths) and the receiver writes it into the destination
+ * units pairwise. A local transfer with `at` (src == dst == me) is a real copy or reduce within my storage, applied
+ * in schedule order with my receives, so results are bit-identical with thread mode. A unit I send while it is
+ * still fresh is read from my input (lazy input, call.c).
  *
- * Segments. A vector larger than the segment size runs the whole schedule once per segment, as in exec.c; the
- * messages of segment k + 1 follow those of segment k on each stream, so a fast peer runs ahead into the next
- * segment while a slow one is still reducing (pipelining limited only by the ring sizes). all_to_all_v runs as one
- * segment: its blocks differ in length.
+ * Segments. The messages of segment k + 1 follow those of segment k on each stream, so a fast peer runs ahead
+ * into the next segment while a slow one is still reducing (pipelining limited only by the ring sizes).
  *
  * Fingerprints. Every header carries the call's fingerprint (call number, collective, algorithm, count, dtype,
  * op, root) and the global step; the receiver checks it before applying anything, so ranks that disagree fail
@@ -114,12 +95,6 @@ static const char st_zeros[64];
  * which is most of the cost of a small message (the copy of a few hundred bytes is not). */
 #define ST_SMALL_BYTES 1024
 
-/* The pairs of units a transfer moves: its source unit su goes to its destination unit du (the same unit without
- * `at`); sr and dr are their runs. `left` counts the pairs still to move, the current one included: 0 at the end. */
-typedef struct st_pcur {
-    int32_t sr, su, dr, du, left;
-} st_pcur;
-
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
  * copy. */
 typedef struct st_out {
@@ -145,29 +120,10 @@ typedef struct st_in {
 } st_in;
 
 typedef struct st_mctx {
-    stitch_comm_t *comm;
-    st_proc *pr;
+    st_call m;          /* the call model (call.h): my blocks, the current segment's geometry */
+    stitch_comm_t *comm; /* m.comm and m.a, by their short names */
     const st_args *a;
-    const st_entry *e;
-    st_reduce_fn kernel;
-    st_reduce3_fn kernel3;
-    size_t esize;
-    int me, p;
-    const char *lazy;   /* all_reduce out of place, reduce_scatter: the caller's input, laid out as work; a vector
-                         * unit still `fresh` in this segment is read there, never copied in (below) */
-    unsigned char *fresh; /* per vector unit (e->fresh) while lazy */
-    char *work;         /* block b at work + b * count (the layout at the top of this file); NULL: none used */
-    char *alt;          /* block alt_block lives here instead */
-    int alt_block;
-    int a2a;            /* all_to_all(_v): blocks in sendbuf (my row) and recvbuf (my column) */
-    char *units;        /* the slots of scratch units; NULL when the schedule has none */
-    size_t slot_stride; /* elements between slots: the largest unit of the first (largest) segment */
-    int nunits;         /* vector units; unit u >= nunits is slot u - nunits */
-    size_t k;           /* the current segment; below, its geometry (st_geometry) */
-    size_t *geo;        /* the vector units' offsets and lengths */
-    size_t slot_len;    /* the elements of a scratch slot */
-    int nblocks, units_per_block, nsteps;
-    size_t seg, nseg;
+    st_proc *pr;
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
     st_xfer hello_x;    /* the hello as a transfer without units */
@@ -207,7 +163,7 @@ static stitch_status_t st_broken(st_mctx *c, const char *why)
 {
     if (st_proc_poll_ctrl(c->pr, 0) != 0)
         return st_aborted(c);
-    return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->me, why);
+    return st_mfail(c, STITCH_ERR_SYSTEM, "rank %d: %s", c->m.me, why);
 }
 
 /* ---- fingerprints ---------------------------------------------------------------------------------------- */
@@ -248,8 +204,8 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
         return st;
     if (h->g == g && c->a->coll == STITCH_ALL_TO_ALL_V) /* the payload is the block q sends me, whole */
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d expects %zu elements from rank %d (recvcounts[%d]) but "
-                        "rank %d sends it %llu (sendcounts[%d])", c->me, c->a->rcounts[src], src, src, src,
-                        (unsigned long long)(h->bytes / c->esize), c->me);
+                        "rank %d sends it %llu (sendcounts[%d])", c->m.me, c->a->rcounts[src], src, src, src,
+                        (unsigned long long)(h->bytes / c->m.esize), c->m.me);
     if (h->g != g || h->bytes != bytes)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: message from rank %d is for step %u with %llu bytes, "
                         "expected step %u with %zu bytes", c->comm->rank, src, h->g, (unsigned long long)h->bytes,
@@ -259,159 +215,27 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
 
 /* ---- where units live ------------------------------------------------------------------------------------ */
 
-/* Where I keep block b (the layout at the top of this file); NULL where I keep it nowhere. */
-static char *st_block_ptr(const st_mctx *c, int b)
-{
-    const st_args *a = c->a;
-    size_t es = c->esize, n = a->count;
-    if (c->a2a) {
-        size_t i = (size_t)b / (size_t)c->p, j = (size_t)b % (size_t)c->p;
-        if (i == (size_t)c->me)
-            return (char *)a->send + (a->sdispls ? a->sdispls[j] : j * n) * es;
-        if (j == (size_t)c->me)
-            return (char *)a->recv + (a->rdispls ? a->rdispls[i] : i * n) * es;
-        return NULL;
-    }
-    if (c->alt && b == c->alt_block)
-        return c->alt;
-    return c->work ? c->work + (size_t)b * n * es : NULL;
-}
-
-/* Elements of a scratch unit's slot in segment k: the largest unit of the segment. */
-static size_t st_slot_len(const st_mctx *c, size_t k)
-{
-    return st_call_slot_len(c->a, c->seg, c->units_per_block, k);
-}
-
-/* Segment k becomes the current one: its geometry, computed once per segment rather than on every access (the
- * divisions were 28% of an 8-byte all_reduce's profile). Vector unit u's offset from its block's start (as exec.c's
- * st_span) at geo[2u], its elements at geo[2u + 1], and the slots' length. all_to_all_v's blocks have my counts:
- * the blocks I touch are my row and my column. */
-static stitch_status_t st_geometry(st_mctx *c, size_t k)
-{
-    if (c->nunits > c->pr->geo_cap) { /* kept in the communicator: a small call allocates nothing */
-        size_t *more = realloc(c->pr->geo, sizeof *more * 2 * (size_t)c->nunits);
-        if (!more)
-            return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d units", c->nunits);
-        c->pr->geo = more, c->pr->geo_cap = c->nunits;
-    }
-    c->geo = c->pr->geo;
-    c->k = k;
-    c->slot_len = st_slot_len(c, k);
-    for (int u = 0; u < c->nunits; u++) {
-        size_t n = c->a->count - k * c->seg, o, len;
-        int b = u / c->units_per_block;
-        if (n > c->seg)
-            n = c->seg;
-        if (c->a->coll == STITCH_ALL_TO_ALL_V)
-            n = b / c->p == c->me ? c->a->scounts[b % c->p] : b % c->p == c->me ? c->a->rcounts[b / c->p] : 0;
-        st_unit_span(c->nunits, c->nblocks, n, u, &o, &len);
-        c->geo[2 * u] = o - (size_t)b * n + k * c->seg;
-        c->geo[2 * u + 1] = len;
-    }
-    return STITCH_OK;
-}
-
 /* The step number of step s of the current segment, as headers carry it. */
 static uint32_t st_global_step(const st_mctx *c, int s)
 {
-    return (uint32_t)(c->k * (size_t)c->nsteps) + (uint32_t)s;
+    return (uint32_t)(c->m.k * (size_t)c->m.nsteps) + (uint32_t)s;
 }
 
-/* Elements of unit u of the current segment, and (vector units) its offset from its block's start. */
-static size_t st_unit_len(const st_mctx *c, int u, size_t *off)
-{
-    *off = 0;
-    if (u >= c->nunits)
-        return c->slot_len;
-    *off = c->geo[2 * u];
-    return c->geo[2 * u + 1];
-}
-
-static char *st_unit_ptr(const st_mctx *c, int u, size_t off)
-{
-    if (u >= c->nunits)
-        return c->units + (size_t)(u - c->nunits) * c->slot_stride * c->esize;
-    char *base = st_block_ptr(c, u / c->units_per_block);
-    return base ? base + off * c->esize : NULL;
-}
-
-/* Where I read vector or scratch unit u (offset off) as a source: my input while the unit is fresh (lazy),
- * else my storage. */
-static char *st_src_ptr(const st_mctx *c, int u, size_t off)
-{
-    if (c->lazy && u < c->nunits && c->fresh[u])
-        return (char *)c->lazy + ((size_t)(u / c->units_per_block) * c->a->count + off) * c->esize;
-    return st_unit_ptr(c, u, off);
-}
-
-/* The current pair of a cursor in the current segment: its length in elements (exec.c's st_pair_len: the vector unit's
- * when one side is a slot, the slot's between slots) and where it lies in my storage, on the destination side when
- * receiving or the source side when sending. Both ends compute the same length. */
+/* The current pair of a cursor in the current segment: its length in elements (st_pair_len) and where it lies in
+ * my storage, on the destination side when receiving or the source side (my input while fresh) when sending. */
 static char *st_pair(const st_mctx *c, const st_pcur *pc, int dst_side, size_t *len)
 {
-    size_t soff, doff, slen = st_unit_len(c, pc->su, &soff), dlen = st_unit_len(c, pc->du, &doff);
-    int svec = pc->su < c->nunits, dvec = pc->du < c->nunits;
-    *len = svec && dvec ? (slen < dlen ? slen : dlen) : svec ? slen : dlen;
-    return dst_side ? st_unit_ptr(c, pc->du, doff) : st_src_ptr(c, pc->su, soff);
+    size_t soff, doff;
+    *len = st_pair_len(&c->m, pc, &soff, &doff);
+    return dst_side ? st_unit_mine(&c->m, pc->du, doff) : (char *)st_unit_src(&c->m, pc->su, soff);
 }
 
-/* A reduce into the current pair's destination while that unit is fresh reads my input there (dst = input op
- * message, one pass instead of a copy and a reduce): the input under the pair, or NULL. */
+/* My input under the current pair's destination while that unit is fresh (st_fresh_input), or NULL. */
 static const char *st_pair_input(const st_mctx *c, const st_pcur *pc)
 {
     size_t off;
-    if (!c->lazy || pc->du >= c->nunits || !c->fresh[pc->du])
-        return NULL;
-    st_unit_len(c, pc->du, &off);
-    return st_src_ptr(c, pc->du, off);
-}
-
-/* The current pair has been applied: its destination unit holds data of this segment now. */
-static void st_pair_done(const st_mctx *c, const st_pcur *pc)
-{
-    if (c->lazy && pc->du < c->nunits)
-        c->fresh[pc->du] = 0;
-}
-
-static void st_pcur_settle(const st_run *runs, int32_t *r, int32_t *u)
-{
-    while (*u >= runs[*r].start + runs[*r].len)
-        *u = runs[++*r].start;
-}
-
-static void st_pairs_begin(const st_mctx *c, const st_xfer *x, st_pcur *pc)
-{
-    const st_run *runs = c->e->sched.runs;
-    *pc = (st_pcur){x->run0, 0, x->drun0, 0, x->nunits};
-    if (pc->left == 0)
-        return;
-    pc->su = runs[x->run0].start, pc->du = runs[x->drun0].start;
-    st_pcur_settle(runs, &pc->sr, &pc->su);
-    st_pcur_settle(runs, &pc->dr, &pc->du);
-}
-
-/* Move to the next pair; 0 past the last. */
-static int st_pairs_next(const st_mctx *c, st_pcur *pc)
-{
-    const st_run *runs = c->e->sched.runs;
-    if (pc->left == 0 || --pc->left == 0)
-        return 0;
-    pc->su++, pc->du++;
-    st_pcur_settle(runs, &pc->sr, &pc->su);
-    st_pcur_settle(runs, &pc->dr, &pc->du);
-    return 1;
-}
-
-static size_t st_xfer_bytes(const st_mctx *c, const st_xfer *x)
-{
-    size_t total = 0, len;
-    st_pcur pc;
-    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
-        st_pair(c, &pc, 0, &len);
-        total += len;
-    }
-    return total * c->esize;
+    st_unit_len(&c->m, pc->du, &off);
+    return st_fresh_input(&c->m, pc->du, off);
 }
 
 /* ---- sending ---------------------------------------------------------------------------------------------- */
@@ -440,13 +264,13 @@ static void st_out_advance(const st_mctx *c, st_out *o, size_t n)
     while (o->at.left) { /* pairs of no elements are passed over even when n is spent */
         size_t len;
         st_pair(c, &o->at, 0, &len);
-        size_t left = len * c->esize - o->unit_done;
+        size_t left = len * c->m.esize - o->unit_done;
         if (left > n) {
             o->unit_done += n;
             return;
         }
         n -= left, o->unit_done = 0;
-        st_pairs_next(c, &o->at);
+        st_pairs_next(&c->m, &o->at);
     }
     o->pad_left -= n; /* what is left of n is padding */
 }
@@ -462,11 +286,11 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, int *moved)
     if (o->hdr_done < sizeof o->hdr)
         iov[n++] = (struct iovec){(char *)&o->hdr + o->hdr_done, sizeof o->hdr - o->hdr_done};
     st_pcur pc = o->at;
-    for (size_t done = o->unit_done; pc.left && n < ST_IOV - 1; done = 0, st_pairs_next(c, &pc)) {
+    for (size_t done = o->unit_done; pc.left && n < ST_IOV - 1; done = 0, st_pairs_next(&c->m, &pc)) {
         size_t len;
         char *src = st_pair(c, &pc, 0, &len);
-        if (len * c->esize > done)
-            iov[n++] = (struct iovec){src + done, len * c->esize - done};
+        if (len * c->m.esize > done)
+            iov[n++] = (struct iovec){src + done, len * c->m.esize - done};
     }
     if (!pc.left && o->pad_left)
         iov[n++] = (struct iovec){(void *)st_zeros, o->pad_left};
@@ -497,12 +321,12 @@ static stitch_status_t st_out_progress(st_mctx *c, st_out *o, int *moved)
     while (o->at.left) {
         size_t len;
         const char *src = st_pair(c, &o->at, 0, &len);
-        len *= c->esize;
+        len *= c->m.esize;
         if (len && !st_out_push(c, t, src, len, &o->unit_done, &st))
             goto out;
         *moved = 1;
         o->unit_done = 0;
-        st_pairs_next(c, &o->at);
+        st_pairs_next(&c->m, &o->at);
     }
     if (o->pad_left) {
         size_t done = 64 - o->pad_left;
@@ -545,11 +369,11 @@ static void st_stage(const st_mctx *c, st_out *o)
     size_t len;
     memcpy(p, &o->hdr, sizeof o->hdr);
     p += sizeof o->hdr;
-    for (st_pcur pc = o->at; pc.left; st_pairs_next(c, &pc)) {
+    for (st_pcur pc = o->at; pc.left; st_pairs_next(&c->m, &pc)) {
         const char *src = st_pair(c, &pc, 0, &len);
         if (len)
-            memcpy(p, src, len * c->esize);
-        p += len * c->esize;
+            memcpy(p, src, len * c->m.esize);
+        p += len * c->m.esize;
     }
     memset(p, 0, o->pad_left);
     o->staged = (size_t)(p - o->stage) + o->pad_left;
@@ -561,9 +385,9 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
     o->x = x;
     o->hdr = c->fp;
     o->hdr.g = g;
-    o->hdr.bytes = st_xfer_bytes(c, x);
+    o->hdr.bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
-    st_pairs_begin(c, x, &o->at);
+    st_pairs_begin(&c->m, x, &o->at);
     if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
         st_stage(c, o);
 }
@@ -571,8 +395,8 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
 /* The step's messages, in plan order (a rooted call's hello first, at the very first step). */
 static stitch_status_t st_sends_begin(st_mctx *c, int s)
 {
-    const st_plan *pl = &c->e->plan;
-    int hello = c->hello && c->k == 0 && s == 0, n = pl->send_first[s + 1] - pl->send_first[s] + hello;
+    const st_plan *pl = &c->m.e->plan;
+    int hello = c->hello && c->m.k == 0 && s == 0, n = pl->send_first[s + 1] - pl->send_first[s] + hello;
     if (n > c->pr->outs_cap) { /* kept in the communicator: a small call allocates nothing */
         st_out *more = realloc(c->pr->outs, sizeof *more * (size_t)n);
         if (!more)
@@ -584,8 +408,8 @@ static stitch_status_t st_sends_begin(st_mctx *c, int s)
     if (hello)
         st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, ST_HELLO_G);
     for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
-        const st_xfer *x = &c->e->sched.xfers[pl->sends[i]];
-        if (x->dst != c->me) /* local transfers are applied with the receives */
+        const st_xfer *x = &c->m.e->sched.xfers[pl->sends[i]];
+        if (x->dst != c->m.me) /* local transfers are applied with the receives */
             st_out_begin(c, &c->outs[c->nouts++], x, st_global_step(c, s));
     }
     return STITCH_OK;
@@ -593,29 +417,16 @@ static stitch_status_t st_sends_begin(st_mctx *c, int s)
 
 /* ---- receiving -------------------------------------------------------------------------------------------- */
 
-/* Apply n bytes of a message (or of my own units) at src to dst; `in`: my input under dst when dst is fresh. */
-static void st_apply_bytes(st_mctx *c, const st_xfer *x, char *dst, const char *in, const char *src, size_t n)
-{
-    if (n == 0)
-        return;
-    if (x->op == ST_X_COPY)
-        memcpy(dst, src, n);
-    else if (in)
-        c->kernel3(dst, in, src, n / c->esize);
-    else
-        c->kernel(dst, src, n / c->esize);
-}
-
 /* Apply a message whose payload is wholly at src. */
 static void st_apply_whole(st_mctx *c, const st_xfer *x, const char *src)
 {
     size_t len;
     st_pcur pc;
-    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
+    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc)) {
         char *dst = st_pair(c, &pc, 1, &len);
-        st_apply_bytes(c, x, dst, st_pair_input(c, &pc), src, len * c->esize);
-        st_pair_done(c, &pc);
-        src += len * c->esize;
+        st_call_move(&c->m, x->op, dst, st_pair_input(c, &pc), src, len);
+        st_unit_written(&c->m, pc.du);
+        src += len * c->m.esize;
     }
 }
 
@@ -625,10 +436,10 @@ static void st_apply_local(st_mctx *c, const st_xfer *x)
 {
     size_t len;
     st_pcur pc;
-    for (st_pairs_begin(c, x, &pc); pc.left; st_pairs_next(c, &pc)) {
+    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc)) {
         const char *src = st_pair(c, &pc, 0, &len);
-        st_apply_bytes(c, x, st_pair(c, &pc, 1, &len), st_pair_input(c, &pc), src, len * c->esize);
-        st_pair_done(c, &pc);
+        st_call_move(&c->m, x->op, st_pair(c, &pc, 1, &len), st_pair_input(c, &pc), src, len);
+        st_unit_written(&c->m, pc.du);
     }
 }
 
@@ -649,7 +460,7 @@ static stitch_status_t st_peek(st_mctx *c, int src, const void **p, size_t *avai
 /* A rooted call's hello from the previous rank: a bare header, checked (root included) before anything else. */
 static stitch_status_t st_hello_progress(st_mctx *c, int *moved)
 {
-    int prev = (c->me + c->p - 1) % c->p;
+    int prev = (c->m.me + c->m.p - 1) % c->m.p;
     const void *p;
     size_t avail;
     st_msg_hdr h;
@@ -674,7 +485,7 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     st_msg_hdr h;
     memcpy(&h, p, sizeof h);
     uint32_t g = st_global_step(c, s);
-    size_t bytes = st_xfer_bytes(c, x), pad = (64 - bytes % 64) % 64;
+    size_t bytes = st_call_xfer_len(&c->m, x) * c->m.esize, pad = (64 - bytes % 64) % 64;
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
@@ -686,7 +497,7 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     }
     t->ops->consume(t, sizeof h);
     c->in.have_hdr = 1;
-    st_pairs_begin(c, x, &c->in.at);
+    st_pairs_begin(&c->m, x, &c->in.at);
     c->in.unit_done = 0;
     c->in.pad_left = pad;
     return STITCH_OK;
@@ -698,22 +509,22 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
     st_tp *t = c->pr->tp[x->src];
     size_t len;
     char *dst = st_pair(c, &c->in.at, 1, &len);
-    len *= c->esize;
+    len *= c->m.esize;
     size_t n = len - c->in.unit_done;
     if (avail < n)
-        n = avail / c->esize * c->esize;
+        n = avail / c->m.esize * c->m.esize;
     if (n == 0 && len > c->in.unit_done)
         return 0;
     if (n) {
         const char *in = st_pair_input(c, &c->in.at);
-        st_apply_bytes(c, x, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n);
+        st_call_move(&c->m, x->op, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n / c->m.esize);
         t->ops->consume(t, n);
     }
     c->in.unit_done += n;
     if (c->in.unit_done == len) {
         c->in.unit_done = 0;
-        st_pair_done(c, &c->in.at);
-        st_pairs_next(c, &c->in.at);
+        st_unit_written(&c->m, c->in.at.du);
+        st_pairs_next(&c->m, &c->in.at);
     }
     return 1;
 }
@@ -721,7 +532,7 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
 /* Consume what is available of the current receive. Sets *step_done when the step's receives are all applied. */
 static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *moved)
 {
-    const st_plan *pl = &c->e->plan;
+    const st_plan *pl = &c->m.e->plan;
     stitch_status_t st;
     if (c->in.hello && ((st = st_hello_progress(c, moved)) != STITCH_OK || c->in.hello))
         return st;
@@ -730,8 +541,8 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
             *step_done = 1;
             return STITCH_OK;
         }
-        const st_xfer *x = &c->e->sched.xfers[pl->recvs[c->in.i]];
-        if (x->src == c->me) { /* local: a real copy or reduce with `at`; a copy onto itself is nothing to do */
+        const st_xfer *x = &c->m.e->sched.xfers[pl->recvs[c->in.i]];
+        if (x->src == c->m.me) { /* local: a real copy or reduce with `at`; a copy onto itself is nothing to do */
             if (st_xfer_mapped(x))
                 st_apply_local(c, x), *moved = 1;
             c->in.i++;
@@ -781,15 +592,15 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
  * which it needed nothing from me), and fine. */
 static stitch_status_t st_check_waiting(st_mctx *c, int s)
 {
-    const st_plan *pl = &c->e->plan;
+    const st_plan *pl = &c->m.e->plan;
     int busy = -1; /* the peer whose message is half applied */
     if (c->in.have_hdr && c->in.i < pl->recv_first[s + 1])
-        busy = c->e->sched.xfers[pl->recvs[c->in.i]].src;
-    for (int j = 0; j < c->p; j++) {
+        busy = c->m.e->sched.xfers[pl->recvs[c->in.i]].src;
+    for (int j = 0; j < c->m.p; j++) {
         const void *p;
         char why[256];
         st_msg_hdr h;
-        if (j == c->me || j == busy)
+        if (j == c->m.me || j == busy)
             continue;
         st_tp *t = c->pr->tp[j];
         /* a broken stream is no error here: the peer may be done with me and gone; a receive reports it */
@@ -865,8 +676,8 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
     stitch_status_t st = st_sends_begin(c, s);
     int spins = 0, armed = 0;
     uint32_t seen = 0;
-    c->in = (st_in){.i = c->e->plan.recv_first[s], .hello = c->hello && c->k == 0 && s == 0};
-    c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->k, (uint32_t)s}; /* what a peer's progress query hears */
+    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .hello = c->hello && c->m.k == 0 && s == 0};
+    c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->m.k, (uint32_t)s}; /* what a peer's progress query hears */
     while (st == STITCH_OK) {
         int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
         if ((st = st_sends_progress(c, &sends_done, &moved)) != STITCH_OK ||
@@ -894,163 +705,37 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
 
 /* ---- setting up a call -------------------------------------------------------------------------------- */
 
-/* A scratch of `blocks` blocks as the work buffer, holding a copy of `from` when not NULL. */
-static stitch_status_t st_mscratch(st_mctx *c, size_t blocks, const void *from)
+/* The message engine's part of a call's setup: my headers' fingerprint, the hello of a rooted call. */
+static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
 {
-    size_t bytes = blocks * c->a->count * c->esize;
-    stitch_status_t st = st_comm_scratch(c->comm, bytes, c->a->fn, &c->work);
-    if (st == STITCH_OK && from)
-        memcpy(c->work, from, bytes);
-    return st;
-}
-
-/* Copy my own input block to where the layout keeps it, unless it is there already. */
-static void st_copy_own(char *dst, const void *src, size_t bytes)
-{
-    if (bytes && dst != (const char *)src)
-        memcpy(dst, src, bytes);
-}
-
-/* all_to_all(_v): block (me, me) from sendbuf to recvbuf. */
-static void st_copy_diagonal(st_mctx *c)
-{
-    const st_args *a = c->a;
-    size_t me = (size_t)c->me, es = c->esize;
-    size_t n = a->coll == STITCH_ALL_TO_ALL_V ? a->scounts[me] : a->count;
-    char *dst = (char *)a->recv + (a->rdispls ? a->rdispls[me] : me * a->count) * es;
-    st_copy_own(dst, st_block_ptr(c, c->me * c->p + c->me), n * es);
-}
-
-/* Where my blocks live for this call (the table at the top of this file), inputs copied in. */
-static stitch_status_t st_mlayout(st_mctx *c)
-{
-    const st_args *a = c->a;
-    int root = c->me == a->root, scratch = c->e->needs_scratch;
-    size_t one = a->count * c->esize, p = (size_t)c->p;
-    char *send = (char *)a->send; /* only read: the plan never receives into an input block (exec.c) */
-    switch (a->coll) {
-    case STITCH_ALL_REDUCE: /* the vector, my input read lazily out of place */
-        c->work = a->recv;
-        if (a->send != a->recv)
-            c->lazy = a->send;
-        return STITCH_OK;
-    case STITCH_BROADCAST: /* the vector; the non-roots have no input */
-        c->work = a->recv;
-        if (root)
-            st_copy_own(c->work, a->send, one);
-        return STITCH_OK;
-    case STITCH_REDUCE_SCATTER: /* a scratch of p blocks, my input read lazily */
-        c->lazy = a->send;
-        return st_mscratch(c, p, NULL);
-    case STITCH_REDUCE: /* only the root has an output; the others reduce into a copy of their input */
-        if (root)
-            st_copy_own(c->work = a->recv, a->send, one);
-        else if (!scratch)
-            c->work = send;
-        return root || !scratch ? STITCH_OK : st_mscratch(c, 1, a->send);
-    case STITCH_SCATTER: /* the root's input is its blocks; the others' own block is their output */
-        if (root)
-            c->work = send;
-        else
-            c->alt = a->recv, c->alt_block = c->me;
-        return root || !scratch ? STITCH_OK : st_mscratch(c, p, NULL);
-    case STITCH_GATHER: /* the root's output is its blocks; the others' own block is their input */
-        if (root)
-            st_copy_own((c->work = a->recv) + (size_t)c->me * one, a->send, one);
-        else
-            c->alt = send, c->alt_block = c->me;
-        return root || !scratch ? STITCH_OK : st_mscratch(c, p, NULL);
-    case STITCH_ALL_TO_ALL:
-    case STITCH_ALL_TO_ALL_V:
-        c->a2a = 1;
-        st_copy_diagonal(c);
-        return STITCH_OK;
-    default: /* all_gather */
-        st_copy_own((c->work = a->recv) + (size_t)c->me * one, a->send, one);
-        return STITCH_OK;
-    }
-}
-
-/* Lazy input, at the end of a segment: the output units no step wrote get my input (all of all_reduce's vector,
- * my block of reduce_scatter's scratch; p = 1 has no steps at all). */
-static void st_materialize(st_mctx *c)
-{
-    int first = 0, last = c->nunits;
-    if (c->a->coll == STITCH_REDUCE_SCATTER)
-        first = c->me * c->units_per_block, last = first + c->units_per_block;
-    for (int u = first; u < last; u++) {
-        size_t off, len = st_unit_len(c, u, &off);
-        if (c->fresh[u] && len)
-            memcpy(st_unit_ptr(c, u, off), st_src_ptr(c, u, off), len * c->esize);
-        c->fresh[u] = 0;
-    }
-}
-
-/* After the last step: reduce_scatter's block of the scratch to recvbuf; scatter's root's own block, unless in
- * place. */
-static void st_copy_out(const st_mctx *c)
-{
-    const st_args *a = c->a;
-    size_t one = a->count * c->esize, mine = (size_t)c->me * one;
-    if (a->coll == STITCH_REDUCE_SCATTER)
-        memcpy(a->recv, c->work + mine, one);
-    if (a->coll == STITCH_SCATTER && c->me == a->root)
-        st_copy_own(a->recv, (const char *)a->send + mine, one);
-}
-
-static stitch_status_t st_mctx_init(st_mctx *c, stitch_comm_t *comm, const st_args *a, st_entry *e)
-{
-    int reduces = st_coll_reduces(a->coll), rooted = st_coll_rooted((int)a->coll);
-    memset(c, 0, sizeof *c);
-    c->comm = comm, c->pr = comm->proc, c->a = a, c->e = e;
-    c->me = comm->rank, c->p = comm->p;
-    c->esize = stitch_dtype_size(a->dtype);
-    c->kernel = reduces ? st_reduce_kernel(a->dtype, a->op) : NULL;
-    c->kernel3 = reduces ? st_reduce3_kernel(a->dtype, a->op) : NULL;
-    c->fresh = e->fresh;
-    c->alt_block = -1;
-    c->nunits = e->sched.nunits;
-    c->nblocks = st_coll_nblocks(a->coll, comm->p);
-    c->units_per_block = e->sched.nunits / c->nblocks;
-    c->nsteps = e->sched.nsteps;
-    c->fp = (st_msg_hdr){ST_MSG_MAGIC, comm->rank, comm->seq, a->count, (int32_t)a->coll, (int32_t)a->dtype,
-                         reduces ? (int32_t)a->op : -1, rooted ? a->root : -1,
+    const st_args *a = c->m.a;
+    const st_entry *e = c->m.e;
+    int rooted = st_coll_rooted((int)a->coll);
+    c->comm = comm, c->a = a;
+    c->pr = comm->proc;
+    c->fp = (st_msg_hdr){ST_MSG_MAGIC, comm->rank, c->m.fp.seq, a->count, (int32_t)a->coll, (int32_t)a->dtype,
+                         c->m.fp.op, c->m.fp.root,
                          st_reg_index(comm->reg, e->sched.algo), 0, 0, {0}};
-    c->hello = rooted && c->p > 1 && c->nsteps > 0;
-    c->hello_x = (st_xfer){.src = c->me, .dst = (c->me + 1) % c->p};
-    st_call_segments(a, comm->segment_bytes, c->nblocks, c->nsteps, &c->seg, &c->nseg);
-    stitch_status_t st = st_mlayout(c);
-    if (st != STITCH_OK || e->sched.nscratch == 0)
-        return st;
-    c->slot_stride = st_slot_len(c, 0);
-    return st_comm_units(comm, (size_t)e->sched.nscratch * c->slot_stride * c->esize, a->fn, &c->units);
+    c->hello = rooted && c->m.p > 1 && c->m.nsteps > 0;
+    c->hello_x = (st_xfer){.src = c->m.me, .dst = (c->m.me + 1) % c->m.p};
 }
 
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
 {
-    st_entry *e;
     st_mctx c;
-    stitch_status_t st = st_comm_entry_for(comm, a, &e);
-    if (st != STITCH_OK)
+    memset(&c, 0, sizeof c);
+    stitch_status_t st = st_call_open(&c.m, comm, a);
+    if (st != STITCH_OK || !c.m.e)
         return st;
-    if (a->count == 0 && a->coll != STITCH_ALL_TO_ALL_V) { /* every rank agrees: nothing to do */
-        comm->seq++;
-        return STITCH_OK;
-    }
-    if ((st = st_mctx_init(&c, comm, a, e)) != STITCH_OK)
-        return st;
-    comm->seq++;
-    for (size_t k = 0; st == STITCH_OK && k < c.nseg; k++) {
-        if ((st = st_geometry(&c, k)) != STITCH_OK)
-            break;
-        if (c.lazy)
-            memset(c.fresh, 1, (size_t)c.nunits);
-        for (int s = 0; st == STITCH_OK && s < c.nsteps; s++)
+    st_mctx_init(&c, comm);
+    for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
+        st_call_segment_begin(&c.m, k);
+        for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++)
             st = st_mstep(&c, s);
-        if (st == STITCH_OK && c.lazy)
-            st_materialize(&c);
+        if (st == STITCH_OK)
+            st_call_segment_end(&c.m);
     }
     if (st == STITCH_OK)
-        st_copy_out(&c);
+        st_call_finish(&c.m);
     return st;
 }

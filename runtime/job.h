@@ -22,29 +22,17 @@
 #include <time.h>
 
 #include "abort.h"
+#include "call.h"
 #include "groups.h"
 #include "st_sched.h"
 #include "st_steptab.h"
 #include "stitch.h"
 
-/* What every rank must agree on for one collective call. */
-typedef struct st_fingerprint {
-    uint64_t seq;        /* collectives called on this communicator before this one */
-    int32_t coll, dtype, op; /* op is -1 where the collective does not reduce */
-    int32_t root;        /* -1 for collectives without a root */
-    size_t count;        /* 0 for all_to_all_v, whose counts are checked pair by pair (exec.c) */
-    const st_algo *algo;
-} st_fingerprint;
-
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
-    const char *work;      /* valid once posted reaches the call's base + 1, until the call ends */
-    const char *input;     /* the caller's input laid out as `work`, for units not yet written; NULL: in work */
-    const char *alt;       /* block alt_block lives here, not in work (all_to_all: the recv buffer); NULL: none */
-    int32_t alt_block;
-    const char *units;     /* scratch units' slots: unit nunits + i at units + i * slot size; NULL: no scratch */
-    const size_t *scounts, *sdispls, *rdispls; /* all_to_all_v: the caller's arrays, in elements */
+    st_where where;        /* where my blocks are (call.h); valid once posted reaches the call's base + 1, until
+                            * the call ends */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
                             * still checking its fingerprint (it finished the call without waiting for that rank) */
     _Atomic uint64_t calls;             /* progress: calls this rank has entered (the last is number calls - 1) */

@@ -69,7 +69,6 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfds);
     free(pr->pfd_peer);
     free(pr->outs);
-    free(pr->geo);
     st_groups_free(&pr->groups);
     free(pr);
 }
