@@ -657,14 +657,11 @@ static int next_root(const st_algo *al, int p, int root, int sample)
 }
 
 /* Groupings (S groups of L ranks) to try for topology-aware algorithms: every divisor L of p up to p = 64, then
- * the extremes and a few in between (L = 1, 2, 3, 4, p/4, p/3, p/2, p). A composite in the default sweep gets every
- * divisor up to p = 32, then only the extremes (L = 1, 2, p/2, p: groups of one, pairs, two groups, one group). */
-static int try_grouping(int p, int L, int sample)
+ * the extremes and a few in between (L = 1, 2, 3, 4, p/4, p/3, p/2, p). */
+static int try_grouping(int p, int L)
 {
     if (p % L)
         return 0;
-    if (sample && p > 32)
-        return L <= 2 || L == p / 2 || L == p;
     return p <= 64 || L <= 4 || L == p / 4 || L == p / 3 || L == p / 2 || L == p;
 }
 
@@ -706,7 +703,7 @@ static int verify_p(const st_catalogue *cat, const st_algo *al, int p, tally *t,
         st_topo topo;
         char shape[40];
         int G = p / L, uses_topo = al->flags & ST_ALGO_USES_TOPO;
-        if (!try_grouping(p, L, t->sample) || (!uses_topo && L != p))
+        if (!try_grouping(p, L) || (!uses_topo && L != p))
             continue;
         for (int g = 0; g < G; g++)
             sizes[g] = L;
@@ -856,8 +853,9 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         /* composites (is_composite) cost tens of times more per instantiation than flat algorithms: by default
-         * they get fewer roots (next_root), groupings above p = 32 (try_grouping) and layouts (sweep), so that
-         * the default verify stays near ten seconds; given layouts and --sweep long get everything */
+         * they get fewer roots (next_root), above p = 32 only every p divisible by 12 and the last (each with
+         * every grouping), and fewer layouts (sweep), so that the default verify stays near ten seconds; given
+         * layouts and --sweep long get everything */
         int sample = !o->layouts && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
         tally t = {.use = o->use, .sample = sample};
         int bad = 0, pmax = o->pmax;
@@ -878,7 +876,8 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
             snprintf(range, sizeof range, "the given layout%s", o->nlayouts == 1 ? "" : "s");
         } else {
             for (int p = o->pmin; p <= o->pmax && !bad; p++)
-                bad = verify_p(cat, al, p, &t, out) != 0;
+                if (!sample || p <= 32 || p % 12 == 0 || p == o->pmax) /* composites: 36, 48, 60, ..., pmax */
+                    bad = verify_p(cat, al, p, &t, out) != 0;
             int nsteps = t.nsteps, nxfers = t.nxfers; /* the summary quotes p = pmax */
             if (!bad && uses_topo && o->sweep != ST_SWEEP_NONE)
                 bad = sweep(cat, al, o->sweep, &t, out) != 0;

@@ -10,7 +10,8 @@
  * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1),
  * whether or not the body reads `root`;
  * topology-aware ones with every even grouping S x L up to p = 64 and a sample above, and then over a sweep of
- * layouts, unequal ones included (st_verify_opts.sweep). A `require` that does not hold refuses an instantiation:
+ * layouts, unequal ones included (st_verify_opts.sweep). Composites (a phase `within` a sub-communicator) cost far
+ * more per instantiation: unless the sweep is long they get a sample of roots, of p above 32 and of layouts. A `require` that does not hold refuses an instantiation:
  * it is skipped and counted, and an algorithm refused by every instantiation of a sweep fails (nothing was proved).
  * Given layouts (`--layout`, `--topo`) replace the range: every algorithm is verified for their p, the
  * topology-aware ones on exactly those layouts, and a refusal there is a note, not a failure.
