@@ -488,3 +488,325 @@ algorithm pairwise implements all_to_all, all_to_all_v {
   units p * p
   step i in 1 .. p - 1 { send unit r * p + (r + i) % p to (r + i) % p }
 }
+
+# ---------------------------------------------------------------------------------------------------------------
+# Composition on sub-communicators (docs/language.md, section 5): `phase COLL within MEMBERS [units S] using ALGO`
+# runs ALGO on the members only (my index among them is my rank there, their count is p), its units standing for
+# the units S of mine; a rank that is not a member sits the phase out, and a phase over several parts lasts as long
+# as its longest part. `within group(r)` is my group, `within index(r)` the ranks at my index in every group.
+#
+# The algorithms a composite runs are named through roles, algorithms that only choose: `level0` inside a group,
+# `level1` between groups (spec 1.3, 13.2), `ahc_intra` and `ahc_inter` for AHC (9.6). They are where a
+# configuration (HCCL_ALGO's level entries) slots in, and they are algorithms of their own too.
+
+algorithm level0 implements reduce_scatter { phase reduce_scatter using mesh }
+algorithm level0 implements all_gather { phase all_gather using mesh }
+algorithm level0 implements all_reduce { phase all_reduce using mesh }
+algorithm level0 implements broadcast { phase broadcast using mesh }
+algorithm level0 implements reduce { phase reduce using mesh }
+algorithm level0 implements scatter { phase scatter using mesh }
+algorithm level0 implements gather { phase gather using mesh }
+
+# Between servers (13.2, GetDefaultAlgoLevel1V1): 8 or more servers, or a power of two, recursive halving-doubling,
+# else ring. p here is the number of servers taking part. (Scatter and gather have no RHD: ring.)
+algorithm level1 implements reduce_scatter {
+  if p >= 8 or p & (p - 1) == 0 { phase reduce_scatter using rhd } else { phase reduce_scatter using ring }
+}
+algorithm level1 implements all_gather {
+  if p >= 8 or p & (p - 1) == 0 { phase all_gather using rhd } else { phase all_gather using ring }
+}
+algorithm level1 implements all_reduce {
+  if p >= 8 or p & (p - 1) == 0 { phase all_reduce using rhd } else { phase all_reduce using ring }
+}
+algorithm level1 implements broadcast {
+  if p >= 8 or p & (p - 1) == 0 { phase broadcast using rhd } else { phase broadcast using ring }
+}
+algorithm level1 implements reduce {
+  if p >= 8 or p & (p - 1) == 0 { phase reduce using rhd } else { phase reduce using ring }
+}
+algorithm level1 implements scatter { phase scatter using ring }
+algorithm level1 implements gather { phase gather using ring }
+
+# Hierarchical decomposition (spec 1.3) for equal groups: S groups (servers) of L ranks, level0 inside a group,
+# level1 among the ranks with the same index. Unit u of reduce_scatter, all_gather, scatter and gather is rank u's
+# block, so a group's region is the units of its members; the others cut the vector into L chunks of S units.
+# Unequal groups have no same-index partner for every chunk: there reduce_scatter, all_gather and all_reduce run
+# AHC (below), the rooted collectives level1 over all ranks.
+
+algorithm hier implements reduce_scatter {                      # level1 RS of the regions, then level0 RS
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let L = size(group(r)), gr = group(r)
+  if equal(0) {
+    units p
+    phase reduce_scatter within index(r) units b : { member(b, i) : i in 0 .. L - 1 } using level1
+    phase reduce_scatter within group(r) units b : unit member(gr, b) using level0
+  } else { phase reduce_scatter using ahc }
+}
+
+algorithm hier implements all_gather {                          # level0 AG, then level1 AG of the regions
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let L = size(group(r)), gr = group(r)
+  if equal(0) {
+    units p
+    phase all_gather within group(r) units b : unit member(gr, b) using level0
+    phase all_gather within index(r) units b : { member(b, i) : i in 0 .. L - 1 } using level1
+  } else { phase all_gather using ahc }
+}
+
+algorithm hier implements all_reduce {                          # level0 RS, level1 AR of my chunk, level0 AG
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let S = groups(), l = index(r)
+  if equal(0) {
+    units p
+    phase reduce_scatter within group(r) using level0
+    phase all_reduce within index(r) units l * S .. l * S + S - 1 using level1
+    phase all_gather within group(r) using level0
+  } else { phase all_reduce using ahc }
+}
+
+algorithm hier implements broadcast {                           # level0 scatter, level1 broadcast, level0 AG
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let S = groups(), l = index(r)
+  if equal(0) {
+    units p
+    phase scatter within group(root) using level0               # the root's group only
+    phase broadcast within index(r) root member(group(root), l) units l * S .. l * S + S - 1 using level1
+    phase all_gather within group(r) using level0
+  } else { phase broadcast using level1 }
+}
+
+algorithm hier implements reduce {                              # level0 RS, level1 reduce, level0 gather
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let S = groups(), l = index(r)
+  if equal(0) {
+    units p
+    phase reduce_scatter within group(r) using level0
+    phase reduce within index(r) root member(group(root), l) units l * S .. l * S + S - 1 using level1
+    phase gather within group(root) using level0                 # to the root, in its group
+  } else { phase reduce using level1 }
+}
+
+algorithm hier implements scatter {                             # level1 scatter of the regions, level0 scatter
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let L = size(group(r)), gr = group(r)
+  if equal(0) {
+    units p
+    phase scatter within index(root) units b : { member(b, i) : i in 0 .. L - 1 } using level1
+    phase scatter within group(r) root member(gr, index(root)) units b : unit member(gr, b) using level0
+  } else { phase scatter using level1 }
+}
+
+algorithm hier implements gather {                              # level0 gather, level1 gather of the regions
+  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  let L = size(group(r)), gr = group(r)
+  if equal(0) {
+    units p
+    phase gather within group(r) root member(gr, index(root)) units b : unit member(gr, b) using level0
+    phase gather within index(root) units b : { member(b, i) : i in 0 .. L - 1 } using level1
+  } else { phase gather using level1 }
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# AHC, asymmetric hierarchical concatenate (spec 9): groups of any sizes m_g. Each group views the data as LCM
+# segments, member x of a group of size m owning segments [x LCM/m, (x+1) LCM/m); the boundaries of all groups cut
+# the segments into logical cards, and the G ranks whose ranges hold a card (one per group) are its logical
+# same-index cards. Within groups: ahc_intra; across groups, one collective per card among its G members:
+# ahc_inter (9.6: NB inside groups; Ring for up to 3 groups, else NB).
+#
+# 9.1.4's execution order, in global steps: the member x of group g runs the cards of its range by their offset
+# from the start of their member of the smallest group (a range crossing a multiple c of w = LCM/m_min runs the
+# cards past c first). A card starts in round `slot` = the latest place it has in its members' orders, which is
+# when all of them are free if every card takes as long (the earliest start); a rank's cards get increasing rounds,
+# so each rank still runs them in its order. Rounds with no card of mine see me sit out.
+
+algorithm ahc_intra implements reduce_scatter { phase reduce_scatter using nb }
+algorithm ahc_intra implements all_gather { phase all_gather using nb }
+algorithm ahc_intra implements all_reduce { phase all_reduce using nb }
+algorithm ahc_inter implements reduce_scatter {                 # p: the number of groups
+  if p <= 3 { phase reduce_scatter using ring } else { phase reduce_scatter using nb }
+}
+algorithm ahc_inter implements all_gather {
+  if p <= 3 { phase all_gather using ring } else { phase all_gather using nb }
+}
+algorithm ahc_inter implements all_reduce {
+  if p <= 3 { phase all_reduce using ring } else { phase all_reduce using nb }
+}
+
+# All-reduce (9.2): LCM x G units; the card [s, e) of segments is units G s .. G e - 1.
+algorithm ahc_align implements all_reduce {
+  let G = groups()
+  fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  let L = lcm_from(0), w = L / min_from(0)
+  fn d(g) = L / size(g)                                          # segments per member of group g
+  fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
+  fn next(s) = next_from(s, 0)                                   # the end of the card that starts at s
+  fn cards(a, b) = if a >= b then 0 else 1 + cards(next(a), b)   # cards in [a, b), a a boundary
+  fn order(a, e, s) = if e <= (a / w + 1) * w then cards(a, s)   # place of card s in the order of range [a, e)
+                      else if s >= (a / w + 1) * w then cards((a / w + 1) * w, s)
+                      else cards((a / w + 1) * w, e) + cards(a, s)
+  fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
+  fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
+  fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
+  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
+                         else cards(lo * (L / m), (lo + 1) * (L / m))
+  fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
+                    else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
+  let gr = group(r), xr = index(r)
+  units L * G
+  phase reduce_scatter within group(r) using ahc_intra          # member x: units x G LCM/m .. (group-partial)
+  for k in 0 .. most(1, max_from(0)) - 1 {                                 # rounds: the most cards a rank holds
+    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k)             # my card of round k, -1: none
+    phase all_reduce within { member(h, s / d(h)) : h in 0 .. G - 1 if s >= 0 } units G * s .. G * next(s) - 1
+          using ahc_inter
+  }
+  phase all_gather within group(r) using ahc_intra
+}
+
+# Reduce-scatter (9.4): p x LCM units, rank k's block k LCM .. (k + 1) LCM - 1. In group h's region (its members'
+# blocks) segment t is the m_h units from seg(h, t). (Every piece below is a multiple of c = gcd of the sizes
+# segments, so c segments make one unit: p x LCM / c units, the spec's p x LCM for coprime sizes.) The group's RS gives member b segments [b d, (b+1) d) of every
+# region; a card's RS keeps region i's part of it at the member from group i, which makes up that rank's block.
+algorithm ahc_align implements reduce_scatter {
+  let G = groups()
+  fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  let L = lcm_from(0), w = L / min_from(0)
+  fn d(g) = L / size(g)
+  fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
+  fn next(s) = next_from(s, 0)
+  fn cards(a, b) = if a >= b then 0 else 1 + cards(next(a), b)
+  fn order(a, e, s) = if e <= (a / w + 1) * w then cards(a, s)
+                      else if s >= (a / w + 1) * w then cards((a / w + 1) * w, s)
+                      else cards((a / w + 1) * w, e) + cards(a, s)
+  fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
+  fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
+  fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
+  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
+                         else cards(lo * (L / m), (lo + 1) * (L / m))
+  fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
+                    else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  let c = gcd_from(0)                                            # c segments always travel together: one unit
+  fn seg(h, t) = member(h, t / d(h)) * (L / c) + t % d(h) * (size(h) / c)  # segment t of group h's region
+  let gr = group(r), xr = index(r)
+  units p * L / c
+  phase reduce_scatter within group(r)
+        units b : { seg(v % G, v / G) .. seg(v % G, v / G) + size(v % G) / c - 1 : v in G * b * d(gr) .. G * (b + 1) * d(gr) - 1 }
+        using ahc_intra
+  for k in 0 .. most(1, max_from(0)) - 1 {
+    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k), n = if s >= 0 then next(s) - s else 0   # its length
+    phase reduce_scatter within { member(h, s / d(h)) : h in 0 .. G - 1 if s >= 0 }
+          units b : seg(b, s) .. seg(b, s) + n * size(b) / c - 1 using ahc_inter
+  }
+}
+
+# All-gather (9.4): the reverse; every rank starts with its own block, which is its parts of its cards.
+algorithm ahc_align implements all_gather {
+  let G = groups()
+  fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  let L = lcm_from(0), w = L / min_from(0)
+  fn d(g) = L / size(g)
+  fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
+  fn next(s) = next_from(s, 0)
+  fn cards(a, b) = if a >= b then 0 else 1 + cards(next(a), b)
+  fn order(a, e, s) = if e <= (a / w + 1) * w then cards(a, s)
+                      else if s >= (a / w + 1) * w then cards((a / w + 1) * w, s)
+                      else cards((a / w + 1) * w, e) + cards(a, s)
+  fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
+  fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
+  fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
+  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
+                         else cards(lo * (L / m), (lo + 1) * (L / m))
+  fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
+                    else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  let c = gcd_from(0)
+  fn seg(h, t) = member(h, t / d(h)) * (L / c) + t % d(h) * (size(h) / c)
+  let gr = group(r), xr = index(r)
+  units p * L / c
+  for k in 0 .. most(1, max_from(0)) - 1 {
+    let s = card_at(xr * d(gr), (xr + 1) * d(gr), k), n = if s >= 0 then next(s) - s else 0
+    phase all_gather within { member(h, s / d(h)) : h in 0 .. G - 1 if s >= 0 }
+          units b : seg(b, s) .. seg(b, s) + n * size(b) / c - 1 using ahc_inter
+  }
+  phase all_gather within group(r)
+        units b : { seg(v % G, v / G) .. seg(v % G, v / G) + size(v % G) / c - 1 : v in G * b * d(gr) .. G * (b + 1) * d(gr) - 1 }
+        using ahc_intra
+}
+
+# AHC_BROKE (9.5), all-reduce: no LCM. Every group cuts the vector into m_min chunks of G units; members below
+# m_min get one each, the others only contribute; the same-index members below m_min all-reduce their chunk.
+algorithm ahc_broke implements all_reduce {
+  let G = groups()
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  let mmin = min_from(0), xr = index(r)
+  units mmin * G
+  phase reduce_scatter within group(r) units b : b * G .. (if b < mmin then b * G + G - 1 else -1) using ahc_intra
+  phase all_reduce within { member(h, xr) : h in 0 .. G - 1 if xr < mmin } units xr * G .. xr * G + G - 1
+        using ahc_inter
+  phase all_gather within group(r) units b : b * G .. (if b < mmin then b * G + G - 1 else -1) using ahc_intra
+}
+
+# Reduce-scatter and all-gather BROKE (9.5): chunk c (the block of every group's member c) is reduced across the
+# groups by {member(g, c mod m_g)}; a group without a member c adds nothing. A member y of a group of m takes part
+# for every c = y mod m, so inside its group it first collects the blocks of all ranks of index y mod m (member b
+# gets member(h, b), member(h, b + m), ... of every group h). Chunk c
+# runs in round c / m_min: a rank's chunks are at least m_min apart, so a round never holds two of them.
+algorithm ahc_broke implements reduce_scatter {
+  let G = groups()
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  let mmin = min_from(0), mmax = max_from(0), m = size(group(r)), y = index(r)
+  units p
+  phase reduce_scatter within group(r) units b : { member(v % G, b + v / G * m) : v in 0 .. G * ((mmax + m - 1) / m) - 1 if b + v / G * m < size(v % G) } using ahc_intra
+  for t in 0 .. (mmax + mmin - 1) / mmin - 1 {
+    let c = t * mmin + (y - t * mmin) % m                        # my chunk of round t
+    phase reduce_scatter within { member(h, c % size(h)) : h in 0 .. G - 1 if c < t * mmin + mmin and c < mmax }
+          units b : { member(b, c) : i in 0 .. 0 if c < size(b) } using ahc_inter
+  }
+}
+
+algorithm ahc_broke implements all_gather {
+  let G = groups()
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  let mmin = min_from(0), mmax = max_from(0), m = size(group(r)), y = index(r)
+  units p
+  for t in 0 .. (mmax + mmin - 1) / mmin - 1 {
+    let c = t * mmin + (y - t * mmin) % m
+    phase all_gather within { member(h, c % size(h)) : h in 0 .. G - 1 if c < t * mmin + mmin and c < mmax }
+          units b : { member(b, c) : i in 0 .. 0 if c < size(b) } using ahc_inter
+  }
+  phase all_gather within group(r) units b : { member(v % G, b + v / G * m) : v in 0 .. G * ((mmax + m - 1) / m) - 1 if b + v / G * m < size(v % G) } using ahc_intra
+}
+
+# AHC as HCCL_ALGO's "AHC" asks for it (9.6): BROKE when the group sizes share a factor (gcd > 1), and for
+# all-reduce also when the groups are nearly equal ((m_max - m_min) / m_min < 0.05); else the LCM alignment.
+algorithm ahc implements all_reduce {
+  let G = groups()
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  if gcd_from(0) > 1 or 20 * (max_from(0) - min_from(0)) < min_from(0) { phase all_reduce using ahc_broke }
+  else { phase all_reduce using ahc_align }
+}
+
+algorithm ahc implements reduce_scatter {
+  let G = groups()
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  if gcd_from(0) > 1 { phase reduce_scatter using ahc_broke } else { phase reduce_scatter using ahc_align }
+}
+
+algorithm ahc implements all_gather {
+  let G = groups()
+  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  if gcd_from(0) > 1 { phase all_gather using ahc_broke } else { phase all_gather using ahc_align }
+}

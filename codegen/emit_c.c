@@ -59,6 +59,8 @@ static const char *const opcode_names[ST_OP_COUNT] = {
     [ST_OP_SET_ALL] = "SET_ALL",     [ST_OP_SEND] = "SEND",
     [ST_OP_SCRATCH] = "SCRATCH",     [ST_OP_SET_AT] = "SET_AT",
     [ST_OP_PHASE] = "PHASE",
+    [ST_OP_SUB_MEMBERS] = "SUB_MEMBERS", [ST_OP_SUB_NBLOCKS] = "SUB_NBLOCKS",
+    [ST_OP_SUB_UNITS] = "SUB_UNITS",     [ST_OP_SUB_PHASE] = "SUB_PHASE",
 };
 
 const char *st_opcode_name(int op)

@@ -4,6 +4,13 @@
  * normalised to sorted, merged runs. A stable counting sort by step then gives the schedule order (step, src,
  * emission order), which is also the order in which a receiver applies several reductions into one unit: the
  * fixed order that makes results deterministic.
+ *
+ * Phases on sub-communicators (`phase ... within`) may last longer in one part than in another (groups of
+ * different sizes), so each rank's steps are counted locally and placed afterwards: the sink records where each
+ * such phase begins and ends on each rank, every rank must see the same sequence of them, and each stretch between
+ * two of these marks lasts, globally, as long as its longest rank (a part that finishes early idles to the end of
+ * the phase). Outside those phases every rank must have the same number of steps, as before. The members every
+ * rank names for a phase must agree: a rank's part is the same list on each of its members.
  */
 #include "st_sched.h"
 
@@ -19,10 +26,24 @@ typedef struct range {
     int64_t lo, hi;
 } range;
 
+/* A phase on a sub-communicator beginning or ending, as one rank saw it. */
+typedef struct wmark {
+    int32_t step;         /* steps the rank had begun before it */
+    int32_t begin;        /* 1: begins, 0: ends */
+    int32_t m0, n;        /* begins: its members are mem[m0 .. m0 + n); n = 0: the rank sits it out */
+    int32_t line;
+} wmark;
+
 typedef struct builder {
     const st_catalogue *cat;
     const st_algo *algo;
     int p, rank, nsteps;  /* nsteps: steps this rank has begun */
+    wmark *w;             /* every rank's marks, rank by rank: rank x's are w[wfirst[x] .. wfirst[x + 1]) */
+    int nw, capw;
+    int32_t *wfirst, *xfirst; /* p + 1 each; xfirst: rank x's transfers are x[xfirst[x] .. xfirst[x + 1]) */
+    int32_t *mem;
+    int nmem, capmem;
+    int32_t *seglen;      /* per stretch between marks (rank 0's marks + 1): its longest length over the ranks */
     st_xfer *x;
     int nx, capx;
     st_run *runs;
@@ -66,6 +87,19 @@ static int on_step(void *ctx, int line, st_err *err)
 {
     builder *b = ctx;
     b->nsteps++;
+    return 0;
+}
+
+static int on_within(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err)
+{
+    builder *b = ctx;
+    if (grow((void **)&b->w, &b->capw, b->nw + 1, sizeof(wmark)) ||
+        grow((void **)&b->mem, &b->capmem, b->nmem + n, sizeof(int32_t)))
+        return where(b, line, err, "out of memory");
+    b->w[b->nw++] = (wmark){b->nsteps, begin, b->nmem, n, line};
+    if (n)
+        memcpy(b->mem + b->nmem, members, sizeof(int32_t) * (size_t)n);
+    b->nmem += n;
     return 0;
 }
 
@@ -137,22 +171,150 @@ static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int6
     return 0;
 }
 
-/* Check this rank's units against U (+ scratch) and its step count against rank 0's. */
-static int check_rank(builder *b, int first_x, int64_t nunits, int64_t nscratch, int64_t *U, int *nsteps, st_err *err)
+/* Length of stretch k of this rank's steps: between its marks k - 1 and k (the start and the end at the ends). */
+static int32_t stretch(const builder *b, const wmark *w, int nw, int k)
+{
+    return (k < nw ? w[k].step : b->nsteps) - (k > 0 ? w[k - 1].step : 0);
+}
+
+/* This rank's marks against rank 0's: the same phases on sub-communicators in the same order, the same number of
+ * steps outside them; inside them the longest rank sets the length. */
+static int check_marks(builder *b, st_err *err)
+{
+    char what[300];
+    const wmark *w = b->w + b->wfirst[b->rank], *w0 = b->w;
+    int nw = b->nw - b->wfirst[b->rank], nw0 = b->wfirst[1], depth = 0;
+    if (b->rank == 0) {
+        b->seglen = malloc(sizeof(int32_t) * ((size_t)nw + 1));
+        if (!b->seglen)
+            return where(b, b->algo->line, err, "out of memory");
+        for (int k = 0; k <= nw; k++)
+            b->seglen[k] = stretch(b, w, nw, k);
+        return 0;
+    }
+    for (int k = 0; k < nw && k < nw0; k++)
+        if (w[k].begin != w0[k].begin) {
+            snprintf(what, sizeof what, "rank %d %s a phase on a sub-communicator where rank 0 %s one (phases must "
+                     "not depend on r)", b->rank, w[k].begin ? "begins" : "ends", w0[k].begin ? "begins" : "ends");
+            return where(b, w[k].line, err, what);
+        }
+    if (nw != nw0) {
+        snprintf(what, sizeof what, "rank %d runs %d phases on sub-communicators but rank 0 runs %d (phases must not "
+                 "depend on r)", b->rank, nw / 2, nw0 / 2);
+        return where(b, b->algo->line, err, what);
+    }
+    for (int k = 0; k <= nw; k++) {
+        int32_t len = stretch(b, w, nw, k);
+        if (depth == 0 && len != b->seglen[k]) {
+            if (nw == 0)
+                snprintf(what, sizeof what, "rank %d has %d steps but rank 0 has %d (step structure must not depend "
+                         "on r)", b->rank, b->nsteps, b->seglen[0]);
+            else
+                snprintf(what, sizeof what, "rank %d has %d steps but rank 0 has %d outside its phases on "
+                         "sub-communicators (step structure must not depend on r)", b->rank, len, b->seglen[k]);
+            return where(b, b->algo->line, err, what);
+        }
+        if (len > b->seglen[k])
+            b->seglen[k] = len;
+        if (k < nw)
+            depth += w[k].begin ? 1 : -1;
+    }
+    return 0;
+}
+
+static uint32_t hash_ranks(const int32_t *v, int n)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint32_t)v[i]) * 16777619u;
+    return h;
+}
+
+/* "{0,2,5}", at most 8 ranks shown. */
+static void ranks_text(const int32_t *v, int n, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "{");
+    for (int i = 0; i < n && i <= 8 && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, i == 8 ? ",..." : i ? ",%d" : "%d", v[i]);
+    if (o < len)
+        snprintf(buf + o, len - o, "}");
+}
+
+/* Every member of a phase's part must run it with the same members, in the same order. */
+static int check_members(builder *b, st_err *err)
+{
+    int nw = b->wfirst[1], p = b->p;
+    uint32_t *h = malloc(sizeof(uint32_t) * (size_t)p);
+    if (!h)
+        return where(b, b->algo->line, err, "out of memory");
+    for (int k = 0; k < nw; k++) {
+        if (!b->w[k].begin)
+            continue;
+        for (int x = 0; x < p; x++) {
+            const wmark *w = &b->w[b->wfirst[x] + k];
+            h[x] = hash_ranks(b->mem + w->m0, w->n);
+        }
+        for (int x = 0; x < p; x++) {
+            const wmark *w = &b->w[b->wfirst[x] + k];
+            const int32_t *mx = b->mem + w->m0;
+            for (int i = 0; i < w->n; i++) {
+                int y = mx[i];
+                const wmark *v = &b->w[b->wfirst[y] + k];
+                if (v->n == w->n && h[y] == h[x] &&
+                    (i > 0 || memcmp(b->mem + v->m0, mx, sizeof(int32_t) * (size_t)w->n) == 0))
+                    continue;
+                char mine[120], theirs[120], what[400];
+                ranks_text(mx, w->n, mine, sizeof mine);
+                ranks_text(b->mem + v->m0, v->n, theirs, sizeof theirs);
+                b->rank = x;
+                if (v->n == 0)
+                    snprintf(what, sizeof what, "rank %d runs a phase with the members %s, but rank %d sits it out",
+                             x, mine, y);
+                else
+                    snprintf(what, sizeof what, "rank %d runs a phase with the members %s, but rank %d runs it with "
+                             "%s (the members of a part must agree)", x, mine, y, theirs);
+                free(h);
+                return where(b, w->line, err, what);
+            }
+        }
+    }
+    free(h);
+    return 0;
+}
+
+/* Place every rank's steps on the global steps: stretch k of a rank starts where the longest rank's did. */
+static int place_steps(builder *b)
+{
+    int nw = b->wfirst[1], total = 0;
+    for (int k = 0; k <= nw; k++)
+        total += b->seglen[k];
+    for (int x = 0; x < b->p && nw > 0; x++) {
+        const wmark *w = b->w + b->wfirst[x];
+        int k = 0, local = 0, global = 0;
+        for (int i = b->xfirst[x]; i < b->xfirst[x + 1]; i++) {
+            for (; k < nw && b->x[i].step >= w[k].step; k++) { /* into the next stretch */
+                global += b->seglen[k];
+                local = w[k].step;
+            }
+            b->x[i].step = global + (b->x[i].step - local);
+        }
+    }
+    return total;
+}
+
+/* Check this rank's units against U (+ scratch) and its steps against rank 0's. */
+static int check_rank(builder *b, int first_x, int64_t nunits, int64_t nscratch, int64_t *U, st_err *err)
 {
     char what[200];
     if (b->rank == 0) {
         *U = nunits;
-        *nsteps = b->nsteps;
     } else if (nunits != *U) {
         snprintf(what, sizeof what, "rank %d declares %lld units but rank 0 declares %lld", b->rank,
                  (long long)nunits, (long long)*U);
         return where(b, b->algo->line, err, what);
-    } else if (b->nsteps != *nsteps) {
-        snprintf(what, sizeof what, "rank %d has %d steps but rank 0 has %d (step structure must not depend on r)",
-                 b->rank, b->nsteps, *nsteps);
-        return where(b, b->algo->line, err, what);
     }
+    if (check_marks(b, err))
+        return -1;
     for (int i = first_x; i < b->nx; i++) {
         const st_xfer *x = &b->x[i];
         const st_run *last = &b->runs[x->run0 + x->nruns - 1], *dlast = &b->runs[x->drun0 + x->dnruns - 1];
@@ -189,6 +351,17 @@ static int order_by_step(builder *b, st_sched *s)
     return 0;
 }
 
+static void builder_free(builder *b)
+{
+    free(b->x);
+    free(b->tmp);
+    free(b->w);
+    free(b->wfirst);
+    free(b->xfirst);
+    free(b->mem);
+    free(b->seglen);
+}
+
 int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err)
 {
     st_inst in = {.p = p};
@@ -200,7 +373,7 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
     int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
     st_vm_cache cache = {NULL, -1, 0};
-    st_vm_sink sink = {&b, &cache, on_step, on_send};
+    st_vm_sink sink = {&b, &cache, on_step, on_send, on_within};
     int64_t U = 0, nunits, nscratch, S = 0;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
@@ -212,15 +385,29 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
                  in->root, ST_MAX_RANKS);
         return -1;
     }
+    b.wfirst = malloc(sizeof(int32_t) * ((size_t)p + 1));
+    b.xfirst = malloc(sizeof(int32_t) * ((size_t)p + 1));
+    if (!b.wfirst || !b.xfirst) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        goto fail;
+    }
     for (b.rank = 0; b.rank < p; b.rank++) {
         int first_x = b.nx;
         b.nsteps = 0;
+        b.wfirst[b.rank] = b.nw;
+        b.xfirst[b.rank] = b.nx;
         if (st_vm_run(cat, algo, in, b.rank, &sink, &nunits, &nscratch, err) ||
-            check_rank(&b, first_x, nunits, nscratch, &U, &nsteps, err))
+            check_rank(&b, first_x, nunits, nscratch, &U, err))
             goto fail;
         if (nscratch > S)
             S = nscratch;
     }
+    b.wfirst[p] = b.nw;
+    b.xfirst[p] = b.nx;
+    if (b.nw > 0 && check_members(&b, err))
+        goto fail;
+    nsteps = place_steps(&b);
     int nblocks = st_coll_nblocks(algo->coll, p);
     if (U < 1) {
         err->line = algo->line;
@@ -243,14 +430,12 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
         st_sched_free(out);
         goto fail;
     }
-    free(b.x);
-    free(b.tmp);
+    builder_free(&b);
     free(cache.tab);
     return 0;
 fail:
-    free(b.x);
     free(b.runs);
-    free(b.tmp);
+    builder_free(&b);
     free(cache.tab);
     return -1;
 }

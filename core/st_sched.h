@@ -95,6 +95,9 @@ typedef struct st_inst {
     int p;
     int root;              /* rooted collectives; 0 otherwise */
     const st_topo *topo;   /* NULL: one group of all p ranks */
+    const int32_t *use;    /* per algorithm of the catalogue: the one a phase naming it runs instead, of the same
+                            * collective (-1: itself); NULL: none. How a configuration replaces a role (algos.dsl's
+                            * level0, level1, ahc_intra, ahc_inter) without touching the composites that name it */
 } st_inst;
 
 /* Instantiate `algo` of `cat` for p ranks (1 <= p <= ST_MAX_RANKS). Checks what the runtime relies on for

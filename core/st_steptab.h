@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 5
+#define ST_TABLE_VERSION 6
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -98,6 +98,17 @@ typedef enum st_opcode {
     ST_OP_PHASE,     /* run algorithm a's body (a fresh frame, RET 0 ends it) in the same context: same p, r and
                       * units; its `units` must agree with the caller's */
     ST_OP_REQUIRE,   /* [c --] c == 0: stop, refusing the instantiation (st_err.refused), not failing it */
+    /* phases on sub-communicators (`phase COLL within MEMBERS [units ...] [root R] using ALGO`): */
+    ST_OP_SUB_MEMBERS, /* [root -- m] the set built so far, in the order its units were added, is the member list
+                        * of the next phase of algorithm a (ranks of the current context, distinct); root is the
+                        * inner root as a rank of the current context (-1: the current root's place among the
+                        * members, else 0); pushes 1 when my rank is a member, 0 when it sits the phase out */
+    ST_OP_SUB_NBLOCKS, /* [-- n] blocks of that phase's collective for as many ranks as it has members */
+    ST_OP_SUB_UNITS,   /* the set built so far is the next piece of the phase's units: one piece is split evenly
+                        * over all the inner units, else piece b holds the inner units of block b */
+    ST_OP_SUB_PHASE,   /* run algorithm a's body as my member index among the members' count of ranks, its unit u
+                        * standing for its share of the pieces (none given: every unit of the current vector);
+                        * a member that is not me sits the phase out; the sink sees where it begins and ends */
     ST_OP_COUNT
 } st_opcode;
 

@@ -4,6 +4,12 @@
  * Arithmetic is checked (overflow, division by zero, shift range) because a table may describe any p, and a
  * wrong value must become an error naming the .dsl line, never undefined behaviour. Operands are checked too
  * (jump targets, slots, indices), so a corrupt or hand-written table cannot read out of bounds.
+ *
+ * Sub-communicators (`phase COLL within MEMBERS [units ...] using ALGO`): SUB_MEMBERS and SUB_UNITS collect the
+ * members and the unit pieces of the next phase, SUB_PHASE saves the caller's context in a `sub` and runs the
+ * algorithm with p, r, root and units of its own and no topology (one group). A send made there is mapped back one
+ * context at a time (units through the piece map, then the caller's layout; the peer through the member list), so
+ * the sink sees only ranks and units of the whole instantiation. A rank that is not a member sits the phase out.
  */
 #include "st_vm.h"
 
@@ -18,11 +24,36 @@
 typedef struct frame {
     int32_t ret_pc;
     int32_t fp, afp, nslots, afp_nslots, layout;
+    int32_t sub; /* the body of a phase on a sub-communicator: returning from it restores the caller's context */
 } frame;
+
+#define ST_VM_MAX_SUBS 16 /* phases on sub-communicators nested in one another */
+
+/* A phase on a sub-communicator: how its ranks and units map to its caller's, and the caller's context. */
+typedef struct sub {
+    int32_t algo, coll;
+    int32_t *members;            /* inner rank i is the caller's rank members[i] */
+    int nmembers, me;            /* me: my index among them, -1: not a member */
+    int64_t root;                /* the inner root */
+    int64_t *plo, *phi;          /* the pieces: piece k is runs pfirst[k] .. pfirst[k+1]-1, sorted and merged */
+    int32_t *pfirst;
+    int npieces, nruns, capruns, cappieces;
+    int32_t *mfirst;             /* inner unit u maps to the caller's runs mfirst[u] .. mfirst[u+1]-1 of mlo/mhi, */
+    int64_t *mlo, *mhi;          /* built when the phase's body declares its units */
+    int nm, capm;
+    /* the caller's context, restored when the body returns */
+    int64_t p, r, croot, nunits, nscratch;
+    const st_topo *topo;
+    int32_t layout;              /* the caller's layout (-1: none), applied to units once mapped */
+    int64_t *ltab;               /* its table for the caller's units */
+    int32_t ltab_fn;
+    int ltab_shared;
+} sub;
 
 typedef struct vm {
     const st_catalogue *cat;
     const st_topo *topo;  /* NULL: one group of all ranks */
+    const int32_t *use;   /* st_inst.use */
     int64_t p, r, root, nunits, nscratch;
     long fuel;
     int64_t stack[ST_MAX_STACK];
@@ -41,6 +72,9 @@ typedef struct vm {
     int at;                         /* index where the destination set starts, -1: none */
     int line, col;                  /* of the instruction being run */
     st_err *err;
+    sub subs[ST_VM_MAX_SUBS];       /* the phases on sub-communicators being run, outermost first */
+    int nsub;
+    sub pend;                       /* the next one, being described (SUB_MEMBERS, SUB_UNITS) */
 } vm;
 
 static int fail(vm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -235,7 +269,7 @@ static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body
         return fail(m, "frame of %d slots does not fit", nslots);
     if (m->sp < nargs)
         return fail(m, "corrupt step table: missing call arguments");
-    m->calls[m->depth++] = (frame){ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots, m->layout};
+    m->calls[m->depth++] = (frame){ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots, m->layout, 0};
     m->fp = m->top;
     m->nslots = nslots;
     m->top += nslots;
@@ -279,7 +313,8 @@ static int layout_table(vm *m, const st_vm_sink *sink)
 {
     if (m->ltab && m->ltab_fn == m->layout)
         return 0;
-    int shareable = sink->cache && (m->cat->funcs[m->layout].flags & ST_FUNC_RANK_FREE);
+    /* inside a sub-communicator p differs from rank to rank, which the cache's key does not say */
+    int shareable = sink->cache && m->nsub == 0 && (m->cat->funcs[m->layout].flags & ST_FUNC_RANK_FREE);
     st_vm_cache *c = sink->cache;
     if (!m->ltab_shared)
         free(m->ltab);
@@ -310,21 +345,20 @@ static int layout_table(vm *m, const st_vm_sink *sink)
     return 0;
 }
 
-/* Replace the set's units by their layout images; scratch units (>= U) are not renumbered. */
-static int apply_layout(vm *m, const st_vm_sink *sink)
+/* Replace the set's units by their layout images (tab, for units below nunits); scratch units (>= nunits, below
+ * limit) are not renumbered. */
+static int relabel(vm *m, const int64_t *tab, int64_t nunits, int64_t limit)
 {
-    if (layout_table(m, sink))
-        return -1;
     int n = m->nset, at = m->at;
     for (int i = 0; i < n; i++)
-        if (m->lo[i] < 0 || m->hi[i] >= m->nunits + m->nscratch)
+        if (m->lo[i] < 0 || m->hi[i] >= limit)
             return fail(m, "unit %lld is outside 0..%lld (before the layout)",
-                        (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)(m->nunits + m->nscratch - 1));
+                        (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)(limit - 1));
     for (int i = 0; i < n; i++) {
         if (i == at)
             m->at = m->nset; /* the destination part starts again among the images */
         for (int64_t u = m->lo[i]; u <= m->hi[i]; u++) {
-            int64_t v = u < m->nunits ? m->ltab[u] : u;
+            int64_t v = u < nunits ? tab[u] : u;
             if (set_add(m, v, v))
                 return -1;
         }
@@ -337,6 +371,61 @@ static int apply_layout(vm *m, const st_vm_sink *sink)
     m->nset -= n;
     if (at >= 0)
         m->at -= n;
+    return 0;
+}
+
+static int apply_layout(vm *m, const st_vm_sink *sink)
+{
+    if (layout_table(m, sink))
+        return -1;
+    return relabel(m, m->ltab, m->nunits, m->nunits + m->nscratch);
+}
+
+/* Replace the set's units (units of a sub-communicator's phase, 0 .. inner - 1) by the caller's units they stand
+ * for, keeping the source and destination parts apart. */
+static int map_units(vm *m, const sub *s, int64_t inner)
+{
+    int n = m->nset, at = m->at;
+    for (int i = 0; i < n; i++)
+        if (m->lo[i] < 0 || m->hi[i] >= inner)
+            return fail(m, "unit %lld is outside 0..%lld", (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]),
+                        (long long)(inner - 1));
+    for (int i = 0; i < n; i++) {
+        if (i == at)
+            m->at = m->nset;
+        for (int64_t u = m->lo[i]; u <= m->hi[i]; u++)
+            for (int32_t k = s->mfirst[u]; k < s->mfirst[u + 1]; k++)
+                if (set_add(m, s->mlo[k], s->mhi[k]))
+                    return -1;
+    }
+    if (at == n)
+        m->at = m->nset;
+    memmove(m->lo, m->lo + n, sizeof(int64_t) * (size_t)(m->nset - n));
+    memmove(m->hi, m->hi + n, sizeof(int64_t) * (size_t)(m->nset - n));
+    m->nset -= n;
+    if (at >= 0)
+        m->at -= n;
+    return 0;
+}
+
+/* A send made inside phases on sub-communicators, in the caller's terms, innermost phase first: the units through
+ * the piece map and then the caller's layout, the peer through the member list. */
+static int map_out(vm *m, int64_t *dst)
+{
+    if (m->nset == 0)
+        return 0; /* nothing is sent: the peer is not looked at, as outside sub-communicators */
+    for (int k = m->nsub - 1; k >= 0; k--) {
+        const sub *s = &m->subs[k];
+        int64_t inner_units = k == m->nsub - 1 ? m->nunits : m->subs[k + 1].nunits;
+        int64_t inner_p = k == m->nsub - 1 ? m->p : m->subs[k + 1].p;
+        if (*dst < 0 || *dst >= inner_p)
+            return fail(m, "send to rank %lld, outside 0..%lld", (long long)*dst, (long long)(inner_p - 1));
+        *dst = s->members[*dst];
+        if (m->nset > 0 && map_units(m, s, inner_units))
+            return -1;
+        if (m->nset > 0 && s->layout >= 0 && relabel(m, s->ltab, s->nunits, s->nunits + s->nscratch))
+            return -1;
+    }
     return 0;
 }
 
@@ -354,6 +443,8 @@ static int emit_send(vm *m, const st_vm_sink *sink, int a)
     int rc = 0;
     if (m->nset > 0 && m->layout >= 0)
         rc = apply_layout(m, sink);
+    if (!rc && m->nsub > 0)
+        rc = map_out(m, &dst);
     int nsrc = m->at >= 0 ? m->at : m->nset;
     if (!rc && nsrc > 0)
         rc = sink->send(sink->ctx, dst, a & 1, m->lo, m->hi, nsrc, m->nset, m->line, m->col, m->err);
@@ -362,6 +453,285 @@ static int emit_send(vm *m, const st_vm_sink *sink, int a)
     m->nset = 0;
     m->at = -1;
     return rc;
+}
+
+/* ---- phases on sub-communicators ----------------------------------------------------------------------------- */
+
+static void sub_free(sub *s)
+{
+    free(s->members);
+    free(s->plo);
+    free(s->phi);
+    free(s->pfirst);
+    free(s->mfirst);
+    free(s->mlo);
+    free(s->mhi);
+    memset(s, 0, sizeof *s);
+}
+
+static int grow_buf(vm *m, void **v, int *cap, int need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    int cap2 = *cap ? *cap : 16;
+    while (cap2 < need) {
+        if (cap2 > (1 << 28))
+            return fail(m, "phase on a sub-communicator too large");
+        cap2 *= 2;
+    }
+    void *n = realloc(*v, size * (size_t)cap2);
+    if (!n)
+        return fail(m, "out of memory");
+    *v = n;
+    *cap = cap2;
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The algorithm a phase naming algorithm a runs: a's replacement in st_inst.use, if any. */
+static int use_of(vm *m, int32_t a, int32_t *out)
+{
+    *out = a;
+    if (a < 0 || a >= m->cat->nalgos)
+        return fail(m, "corrupt step table: algorithm %d", a);
+    if (!m->use || m->use[a] < 0)
+        return 0;
+    if (m->use[a] >= m->cat->nalgos || m->cat->algos[m->use[a]].coll != m->cat->algos[a].coll)
+        return fail(m, "the replacement of %s %s is not an algorithm of that collective", m->cat->algos[a].name,
+                    st_coll_name(m->cat->algos[a].coll));
+    *out = m->use[a];
+    return 0;
+}
+
+/* SUB_MEMBERS: the set built so far, in the order it was written, is the member list; my place in it; the root. */
+static int sub_members(vm *m, int32_t a)
+{
+    sub *s = &m->pend;
+    int64_t root, n = 0;
+    if (pop(m, &root) || use_of(m, a, &a))
+        return -1;
+    sub_free(s);
+    *s = (sub){.algo = a, .coll = m->cat->algos[a].coll, .me = -1};
+    for (int i = 0; i < m->nset; i++) {
+        if (m->lo[i] < 0 || m->hi[i] >= m->p)
+            return fail(m, "rank %lld of the phase's members is outside 0..%lld",
+                        (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)(m->p - 1));
+        n += m->hi[i] - m->lo[i] + 1;
+        if (n > m->p)
+            break; /* a rank named twice: found below */
+    }
+    int32_t *sorted = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    s->members = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    if (!sorted || !s->members) {
+        free(sorted);
+        return fail(m, "out of memory");
+    }
+    for (int i = 0; i < m->nset && s->nmembers < n; i++)
+        for (int64_t x = m->lo[i]; x <= m->hi[i] && s->nmembers < n; x++) {
+            if (x == m->r)
+                s->me = s->nmembers;
+            s->members[s->nmembers++] = (int32_t)x;
+        }
+    memcpy(sorted, s->members, sizeof(int32_t) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof(int32_t), cmp_i32);
+    int64_t twice = -1;
+    for (int64_t i = 1; i < n && twice < 0; i++)
+        if (sorted[i] == sorted[i - 1])
+            twice = sorted[i];
+    free(sorted);
+    m->nset = 0;
+    m->at = -1;
+    if (twice >= 0)
+        return fail(m, "rank %lld is named twice among the phase's members", (long long)twice);
+    /* the inner root: the given rank's place, else the current root's place, else 0 */
+    s->root = 0;
+    int64_t want = root >= 0 ? root : m->root;
+    int found = 0;
+    for (int i = 0; i < s->nmembers; i++)
+        if (s->members[i] == want)
+            s->root = i, found = 1;
+    if (root >= 0 && !found && s->me >= 0 && st_coll_rooted(s->coll))
+        return fail(m, "the phase's root, rank %lld, is not among its members", (long long)root);
+    if (!st_coll_rooted(s->coll))
+        s->root = 0;
+    return push(m, s->me >= 0);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* SUB_UNITS: the set built so far, sorted and merged, is the next piece. */
+static int sub_units(vm *m)
+{
+    sub *s = &m->pend;
+    int64_t (*r)[2] = malloc(sizeof *r * (size_t)(m->nset + 1));
+    if (!r)
+        return fail(m, "out of memory");
+    int n = 0;
+    for (int i = 0; i < m->nset; i++)
+        if (m->lo[i] <= m->hi[i])
+            r[n][0] = m->lo[i], r[n][1] = m->hi[i], n++;
+    m->nset = 0;
+    m->at = -1;
+    qsort(r, (size_t)n, sizeof *r, cmp_range);
+    int rc = grow_buf(m, (void **)&s->pfirst, &s->cappieces, s->npieces + 2, sizeof(int32_t));
+    if (!rc)
+        s->pfirst[s->npieces] = s->nruns;
+    for (int i = 0; i < n && !rc;) {
+        int64_t lo = r[i][0], hi = r[i][1];
+        for (i++; i < n && r[i][0] <= hi + 1; i++)
+            hi = r[i][1] > hi ? r[i][1] : hi;
+        int cap = s->capruns;
+        rc = grow_buf(m, (void **)&s->plo, &cap, s->nruns + 1, sizeof(int64_t));
+        if (!rc)
+            rc = grow_buf(m, (void **)&s->phi, &s->capruns, s->nruns + 1, sizeof(int64_t));
+        if (!rc) {
+            s->plo[s->nruns] = lo;
+            s->phi[s->nruns++] = hi;
+        }
+    }
+    if (!rc)
+        s->pfirst[++s->npieces] = s->nruns;
+    free(r);
+    return rc;
+}
+
+static int map_add(vm *m, sub *s, int64_t lo, int64_t hi)
+{
+    int cap = s->capm;
+    if (grow_buf(m, (void **)&s->mlo, &cap, s->nm + 1, sizeof(int64_t)) ||
+        grow_buf(m, (void **)&s->mhi, &s->capm, s->nm + 1, sizeof(int64_t)))
+        return -1;
+    s->mlo[s->nm] = lo;
+    s->mhi[s->nm++] = hi;
+    return 0;
+}
+
+/* The map from the phase's units (just declared) to the caller's: one piece is split evenly over all of them (a
+ * balanced floor split, as units split a block); k pieces for a collective of k blocks give block b's units an
+ * even split of piece b. No piece given: the caller's whole vector. */
+static int sub_map(vm *m)
+{
+    sub *s = &m->subs[m->nsub - 1];
+    int64_t U = m->nunits, nb = st_coll_nblocks(s->coll, (int)m->p);
+    const char *name = m->cat->algos[s->algo].name;
+    if (s->npieces == 0) {
+        if (s->nunits <= 0)
+            return fail(m, "phase within a sub-communicator before `units` was declared");
+        if (!(s->pfirst = calloc(2, sizeof(int32_t))) || !(s->plo = malloc(sizeof(int64_t))) ||
+            !(s->phi = malloc(sizeof(int64_t))))
+            return fail(m, "out of memory");
+        s->plo[0] = 0, s->phi[0] = s->nunits - 1, s->pfirst[1] = 1, s->npieces = 1, s->nruns = 1;
+    }
+    if (s->npieces != 1 && s->npieces != nb)
+        return fail(m, "the phase gives %d unit sets but %s %s has %lld blocks for %lld ranks", s->npieces, name,
+                    st_coll_name(s->coll), (long long)nb, (long long)m->p);
+    if (s->npieces > 1 && U % nb)
+        return fail(m, "%s %s declares %lld units, not a multiple of its %lld blocks", name, st_coll_name(s->coll),
+                    (long long)U, (long long)nb);
+    int64_t per = s->npieces == 1 ? U : U / nb;
+    if (!(s->mfirst = malloc(sizeof(int32_t) * (size_t)(U + 1))))
+        return fail(m, "out of memory");
+    for (int64_t u = 0, k = -1, run = 0, base = 0, n = 0; u < U; u++) {
+        if (u / per != k) { /* a new piece: its size, and its runs from the start */
+            k = u / per;
+            run = s->pfirst[k];
+            base = 0;
+            n = 0;
+            for (int32_t i = s->pfirst[k]; i < s->pfirst[k + 1]; i++)
+                n += s->phi[i] - s->plo[i] + 1;
+        }
+        int64_t j = u % per, from = j * n / per, to = (j + 1) * n / per; /* positions [from, to) of the piece */
+        s->mfirst[u] = s->nm;
+        for (; run < s->pfirst[k + 1] && from < to;) {
+            int64_t len = s->phi[run] - s->plo[run] + 1;
+            if (from >= base + len) {
+                base += len, run++;
+                continue;
+            }
+            int64_t a = s->plo[run] + (from - base), b = s->plo[run] + ((to < base + len ? to : base + len) - base) - 1;
+            if (map_add(m, s, a, b))
+                return -1;
+            from = b - s->plo[run] + base + 1;
+        }
+    }
+    s->mfirst[U] = s->nm;
+    return 0;
+}
+
+/* SUB_PHASE: run algorithm a on the members (or sit it out), in a context of its own. */
+static int sub_enter(vm *m, int32_t a, int32_t *pc, const st_vm_sink *sink)
+{
+    sub *s = &m->pend;
+    if (use_of(m, a, &a))
+        return -1;
+    if (s->members == NULL || s->algo != a)
+        return fail(m, "corrupt step table: a phase on a sub-communicator without its members");
+    if (s->me < 0) {
+        sub_free(s);
+        if (sink->within && (sink->within(sink->ctx, 1, NULL, 0, m->line, m->err) ||
+                             sink->within(sink->ctx, 0, NULL, 0, m->line, m->err)))
+            return -1;
+        return 0;
+    }
+    if (m->nsub == ST_VM_MAX_SUBS)
+        return fail(m, "phases on sub-communicators nested deeper than %d", ST_VM_MAX_SUBS);
+    if (m->layout >= 0 && layout_table(m, sink)) /* the caller's table, while its context is current */
+        return -1;
+    if (m->depth >= ST_MAX_CALL_DEPTH)
+        return fail(m, "recursion deeper than %d calls", ST_MAX_CALL_DEPTH);
+    sub *t = &m->subs[m->nsub++];
+    *t = *s;
+    memset(s, 0, sizeof *s);
+    t->p = m->p, t->r = m->r, t->croot = m->root, t->nunits = m->nunits, t->nscratch = m->nscratch;
+    t->topo = m->topo, t->layout = m->layout, t->ltab = m->ltab, t->ltab_fn = m->ltab_fn;
+    t->ltab_shared = m->ltab_shared;
+    m->p = t->nmembers, m->r = t->me, m->root = t->root, m->nunits = 0, m->nscratch = 0, m->topo = NULL;
+    m->ltab = NULL, m->ltab_fn = -1, m->ltab_shared = 0;
+    if (sink->within) {
+        int32_t *top = malloc(sizeof(int32_t) * (size_t)t->nmembers);
+        if (!top)
+            return fail(m, "out of memory");
+        for (int i = 0; i < t->nmembers; i++) {
+            int64_t x = t->members[i];
+            for (int k = m->nsub - 2; k >= 0; k--)
+                x = m->subs[k].members[x];
+            top[i] = (int32_t)x;
+        }
+        int rc = sink->within(sink->ctx, 1, top, t->nmembers, m->line, m->err);
+        free(top);
+        if (rc)
+            return -1;
+    }
+    const st_algo *al = &m->cat->algos[a];
+    if (enter(m, *pc, al->nslots, 0, 1))
+        return -1;
+    m->calls[m->depth - 1].sub = 1;
+    m->layout = -1; /* the caller's layout applies to the caller's units, after the map */
+    *pc = al->entry;
+    return 0;
+}
+
+/* The body of a phase on a sub-communicator returned: back to the caller's context. */
+static int sub_leave(vm *m, const st_vm_sink *sink)
+{
+    sub *t = &m->subs[--m->nsub];
+    if (!m->ltab_shared)
+        free(m->ltab);
+    m->p = t->p, m->r = t->r, m->root = t->croot, m->nunits = t->nunits, m->nscratch = t->nscratch;
+    m->topo = t->topo, m->ltab = t->ltab, m->ltab_fn = t->ltab_fn, m->ltab_shared = t->ltab_shared;
+    sub_free(t);
+    if (sink->within && sink->within(sink->ctx, 0, NULL, 0, m->line, m->err))
+        return -1;
+    return 0;
 }
 
 static int declare_units(vm *m)
@@ -374,7 +744,7 @@ static int declare_units(vm *m)
     if (m->nunits && m->nunits != u)
         return fail(m, "phase declares %lld units but the algorithm has %lld", (long long)u, (long long)m->nunits);
     m->nunits = u;
-    return 0;
+    return m->nsub > 0 && !m->subs[m->nsub - 1].mfirst ? sub_map(m) : 0;
 }
 
 /* The words of a query for messages: "group(7)" at level 0 as written without a level, "group(7, 1)" above. */
@@ -533,9 +903,10 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         return 0;
     }
     case ST_OP_PHASE: {
-        if (in->a < 0 || in->a >= c->nalgos)
-            return fail(m, "corrupt step table: algorithm %d", in->a);
-        const st_algo *a = &c->algos[in->a];
+        int32_t ai;
+        if (use_of(m, in->a, &ai))
+            return -1;
+        const st_algo *a = &c->algos[ai];
         if (enter(m, *pc, a->nslots, 0, 1))
             return -1;
         *pc = a->entry;
@@ -550,8 +921,22 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
             *pc = leave(m);
             return push(m, v) ? -1 : 2;
         }
+        if (m->calls[m->depth - 1].sub) {
+            *pc = leave(m);
+            return sub_leave(m, sink) ? -1 : 2;
+        }
         *pc = leave(m);
         return 2;
+    case ST_OP_SUB_MEMBERS: return sub_members(m, in->a);
+    case ST_OP_SUB_NBLOCKS:
+        if (!m->pend.members)
+            return fail(m, "corrupt step table: SUB_NBLOCKS without members");
+        return push(m, st_coll_nblocks(m->pend.coll, m->pend.nmembers));
+    case ST_OP_SUB_UNITS:
+        if (!m->pend.members)
+            return fail(m, "corrupt step table: SUB_UNITS without members");
+        return sub_units(m);
+    case ST_OP_SUB_PHASE: return sub_enter(m, in->a, pc, sink);
     case ST_OP_UNITS: return declare_units(m);
     case ST_OP_STEP:
         if (m->nunits <= 0)
@@ -579,6 +964,9 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
             return -1;
         if (v < 0 || v > ST_MAX_UNITS)
             return fail(m, "scratch = %lld is out of range 0..%d", (long long)v, ST_MAX_UNITS);
+        if (v > 0 && m->nsub > 0)
+            return fail(m, "%s declares scratch units, which a phase on a sub-communicator cannot map to its "
+                        "caller's units", m->cat->algos[m->subs[m->nsub - 1].algo].name);
         if (v > m->nscratch)
             m->nscratch = v;
         return 0;
@@ -621,7 +1009,7 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
         err->line = 0;
         goto out;
     }
-    *m = (vm){.cat = cat, .topo = inst->topo, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
+    *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
               .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1};
     if (enter(m, -1, algo->nslots, 0, 1) || run(m, algo->entry, 0, sink))
         goto out;
@@ -635,6 +1023,12 @@ out:
         free(m->hi);
         if (!m->ltab_shared)
             free(m->ltab);
+        for (int k = 0; k < m->nsub; k++) {
+            if (!m->subs[k].ltab_shared)
+                free(m->subs[k].ltab);
+            sub_free(&m->subs[k]);
+        }
+        sub_free(&m->pend);
         free(m);
     }
     return rc;

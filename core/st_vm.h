@@ -4,6 +4,11 @@
  * sink (core/st_sched.c) assembles them. Every run is bounded: a fuel budget of instructions, a value stack, a
  * call depth and a frame size; any excess, and every arithmetic error, stops the run with a message that names
  * the .dsl line.
+ *
+ * A phase on a sub-communicator runs the called algorithm in a context of its own (p = the members, r = my
+ * place among them, its units standing for pieces of the caller's); the machine maps every transfer of that
+ * context back to the caller's ranks and units before the sink sees it, so the sink only ever sees ranks and
+ * units of the whole instantiation.
  */
 #ifndef ST_VM_H
 #define ST_VM_H
@@ -29,6 +34,10 @@ typedef struct st_vm_sink {
      * 0..nsrc-1 are the source units, nsrc..nranges-1 the destination units (none: the same units). */
     int (*send)(void *ctx, int64_t dst, int op, const int64_t *lo, const int64_t *hi, int nsrc, int nranges,
                 int line, int col, st_err *err);
+    /* A phase on a sub-communicator (`phase ... within`) begins (begin = 1) or ends (begin = 0). At its beginning,
+     * `members` are its ranks as ranks of the whole instantiation, in member order (n of them), or n = 0 when
+     * this rank sits it out. May be NULL when the sink does not care. */
+    int (*within)(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err);
 } st_vm_sink;
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */

@@ -69,7 +69,20 @@ typedef struct st_uset {
     st_str var;         /* COMP */
     st_pos var_pos;     /* COMP */
     st_expr *cond;      /* COMP, may be NULL */
+    st_expr *elem_hi;   /* COMP of ranges, `{ a .. b : v in lo .. hi }`: elem is a, elem_hi is b (NULL: one unit) */
 } st_uset;
+
+/* `phase COLL within MEMBERS [units S | units b : S] [root R] using ALGO`: a phase on a sub-communicator. */
+typedef struct st_within {
+    st_uset *ranks;     /* the members as a set (`a .. b`, `{...}`, `all`), in the order written; or NULL */
+    st_expr *ranks_of;  /* the members as `group(g)` or `index(i)` (when ranks is NULL) */
+    st_pos pos;         /* of the members */
+    st_uset *units;     /* the caller's units the phase runs on (NULL: all of the vector) */
+    st_str var;         /* `units b : S`: S is the units of the phase's block b (len 0: one set for all) */
+    st_pos var_pos, units_pos;
+    st_expr *root;      /* the phase's root, a rank of the caller (NULL: the caller's root's place, else 0) */
+    st_pos root_pos;
+} st_within;
 
 typedef struct st_param {
     st_str name;
@@ -107,6 +120,7 @@ typedef struct st_stmt {
     st_pos coll_pos, algo_pos;
     struct st_stmt *body; /* STEP, FOR, IF then-branch */
     struct st_stmt *else_body; /* IF */
+    st_within *within;    /* PHASE on a sub-communicator (NULL: a plain phase) */
     struct st_stmt *next;
 } st_stmt;
 

@@ -295,6 +295,35 @@ static int count_args(const st_expr *e)
     return n;
 }
 
+/* A function may be called from the algorithm's body once it and every function it may call are defined: each
+ * reads only `let`s defined before it, so those have their values by then. `seen` (nfuncs bytes) breaks cycles. */
+static int fn_ready(const st_catalogue *c, int f, unsigned char *seen)
+{
+    if (c->funcs[f].entry < 0)
+        return 0;
+    if (seen[f])
+        return 1;
+    seen[f] = 1;
+    for (int pc = c->funcs[f].entry; pc >= 0 && pc < c->ncode && c->code[pc].op != ST_OP_RET; pc++)
+        if (c->code[pc].op == ST_OP_CALL && !fn_ready(c, c->code[pc].a, seen))
+            return 0;
+    return 1;
+}
+
+static int fn_callable(cg *g, int f)
+{
+    if (g->nomem)
+        return 1;
+    unsigned char *seen = calloc((size_t)g->cat->nfuncs + 1, 1);
+    if (!seen) {
+        g->nomem = 1;
+        return 1;
+    }
+    int ok = fn_ready(g->cat, f, seen);
+    free(seen);
+    return ok;
+}
+
 static void call_expr(cg *g, const st_expr *e)
 {
     int n = count_args(e);
@@ -319,9 +348,9 @@ static void call_expr(cg *g, const st_expr *e)
                  want == -2 ? "at least " : "", want == -2 ? 2 : want, (want == 1) ? "" : "s", n);
         return;
     }
-    if (!b && !g->in_fn && g->fns_left > 0) {
-        /* a function may read `let`s defined before it; calls from the body after every definition guarantee
-         * that those have their values */
+    if (!b && !g->in_fn && g->fns_left > 0 && !fn_callable(g, s->fn)) {
+        /* a function may read `let`s defined before it; calls from the body after its definition (and those of
+         * the functions it calls) guarantee that those have their values */
         st_error(g->d, e->pos, "'%.*s' is called before the algorithm's last function is defined; define "
                  "functions first", e->name.len, e->name.s);
         return;
@@ -456,7 +485,11 @@ static void comp_elem(cg *g, const void *arg, where at)
         jz = emit(g, ST_OP_JZ, 0);
     }
     expr(g, u->elem);
-    emit(g, ST_OP_SET_ADD, 0);
+    if (u->elem_hi) { /* `{ a .. b : v in ... }`: a run of units per value */
+        expr(g, u->elem_hi);
+        emit(g, ST_OP_SET_RANGE, 0);
+    } else
+        emit(g, ST_OP_SET_ADD, 0);
     if (jz >= 0)
         patch(g, jz, g->cat->ncode);
 }
@@ -541,6 +574,8 @@ static int coll_of(cg *g, st_str name, st_pos pos)
     return coll;
 }
 
+static void within_stmt(cg *g, const st_stmt *s, int coll, int ai);
+
 static void phase_stmt(cg *g, const st_stmt *s)
 {
     char *cname = dup_str(s->coll), *aname = dup_str(s->algo);
@@ -551,11 +586,133 @@ static void phase_stmt(cg *g, const st_stmt *s)
         const st_algo *a = st_catalogue_find(g->cat, aname, coll);
         if (!a)
             st_error(g->d, s->algo_pos, "no algorithm '%s' implements %s in this file", aname, cname);
+        else if (s->within)
+            within_stmt(g, s, coll, (int)(a - g->cat->algos));
         else
             emit(g, ST_OP_PHASE, a - g->cat->algos);
     }
     free(cname);
     free(aname);
+}
+
+/* ---- phases on sub-communicators ----------------------------------------------------------------------------- */
+
+/* `for v in 0 .. n - 1 { body }` with n the value of opcode bound_op (-1: already on the stack), v in a fresh slot;
+ * returns the slot. */
+static int counted_loop_begin(cg *g, int bound_op, int *top, int *jz)
+{
+    int vs = new_slot(g), hs = new_slot(g);
+    emit(g, ST_OP_PUSH, 0);
+    emit(g, ST_OP_STORE, vs);
+    if (bound_op >= 0)
+        emit(g, bound_op, 0);
+    emit(g, ST_OP_STORE, hs);
+    *top = g->cat->ncode;
+    emit(g, ST_OP_LOAD, vs);
+    emit(g, ST_OP_LOAD, hs);
+    emit(g, ST_OP_LT, 0);
+    *jz = emit(g, ST_OP_JZ, 0);
+    return vs;
+}
+
+static void counted_loop_end(cg *g, int vs, int top, int jz)
+{
+    emit(g, ST_OP_LOAD, vs);
+    emit(g, ST_OP_PUSH, 1);
+    emit(g, ST_OP_ADD, 0);
+    emit(g, ST_OP_STORE, vs);
+    emit(g, ST_OP_JMP, top);
+    patch(g, jz, g->cat->ncode);
+}
+
+/* `within group(x)`: the members of rank x's group in index order; `within index(x)`: the rank at x's index in
+ * every group that has one, in group order. Both are loops over the topology queries, so they serve any topology. */
+static void within_topo(cg *g, const st_expr *e)
+{
+    int is_group = e->kind == ST_E_CALL && st_str_eq(e->name, "group");
+    if (e->kind != ST_E_CALL || (!is_group && !st_str_eq(e->name, "index")) || count_args(e) != 1) {
+        st_error(g->d, e->pos, "a phase's members are group(X) (the ranks of rank X's group), index(X) (the ranks at "
+                 "rank X's index in every group), a range A .. B, a set {...} or all");
+        return;
+    }
+    int xs = new_slot(g), top, jz;
+    expr(g, e->args);
+    emit(g, is_group ? ST_OP_GROUP : ST_OP_INDEX, 0); /* the rank's group, or its index */
+    emit(g, ST_OP_STORE, xs);
+    if (is_group) { /* bound: size(x) */
+        emit(g, ST_OP_LOAD, xs);
+        emit(g, ST_OP_SIZE, 0);
+    }
+    int vs = counted_loop_begin(g, is_group ? -1 : ST_OP_GROUPS, &top, &jz);
+    int jskip = -1;
+    if (!is_group) { /* only groups that have an index i */
+        emit(g, ST_OP_LOAD, xs);
+        emit(g, ST_OP_LOAD, vs);
+        emit(g, ST_OP_SIZE, 0);
+        emit(g, ST_OP_LT, 0);
+        jskip = emit(g, ST_OP_JZ, 0);
+    }
+    emit(g, ST_OP_LOAD, is_group ? xs : vs);
+    emit(g, ST_OP_LOAD, is_group ? vs : xs);
+    emit(g, ST_OP_MEMBER, 0);
+    emit(g, ST_OP_SET_ADD, 0);
+    if (jskip >= 0)
+        patch(g, jskip, g->cat->ncode);
+    counted_loop_end(g, vs, top, jz);
+    g->flags |= ST_ALGO_USES_TOPO;
+}
+
+static void within_ranks(cg *g, const st_within *w)
+{
+    if (!w->ranks)
+        within_topo(g, w->ranks_of);
+    else if (w->ranks->kind == ST_US_ALL) { /* every rank of the current context */
+        emit(g, ST_OP_PUSH, 0);
+        emit(g, ST_OP_P, 0);
+        emit(g, ST_OP_PUSH, 1);
+        emit(g, ST_OP_SUB, 0);
+        emit(g, ST_OP_SET_RANGE, 0);
+    } else
+        uset(g, w->ranks);
+}
+
+/* phase COLL within MEMBERS [units S | units b : S] [root R] using ALGO:
+ *   MEMBERS (SET_*), R or -1, SUB_MEMBERS a, JZ over the units (a rank that sits out needs none),
+ *   S, SUB_UNITS  |  for b in 0 .. SUB_NBLOCKS - 1 { S(b), SUB_UNITS },  SUB_PHASE a */
+static void within_stmt(cg *g, const st_stmt *s, int coll, int ai)
+{
+    const st_within *w = s->within;
+    int mark = g->nsyms;
+    within_ranks(g, w);
+    if (w->root) {
+        if (!st_coll_rooted(coll))
+            st_error(g->d, w->root_pos, "'root' given for a phase of %s, a collective without a root",
+                     st_coll_name(coll));
+        expr(g, w->root);
+    } else
+        emit(g, ST_OP_PUSH, -1);
+    g->line = s->pos.line;
+    emit(g, ST_OP_SUB_MEMBERS, ai);
+    int jz = emit(g, ST_OP_JZ, 0);
+    if (w->units && !w->var.len) {
+        uset(g, w->units);
+        emit(g, ST_OP_SUB_UNITS, 0);
+    } else if (w->units) {
+        int top, jend;
+        int vs = counted_loop_begin(g, ST_OP_SUB_NBLOCKS, &top, &jend);
+        sym *v = bind(g, w->var, w->var_pos);
+        if (v) {
+            v->slot = vs;
+            v->in_fn = 0;
+        }
+        uset(g, w->units);
+        emit(g, ST_OP_SUB_UNITS, 0);
+        counted_loop_end(g, vs, top, jend);
+    }
+    patch(g, jz, g->cat->ncode);
+    g->line = s->pos.line;
+    emit(g, ST_OP_SUB_PHASE, ai);
+    unbind_to(g, mark);
 }
 
 static void layout_stmt(cg *g, const st_stmt *s)
@@ -730,7 +887,8 @@ static int reaches(const st_catalogue *c, int from, int target, int depth)
         const st_insn *in = &c->code[pc];
         if (in->op == ST_OP_RET && in->a == 0)
             break; /* the body's end: fn bodies inside it return with RET 1 */
-        if (in->op == ST_OP_PHASE && (in->a == target || reaches(c, in->a, target, depth + 1)))
+        if ((in->op == ST_OP_PHASE || in->op == ST_OP_SUB_PHASE) &&
+            (in->a == target || reaches(c, in->a, target, depth + 1)))
             return 1;
     }
     return 0;
@@ -777,7 +935,7 @@ static void propagate_flags(st_catalogue *c)
                 const st_insn *in = &c->code[pc];
                 if (in->op == ST_OP_RET && in->a == 0)
                     break;
-                if (in->op != ST_OP_PHASE)
+                if (in->op != ST_OP_PHASE && in->op != ST_OP_SUB_PHASE)
                     continue;
                 int add = c->algos[in->a].flags & ~a->flags;
                 if (!st_coll_rooted(a->coll))

@@ -619,18 +619,34 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     return rc;
 }
 
+/* Whether algorithm ai runs a phase on a sub-communicator, itself or through the phases it runs (sema rules out
+ * cycles; the depth bound is only a guard). */
+static int is_composite(const st_catalogue *cat, int ai, int depth)
+{
+    for (int pc = cat->algos[ai].entry; depth < 64 && pc >= 0 && pc < cat->ncode; pc++) {
+        const st_insn *in = &cat->code[pc];
+        if (in->op == ST_OP_RET && in->a == 0)
+            break;
+        if (in->op == ST_OP_SUB_PHASE || (in->op == ST_OP_PHASE && is_composite(cat, in->a, depth + 1)))
+            return 1;
+    }
+    return 0;
+}
+
 /* Roots to try for a rooted collective, whether or not its body reads `root`: the contract (who starts with the
  * data, who must end with it) depends on the root even when the schedule does not, and an algorithm that ignores
  * the root is wrong for every root but one. Every root up to p = ST_VERIFY_ALL_ROOTS; above, a sample that covers
  * both ends, the middle and odd/even: roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1
- * (docs/language.md, section 7, says so; the long sweep to p = 512 stays within minutes). Collectives without a root are tried once, with root 0. */
-static int next_root(const st_algo *al, int p, int root)
+ * (docs/language.md, section 7, says so; the long sweep to p = 512 stays within minutes). A composite in the
+ * default sweep (`sample`, see st_verify) gets every root up to p = ST_VERIFY_ALL_ROOTS_COMPOSITE and then
+ * 0, 1, p/2, p-1. Collectives without a root are tried once, with root 0. */
+static int next_root(const st_algo *al, int p, int root, int sample)
 {
     if (!st_coll_rooted(al->coll))
         return root < 0 ? 0 : p;
-    if (p <= ST_VERIFY_ALL_ROOTS)
+    if (p <= (sample ? ST_VERIFY_ALL_ROOTS_COMPOSITE : ST_VERIFY_ALL_ROOTS))
         return root + 1;
-    int small = p <= 64 ? 3 : 1; /* roots 0 .. small are tried */
+    int small = p <= 64 && !sample ? 3 : 1; /* roots 0 .. small are tried */
     if (root < small)
         return root + 1;
     if (root < p / 2)
@@ -649,8 +665,10 @@ static int try_grouping(int p, int L)
     return p <= 64 || L <= 4 || L == p / 4 || L == p / 3 || L == p / 2 || L == p;
 }
 
-/* What the instantiations of one (algorithm, collective) came to. */
+/* One (algorithm, collective) being verified: what its instantiations share, and what they came to. */
 typedef struct tally {
+    const int32_t *use; /* st_inst.use: roles replaced (NULL: none) */
+    int sample;         /* a composite in the default sweep: fewer roots, groupings and layouts (st_verify) */
     int nsteps, nxfers; /* of the last one verified */
     int done, refused;
 } tally;
@@ -660,8 +678,8 @@ static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const
                         tally *t, FILE *out)
 {
     int rc = 0;
-    for (int root = next_root(al, p, -1); root < p && rc <= 0; root = next_root(al, p, root)) {
-        st_inst in = {.p = p, .root = root, .topo = topo};
+    for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
+        st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use};
         rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, out);
         if (rc == 1)
             t->refused++;
@@ -771,10 +789,19 @@ static int lists(int maxn, int maxs, char *texts, size_t len)
     return count;
 }
 
+/* The layouts after the range: one server of 1..8; two levels, 1..G servers of 1..8; three levels, 1..2 pods of
+ * servers. A composite (hier, ahc, ...) costs tens of times more per instantiation than a flat algorithm (it
+ * instantiates its inner algorithms for every part), so by default it gets every layout of one and two servers but
+ * only every COMPOSITE_STRIDE-th of three servers and of the pods (11: 8 and 64 are neither 0 nor 1 modulo 11, so
+ * the sample spreads over every size at every position and every p, and it holds spec 9's 7,5,3); `--sweep long`
+ * tries them all. */
+#define COMPOSITE_STRIDE 11
+
 static int sweep(const st_catalogue *cat, const st_algo *al, int which, tally *t, FILE *out)
 {
     sweeper w = {cat, al, t, out};
     int long_ = which == ST_SWEEP_LONG, rc = 0;
+    int stride = t->sample ? COMPOSITE_STRIDE : 1, kept = 0;
     int G = long_ ? 4 : 3, pods = 2, servers = long_ ? 3 : 2, size = long_ ? 4 : 3;
     for (int n = 1; n <= 8 && !rc; n++) { /* one level: a single server */
         st_layout l = {0};
@@ -793,8 +820,10 @@ static int sweep(const st_catalogue *cat, const st_algo *al, int which, tally *t
         lists(G, 8, two, 16);
         lists(servers, size, pod, 16);
     }
+    int all2 = lists(2, 8, NULL, 0); /* one or two servers: always every layout */
     for (int i = 0; i < n2 && !rc; i++) /* two levels */
-        rc = sweep_text(&w, two + (size_t)i * 16);
+        if (i < all2 || kept++ % stride == 0)
+            rc = sweep_text(&w, two + (size_t)i * 16);
     for (int np = 1; np <= pods && !rc; np++) { /* three levels: pods of servers */
         int a[8];
         for (int i = 0; i < np; i++)
@@ -803,7 +832,8 @@ static int sweep(const st_catalogue *cat, const st_algo *al, int which, tally *t
             size_t o = 0;
             for (int i = 0; i < np; i++)
                 o += (size_t)snprintf(text + o, sizeof text - o, "%s[%s]", i ? "," : "", pod + (size_t)(a[i] - 1) * 16);
-            rc = sweep_text(&w, text);
+            if (kept++ % stride == 0)
+                rc = sweep_text(&w, text);
         } while (!rc && odometer(a, np, n3));
     }
     free(two);
@@ -822,7 +852,12 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         matched++;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        tally t = {0};
+        /* composites (is_composite) cost tens of times more per instantiation than flat algorithms: by default
+         * they get fewer roots (next_root), above p = 32 only every p divisible by 12 and the last (each with
+         * every grouping), and fewer layouts (sweep), so that the default verify stays near ten seconds; given
+         * layouts and --sweep long get everything */
+        int sample = !o->layouts && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
+        tally t = {.use = o->use, .sample = sample};
         int bad = 0, pmax = o->pmax;
         char range[64];
         if (o->layouts) {
@@ -841,7 +876,8 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
             snprintf(range, sizeof range, "the given layout%s", o->nlayouts == 1 ? "" : "s");
         } else {
             for (int p = o->pmin; p <= o->pmax && !bad; p++)
-                bad = verify_p(cat, al, p, &t, out) != 0;
+                if (!sample || p <= 32 || p % 12 == 0 || p == o->pmax) /* composites: 36, 48, 60, ..., pmax */
+                    bad = verify_p(cat, al, p, &t, out) != 0;
             int nsteps = t.nsteps, nxfers = t.nxfers; /* the summary quotes p = pmax */
             if (!bad && uses_topo && o->sweep != ST_SWEEP_NONE)
                 bad = sweep(cat, al, o->sweep, &t, out) != 0;

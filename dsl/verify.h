@@ -10,7 +10,8 @@
  * p = ST_VERIFY_ALL_ROOTS and a sample above (roots 0..3, p/2, p-2, p-1 up to p = 64, then 0, 1, p/2, p-1),
  * whether or not the body reads `root`;
  * topology-aware ones with every even grouping S x L up to p = 64 and a sample above, and then over a sweep of
- * layouts, unequal ones included (st_verify_opts.sweep). A `require` that does not hold refuses an instantiation:
+ * layouts, unequal ones included (st_verify_opts.sweep). Composites (a phase `within` a sub-communicator) cost far
+ * more per instantiation: unless the sweep is long they get a sample of roots, of p above 32 and of layouts. A `require` that does not hold refuses an instantiation:
  * it is skipped and counted, and an algorithm refused by every instantiation of a sweep fails (nothing was proved).
  * Given layouts (`--layout`, `--topo`) replace the range: every algorithm is verified for their p, the
  * topology-aware ones on exactly those layouts, and a refusal there is a note, not a failure.
@@ -18,12 +19,14 @@
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "st_steptab.h"
 #include "st_topo.h"
 
 #define ST_VERIFY_ALL_ROOTS 32 /* every root is tried up to this p */
+#define ST_VERIFY_ALL_ROOTS_COMPOSITE 8 /* the same for composites (phases on sub-communicators) but under --sweep long */
 
 /* Layout sweeps for topology-aware algorithms, after the range's uniform groupings:
  *   default: one level of 1..8 ranks; every two-level layout of 1..3 groups of 1..8 ranks (584); three levels,
@@ -41,6 +44,7 @@ typedef struct st_verify_opts {
     const st_layout *layouts; /* when set, these layouts (with their own p) replace the range and the sweep */
     const char *const *layout_names; /* how each is called in messages (e.g. the topology file), or NULL */
     int nlayouts;
+    const int32_t *use; /* st_inst.use: roles replaced in every instantiation (NULL: none) */
 } st_verify_opts;
 
 /* Returns the number of (algorithm, collective) pairs that failed (0 = all verified), or -1 when the selection

@@ -114,6 +114,7 @@ int st_lex(st_lexer *lx, st_token *t)
         "layout"         { return emit(lx, t, tok, TK_LAYOUT); }
         "scratch"        { return emit(lx, t, tok, TK_SCRATCH); }
         "at"             { return emit(lx, t, tok, TK_AT); }
+        "within"         { return emit(lx, t, tok, TK_WITHIN); }
         "require"        { return emit(lx, t, tok, TK_REQUIRE); }
         "true"           { emit(lx, t, tok, TK_INT); t->ival = 1; return TK_INT; }
         "false"          { return emit(lx, t, tok, TK_INT); }

@@ -15,7 +15,7 @@
 
 /* Fix the token codes: keywords, then punctuation. */
 %token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT
-       SCRATCH AT REQUIRE.
+       SCRATCH AT WITHIN REQUIRE.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
 /* Lowest first. ELSE ranks the `if..then..else` expression below every operator (it extends to the right). */
@@ -195,6 +195,36 @@ static st_uset *us_comp(st_parse_ctx *ctx, st_token lb, st_ex elem, st_token var
     return u;
 }
 
+/* Phases on sub-communicators: the clauses after `within MEMBERS`, each at most once. */
+static st_within *wi_new(st_parse_ctx *ctx, st_pos pos)
+{
+    st_within *w = nalloc(ctx, sizeof *w);
+    w->pos = pos;
+    return w;
+}
+
+static st_within *wi_units(st_parse_ctx *ctx, st_within *w, st_token kw, st_token *var, st_uset *u)
+{
+    if (w->units)
+        st_error(ctx->d, P(kw), "a phase takes one 'units' clause");
+    w->units = u, w->units_pos = P(kw);
+    if (var)
+        w->var = S(*var), w->var_pos = P(*var);
+    return w;
+}
+
+static st_within *wi_clause(st_parse_ctx *ctx, st_within *w, st_token name, st_ex e)
+{
+    if (!st_str_eq(S(name), "root"))
+        st_error(ctx->d, P(name), "unknown clause '%.*s' in a phase (expected 'units', 'root' or 'using')",
+                 name.len > 64 ? 64 : name.len, name.s);
+    else if (w->root)
+        st_error(ctx->d, P(name), "a phase takes one 'root' clause");
+    else
+        w->root = e.e, w->root_pos = P(name);
+    return w;
+}
+
 static st_plist pl_add(st_parse_ctx *ctx, st_plist l, st_token name)
 {
     st_param *p = nalloc(ctx, sizeof *p);
@@ -282,6 +312,7 @@ static const char *tk_spell(int code)
 %type uset {st_uset *}
 %type xop {int}
 %type expr {st_ex}
+%type within {st_within *}
 %type args {st_exlist}
 %type items {st_exlist}
 
@@ -339,6 +370,17 @@ stmt(L) ::= PHASE(K) coll_name(C) USING IDENT(A). {
     s->coll = S(C), s->coll_pos = P(C), s->algo = S(A), s->algo_pos = P(A);
     L = sl_one(s);
 }
+/* phase COLL within MEMBERS [units S | units b : S] [root R] using ALGO */
+stmt(L) ::= PHASE(K) coll_name(C) WITHIN within(W) USING IDENT(A). {
+    st_stmt *s = st_new(ctx, ST_S_PHASE, K);
+    s->coll = S(C), s->coll_pos = P(C), s->algo = S(A), s->algo_pos = P(A), s->within = W;
+    L = sl_one(s);
+}
+within(W) ::= uset(U). { W = wi_new(ctx, U->pos); W->ranks = U; }
+within(W) ::= expr(E). { W = wi_new(ctx, E.e->pos); W->ranks_of = E.e; }
+within(W) ::= within(A) UNITS(K) uset(U). { W = wi_units(ctx, A, K, NULL, U); }
+within(W) ::= within(A) UNITS(K) IDENT(V) COLON uset(U). { W = wi_units(ctx, A, K, &V, U); }
+within(W) ::= within(A) IDENT(N) expr(E). { W = wi_clause(ctx, A, N, E); }
 stmt(L) ::= REQUIRE(K) expr(E). { L = sl_one(st_new(ctx, ST_S_REQUIRE, K)); L.head->expr = E.e; }
 stmt(L) ::= LAYOUT(K) IDENT(F). {
     st_stmt *s = st_new(ctx, ST_S_LAYOUT, K);
@@ -355,6 +397,14 @@ uset(U) ::= LBRACE(K) expr(E) COLON IDENT(V) IN expr(A) DOTDOT expr(B) RBRACE. {
 }
 uset(U) ::= LBRACE(K) expr(E) COLON IDENT(V) IN expr(A) DOTDOT expr(B) IF expr(C) RBRACE. {
     U = us_comp(ctx, K, E, V, A, B, C.e);
+}
+uset(U) ::= LBRACE(K) expr(E) DOTDOT expr(F) COLON IDENT(V) IN expr(A) DOTDOT expr(B) RBRACE. {
+    U = us_comp(ctx, K, E, V, A, B, NULL);
+    U->elem_hi = F.e;
+}
+uset(U) ::= LBRACE(K) expr(E) DOTDOT expr(F) COLON IDENT(V) IN expr(A) DOTDOT expr(B) IF expr(C) RBRACE. {
+    U = us_comp(ctx, K, E, V, A, B, C.e);
+    U->elem_hi = F.e;
 }
 items(L) ::= expr(E). { L = exl_add((st_exlist){0, 0, 0}, E); }
 items(L) ::= items(A) COMMA expr(E). { L = exl_add(A, E); }

@@ -306,7 +306,7 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     st_err err;
     char why[512];
     const st_topo *topo = st_groups_topo(comm->groups);
-    st_inst in = {comm->p, e->root, topo};
+    st_inst in = {.p = comm->p, .root = e->root, .topo = topo};
     if (st_sched_build_ex(st_reg_cat(comm->reg, algo), algo, &in, &e->sched, &err) != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),

@@ -79,6 +79,24 @@ stitch_golden(show_root_holdings show_ring_broadcast_p4_root2_holdings.txt
               show ${COMPILER_TESTS}/rooted.dsl -a ring -c broadcast -n 4 --root 2 -f holdings)
 stitch_golden(show_wrong_holdings show_ring_copy_p3_holdings.txt
               show ${CMAKE_CURRENT_SOURCE_DIR}/verify/wrong_last.dsl -a ring_copy -n 3 -f holdings)
+# AHC on groups 2+3 (spec 9.3): the whole schedule, and the logical same-index pairs it must hold
+stitch_golden(show_ahc_ar_json show_ahc_all_reduce_2_3.json
+              show ${STITCH_DSL} -a ahc -c all_reduce -g 2,3 --format json)
+add_test(NAME compiler.ahc_pairs COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DDSL=${STITCH_DSL}
+         -P ${COMPILER_TESTS}/ahc_pairs.cmake)
+# verify and show on one grouping (-g), and roles replaced (--use: the hook a configuration uses)
+stitch_cli(verify_groups RC 0 STDOUT "verified 3 \\(algorithm, collective\\) pairs for p = 5..5"
+           ARGS verify ${STITCH_DSL} -a ahc -g 2,3)
+stitch_cli(verify_groups_ranks RC 2 STDERR "--ranks and --groups exclude each other"
+           ARGS verify ${STITCH_DSL} -a ahc -g 2,3 --ranks 5)
+stitch_cli(use_level1 RC 0 STDOUT "^# hier all_reduce, p = 6, groups 2\\+2\\+2, U = 6 units, 4 steps\n"
+           ARGS show ${STITCH_DSL} -a hier -c all_reduce -g 3x2 --use level1=mesh)
+stitch_cli(use_default RC 0 STDOUT "^# hier all_reduce, p = 6, groups 2\\+2\\+2, U = 6 units, 6 steps\n"
+           ARGS show ${STITCH_DSL} -a hier -c all_reduce -g 3x2)
+stitch_cli(use_verify RC 0 STDOUT "verified 3 "
+           ARGS verify ${STITCH_DSL} -a ahc -g 7,5,3 --use ahc_inter=nb,ahc_intra=ring)
+stitch_cli(use_wrong_coll RC 2 STDERR "--use level1=pairwise: 'pairwise' implements none of the collectives of 'level1'"
+           ARGS verify ${STITCH_DSL} -a hier -g 3x2 --use level1=pairwise)
 add_custom_target(update-golden-compiler ${STITCH_GOLDEN_UPDATES} DEPENDS stitchc VERBATIM
                   COMMENT "rewriting tests/compiler/golden/ from the current stitchc")
 

@@ -130,6 +130,31 @@ stitch_perf_test(cli.topo_and_groups RC 2 STDERR "^stitch-perf: error: --groups 
 stitch_perf_test(topo.groups_over_env RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY ENV STITCH_TOPO=2,3
                  ARGS all_reduce -a pipeline --groups 2x2 -n 4 -b 8 -e 8 -c 1 ${PERF_COMMON})
 
+# ---- AHC, AHC_BROKE and hier on groups (threads; --groups or --layout), checked: a sample up to 256 KiB; under
+# `long` the issue's runs, 4 B .. 16 MiB on 2+3, 7+5+3 and 1+4 for both AHC forms and their three collectives
+stitch_perf_run(all_reduce.ahc.g2+3.fp32.sum all_reduce -a ahc --layout 2,3 -d fp32 -o sum -b 4 -e 256K -f 8)
+stitch_perf_run(reduce_scatter.ahc.g2+3.bf16.max reduce_scatter -a ahc --groups 2,3 -d bf16 -o max -b 4 -e 256K -f 8)
+stitch_perf_run(all_gather.ahc.g2+3.int8 all_gather -a ahc --groups 2,3 -d int8 -b 4 -e 256K -f 8 -i)
+stitch_perf_run(all_reduce.ahc.g7+5+3.fp16.sum all_reduce -a ahc --layout 7,5,3 -d fp16 -o sum -b 4 -e 256K -f 16)
+stitch_perf_run(all_gather.ahc.g1+4.fp64 all_gather -a ahc --groups 1,4 -d fp64 -b 4 -e 256K -f 16)
+stitch_perf_run(all_reduce.ahc_broke.g2+3.int32.prod all_reduce -a ahc_broke --groups 2,3 -d int32 -o prod -b 4
+                -e 256K -f 8 -i)
+stitch_perf_run(reduce_scatter.ahc_broke.g7+5+3.fp32.min reduce_scatter -a ahc_broke --groups 7,5,3 -d fp32 -o min
+                -b 4 -e 256K -f 16)
+stitch_perf_run(all_gather.ahc_broke.g1+4.int16 all_gather -a ahc_broke --groups 1,4 -d int16 -b 4 -e 256K -f 16)
+stitch_perf_run(all_reduce.hier.g3x2.fp32.sum all_reduce -a hier --groups 3x2 -d fp32 -o sum -b 4 -e 256K -f 8)
+stitch_perf_run(broadcast.hier.g2x3.bf16.root4 broadcast -a hier --groups 2x3 -r 4 -d bf16 -b 4 -e 256K -f 8)
+foreach(layout 2,3 7,5,3 1,4)
+  string(REPLACE "," "+" name ${layout})
+  foreach(algo ahc ahc_broke)
+    foreach(coll all_reduce reduce_scatter all_gather)
+      stitch_perf_test(${coll}.${algo}.g${name}.16M RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                       LABELS long ARGS ${coll} -a ${algo} --layout ${layout} -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+                       ${PERF_COMMON})
+    endforeach()
+  endforeach()
+endforeach()
+
 # ---- the long sweep: every algorithm x collective x dtype x op, in and out of place ---------------------------
 add_test(NAME perf.sweep
          COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/sweep.cmake)

@@ -39,10 +39,14 @@ add_test(NAME proc.mpirun.np4.ring COMMAND ${PROC_LAUNCH} mpirun 4 -- $<TARGET_F
 add_test(NAME proc.mpirun.np3.rhd.tcp
          COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_TRANSPORT=tcp -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a rhd)
 add_test(NAME proc.torchrun.np3 COMMAND ${PROC_LAUNCH} torchrun 3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring)
+# AHC on unequal groups (2 + 3) in process mode: the groups come from STITCH_GROUPS, every rank checks its data
+add_test(NAME proc.mpirun.np5.ahc.g2+3
+         COMMAND ${PROC_LAUNCH} mpirun 5 STITCH_GROUPS=2,3 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ahc)
 # a topology under mpirun: 2 + 3 ranks in rank order (--layout becomes stitch_config_t.topo on every rank)
 add_test(NAME proc.mpirun.np5.layout
          COMMAND ${PROC_LAUNCH} mpirun 5 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring --layout 2,3)
-set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 proc.mpirun.np5.layout PROPERTIES
+set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 proc.mpirun.np5.ahc.g2+3
+                     proc.mpirun.np5.layout PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 
 # stitch_comm_init_mpi (library stitch_mpi, built only when CMake finds MPI): a tiny MPI program under mpirun

@@ -25,7 +25,7 @@ stitch_runtime_test(transport)
 
 add_test(NAME runtime.reduce COMMAND test_runtime_reduce)
 add_test(NAME runtime.collectives COMMAND test_runtime_collectives)
-add_test(NAME runtime.collectives.full COMMAND test_runtime_collectives --full matrix_small_p matrix_large_p)
+add_test(NAME runtime.collectives.full COMMAND test_runtime_collectives --full matrix_small_p matrix_large_p ahc_groups)
 add_test(NAME runtime.errors COMMAND test_runtime_errors)
 add_test(NAME runtime.mesh_det COMMAND test_runtime_mesh_det)
 add_test(NAME runtime.placement COMMAND test_runtime_placement)

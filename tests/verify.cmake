@@ -10,6 +10,15 @@ add_test(NAME verify.catalogue COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.
 add_test(NAME verify.catalogue_512 COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl --ranks 1..512)
 set_tests_properties(verify.catalogue_512 PROPERTIES LABELS long TIMEOUT 3600)
 
+# Composites on unequal groups (AHC, AHC_BROKE, hier's fallback) on named layouts, one `-g` run each: a group of 1,
+# the spec's 2+3 and 7+5+3, gcd > 1, near-equal, and 20+21, beyond the layout sweep. The default sweep above tries a
+# sample of the layouts of up to 3 groups of 1..8 for composites; topo.sweep_long.catalogue (`long`) tries them all.
+set(ahc_algos "ahc|ahc_align|ahc_broke|hier")
+add_test(NAME verify.layouts COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc>
+         -DFILE=${CMAKE_SOURCE_DIR}/algos.dsl "-DALGOS=${ahc_algos}"
+         "-DLAYOUTS=1|2,3|3,2|1,4|4,1|7,5,3|3,4|4,6|2,2,3|1,1,1|8,1,3|20,21"
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_layouts.cmake)
+
 file(GLOB broken ${CMAKE_CURRENT_SOURCE_DIR}/verify/*.dsl)
 foreach(f ${broken})
   get_filename_component(n ${f} NAME_WE)

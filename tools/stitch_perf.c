@@ -80,7 +80,8 @@ static void usage(FILE *f)
             "  -o, --op OP                sum prod max min; ignored by the collectives that do not reduce\n"
             "                             (default: sum)\n"
             "  -r, --root ROOT            root of broadcast, reduce, scatter, gather (default: 0)\n"
-            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,2,2\" (pipeline; default:\n"
+            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,3\" (pipeline, hier, ahc;\n"
+            "                             without -n, P is their total; default:\n"
             "                             $STITCH_GROUPS, else one group)\n"
             "      --topo FILE            the ranks' topology, a YAML file (topologies/); -n defaults to its\n"
             "                             ranks (default: $STITCH_TOPO)\n"
@@ -192,6 +193,24 @@ static void check_algo(const struct opts *o)
     bad_usage("unknown algorithm '%s' for %s (known: %s)", o->algo, stitch_coll_name(o->coll), known);
 }
 
+/* The ranks a --groups value stands for ("SxL": S * L, "2,3": 5), or `dflt` when it is malformed (the library's
+ * check then says what is wrong with it). */
+static int groups_ranks(const char *spec, int dflt)
+{
+    long S, L, total = 0;
+    char x, rest;
+    if (sscanf(spec, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x')
+        return S >= 1 && L >= 1 && S * L <= MAX_RANKS ? (int)(S * L) : dflt;
+    for (const char *c = spec; *c;) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 1 || (*end && *end != ',') || (total += v) > MAX_RANKS)
+            return dflt;
+        c = *end ? end + 1 : end;
+    }
+    return total > 0 ? (int)total : dflt;
+}
+
 /* --topo FILE and --layout SPEC both become stitch_config_t.topo; the library reads a value made only of digits,
  * ',', '[', ']', 'x' and blanks as a layout, anything else as a file (stitch.h), so each option checks its side. */
 static void set_topo(struct opts *o, const char *opt, const char *v, int layout)
@@ -276,6 +295,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
                   o->topo_layout ? "layout" : "topo");
     if (o->topo && !o->nranks_given && stitch_launcher() == NULL)
         o->nranks = topo_ranks(o);
+    if (o->groups && !o->nranks_given && stitch_launcher() == NULL) /* --groups 2,3 without -n: 5 ranks */
+        o->nranks = groups_ranks(o->groups, o->nranks);
     if (o->root >= o->nranks && stitch_launcher() == NULL) /* launcher mode: checked against the job's size */
         bad_usage("-r %d is not a rank (0..%d)", o->root, o->nranks - 1);
     if (o->inplace && (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V))

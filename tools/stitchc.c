@@ -77,7 +77,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_COUNT };
+              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -283,6 +283,66 @@ static int parse_groups(const char *s, int p, groups *g)
     return -1; /* more groups than ranks */
 }
 
+/* The rank count a -g value stands for: the sum of N,N,... or S * L; 0 when malformed (parse_groups says why). */
+static int groups_total(const char *s)
+{
+    long S, L, total = 0;
+    char x, rest;
+    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x')
+        return S >= 1 && L >= 1 && S * L <= ST_MAX_RANKS ? (int)(S * L) : 0;
+    for (const char *c = s; *c;) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 1 || (*end && *end != ',') || (total += v) > ST_MAX_RANKS)
+            return 0;
+        c = *end ? end + 1 : end;
+    }
+    return (int)total;
+}
+
+/* --use ROLE=ALGO[,ROLE=ALGO...]: phases that name ROLE run ALGO instead, for every collective both implement (the
+ * hook a configuration such as HCCL_ALGO's level entries uses). Fills *use (nalgos entries, -1: unchanged; the
+ * caller frees it); returns 0, or prints the usage error and returns EXIT_USAGE. */
+static int parse_use(const char *cmd, const st_catalogue *cat, const char *spec, int32_t **use)
+{
+    *use = malloc(sizeof(int32_t) * (size_t)(cat->nalgos + 1));
+    char *copy = strdup(spec), *save = NULL;
+    if (!*use || !copy) {
+        free(copy);
+        tool_error("out of memory");
+        return EXIT_FAIL;
+    }
+    for (int i = 0; i < cat->nalgos; i++)
+        (*use)[i] = -1;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int replaced = 0, known = 0;
+        if (!eq || eq == item || !eq[1]) {
+            usage_error(cmd, "bad --use item '%s' (expected ROLE=ALGO)", item);
+            free(copy);
+            return EXIT_USAGE;
+        }
+        *eq = '\0';
+        for (int i = 0; i < cat->nalgos; i++) {
+            if (strcasecmp(cat->algos[i].name, item) != 0)
+                continue;
+            known = 1;
+            const st_algo *with = st_catalogue_find(cat, eq + 1, cat->algos[i].coll);
+            if (with)
+                (*use)[i] = (int32_t)(with - cat->algos), replaced = 1;
+        }
+        if (!known || !replaced) {
+            usage_error(cmd, known ? "--use %s=%s: '%s' implements none of the collectives of '%s'"
+                                   : "--use %s=%s: no algorithm '%s' in the file", item, eq + 1, known ? eq + 1 : item,
+                        item);
+            free(copy);
+            return EXIT_USAGE;
+        }
+    }
+    free(copy);
+    return 0;
+}
+
 /* -c COLL: a collective name, or the usage error listing the known ones. */
 static int parse_coll(const char *cmd, const char *s, int *coll)
 {
@@ -412,13 +472,19 @@ static int run_verify(const args *a)
         if (o.sweep < 0)
             return usage_error("verify", "unknown sweep '%s' (known: default, long, none)", w);
     }
-    if (a->val[O_RANKS] && (a->val[O_LAYOUT] || a->val[O_TOPO]))
+    /* -g N,N,... is verify's old spelling of --layout N,N,... (two levels: the groups, then everything) */
+    if (a->val[O_GROUPS] && (a->val[O_LAYOUT] || a->val[O_TOPO]))
+        return usage_error("verify", "-g and --%s exclude each other", a->val[O_LAYOUT] ? "layout" : "topo");
+    if (a->val[O_RANKS] && (a->val[O_LAYOUT] || a->val[O_TOPO] || a->val[O_GROUPS]))
         return usage_error("verify", "--ranks and --%s exclude each other (a layout has its own p)",
-                           a->val[O_LAYOUT] ? "layout" : "topo");
+                           a->val[O_LAYOUT] ? "layout" : a->val[O_TOPO] ? "topo" : "groups");
+    args la = *a;
+    if (a->val[O_GROUPS])
+        la.val[O_LAYOUT] = a->val[O_GROUPS];
     st_layout layout;
     char lname[256];
     const char *names[1] = {lname};
-    int lrc = layout_arg("verify", a, &layout, lname, sizeof lname);
+    int lrc = layout_arg("verify", &la, &layout, lname, sizeof lname);
     if (lrc)
         return lrc;
     if (layout.nlevels) {
@@ -432,7 +498,16 @@ static int run_verify(const args *a)
         return EXIT_FAIL;
     }
     double t0 = now_seconds();
+    int32_t *use = NULL;
+    if (a->val[O_USE] && parse_use("verify", u.cat, a->val[O_USE], &use) != 0) {
+        free(use);
+        unit_free(&u);
+        st_layout_free(&layout);
+        return EXIT_USAGE;
+    }
+    o.use = use;
     int failed = st_verify(u.cat, &o, stdout);
+    free(use);
     double dt = now_seconds() - t0;
     int pairs = count_pairs(u.cat, &o);
     int rc = 0;
@@ -500,9 +575,11 @@ static int show_inst(const args *a, st_inst *in, groups *g)
         *in = (st_inst){.p = (int)p, .root = (int)root, .topo = &g->topo};
         return 0;
     }
-    if (!a->val[O_NRANKS])
+    if (!a->val[O_NRANKS] && !a->val[O_GROUPS])
         return usage_error("show", "missing -n P");
-    if (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0)
+    if (!a->val[O_NRANKS]) /* the groups give p */
+        p = groups_total(a->val[O_GROUPS]) > 0 ? groups_total(a->val[O_GROUPS]) : 1;
+    else if (parse_int(a->val[O_NRANKS], 1, ST_MAX_RANKS, &p) != 0)
         return usage_error("show", "bad rank count '%s' (expected 1..%d)", a->val[O_NRANKS], ST_MAX_RANKS);
     if (a->val[O_ROOT] && parse_int(a->val[O_ROOT], 0, p - 1, &root) != 0)
         return usage_error("show", "bad root '%s' (expected 0..%ld)", a->val[O_ROOT], p - 1);
@@ -528,14 +605,19 @@ static int show_compiled(const args *a, const st_inst *in, int coll, const char 
     if (compile_file(a->file, &u) == 0) {
         const st_algo *algo = st_catalogue_find(u.cat, a->val[O_ALGO], coll);
         st_err err = {.msg = ""};
-        if (!algo)
+        st_inst with = *in;
+        int32_t *use = NULL;
+        if (a->val[O_USE] && (rc = parse_use("show", u.cat, a->val[O_USE], &use)) != 0)
+            ;
+        else if ((with.use = use, rc = EXIT_FAIL, !algo))
             not_found(u.cat, a->file, a->val[O_ALGO], coll);
-        else if (st_show_ex(u.cat, algo, in, format, stdout, &err) == 0)
+        else if (st_show_ex(u.cat, algo, &with, format, stdout, &err) == 0)
             rc = 0;
         else if (err.line > 0) /* evaluating the algorithm failed: point at its line */
             fprintf(stderr, "%s:%d: error: %s\n", a->file, err.line, err.msg);
         else
             tool_error("%s", err.msg);
+        free(use);
     }
     unit_free(&u);
     return rc;
@@ -697,11 +779,11 @@ static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, 
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
     {O_RANKS, 0, "ranks", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1}, {O_SWEEP, 0, "sweep", 1},
-    OPT_END};
+    {O_GROUPS, 'g', "groups", 1}, {O_USE, 0, "use", 1}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1},
-    {O_FORMAT, 'f', "format", 1}, OPT_END};
+    {O_FORMAT, 'f', "format", 1}, {O_USE, 0, "use", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
                                      {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
@@ -712,7 +794,7 @@ static const command commands[] = {
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},
-    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [-v]",
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [-v]",
      "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
@@ -727,24 +809,27 @@ static const command commands[] = {
      "      --ranks A..B        rank counts A to B inclusive, or A alone (default 1..64; 1 <= A <= B <= 65536)\n"
      "  -l, --layout L          instead of a range: this layout only (its p), e.g. 2,3 (two servers of 2 and 3\n"
      "                          ranks), [2,3],[4] (three levels: two pods), 3x2\n"
+     "  -g, --groups N,N,...    the same as --layout N,N,...\n"
      "  -t, --topo T.yaml       instead of a range: the layout of a topology file (topologies/README.md)\n"
      "      --sweep S           layouts tried after the range: default (1..3 groups of 1..8 ranks, and\n"
      "                          1..2 pods of 1..2 servers of 1..3), long (1..4 groups; pods of up to 3\n"
      "                          servers of 1..4) or none\n"
+     "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] (-n P [-g N,N,...] | --layout L | --topo T.yaml) [--root R] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] (-n P [-g N,N,...] | -g N,N,... | --layout L | --topo T.yaml) [--root R] [--use R=A] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
-     "  -n, --ranks P           number of ranks, 1..65536 (required)\n"
+     "  -n, --ranks P           number of ranks, 1..65536 (required unless -g gives them)\n"
      "      --root R            the root of a rooted collective, 0..P-1 (default 0)\n"
      "  -g, --groups N,N,...    group sizes for topology queries, consecutive ranks, summing to P\n"
      "                          (default: one group of all P ranks)\n"
      "  -l, --layout L          a layout of ranks (P is its count, -n may be left out): 2,3 is -g 2,3;\n"
      "                          [2,3],[4] is three levels (two pods of servers); 3x2 is -g 2,2,2\n"
      "  -t, --topo T.yaml       the layout of a topology file (topologies/README.md)\n"
+     "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
      "                          one arrow per transfer; at most 256 ranks), dot (the same for Graphviz) or\n"
      "                          holdings (what every unit of every rank holds before the first step and\n"

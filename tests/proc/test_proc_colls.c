@@ -385,6 +385,23 @@ static int body_algo(stitch_comm_t *comm, int rank, int p, int out)
  * every rank may wait for a message nobody sends it; a waiting rank looks at the headers that did arrive from
  * other peers (exec_msg.c), so every pair of algorithms fails fast, naming both, instead of timing out (each pair
  * takes ~0.15 s; the timeout is 30 s). only_first: just all_reduce pairs whose first algorithm is that one. */
+/* Roles (algos.dsl's level0, level1, ahc_intra, ahc_inter) run another algorithm's schedule, and the composites on
+ * groups (hier, ahc, ahc_align, ahc_broke) are phases of the others: pairing them with every algorithm would square
+ * the run time for nothing new, so roles are left out and composites meet ring only (both ways). */
+static int pair_skipped(const char *a, const char *b)
+{
+    static const char *const roles[] = {"level0", "level1", "ahc_intra", "ahc_inter"};
+    static const char *const composites[] = {"hier", "ahc", "ahc_align", "ahc_broke"};
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        if (strcmp(a, roles[i]) == 0 || strcmp(b, roles[i]) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof composites / sizeof composites[0]; i++)
+        if ((strcmp(a, composites[i]) == 0 && strcmp(b, "ring") != 0) ||
+            (strcmp(b, composites[i]) == 0 && strcmp(a, "ring") != 0))
+            return 1;
+    return 0;
+}
+
 static int sc_algos(int p, const char *transport, const char *only_first)
 {
     static const stitch_coll_t colls[] = {STITCH_ALL_REDUCE, STITCH_REDUCE_SCATTER, STITCH_ALL_GATHER,
@@ -399,7 +416,8 @@ static int sc_algos(int p, const char *transport, const char *only_first)
             for (int b = 0; b < n; b++) {
                 char what[160], want1[96], want2[96];
                 int named[MAXR] = {0}, one = 0;
-                if (a == b || (only_first && (colls[i] != STITCH_ALL_REDUCE || strcmp(names[a], only_first))))
+                if (a == b || (only_first && (colls[i] != STITCH_ALL_REDUCE || strcmp(names[a], only_first))) ||
+                    pair_skipped(names[a], names[b]))
                     continue;
                 mis_coll = colls[i], mis_algo = names[a], mis_algo2 = names[b];
                 snprintf(what, sizeof what, "%s %s/%s p=%d", stitch_coll_name(mis_coll), mis_algo, mis_algo2, p);

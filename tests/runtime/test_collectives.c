@@ -175,12 +175,29 @@ static int make_cases(int p, int coll, coll_case *out)
     return n;
 }
 
-/* Pipeline needs groups: run it with a grouping of p where there is one (and one group otherwise). */
+static int is_ahc(const char *algo)
+{
+    return strcmp(algo, "ahc") == 0 || strcmp(algo, "ahc_align") == 0 || strcmp(algo, "ahc_broke") == 0;
+}
+
+/* Pipeline and hier need groups: run them with a grouping of p where there is one (and one group otherwise); the
+ * AHC family with unequal groups, a group of 1 among them. */
 static const char *grouping_of(const char *algo, int p)
 {
-    if (strcmp(algo, "pipeline") != 0)
+    if (is_ahc(algo))
+        return p == 2 ? "1,1" : p == 3 ? "1,2" : p == 4 ? "1,3" : p == 5 ? "2,3" : p == 6 ? "1,2,3" : p == 7 ? "3,4"
+             : p == 8 ? "3,5" : p == 12 ? "7,5" : p == 13 ? "7,5,1" : p == 16 ? "7,5,4" : NULL;
+    if (strcmp(algo, "pipeline") != 0 && strcmp(algo, "hier") != 0)
         return NULL;
     return p == 4 ? "2x2" : p == 6 ? "3x2" : p == 8 ? "4x2" : p == 12 ? "3x4" : p == 16 ? "4x4" : NULL;
+}
+
+/* Roles (algos.dsl: level0, level1, ahc_intra, ahc_inter) only choose another algorithm of the catalogue, which the
+ * matrix runs anyway: the default sample leaves them to the composites that use them, --full runs them too. */
+static int is_role(const char *algo)
+{
+    return strcmp(algo, "level0") == 0 || strcmp(algo, "level1") == 0 || strcmp(algo, "ahc_intra") == 0 ||
+           strcmp(algo, "ahc_inter") == 0;
 }
 
 /* Every algorithm of every collective (the catalogue need not have each name for each collective). */
@@ -193,7 +210,7 @@ static void run_matrix(const int *ps, int nps)
         int nalgos = stitch_algorithms(coll, names, 32);
         CHECK(nalgos > 0, "no algorithm for %s in the catalogue", stitch_coll_name(coll));
         for (int a = 0; a < nalgos && a < 32; a++)
-            for (int i = 0; i < nps; i++) {
+            for (int i = 0; i < nps && (full_matrix || !is_role(names[a])); i++) {
                 char spec[128];
                 snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(coll), names[a]);
                 int n = make_cases(ps[i], coll, cases);
@@ -238,6 +255,35 @@ static void test_pipeline_groups(void)
             if (has)
                 run_team_groups(spec, g[i].groups, g[i].p, cases, make_cases(g[i].p, coll, cases));
         }
+    free(cases);
+}
+
+/* AHC, AHC_BROKE and the hierarchical decomposition on unequal groups (a group of 1 among them) and equal ones,
+ * every collective they implement. */
+static void test_ahc_groups(void)
+{
+    /* the matrix already runs them on 1,1 1,2 1,3 1,2,3 (AHC) and 2x2 3x2 (hier); `full`: only with --full */
+    static const struct { int p; const char *groups; int full; } g[] = {{5, "2,3", 0}, {5, "1,4", 0}, {15, "7,5,3", 0},
+                                                                        {6, "3x2", 1}, {7, "2,2,3", 1}, {9, "4,5", 1}};
+    static const char *const algos[] = {"ahc", "ahc_align", "ahc_broke", "hier"};
+    coll_case *cases = malloc(sizeof *cases * 40000);
+    CHECK(cases, "out of memory");
+    for (int coll = 0; coll < STITCH_COLL_COUNT; coll++)
+        for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+            for (size_t k = 0; k < sizeof algos / sizeof algos[0]; k++) {
+                const char *names[32];
+                int has = 0, nalgos = stitch_algorithms(coll, names, 32);
+                for (int a = 0; a < nalgos && a < 32; a++)
+                    has |= strcmp(names[a], algos[k]) == 0;
+                if (!has || (!full_matrix && (g[i].full || (g[i].p > 9 && strcmp(algos[k], "ahc") != 0))))
+                    continue; /* by default p = 15 for ahc only (its rule picks the aligned form for 7,5,3) */
+                char spec[128];
+                snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(coll), algos[k]);
+                double t0 = st_now();
+                int n = make_cases(g[i].p, coll, cases);
+                run_team_groups(spec, g[i].groups, g[i].p, cases, n);
+                printf("# %s groups %s: %d cases in %.2f s\n", spec, g[i].groups, n, st_now() - t0);
+            }
     free(cases);
 }
 
@@ -373,6 +419,7 @@ static const st_test tests[] = {
     {"matrix_small_p", test_matrix_small_p, 600},
     {"matrix_large_p", test_matrix_large_p, 1200},
     {"pipeline_groups", test_pipeline_groups, 300},
+    {"ahc_groups", test_ahc_groups, 300},
     {"segmented", test_segmented, 60},
     {"mixed_algorithms", test_mixed_algorithms, 30},
     {"mixed_in_place", test_mixed_in_place, 60},

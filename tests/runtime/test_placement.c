@@ -119,7 +119,7 @@ static void check_pipeline(int coll, int p, const uint64_t *host)
     check_topo(p, host, &t, mem, NULL);
     const st_algo *a = st_registry_find("pipeline", (stitch_coll_t)coll);
     CHECK(a != NULL, "no pipeline for %s", stitch_coll_name((stitch_coll_t)coll));
-    st_inst in = {p, 0, &t};
+    st_inst in = {.p = p, .root = 0, .topo = &t};
     st_sched s;
     st_err err;
     CHECK(st_sched_build_ex(&st_builtin_catalogue, a, &in, &s, &err) == 0, "%s p %d: %s", stitch_coll_name(coll), p,

@@ -1,0 +1,28 @@
+# ahc_pairs.cmake - spec 9.3 on AHC's schedule: `stitchc show algos.dsl -a ahc -c all_reduce -g 2,3 --format json`
+# must have 12 units (LCM 6 x 2 groups), and its transfers between the groups {0,1} and {2,3,4} must pair exactly the
+# logical same-index cards 0-2, 0-3, 1-3 and 1-4. -DSTITCHC=... -DDSL=...
+execute_process(COMMAND ${STITCHC} show ${DSL} -a ahc -c all_reduce -g 2,3 --format json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "stitchc show failed (${rc}):\n${err}")
+endif()
+if(NOT out MATCHES "\"units\": 12,")
+  message(FATAL_ERROR "expected \"units\": 12 in:\n${out}")
+endif()
+string(REGEX MATCHALL "\"src\": [0-9]+, \"dst\": [0-9]+" xfers "${out}")
+set(pairs "")
+foreach(x ${xfers})
+  string(REGEX REPLACE "\"src\": ([0-9]+), \"dst\": ([0-9]+)" "\\1;\\2" sd "${x}")
+  list(GET sd 0 s)
+  list(GET sd 1 d)
+  if((s LESS 2) AND (d GREATER 1))
+    list(APPEND pairs "${s}-${d}")
+  elseif((d LESS 2) AND (s GREATER 1))
+    list(APPEND pairs "${d}-${s}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES pairs)
+list(SORT pairs)
+if(NOT pairs STREQUAL "0-2;0-3;1-3;1-4")
+  message(FATAL_ERROR "cross-group pairs are '${pairs}', expected '0-2;0-3;1-3;1-4' (spec 9.3)")
+endif()
