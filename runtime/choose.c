@@ -19,6 +19,7 @@
  * says so.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -100,6 +101,41 @@ const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg)
     *alg = a;
     return a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE
            ? st_hccl_alg_stitch(a) : NULL;
+}
+
+/* The stitch algorithm a level entry hands its role, or NULL (none, or a whole-communicator algorithm). */
+static const char *st_role_algo(const st_settings *s, stitch_coll_t coll, int level)
+{
+    int a = st_hccl_level(&s->hccl_algo, coll, level);
+    if (a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE)
+        return NULL;
+    return st_hccl_alg_stitch(a);
+}
+
+int st_hccl_use(const st_settings *s, const st_catalogue *cat, stitch_coll_t coll, int32_t **use)
+{
+    static const char *const role[] = {"level0", "level1"};
+    int replaced = 0;
+    *use = NULL;
+    if (!s->hccl_algo_source)
+        return 0;
+    int32_t *u = malloc(sizeof *u * ((size_t)cat->nalgos + 1));
+    if (!u)
+        return -1;
+    for (int i = 0; i < cat->nalgos; i++) {
+        u[i] = -1;
+        for (int k = 0; k < 2; k++) {
+            const char *name = strcasecmp(cat->algos[i].name, role[k]) == 0 ? st_role_algo(s, coll, k) : NULL;
+            const st_algo *with = name ? st_cat_find(cat, name, cat->algos[i].coll) : NULL;
+            if (with)
+                u[i] = (int32_t)(with - cat->algos), replaced = 1;
+        }
+    }
+    if (replaced)
+        *use = u;
+    else
+        free(u);
+    return 0;
 }
 
 /* 2: the communicator's config, 1: the environment, 0: the default ("config->algo", "STITCH_ALGO", "default"). */

@@ -30,6 +30,14 @@ stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_cho
  * where it selects none; *alg is the effective level1 entry (st_hccl_alg). */
 const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg);
 
+/* HCCL_ALGO's level entries as role replacements (st_inst.use) for calls of collective `coll`: a level0 entry
+ * replaces the role `level0` and a level1 entry the role `level1` (algos.dsl's composites name them: hier's phases
+ * inside and across groups), in every collective the roles are called for, when the entry names a stitch algorithm
+ * that implements it (ring, fullmesh as mesh, H-D_R as rhd, NHR, NB; not the whole-communicator ones AHC,
+ * AHC_BROKE, pipeline, pairwise, which st_hccl_pick handles, nor NA). *use gets cat->nalgos entries (-1: unchanged;
+ * the caller frees it), or NULL when nothing is replaced. -1 when out of memory. */
+int st_hccl_use(const st_settings *s, const st_catalogue *cat, stitch_coll_t coll, int32_t **use);
+
 /* Set one collective's choice to `name` ("auto" or an algorithm of the registry); -1 when unknown for coll. */
 int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const char *name);
 

@@ -133,6 +133,8 @@ static void st_comm_release(stitch_comm_t *comm)
     for (int i = 0; comm->cache && i < st_reg_count(comm->reg); i++)
         st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        free(comm->use[c]), comm->use[c] = NULL;
     st_reg_free(comm->reg);
     comm->reg = NULL;
     free(comm->scratch);
@@ -154,6 +156,11 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
         free(comm);
         return NULL;
     }
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        if (st_hccl_use(s, &st_builtin_catalogue, (stitch_coll_t)c, &comm->use[c]) != 0) {
+            st_comm_discard(comm);
+            return NULL;
+        }
     comm->be = be;
     atomic_store(&comm->magic, ST_COMM_LIVE);
     comm->rank = rank, comm->p = p;
@@ -306,8 +313,10 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     st_err err;
     char why[512];
     const st_topo *topo = st_groups_topo(comm->groups);
-    st_inst in = {.p = comm->p, .root = e->root, .topo = topo};
-    if (st_sched_build_ex(st_reg_cat(comm->reg, algo), algo, &in, &e->sched, &err) != 0)
+    const st_catalogue *cat = st_reg_cat(comm->reg, algo);
+    st_inst in = {.p = comm->p, .root = e->root, .topo = topo,
+                  .use = cat == &st_builtin_catalogue ? comm->use[algo->coll] : NULL};
+    if (st_sched_build_ex(cat, algo, &in, &e->sched, &err) != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
                             comm->p, e->root, topo ? topo->ngroups : 1, err.msg);

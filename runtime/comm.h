@@ -72,6 +72,8 @@ struct stitch_comm {
                           * STITCH_ONESHOT_BYTES at most: that over p - 1, once, not per call); 0 when p == 1 */
     st_reg *reg;         /* the algorithms this communicator sees (registry.h), owned */
     st_entry *cache;     /* one entry per algorithm of reg, by its number (rooted ones: a list per root) */
+    int32_t *use[STITCH_COLL_COUNT]; /* per collective called: HCCL_ALGO's level entries as role replacements in the
+                                      * built-in catalogue (st_inst.use, choose.h's st_hccl_use); NULL: none */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */

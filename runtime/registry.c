@@ -66,7 +66,7 @@ static void st_cat_where(const st_reg *reg, int k, char *buf, size_t len)
 }
 
 /* The algorithm `name` for `coll` in one catalogue, or NULL. */
-static const st_algo *st_cat_find(const st_catalogue *cat, const char *name, int32_t coll)
+const st_algo *st_cat_find(const st_catalogue *cat, const char *name, int32_t coll)
 {
     for (int32_t i = 0; name && i < cat->nalgos; i++)
         if (cat->algos[i].coll == coll && strcasecmp(cat->algos[i].name, name) == 0)

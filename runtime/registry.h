@@ -32,6 +32,8 @@ const st_algo *st_reg_find(const st_reg *reg, const char *name, stitch_coll_t co
 const st_algo *st_reg_first(const st_reg *reg, stitch_coll_t coll);
 
 int st_reg_count(const st_reg *reg);
+/* The algorithm `name` (any case) implementing coll in one catalogue, or NULL. */
+const st_algo *st_cat_find(const st_catalogue *cat, const char *name, int32_t coll);
 /* The number of `algo` (one of this registry's), -1 when it is not; and back (NULL when out of range). */
 int st_reg_index(const st_reg *reg, const st_algo *algo);
 const st_algo *st_reg_algo(const st_reg *reg, int index);

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "choose.h"
+#include "comm.h"
 #include "config.h"
 #include "runner.h"
 #include "stitch.h"
@@ -390,6 +391,52 @@ static void test_selection(void)
     CHECK(strcmp(err, want) == 0, "\n got  %s\n want %s", err, want);
 }
 
+/* HCCL_ALGO's level entries replace the roles the composites name: hier's all_reduce over 4 groups of 2 runs its
+ * level1 phase (across the groups) with rhd by default (4 is a power of two: 2 steps each way) and with ring when
+ * HCCL_ALGO says level1:ring (3 steps each way), and the result is right either way. */
+typedef struct roles_ctx {
+    stitch_comm_t **comms;
+    int32_t nsteps[8];
+} roles_ctx;
+
+static void roles_rank(void *arg, int r)
+{
+    roles_ctx *x = arg;
+    stitch_comm_t *comm = x->comms[r];
+    int32_t v[6];
+    for (int i = 0; i < 6; i++)
+        v[i] = r * 10 + i;
+    CHECK(stitch_all_reduce(v, v, 6, STITCH_INT32, STITCH_SUM, comm) == STITCH_OK, "%s",
+          stitch_comm_last_error(comm));
+    for (int i = 0; i < 6; i++)
+        CHECK(v[i] == 280 + 8 * i, "rank %d: v[%d] = %d, want %d", r, i, (int)v[i], 280 + 8 * i);
+    const st_algo *hier = st_reg_find(comm->reg, "hier", STITCH_ALL_REDUCE);
+    x->nsteps[r] = comm->cache[st_reg_index(comm->reg, hier)].sched.nsteps;
+}
+
+static int32_t roles_steps(const char *hccl_algo)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    stitch_comm_t *comms[8];
+    char err[1024];
+    cfg.algo = "all_reduce=hier", cfg.groups = "4x2", cfg.hccl_algo = hccl_algo;
+    CHECK(stitch_comm_init_threads(8, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    roles_ctx x = {comms, {0}};
+    st_run_ranks(8, roles_rank, &x);
+    for (int r = 0; r < 8; r++)
+        stitch_comm_destroy(comms[r]);
+    return x.nsteps[0];
+}
+
+static void test_roles(void)
+{
+    int32_t plain = roles_steps(NULL), ring = roles_steps("level0:NA;level1:ring"),
+            nb = roles_steps("allreduce=level0:NA;level1:NB"), other = roles_steps("allgather=level0:NA;level1:ring");
+    CHECK(ring == plain + 2, "level1:ring gave %d steps, without HCCL_ALGO %d", (int)ring, (int)plain);
+    CHECK(nb == plain && other == plain, "level1:NB %d, another operator's entry %d, plain %d", (int)nb, (int)other,
+          (int)plain);
+}
+
 int main(int argc, char **argv)
 {
     static const st_test tests[] = {
@@ -399,6 +446,7 @@ int main(int argc, char **argv)
         {"deterministic", test_deterministic, 20},
         {"priority", test_priority, 20},
         {"selection", test_selection, 30},
+        {"roles", test_roles, 60},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }
