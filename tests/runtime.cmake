@@ -34,6 +34,9 @@ add_test(NAME runtime.shm COMMAND test_runtime_shm)
 add_test(NAME runtime.transport COMMAND test_runtime_transport)
 set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
                      runtime.transport PROPERTIES TIMEOUT 120 LABELS runtime)
+# The collectives sample runs every algorithm (composites included) with data: ~10 s, ~35 s under ASan; the
+# ceiling leaves room for a loaded 2-core machine (it once took over 120 s under ASan at load 11).
+set_tests_properties(runtime.collectives PROPERTIES TIMEOUT 400)
 
 # The tunables' one declaration (runtime/tunables.def) against README.md's table (both ways; the test also shows
 # that a README missing a row or with an extra one fails), the tests' clearing list and the declared defaults.
