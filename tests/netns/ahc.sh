@@ -33,8 +33,8 @@ set -uo pipefail
 
 perf=${1:?usage: ahc.sh STITCH-PERF}
 rate=${NETNS_RATE:-1gbit} burst=${NETNS_BURST:-1mb} latency=${NETNS_LATENCY:-20ms}
-algos=(${NETNS_ALGOS:-ring nhr ahc})
-sizes=(${NETNS_SIZES:--b 16M -e 64M -f 4})
+read -ra algos <<<"${NETNS_ALGOS:-ring nhr ahc}"
+read -ra sizes <<<"${NETNS_SIZES:--b 16M -e 64M -f 4}"
 iters=${NETNS_ITERS:-3} reps=${NETNS_REPS:-3} limit=${NETNS_TIMEOUT:-120} shm=${NETNS_SHM:-1}
 [[ $reps =~ ^[1-9]$ && $iters =~ ^[1-9][0-9]?$ && $limit =~ ^[1-9][0-9]{0,3}$ ]] ||
     { echo "FAIL: NETNS_REPS 1..9, NETNS_ITERS 1..99, NETNS_TIMEOUT 1..9999 (got $reps, $iters, $limit)"; exit 1; }
@@ -83,7 +83,7 @@ echo "# namespaces $nsA ($vA $ipA, ranks 0,1) and $nsB ($vB $ipB, ranks 2,3,4); 
 # Rank 0's table rows go to $work/rows as "TAG ALGO SIZE TIME_US BUSBW". Returns 1 on any failed check.
 secret=ahc-$$-$RANDOM$RANDOM
 job() {
-    local pl=$1 extra=$2 algo=$3 tag=$4 r s fail=0 pids=() ns root=$ipA:$port
+    local pl=$1 extra=$2 algo=$3 tag=$4 r s fail=0 pids=() ns root=$ipA:$port mine want verdict
     local args=(all_reduce -a "$algo" -d fp32 -o sum "${sizes[@]}" -c 1 -w 1 --iters "$iters" --timeout "$limit")
     for ((r = 0; r < n; r++)); do
         [ "${pl:r:1}" = A ] && ns=$nsA || ns=$nsB
@@ -94,9 +94,9 @@ job() {
     done
     for ((r = 0; r < n; r++)); do
         wait "${pids[$r]}"; s=$?
-        local mine=$(echo "${pl//[^${pl:r:1}]/}" | tr -d '\n' | wc -c)
-        local want="$((mine - 1)) peers over shm, $((n - mine)) over tcp"
-        local verdict=$(grep -E '^(# rank [0-9]+: )?[0-9]+ passed, [0-9]+ failed$' "$work/out.$r" | tail -1)
+        mine=${pl//[^${pl:r:1}]/}; mine=${#mine} # ranks in my namespace
+        want="$((mine - 1)) peers over shm, $((n - mine)) over tcp"
+        verdict=$(grep -E '^(# rank [0-9]+: )?[0-9]+ passed, [0-9]+ failed$' "$work/out.$r" | tail -1)
         if [ $s -ne 0 ]; then echo "FAIL: $tag $algo: rank $r exited $s$([ $s = 124 ] && echo " (the $limit s timeout)")"; fail=1; fi
         [[ $verdict =~ (^|[^0-9])[1-9][0-9]*\ passed,\ 0\ failed$ ]] ||
             { echo "FAIL: $tag $algo: rank $r did not end with 'N passed, 0 failed' (${verdict:-no closing line})"; fail=1; }
