@@ -810,3 +810,131 @@ algorithm ahc implements all_gather {
   fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
   if gcd_from(0) > 1 { phase all_gather using ahc_broke } else { phase all_gather using ahc_align }
 }
+
+# ---------------------------------------------------------------------------------------------------------------
+# Two-dimension Mesh + NHR (spec 10): S equal groups of L ranks; the data is cut into two parts by the split ratio
+# R that run side by side, each in its own lane: part 0 Mesh inside the group, then NHR among the same-index
+# ranks; part 1 NHR first, then Mesh. Every split below is one of the spec's phases (both parts at once), and the
+# split's end is the barrier between phases. R is rounded down to fortieths (so eighths, 12.3's formula, and
+# tenths are exact), floor(40 R) / 40 = a / Q in lowest terms: each rank's chunk (its block, or for one-block
+# collectives a p-th of the vector) is Q units, of which a = split_ratio(Q) go to the part R names (12.4): part 0
+# for reduce_scatter, all_reduce, broadcast and reduce, part 1 (NHR first) for all_gather. R = 0.5 gives Q = 2,
+# 0.3 gives Q = 10, 0 and 1 give Q = 1 and an empty lane. Chunk (g, i) is rank member(g, i)'s.
+
+algorithm mesh_nhr_2d implements reduce_scatter {
+  require uniform()
+  let Q = 40 / gcd(split_ratio(40), 40), S = groups(), L = size(0), g = group(r), l = index(r), a = split_ratio(Q)
+  units Q * p
+  split {
+    lane { b * Q .. b * Q + a - 1 : b in 0 .. p - 1 } {          # part 0: Mesh RS of every group's chunk (., l')
+      phase reduce_scatter within group(r) units k : { member(h, k) * Q .. member(h, k) * Q + a - 1 : h in 0 .. S - 1 } using mesh
+    }
+    lane { b * Q + a .. b * Q + Q - 1 : b in 0 .. p - 1 } {      # part 1: NHR RS of every group's chunks
+      phase reduce_scatter within index(r) units h : { member(h, i) * Q + a .. member(h, i) * Q + Q - 1 : i in 0 .. L - 1 } using nhr
+    }
+  }
+  split {
+    lane { b * Q .. b * Q + a - 1 : b in 0 .. p - 1 } {          # part 0: NHR RS of chunks (., l)
+      phase reduce_scatter within index(r) units h : member(h, l) * Q .. member(h, l) * Q + a - 1 using nhr
+    }
+    lane { b * Q + a .. b * Q + Q - 1 : b in 0 .. p - 1 } {      # part 1: Mesh RS of chunks (g, .)
+      phase reduce_scatter within group(r) units k : member(g, k) * Q + a .. member(g, k) * Q + Q - 1 using mesh
+    }
+  }
+}
+
+algorithm mesh_nhr_2d implements all_gather {                    # the reverse; part 1 (NHR first) gets R
+  require uniform()
+  let Q = 40 / gcd(split_ratio(40), 40), S = groups(), L = size(0), g = group(r), l = index(r), a = Q - split_ratio(Q)
+  units Q * p
+  split {
+    lane { b * Q .. b * Q + a - 1 : b in 0 .. p - 1 } {          # part 0: Mesh AG of my group's chunks
+      phase all_gather within group(r) units k : member(g, k) * Q .. member(g, k) * Q + a - 1 using mesh
+    }
+    lane { b * Q + a .. b * Q + Q - 1 : b in 0 .. p - 1 } {      # part 1: NHR AG of chunks (., l)
+      phase all_gather within index(r) units h : member(h, l) * Q + a .. member(h, l) * Q + Q - 1 using nhr
+    }
+  }
+  split {
+    lane { b * Q .. b * Q + a - 1 : b in 0 .. p - 1 } {          # part 0: NHR AG of whole groups
+      phase all_gather within index(r) units h : { member(h, i) * Q .. member(h, i) * Q + a - 1 : i in 0 .. L - 1 } using nhr
+    }
+    lane { b * Q + a .. b * Q + Q - 1 : b in 0 .. p - 1 } {      # part 1: Mesh AG of chunks (., l') per index
+      phase all_gather within group(r) units k : { member(h, k) * Q + a .. member(h, k) * Q + Q - 1 : h in 0 .. S - 1 } using mesh
+    }
+  }
+}
+
+# One-block collectives: part 0 is units 0 .. a p - 1 (chunk x: x a .. x a + a - 1), part 1 the rest (chunk x:
+# a p + x c .. a p + x c + c - 1, c = Q - a). all_reduce: four phases (10): RS, RS, AG, AG.
+algorithm mesh_nhr_2d implements all_reduce {
+  require uniform()
+  let Q = 40 / gcd(split_ratio(40), 40), S = groups(), L = size(0), g = group(r), l = index(r), a = split_ratio(Q), c = Q - a, o = a * p
+  units Q * p
+  split {
+    lane 0 .. o - 1 { phase reduce_scatter within group(r) units k : { member(h, k) * a .. member(h, k) * a + a - 1 : h in 0 .. S - 1 } using mesh }
+    lane o .. Q * p - 1 { phase reduce_scatter within index(r) units h : { o + member(h, i) * c .. o + member(h, i) * c + c - 1 : i in 0 .. L - 1 } using nhr }
+  }
+  split {
+    lane 0 .. o - 1 { phase reduce_scatter within index(r) units h : member(h, l) * a .. member(h, l) * a + a - 1 using nhr }
+    lane o .. Q * p - 1 { phase reduce_scatter within group(r) units k : o + member(g, k) * c .. o + member(g, k) * c + c - 1 using mesh }
+  }
+  split {
+    lane 0 .. o - 1 { phase all_gather within index(r) units h : member(h, l) * a .. member(h, l) * a + a - 1 using nhr }
+    lane o .. Q * p - 1 { phase all_gather within group(r) units k : o + member(g, k) * c .. o + member(g, k) * c + c - 1 using mesh }
+  }
+  split {
+    lane 0 .. o - 1 { phase all_gather within group(r) units k : { member(h, k) * a .. member(h, k) * a + a - 1 : h in 0 .. S - 1 } using mesh }
+    lane o .. Q * p - 1 { phase all_gather within index(r) units h : { o + member(h, i) * c .. o + member(h, i) * c + c - 1 : i in 0 .. L - 1 } using nhr }
+  }
+}
+
+# Broadcast (scatter type): the two parts scatter from the root (part 0: Mesh in the root's group, then NHR from
+# each of its members; part 1: NHR among the root's index, then Mesh in every group), then gather back with AG.
+algorithm mesh_nhr_2d implements broadcast {
+  require uniform()
+  let Q = 40 / gcd(split_ratio(40), 40), S = groups(), L = size(0), g = group(r), l = index(r), a = split_ratio(Q), c = Q - a, o = a * p
+  let gr = group(root), lr = index(root)
+  units Q * p
+  split {
+    lane 0 .. o - 1 { phase scatter within group(root) units k : { member(h, k) * a .. member(h, k) * a + a - 1 : h in 0 .. S - 1 } using mesh }
+    lane o .. Q * p - 1 { phase scatter within index(root) units h : { o + member(h, i) * c .. o + member(h, i) * c + c - 1 : i in 0 .. L - 1 } using nhr }
+  }
+  split {
+    lane 0 .. o - 1 { phase scatter within index(r) root member(gr, l) units h : member(h, l) * a .. member(h, l) * a + a - 1 using nhr }
+    lane o .. Q * p - 1 { phase scatter within group(r) root member(g, lr) units k : o + member(g, k) * c .. o + member(g, k) * c + c - 1 using mesh }
+  }
+  split {
+    lane 0 .. o - 1 { phase all_gather within index(r) units h : member(h, l) * a .. member(h, l) * a + a - 1 using nhr }
+    lane o .. Q * p - 1 { phase all_gather within group(r) units k : o + member(g, k) * c .. o + member(g, k) * c + c - 1 using mesh }
+  }
+  split {
+    lane 0 .. o - 1 { phase all_gather within group(r) units k : { member(h, k) * a .. member(h, k) * a + a - 1 : h in 0 .. S - 1 } using mesh }
+    lane o .. Q * p - 1 { phase all_gather within index(r) units h : { o + member(h, i) * c .. o + member(h, i) * c + c - 1 : i in 0 .. L - 1 } using nhr }
+  }
+}
+
+# Reduce (reduce-scatter type): all_reduce's two RS phases, then each part gathers its pieces back to the root
+# along its path reversed. stitch has no NHR gather; the gathers among same-index ranks use level1's (ring).
+algorithm mesh_nhr_2d implements reduce {
+  require uniform()
+  let Q = 40 / gcd(split_ratio(40), 40), S = groups(), L = size(0), g = group(r), l = index(r), a = split_ratio(Q), c = Q - a, o = a * p
+  let gr = group(root), lr = index(root)
+  units Q * p
+  split {
+    lane 0 .. o - 1 { phase reduce_scatter within group(r) units k : { member(h, k) * a .. member(h, k) * a + a - 1 : h in 0 .. S - 1 } using mesh }
+    lane o .. Q * p - 1 { phase reduce_scatter within index(r) units h : { o + member(h, i) * c .. o + member(h, i) * c + c - 1 : i in 0 .. L - 1 } using nhr }
+  }
+  split {
+    lane 0 .. o - 1 { phase reduce_scatter within index(r) units h : member(h, l) * a .. member(h, l) * a + a - 1 using nhr }
+    lane o .. Q * p - 1 { phase reduce_scatter within group(r) units k : o + member(g, k) * c .. o + member(g, k) * c + c - 1 using mesh }
+  }
+  split {
+    lane 0 .. o - 1 { phase gather within index(r) root member(gr, l) units h : member(h, l) * a .. member(h, l) * a + a - 1 using level1 }
+    lane o .. Q * p - 1 { phase gather within group(r) root member(g, lr) units k : o + member(g, k) * c .. o + member(g, k) * c + c - 1 using mesh }
+  }
+  split {
+    lane 0 .. o - 1 { phase gather within group(root) units k : { member(h, k) * a .. member(h, k) * a + a - 1 : h in 0 .. S - 1 } using mesh }
+    lane o .. Q * p - 1 { phase gather within index(root) units h : { o + member(h, i) * c .. o + member(h, i) * c + c - 1 : i in 0 .. L - 1 } using level1 }
+  }
+}

@@ -11,9 +11,15 @@
  * two of these marks lasts, globally, as long as its longest rank (a part that finishes early idles to the end of
  * the phase). Outside those phases every rank must have the same number of steps, as before. The members every
  * rank names for a phase must agree: a rank's part is the same list on each of its members.
+ *
+ * A split's lanes (`split { lane S { ... } ... }`, the 2D algorithm's concurrent parts) share global steps: each
+ * lane's steps start over at the split's first step (on_lane), so a rank's transfers are no longer emitted in step
+ * order, which the counting sort does not need; a split is stretched like a phase on a sub-communicator, the
+ * phases inside its lanes are not (see on_lane).
  */
 #include "st_sched.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +56,7 @@ typedef struct builder {
     int nruns, capruns;
     range *tmp;
     int captmp;
+    int lane_base, lane_max, in_lane; /* a split: its first step, its longest lane so far, inside a lane */
 } builder;
 
 static int grow(void **v, int *cap, int need, size_t size)
@@ -90,9 +97,38 @@ static int on_step(void *ctx, int line, st_err *err)
     return 0;
 }
 
+static int on_within(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err);
+
+/* A split's lanes share its steps: each lane starts over at the split's first step, and the split ends after its
+ * longest lane. The split itself is marked like a phase on a sub-communicator with no members to check, so it
+ * lasts, globally, as long as its longest rank (a lane whose phase runs only in the root's group is empty
+ * elsewhere). Inside a lane, phases on sub-communicators are not stretched (their marks are not recorded): a
+ * lane's phases follow one another on each rank's own count, and the verifier proves what that gives. */
+static int on_lane(void *ctx, int what, int line, st_err *err)
+{
+    builder *b = ctx;
+    if (what == 0) {
+        b->lane_base = b->lane_max = b->nsteps;
+        return on_within(ctx, 1, NULL, 0, line, err);
+    }
+    if (what == 1)
+        b->nsteps = b->lane_base, b->in_lane = 1;
+    else if (what == 2) {
+        if (b->nsteps > b->lane_max)
+            b->lane_max = b->nsteps;
+        b->in_lane = 0;
+    } else {
+        b->nsteps = b->lane_max;
+        return on_within(ctx, 0, NULL, 0, line, err);
+    }
+    return 0;
+}
+
 static int on_within(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err)
 {
     builder *b = ctx;
+    if (b->in_lane)
+        return 0;
     if (grow((void **)&b->w, &b->capw, b->nw + 1, sizeof(wmark)) ||
         grow((void **)&b->mem, &b->capmem, b->nmem + n, sizeof(int32_t)))
         return where(b, line, err, "out of memory");
@@ -134,7 +170,7 @@ static int on_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int6
 {
     builder *b = ctx;
     char what[200];
-    if (b->nsteps == 0)
+    if (b->nsteps == 0 || (b->in_lane && b->nsteps <= b->lane_base))
         return where(b, line, err, "send outside any step");
     if (dst < 0 || dst >= b->p) {
         snprintf(what, sizeof what, "send to rank %lld, outside 0..%d", (long long)dst, b->p - 1);
@@ -373,7 +409,7 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
     int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
     st_vm_cache cache = {NULL, -1, 0};
-    st_vm_sink sink = {&b, &cache, on_step, on_send, on_within};
+    st_vm_sink sink = {&b, &cache, on_step, on_send, on_within, on_lane};
     int64_t U = 0, nunits, nscratch, S = 0;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
@@ -446,6 +482,26 @@ void st_sched_free(st_sched *s)
     free(s->step_first);
     free(s->runs);
     memset(s, 0, sizeof *s);
+}
+
+int32_t st_split_formula_ppm(int coll, int L, int S, double bw_in, double bw_out)
+{
+    if (L < 2 || S < 2 || !(bw_in > 0 && bw_in < 1e300) || !(bw_out > 0 && bw_out < 1e300))
+        return ST_SPLIT_DEFAULT_PPM;
+    double p_in = bw_in * (L - 1), p_out = bw_out, t_mesh, t_clos;
+    if (coll == ST_COLL_ALL_GATHER) {
+        t_mesh = (L - 1) / p_in;
+        t_clos = (S - 1) / p_out;
+    } else {
+        t_mesh = (coll == ST_COLL_BROADCAST ? 1.0 : 21.0 / 20) * (L - 1) / (L * p_in);
+        t_clos = (double)(S - 1) / (S * p_out);
+    }
+    double ratio = t_clos / (t_clos + t_mesh);
+    if (coll == ST_COLL_ALL_GATHER && ratio > 0.5)
+        ratio = 0.5;
+    long eighths = lround(ratio * 8);
+    eighths = eighths < 1 ? 1 : eighths > 7 ? 7 : eighths;
+    return (int32_t)((coll == ST_COLL_ALL_GATHER ? 8 - eighths : eighths) * 125000);
 }
 
 int st_coll_nblocks(int coll, int p)

@@ -98,7 +98,23 @@ typedef struct st_inst {
     const int32_t *use;    /* per algorithm of the catalogue: the one a phase naming it runs instead, of the same
                             * collective (-1: itself); NULL: none. How a configuration replaces a role (algos.dsl's
                             * level0, level1, ahc_intra, ahc_inter) without touching the composites that name it */
+    int split_set;         /* split_ppm was given; 0: R = 0.5 (ST_SPLIT_DEFAULT_PPM) */
+    int32_t split_ppm;     /* R, the 2D split ratio of spec 10/12 in its 12.4 meaning, in millionths 0 .. 1000000;
+                            * the language reads it as split_ratio(q) = floor(R * q). Computed once per
+                            * communicator (runtime/comm.c), given by `stitchc --split` */
 } st_inst;
+
+#define ST_SPLIT_DEFAULT_PPM 500000 /* R when none is given: HCCL's fallback (spec 12.3) */
+
+/* Spec 12.3's built-in split formula (HCCL's CalcParallelDataSplitRatio) for collective `coll` on S groups of L
+ * ranks, returned as R in 12.4's meaning, in millionths. HCCL's port counts become bandwidths: P_in = bw_in *
+ * (L - 1) (the level-0 links a Mesh step uses at once), P_out = bw_out (one inter-group link per rank). Time
+ * coefficients: reduce_scatter, all_reduce and reduce T_mesh = 21(L-1)/(20 L P_in); broadcast (scatter type)
+ * (L-1)/(L P_in); all_gather (L-1)/P_in; T_clos = (S-1)/(S P_out), all_gather (S-1)/P_out. ratio = T_clos /
+ * (T_clos + T_mesh), all_gather min(ratio, 0.5), quantized to the nearest eighth in 1/8 .. 7/8. For all_gather
+ * the ratio is the Mesh-first share, so R = 1 - ratio (12.3's last line). A missing input (L or S below 2, a
+ * bandwidth not positive or not finite) gives the fallback 0.5. */
+int32_t st_split_formula_ppm(int coll, int L, int S, double bw_in, double bw_out);
 
 /* Instantiate `algo` of `cat` for p ranks (1 <= p <= ST_MAX_RANKS). Checks what the runtime relies on for
  * memory safety: every peer in 0..p-1, every unit in 0..U-1, U divisible by the collective's block count, every

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 6
+#define ST_TABLE_VERSION 7
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -109,6 +109,12 @@ typedef enum st_opcode {
     ST_OP_SUB_PHASE,   /* run algorithm a's body as my member index among the members' count of ranks, its unit u
                         * standing for its share of the pieces (none given: every unit of the current vector);
                         * a member that is not me sits the phase out; the sink sees where it begins and ends */
+    /* the 2D split (spec 10): */
+    ST_OP_SPLIT_RATIO, /* [q -- n]          floor(R * q), R the instantiation's split ratio (st_inst.split_ppm) */
+    ST_OP_LANE,        /* a = 0: a `split` begins; 1: a lane begins, the set built so far is its units (disjoint
+                        * from the other lanes'); 2: the lane ends; 3: the split ends. Lanes restart at the split's
+                        * first step, the split lasts as long as its longest lane, and every send of a lane must
+                        * read and write only the lane's units */
     ST_OP_COUNT
 } st_opcode;
 
@@ -141,6 +147,7 @@ typedef struct st_algo {
 
 #define ST_ALGO_USES_ROOT 1 /* reads `root` */
 #define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members, levels) */
+#define ST_ALGO_USES_SPLIT 4 /* reads the split ratio (`split_ratio(q)`) */
 
 /* The struct's tag is the public opaque type's (stitch.h: `typedef struct stitch_catalogue stitch_catalogue_t`), so
  * a user's emitted catalogue is passed to the runtime (stitch_config_t.catalogues) without a cast; only the

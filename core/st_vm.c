@@ -75,6 +75,10 @@ typedef struct vm {
     sub subs[ST_VM_MAX_SUBS];       /* the phases on sub-communicators being run, outermost first */
     int nsub;
     sub pend;                       /* the next one, being described (SUB_MEMBERS, SUB_UNITS) */
+    int64_t split_ppm;              /* R, the 2D split ratio, in millionths (st_inst; 500000 when not given) */
+    int in_split, in_lane;          /* inside a `split`, inside one of its lanes */
+    int64_t (*lanes)[2];            /* the units of the split's lanes so far, sorted and merged per lane: the */
+    int nlanes, caplanes, lane0;    /* current lane's are lanes[lane0 .. nlanes) */
 } vm;
 
 static int fail(vm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -429,6 +433,15 @@ static int map_out(vm *m, int64_t *dst)
     return 0;
 }
 
+/* Every unit the set names lies in the current lane's units. */
+static int lane_holds(const vm *m, int64_t lo, int64_t hi)
+{
+    for (int i = m->lane0; i < m->nlanes; i++)
+        if (lo >= m->lanes[i][0] && hi <= m->lanes[i][1])
+            return 1;
+    return 0;
+}
+
 static int emit_send(vm *m, const st_vm_sink *sink, int a)
 {
     int64_t dst;
@@ -446,6 +459,10 @@ static int emit_send(vm *m, const st_vm_sink *sink, int a)
     if (!rc && m->nsub > 0)
         rc = map_out(m, &dst);
     int nsrc = m->at >= 0 ? m->at : m->nset;
+    for (int i = 0; !rc && m->in_lane && i < m->nset; i++)
+        if (!lane_holds(m, m->lo[i], m->hi[i]))
+            rc = fail(m, "a send of units %lld..%lld outside its lane's units (lanes must keep to their own units)",
+                      (long long)m->lo[i], (long long)m->hi[i]);
     if (!rc && nsrc > 0)
         rc = sink->send(sink->ctx, dst, a & 1, m->lo, m->hi, nsrc, m->nset, m->line, m->col, m->err);
     else if (!rc && m->nset > nsrc)
@@ -829,6 +846,58 @@ static int set_layout(vm *m, int32_t f)
     return 0;
 }
 
+/* ---- lanes of a split (the 2D algorithm's two concurrent parts) ------------------------------------------------ */
+
+/* LANE a: 0 a split begins, 1 a lane begins (its units are the set built so far), 2 it ends, 3 the split ends. */
+static int lane_op(vm *m, int a, const st_vm_sink *sink)
+{
+    int ok = a == 0 ? !m->in_split : a == 2 ? m->in_lane : (a == 1 || a == 3) && m->in_split && !m->in_lane;
+    if (!ok)
+        return fail(m, "corrupt step table: LANE %d out of place", a);
+    if (a == 0 && (m->nsub > 0 || m->layout >= 0))
+        return fail(m, "a split inside a phase on a sub-communicator or after a `layout` (lanes check units "
+                    "of the whole vector, unrenumbered)");
+    if (a == 0)
+        m->nlanes = m->lane0 = 0;
+    if (a == 1) {
+        if (m->nunits <= 0)
+            return fail(m, "lane before `units` was declared");
+        int64_t (*r)[2] = malloc(sizeof *r * (size_t)(m->nset + 1));
+        if (!r)
+            return fail(m, "out of memory");
+        int n = 0;
+        for (int i = 0; i < m->nset; i++)
+            if (m->lo[i] <= m->hi[i])
+                r[n][0] = m->lo[i], r[n][1] = m->hi[i], n++;
+        m->nset = 0;
+        qsort(r, (size_t)n, sizeof *r, cmp_range);
+        m->lane0 = m->nlanes;
+        int rc = 0;
+        for (int i = 0; i < n && !rc;) {
+            int64_t lo = r[i][0], hi = r[i][1];
+            for (i++; i < n && r[i][0] <= hi + 1; i++)
+                hi = r[i][1] > hi ? r[i][1] : hi;
+            if (lo < 0 || hi >= m->nunits + m->nscratch)
+                rc = fail(m, "lane unit %lld is outside 0..%lld", (long long)(lo < 0 ? lo : hi),
+                          (long long)(m->nunits + m->nscratch - 1));
+            for (int k = 0; k < m->lane0 && !rc; k++)
+                if (lo <= m->lanes[k][1] && m->lanes[k][0] <= hi)
+                    rc = fail(m, "lanes of a split share unit %lld (lanes must own disjoint units)",
+                              (long long)(lo > m->lanes[k][0] ? lo : m->lanes[k][0]));
+            if (!rc)
+                rc = grow_buf(m, (void **)&m->lanes, &m->caplanes, m->nlanes + 1, sizeof *m->lanes);
+            if (!rc)
+                m->lanes[m->nlanes][0] = lo, m->lanes[m->nlanes++][1] = hi;
+        }
+        free(r);
+        if (rc)
+            return -1;
+    }
+    m->in_split = a < 3;
+    m->in_lane = a == 1;
+    return sink->lane ? sink->lane(sink->ctx, a, m->line, m->err) : 0;
+}
+
 /* Execute one instruction at *pc (already advanced past it). Returns 0 to go on, 1 at the end of the program,
  * 2 when a frame returned, -1 on error. */
 static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
@@ -867,7 +936,10 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         fail(m, "the algorithm's `require` at line %d does not hold", m->line);
         m->err->refused = 1;
         return -1;
-    case ST_OP_LAYOUT: return set_layout(m, in->a);
+    case ST_OP_LAYOUT:
+        if (m->in_split && m->nsub == 0)
+            return fail(m, "`layout` inside a split (lanes check units of the whole vector, unrenumbered)");
+        return set_layout(m, in->a);
     case ST_OP_R: return push(m, m->r);
     case ST_OP_U:
         if (m->nunits <= 0)
@@ -937,6 +1009,13 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
             return fail(m, "corrupt step table: SUB_UNITS without members");
         return sub_units(m);
     case ST_OP_SUB_PHASE: return sub_enter(m, in->a, pc, sink);
+    case ST_OP_LANE: return lane_op(m, in->a, sink);
+    case ST_OP_SPLIT_RATIO:
+        if (pop(m, &v))
+            return -1;
+        if (v < 0 || v > (1LL << 40))
+            return fail(m, "split_ratio(%lld): argument out of range 0..2^40", (long long)v);
+        return push(m, v * m->split_ppm / 1000000);
     case ST_OP_UNITS: return declare_units(m);
     case ST_OP_STEP:
         if (m->nunits <= 0)
@@ -1010,9 +1089,14 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
         goto out;
     }
     *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
-              .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1};
+              .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1,
+              .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
     if (enter(m, -1, algo->nslots, 0, 1) || run(m, algo->entry, 0, sink))
         goto out;
+    if (m->in_split) {
+        fail(m, "corrupt step table: a split that does not end");
+        goto out;
+    }
     *nunits = m->nunits;
     *nscratch = m->nscratch;
     rc = 0;
@@ -1021,6 +1105,7 @@ out:
         free(m->slots);
         free(m->lo);
         free(m->hi);
+        free(m->lanes);
         if (!m->ltab_shared)
             free(m->ltab);
         for (int k = 0; k < m->nsub; k++) {

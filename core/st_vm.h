@@ -38,6 +38,10 @@ typedef struct st_vm_sink {
      * `members` are its ranks as ranks of the whole instantiation, in member order (n of them), or n = 0 when
      * this rank sits it out. May be NULL when the sink does not care. */
     int (*within)(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err);
+    /* A split's lanes: what 0 a split begins, 1 a lane begins, 2 it ends, 3 the split ends (ST_OP_LANE). A lane's
+     * steps start over at the split's first step; the split lasts as long as its longest lane. May be NULL only
+     * for a sink that does not count steps. */
+    int (*lane)(void *ctx, int what, int line, st_err *err);
 } st_vm_sink;
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */

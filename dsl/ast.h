@@ -100,6 +100,8 @@ typedef enum st_stmt_kind {
     ST_S_SEND,  /* send uset to expr [at uset] [copy|reduce]    (inside a step) */
     ST_S_PHASE, /* phase coll using algo                        (algorithm level) */
     ST_S_LAYOUT, /* layout fn                                   (algorithm level): renumber units of later sends */
+    ST_S_SPLIT, /* split { lanes }                              (outside steps): body is the LANE statements */
+    ST_S_LANE,  /* lane uset { body }                           (in a split): units is the lane's units */
     ST_S_REQUIRE /* require expr                                (outside steps): the instantiation is refused when
                   * expr is 0 on some rank (verify skips it; the runtime names the line) */
 } st_stmt_kind;
@@ -112,13 +114,13 @@ typedef struct st_stmt {
     st_param *params;     /* FN */
     st_expr *expr;        /* UNITS, LET, FN body, IF condition, SEND destination, REQUIRE condition */
     st_expr *lo, *hi;     /* STEP (family), FOR: inclusive bounds */
-    st_uset *units;       /* SEND */
+    st_uset *units;       /* SEND; LANE: the lane's units */
     st_uset *at;          /* SEND: destination units (NULL: the same as `units`) */
     st_expr *scratch;     /* UNITS: scratch units after the vector's (NULL: none) */
     int xop;              /* SEND: st_xop */
     st_str coll, algo;    /* PHASE: collective and algorithm names */
     st_pos coll_pos, algo_pos;
-    struct st_stmt *body; /* STEP, FOR, IF then-branch */
+    struct st_stmt *body; /* STEP, FOR, IF then-branch, SPLIT (its lanes), LANE */
     struct st_stmt *else_body; /* IF */
     st_within *within;    /* PHASE on a sub-communicator (NULL: a plain phase) */
     struct st_stmt *next;

@@ -62,7 +62,7 @@ static const builtin builtins[] = {
     {"groups", 0, ST_OP_GROUPS, ST_OP_GROUPS_AT}, {"group", 1, ST_OP_GROUP, ST_OP_GROUP_AT},
     {"index", 1, ST_OP_INDEX, ST_OP_INDEX_AT}, {"size", 1, ST_OP_SIZE, ST_OP_SIZE_AT},
     {"member", 2, ST_OP_MEMBER, ST_OP_MEMBER_AT}, {"levels", 0, ST_OP_LEVELS, 0},
-    {"uniform", 0, ST_OP_UNIFORM, ST_OP_UNIFORM_AT},
+    {"uniform", 0, ST_OP_UNIFORM, ST_OP_UNIFORM_AT}, {"split_ratio", 1, ST_OP_SPLIT_RATIO, 0},
 };
 
 static const char *const reserved[] = {"p", "r", "U", "root"};
@@ -363,6 +363,8 @@ static void call_expr(cg *g, const st_expr *e)
     }
     if (b && b->op >= ST_OP_GROUPS && b->op <= ST_OP_UNIFORM_AT)
         g->flags |= ST_ALGO_USES_TOPO;
+    if (b && b->op == ST_OP_SPLIT_RATIO)
+        g->flags |= ST_ALGO_USES_SPLIT;
     if (b && want != -2)
         emit(g, leveled ? b->op_at : b->op, 0);
     else if (!b)
@@ -728,6 +730,25 @@ static void layout_stmt(cg *g, const st_stmt *s)
         emit(g, ST_OP_LAYOUT, f->fn);
 }
 
+/* split { lane S { ... } ... }: LANE 0, then per lane its units, LANE 1, its body, LANE 2; LANE 3 at the end.
+ * The machine restarts each lane at the split's first step and checks that a lane's sends stay in its units. */
+static void split_stmt(cg *g, const st_stmt *s, where at)
+{
+    emit(g, ST_OP_LANE, 0);
+    for (const st_stmt *l = s->body; l; l = l->next) {
+        g->line = l->pos.line;
+        uset(g, l->units);
+        emit(g, ST_OP_LANE, 1);
+        int mark = g->nsyms;
+        stmts(g, l->body, at);
+        unbind_to(g, mark);
+        g->line = l->pos.line;
+        emit(g, ST_OP_LANE, 2);
+    }
+    g->line = s->pos.line;
+    emit(g, ST_OP_LANE, 3);
+}
+
 static void if_stmt(cg *g, const st_stmt *s, where at)
 {
     expr(g, s->expr);
@@ -751,6 +772,7 @@ static const char *placement_error(const st_stmt *s, where at)
     case ST_S_PHASE: return at == AT_STEP ? "'phase' inside a step; phases are made of steps" : NULL;
     case ST_S_SEND: return at != AT_STEP ? "'send' outside a step; wrap it in step { ... }" : NULL;
     case ST_S_LAYOUT: return at == AT_STEP ? "'layout' inside a step; it applies to an algorithm's steps" : NULL;
+    case ST_S_SPLIT: return at == AT_STEP ? "'split' inside a step; lanes are made of steps" : NULL;
     case ST_S_REQUIRE: return at == AT_STEP ? "'require' inside a step; state what the algorithm needs before its "
                                               "steps" : NULL;
     default: return NULL;
@@ -804,6 +826,8 @@ static void stmt(cg *g, const st_stmt *s, where at)
         break;
     case ST_S_PHASE: phase_stmt(g, s); break;
     case ST_S_LAYOUT: layout_stmt(g, s); break;
+    case ST_S_SPLIT: split_stmt(g, s, inner); break;
+    case ST_S_LANE: break; /* only inside a split, which compiles its lanes */
     case ST_S_REQUIRE:
         expr(g, s->expr);
         g->line = s->pos.line;

@@ -584,6 +584,8 @@ static void inst_text(const st_algo *al, const st_inst *in, const char *shape, c
     int o = snprintf(buf, len, "p = %d", in->p);
     if (st_coll_rooted(al->coll))
         o += snprintf(buf + o, len - (size_t)o, ", root %d", in->root);
+    if (al->flags & ST_ALGO_USES_SPLIT)
+        o += snprintf(buf + o, len - (size_t)o, ", split %g", in->split_ppm / 1e6);
     if (in->topo && shape)
         snprintf(buf + o, len - (size_t)o, " as %s", shape);
 }
@@ -668,6 +670,8 @@ static int try_grouping(int p, int L)
 /* One (algorithm, collective) being verified: what its instantiations share, and what they came to. */
 typedef struct tally {
     const int32_t *use; /* st_inst.use: roles replaced (NULL: none) */
+    int split_set;      /* st_verify_opts: one R given */
+    int32_t split_ppm;
     int sample;         /* a composite in the default sweep: fewer roots, groupings and layouts (st_verify) */
     int nsteps, nxfers; /* of the last one verified */
     int done, refused;
@@ -678,14 +682,19 @@ static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const
                         tally *t, FILE *out)
 {
     int rc = 0;
-    for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
-        st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use};
-        rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, out);
-        if (rc == 1)
-            t->refused++;
-        else if (rc == 0)
-            t->done++;
-    }
+    /* the 2D split ratio: the one given, else the default 0.5 and, for small p, the ends and two inner values */
+    static const int32_t splits[] = {ST_SPLIT_DEFAULT_PPM, 0, 300000, 375000, 1000000};
+    int nsplits = !(al->flags & ST_ALGO_USES_SPLIT) || t->split_set ? 1 : p <= ST_VERIFY_SPLIT_SWEEP_P ? 5 : 1;
+    for (int k = 0; k < nsplits && rc <= 0; k++)
+        for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
+            st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use, .split_set = 1,
+                          .split_ppm = t->split_set ? t->split_ppm : splits[k]};
+            rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, out);
+            if (rc == 1)
+                t->refused++;
+            else if (rc == 0)
+                t->done++;
+        }
     return rc < 0 ? -1 : rc;
 }
 
@@ -857,7 +866,7 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
          * every grouping), and fewer layouts (sweep), so that the default verify stays near ten seconds; given
          * layouts and --sweep long get everything */
         int sample = !o->layouts && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
-        tally t = {.use = o->use, .sample = sample};
+        tally t = {.use = o->use, .split_set = o->split_set, .split_ppm = o->split_ppm, .sample = sample};
         int bad = 0, pmax = o->pmax;
         char range[64];
         if (o->layouts) {

@@ -45,7 +45,11 @@ typedef struct st_verify_opts {
     const char *const *layout_names; /* how each is called in messages (e.g. the topology file), or NULL */
     int nlayouts;
     const int32_t *use; /* st_inst.use: roles replaced in every instantiation (NULL: none) */
+    int split_set;      /* algorithms that read the 2D split ratio get split_ppm only; else R = 0.5 everywhere */
+    int32_t split_ppm;  /* and a few more R (0, 0.3, 0.375, 1) up to p = ST_VERIFY_SPLIT_SWEEP_P */
 } st_verify_opts;
+
+#define ST_VERIFY_SPLIT_SWEEP_P 16
 
 /* Returns the number of (algorithm, collective) pairs that failed (0 = all verified), or -1 when the selection
  * matches nothing. For each failure prints the smallest counterexample (lowest p, first step) to `out` as

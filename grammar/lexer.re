@@ -116,6 +116,8 @@ int st_lex(st_lexer *lx, st_token *t)
         "at"             { return emit(lx, t, tok, TK_AT); }
         "within"         { return emit(lx, t, tok, TK_WITHIN); }
         "require"        { return emit(lx, t, tok, TK_REQUIRE); }
+        "split"          { return emit(lx, t, tok, TK_SPLIT); }
+        "lane"           { return emit(lx, t, tok, TK_LANE); }
         "true"           { emit(lx, t, tok, TK_INT); t->ival = 1; return TK_INT; }
         "false"          { return emit(lx, t, tok, TK_INT); }
 

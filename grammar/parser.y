@@ -15,7 +15,7 @@
 
 /* Fix the token codes: keywords, then punctuation. */
 %token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT
-       SCRATCH AT WITHIN REQUIRE.
+       SCRATCH AT WITHIN REQUIRE SPLIT LANE.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
 /* Lowest first. ELSE ranks the `if..then..else` expression below every operator (it extends to the right). */
@@ -313,6 +313,7 @@ static const char *tk_spell(int code)
 %type xop {int}
 %type expr {st_ex}
 %type within {st_within *}
+%type lanes {st_slist}
 %type args {st_exlist}
 %type items {st_exlist}
 
@@ -381,6 +382,14 @@ within(W) ::= expr(E). { W = wi_new(ctx, E.e->pos); W->ranks_of = E.e; }
 within(W) ::= within(A) UNITS(K) uset(U). { W = wi_units(ctx, A, K, NULL, U); }
 within(W) ::= within(A) UNITS(K) IDENT(V) COLON uset(U). { W = wi_units(ctx, A, K, &V, U); }
 within(W) ::= within(A) IDENT(N) expr(E). { W = wi_clause(ctx, A, N, E); }
+/* split { lane S { ... } lane S { ... } ... }: lanes run side by side, each on its own units */
+stmt(L) ::= SPLIT(K) LBRACE lanes(B) RBRACE. { L = sl_one(st_new(ctx, ST_S_SPLIT, K)); L.head->body = B.head; }
+lanes(L) ::= . { L = (st_slist){0, 0}; }
+lanes(L) ::= lanes(A) LANE(K) uset(U) block(B). {
+    st_stmt *s = st_new(ctx, ST_S_LANE, K);
+    s->units = U, s->body = B.head;
+    L = sl_cat(A, sl_one(s));
+}
 stmt(L) ::= REQUIRE(K) expr(E). { L = sl_one(st_new(ctx, ST_S_REQUIRE, K)); L.head->expr = E.e; }
 stmt(L) ::= LAYOUT(K) IDENT(F). {
     st_stmt *s = st_new(ctx, ST_S_LAYOUT, K);

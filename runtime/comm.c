@@ -11,6 +11,7 @@
  * usage error's message is kept per thread (the communicator may be in another thread's hands), and
  * stitch_comm_last_error returns it to the thread that got the error.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "config.h"
 #include "exec.h"
 #include "registry.h"
+#include "st_topofile.h"
 
 /* This thread's last usage error, for the communicator it concerns. */
 static _Thread_local struct {
@@ -143,6 +145,32 @@ static void st_comm_release(stitch_comm_t *comm)
     comm->scratch_size = comm->units_size = 0;
 }
 
+/* The 2D split ratio (spec 12.2): the communicator's config, then the environment (both in st_settings), else the
+ * built-in formula (12.3) per collective from the topology's level 0 and 1 bandwidths, read here once. Plain
+ * groups (STITCH_GROUPS, an inline layout, process hosts) have no bandwidths: the formula's fallback, R = 0.5. */
+static void st_comm_split_init(stitch_comm_t *comm, const st_settings *s)
+{
+    comm->split_ratio = s->split_ratio;
+    if (s->split_ratio >= 0 || !s->topo || st_topo_is_layout(s->topo))
+        return;
+    st_topofile tf;
+    char why[256];
+    if (st_topo_setting_load(NULL, s->topo, 0, &tf, why, sizeof why) != STITCH_OK)
+        return; /* the backend reads it too and reports the error */
+    if (tf.nlevels >= 2)
+        comm->split_bw[0] = tf.level[0].bandwidth, comm->split_bw[1] = tf.level[1].bandwidth;
+    st_topofile_free(&tf);
+}
+
+/* R for one instantiation of `algo` (12.2's priority), in millionths, 12.4's meaning. */
+static int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo)
+{
+    if (comm->split_ratio >= 0)
+        return (int32_t)lround(comm->split_ratio * 1e6);
+    int S = topo ? topo->ngroups : 1, L = topo && S > 0 ? comm->p / S : comm->p;
+    return st_split_formula_ppm(algo->coll, L, S, comm->split_bw[0], comm->split_bw[1]);
+}
+
 stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
                            const st_reg *reg)
 {
@@ -168,6 +196,7 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
     comm->oneshot_vec = p > 1 ? s->oneshot_max / (size_t)(p - 1) : 0;
+    st_comm_split_init(comm, s);
     return comm;
 }
 
@@ -316,6 +345,8 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     const st_catalogue *cat = st_reg_cat(comm->reg, algo);
     st_inst in = {.p = comm->p, .root = e->root, .topo = topo,
                   .use = cat == &st_builtin_catalogue ? comm->use[algo->coll] : NULL};
+    if (algo->flags & ST_ALGO_USES_SPLIT)
+        in.split_set = 1, in.split_ppm = st_comm_split_ppm(comm, algo, topo);
     if (st_sched_build_ex(cat, algo, &in, &e->sched, &err) != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),

@@ -82,6 +82,8 @@ struct stitch_comm {
     size_t units_size;
     int timeout_ms;
     size_t segment_bytes;
+    double split_ratio;   /* the 2D split's R as given (config, then environment: st_settings), < 0: not given */
+    double split_bw[2];   /* without it, the topology file's level 0 and 1 bandwidths for 12.3's formula (0: none) */
     char last_error[512];
     struct st_job *job;   /* the threads backend's (threads.c, exec.c) */
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */

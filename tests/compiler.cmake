@@ -224,3 +224,21 @@ set_tests_properties(compiler.emit.again PROPERTIES FIXTURES_SETUP emit_again)
 set_tests_properties(compiler.emit.deterministic PROPERTIES FIXTURES_REQUIRED emit_again)
 
 # ==== end of codegen and driver tests =============================================================================
+
+# ---- the 2D split (spec 10, 12.3): the built-in formula, and R reaching the schedule --------------------------
+add_executable(compiler_split_formula ${COMPILER_TESTS}/split_formula.c)
+target_link_libraries(compiler_split_formula PRIVATE stitch_core stitch_warnings)
+add_test(NAME compiler.split_formula COMMAND compiler_split_formula)
+# R sets the units: fortieths in lowest terms (0.5: 2 per chunk, 0.3: 10, 0: 1), so the lanes' shares change
+stitch_cli(show_split_default RC 0 STDOUT "\"units\": 16," ARGS show ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce
+           --layout 2x4 --format json)
+stitch_cli(show_split_0.3 RC 0 STDOUT "\"units\": 80," ARGS show ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce
+           --layout 2x4 --split 0.3 --format json)
+stitch_cli(show_split_0 RC 0 STDOUT "\"units\": 8," ARGS show ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce
+           --layout 2x4 --split 0 --format json)
+stitch_cli(show_split_bad RC 2 STDERR "bad split ratio '1.5'" ARGS show ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce
+           --layout 2x4 --split 1.5)
+stitch_cli(verify_2d_2x4 RC 0 STDOUT "verified 5 \\(algorithm, collective\\) pairs" ARGS verify ${STITCH_DSL}
+           -a mesh_nhr_2d --layout 2x4)
+stitch_cli(verify_2d_2x4_split RC 0 STDOUT "verified 5 \\(algorithm, collective\\) pairs" ARGS verify ${STITCH_DSL}
+           -a mesh_nhr_2d --layout 2x4 --split 0.3)

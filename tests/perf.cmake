@@ -159,3 +159,17 @@ endforeach()
 add_test(NAME perf.sweep
          COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/sweep.cmake)
 set_tests_properties(perf.sweep PROPERTIES TIMEOUT 3600 LABELS "perf;long")
+
+# ---- the 2D Mesh+NHR split (spec 10) on 2 servers of 4: every collective it implements, checked; R from the
+# environment (stitch_config_t.split_ratio has no stitch-perf option yet) -----------------------------------
+foreach(coll all_reduce reduce_scatter all_gather broadcast reduce)
+  stitch_perf_run(${coll}.mesh_nhr_2d.2x4.fp32 ${coll} -a mesh_nhr_2d --layout 2x4 -d fp32 -o sum -b 4 -e 256K -f 8)
+  stitch_perf_test(${coll}.mesh_nhr_2d.2x4.16M RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY LABELS long
+                   ARGS ${coll} -a mesh_nhr_2d --layout 2x4 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1 ${PERF_COMMON})
+endforeach()
+stitch_perf_test(all_reduce.mesh_nhr_2d.2x4.env0.3 RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                 ENV HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=0.3
+                 ARGS all_reduce -a mesh_nhr_2d --layout 2x4 -d bf16 -o max -b 4 -e 256K -f 8 -c 1 ${PERF_COMMON})
+stitch_perf_test(all_gather.mesh_nhr_2d.2x4.env1 RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+                 ENV HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=1
+                 ARGS all_gather -a mesh_nhr_2d --layout 2x4 -d int32 -b 4 -e 256K -f 8 -c 1 ${PERF_COMMON})

@@ -104,3 +104,7 @@ target_link_libraries(test_proc_errors PRIVATE stitch)
 target_compile_options(test_proc_errors PRIVATE -UNDEBUG)
 add_test(NAME proc.errors.argerror COMMAND test_proc_errors argerror)
 set_tests_properties(proc.errors.argerror PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+# The 2D Mesh+NHR split (spec 10) in process mode: two hosts' worth of groups of 4 from STITCH_GROUPS
+add_test(NAME proc.mpirun.np8.mesh_nhr_2d.g2x4
+         COMMAND ${PROC_LAUNCH} mpirun 8 STITCH_GROUPS=4,4 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a mesh_nhr_2d)
+set_tests_properties(proc.mpirun.np8.mesh_nhr_2d.g2x4 PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE SKIP_RETURN_CODE 77)

@@ -77,7 +77,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_COUNT };
+              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -300,6 +300,27 @@ static int groups_total(const char *s)
     return (int)total;
 }
 
+/* --split R: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO's strict form (digits, optionally '.' and digits), 0..1, as
+ * millionths (digits past the sixth are dropped). -1 when malformed or out of range. */
+static long parse_split(const char *v)
+{
+    long whole = 0, frac = 0, scale = 100000;
+    const char *s = v;
+    for (; *s >= '0' && *s <= '9' && whole <= 1; s++)
+        whole = whole * 10 + (*s - '0');
+    if (s == v)
+        return -1;
+    if (*s == '.') {
+        const char *f = ++s;
+        for (; *s >= '0' && *s <= '9'; s++, scale /= 10)
+            frac += (*s - '0') * scale;
+        if (s == f)
+            return -1;
+    }
+    long ppm = whole * 1000000 + frac;
+    return *s || ppm > 1000000 ? -1 : ppm;
+}
+
 /* --use ROLE=ALGO[,ROLE=ALGO...]: phases that name ROLE run ALGO instead, for every collective both implement (the
  * hook a configuration such as HCCL_ALGO's level entries uses). Fills *use (nalgos entries, -1: unchanged; the
  * caller frees it); returns 0, or prints the usage error and returns EXIT_USAGE. */
@@ -506,6 +527,17 @@ static int run_verify(const args *a)
         return EXIT_USAGE;
     }
     o.use = use;
+    if (a->val[O_SPLIT]) {
+        long split = parse_split(a->val[O_SPLIT]);
+        if (split < 0) {
+            free(use);
+            unit_free(&u);
+            st_layout_free(&layout);
+            return usage_error("verify", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
+                               a->val[O_SPLIT]);
+        }
+        o.split_set = 1, o.split_ppm = (int32_t)split;
+    }
     int failed = st_verify(u.cat, &o, stdout);
     free(use);
     double dt = now_seconds() - t0;
@@ -607,9 +639,14 @@ static int show_compiled(const args *a, const st_inst *in, int coll, const char 
         st_err err = {.msg = ""};
         st_inst with = *in;
         int32_t *use = NULL;
-        if (a->val[O_USE] && (rc = parse_use("show", u.cat, a->val[O_USE], &use)) != 0)
+        long split = a->val[O_SPLIT] ? parse_split(a->val[O_SPLIT]) : 0;
+        if (split < 0)
+            rc = usage_error("show", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
+                             a->val[O_SPLIT]);
+        else if (a->val[O_USE] && (rc = parse_use("show", u.cat, a->val[O_USE], &use)) != 0)
             ;
-        else if ((with.use = use, rc = EXIT_FAIL, !algo))
+        else if ((with.use = use, with.split_set = a->val[O_SPLIT] != NULL, with.split_ppm = (int32_t)split,
+                  rc = EXIT_FAIL, !algo))
             not_found(u.cat, a->file, a->val[O_ALGO], coll);
         else if (st_show_ex(u.cat, algo, &with, format, stdout, &err) == 0)
             rc = 0;
@@ -779,11 +816,11 @@ static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, 
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
     {O_RANKS, 0, "ranks", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1}, {O_SWEEP, 0, "sweep", 1},
-    {O_GROUPS, 'g', "groups", 1}, {O_USE, 0, "use", 1}, OPT_END};
+    {O_GROUPS, 'g', "groups", 1}, {O_USE, 0, "use", 1}, {O_SPLIT, 0, "split", 1}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1},
-    {O_FORMAT, 'f', "format", 1}, {O_USE, 0, "use", 1}, OPT_END};
+    {O_FORMAT, 'f', "format", 1}, {O_USE, 0, "use", 1}, {O_SPLIT, 0, "split", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
                                      {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
@@ -794,7 +831,7 @@ static const command commands[] = {
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},
-    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [-v]",
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [--split R] [-v]",
      "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
@@ -815,10 +852,12 @@ static const command commands[] = {
      "                          1..2 pods of 1..2 servers of 1..3), long (1..4 groups; pods of up to 3\n"
      "                          servers of 1..4) or none\n"
      "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
+     "      --split R           algorithms that read the 2D split ratio (split_ratio) are verified with this R\n"
+     "                          only (default: R = 0.5 everywhere, and 0, 0.3, 0.375 and 1 up to p = 16)\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
-    {"show", "show FILE -a ALGO [-c COLL] (-n P [-g N,N,...] | -g N,N,... | --layout L | --topo T.yaml) [--root R] [--use R=A] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
+    {"show", "show FILE -a ALGO [-c COLL] (-n P [-g N,N,...] | -g N,N,... | --layout L | --topo T.yaml) [--root R] [--use R=A] [--split R] [--format table|json|svg|dot|holdings]", "print or draw an algorithm's schedule for p ranks",
      "Compile FILE, instantiate ALGO for P ranks and print its schedule.\n\n"
      "  -a, --algorithm ALGO    the algorithm (required)\n"
      "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
@@ -830,6 +869,8 @@ static const command commands[] = {
      "                          [2,3],[4] is three levels (two pods of servers); 3x2 is -g 2,2,2\n"
      "  -t, --topo T.yaml       the layout of a topology file (topologies/README.md)\n"
      "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
+     "      --split R           the 2D split ratio R (spec 12.4's meaning), 0..1 as digits with an optional\n"
+     "                          '.' and digits (HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO's form); default: 0.5\n"
      "  -f, --format FORMAT     table (default), json, svg (a picture: ranks as lanes, steps as columns,\n"
      "                          one arrow per transfer; at most 256 ranks), dot (the same for Graphviz) or\n"
      "                          holdings (what every unit of every rank holds before the first step and\n"
