@@ -437,6 +437,47 @@ static void test_roles(void)
           (int)plain);
 }
 
+/* The split ratio R reaches the schedule: mesh_nhr_2d's all_reduce on 2 groups of 4 has 2p units at R = 0.5
+ * (the default without bandwidths), 10p at R = 0.3 (from stitch_config_t.split_ratio, or from
+ * HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO when the config leaves it unset), and the result is right each time. */
+static void split_rank(void *arg, int r)
+{
+    roles_ctx *x = arg;
+    stitch_comm_t *comm = x->comms[r];
+    int32_t v[13];
+    for (int i = 0; i < 13; i++)
+        v[i] = r * 10 + i;
+    CHECK(stitch_all_reduce(v, v, 13, STITCH_INT32, STITCH_SUM, comm) == STITCH_OK, "%s",
+          stitch_comm_last_error(comm));
+    for (int i = 0; i < 13; i++)
+        CHECK(v[i] == 280 + 8 * i, "rank %d: v[%d] = %d, want %d", r, i, (int)v[i], 280 + 8 * i);
+    const st_algo *a = st_reg_find(comm->reg, "mesh_nhr_2d", STITCH_ALL_REDUCE);
+    x->nsteps[r] = comm->cache[st_reg_index(comm->reg, a)].sched.nunits;
+}
+
+static int32_t split_units(double ratio)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    stitch_comm_t *comms[8];
+    char err[1024];
+    cfg.algo = "all_reduce=mesh_nhr_2d", cfg.groups = "2x4", cfg.split_ratio = ratio;
+    CHECK(stitch_comm_init_threads(8, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    roles_ctx x = {comms, {0}};
+    st_run_ranks(8, split_rank, &x);
+    for (int r = 0; r < 8; r++)
+        stitch_comm_destroy(comms[r]);
+    return x.nsteps[0];
+}
+
+static void test_split_units(void)
+{
+    int32_t half = split_units(0), cfg = split_units(0.3);
+    setenv("HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO", "0.3", 1);
+    int32_t env = split_units(0), both = split_units(0.5);
+    CHECK(half == 16 && cfg == 80 && env == 80 && both == 16, "units: default %d, config 0.3 %d, environment 0.3 %d, "
+          "config 0.5 over environment 0.3 %d; want 16 80 80 16", (int)half, (int)cfg, (int)env, (int)both);
+}
+
 int main(int argc, char **argv)
 {
     static const st_test tests[] = {
@@ -447,6 +488,7 @@ int main(int argc, char **argv)
         {"priority", test_priority, 20},
         {"selection", test_selection, 30},
         {"roles", test_roles, 60},
+        {"split_units", test_split_units, 60},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }
