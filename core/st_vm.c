@@ -585,27 +585,46 @@ static int cmp_range(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
+/* The set built so far as sorted ranges with overlapping and adjacent ones merged: *n of them, [r[i][0], r[i][1]];
+ * the set is emptied, the caller frees r. NULL (after fail) when out of memory. */
+static int64_t (*set_ranges(vm *m, int *n))[2]
+{
+    int64_t (*r)[2] = malloc(sizeof *r * (size_t)(m->nset + 1));
+    int k = 0, out = 0;
+    *n = 0;
+    if (!r) {
+        fail(m, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < m->nset; i++)
+        if (m->lo[i] <= m->hi[i])
+            r[k][0] = m->lo[i], r[k][1] = m->hi[i], k++;
+    m->nset = 0;
+    qsort(r, (size_t)k, sizeof *r, cmp_range);
+    for (int i = 0; i < k;) { /* in place: out <= i */
+        int64_t lo = r[i][0], hi = r[i][1];
+        for (i++; i < k && r[i][0] <= hi + 1; i++)
+            hi = r[i][1] > hi ? r[i][1] : hi;
+        r[out][0] = lo, r[out][1] = hi, out++;
+    }
+    *n = out;
+    return r;
+}
+
 /* SUB_UNITS: the set built so far, sorted and merged, is the next piece. */
 static int sub_units(vm *m)
 {
     sub *s = &m->pend;
-    int64_t (*r)[2] = malloc(sizeof *r * (size_t)(m->nset + 1));
+    int n;
+    int64_t (*r)[2] = set_ranges(m, &n);
     if (!r)
-        return fail(m, "out of memory");
-    int n = 0;
-    for (int i = 0; i < m->nset; i++)
-        if (m->lo[i] <= m->hi[i])
-            r[n][0] = m->lo[i], r[n][1] = m->hi[i], n++;
-    m->nset = 0;
+        return -1;
     m->at = -1;
-    qsort(r, (size_t)n, sizeof *r, cmp_range);
     int rc = grow_buf(m, (void **)&s->pfirst, &s->cappieces, s->npieces + 2, sizeof(int32_t));
     if (!rc)
         s->pfirst[s->npieces] = s->nruns;
-    for (int i = 0; i < n && !rc;) {
+    for (int i = 0; i < n && !rc; i++) {
         int64_t lo = r[i][0], hi = r[i][1];
-        for (i++; i < n && r[i][0] <= hi + 1; i++)
-            hi = r[i][1] > hi ? r[i][1] : hi;
         int cap = s->capruns;
         rc = grow_buf(m, (void **)&s->plo, &cap, s->nruns + 1, sizeof(int64_t));
         if (!rc)
@@ -862,21 +881,14 @@ static int lane_op(vm *m, int a, const st_vm_sink *sink)
     if (a == 1) {
         if (m->nunits <= 0)
             return fail(m, "lane before `units` was declared");
-        int64_t (*r)[2] = malloc(sizeof *r * (size_t)(m->nset + 1));
+        int n;
+        int64_t (*r)[2] = set_ranges(m, &n);
         if (!r)
-            return fail(m, "out of memory");
-        int n = 0;
-        for (int i = 0; i < m->nset; i++)
-            if (m->lo[i] <= m->hi[i])
-                r[n][0] = m->lo[i], r[n][1] = m->hi[i], n++;
-        m->nset = 0;
-        qsort(r, (size_t)n, sizeof *r, cmp_range);
+            return -1;
         m->lane0 = m->nlanes;
         int rc = 0;
-        for (int i = 0; i < n && !rc;) {
+        for (int i = 0; i < n && !rc; i++) {
             int64_t lo = r[i][0], hi = r[i][1];
-            for (i++; i < n && r[i][0] <= hi + 1; i++)
-                hi = r[i][1] > hi ? r[i][1] : hi;
             if (lo < 0 || hi >= m->nunits + m->nscratch)
                 rc = fail(m, "lane unit %lld is outside 0..%lld", (long long)(lo < 0 ? lo : hi),
                           (long long)(m->nunits + m->nscratch - 1));

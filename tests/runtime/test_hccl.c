@@ -396,7 +396,7 @@ static void test_selection(void)
  * HCCL_ALGO says level1:ring (3 steps each way), and the result is right either way. */
 typedef struct roles_ctx {
     stitch_comm_t **comms;
-    int32_t nsteps[8];
+    int32_t nsteps[8]; /* per rank: what it read of its schedule (steps, units) */
 } roles_ctx;
 
 static void roles_rank(void *arg, int r)
@@ -414,18 +414,24 @@ static void roles_rank(void *arg, int r)
     x->nsteps[r] = comm->cache[st_reg_index(comm->reg, hier)].sched.nsteps;
 }
 
-static int32_t roles_steps(const char *hccl_algo)
+/* 8 thread ranks with cfg each run fn once; what rank 0 put in nsteps[0]. */
+static int32_t run8(const stitch_config_t *cfg, void (*fn)(void *, int))
 {
-    stitch_config_t cfg = STITCH_CONFIG_INIT;
     stitch_comm_t *comms[8];
     char err[1024];
-    cfg.algo = "all_reduce=hier", cfg.groups = "4x2", cfg.hccl_algo = hccl_algo;
-    CHECK(stitch_comm_init_threads(8, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    CHECK(stitch_comm_init_threads(8, cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
     roles_ctx x = {comms, {0}};
-    st_run_ranks(8, roles_rank, &x);
+    st_run_ranks(8, fn, &x);
     for (int r = 0; r < 8; r++)
         stitch_comm_destroy(comms[r]);
     return x.nsteps[0];
+}
+
+static int32_t roles_steps(const char *hccl_algo)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.algo = "all_reduce=hier", cfg.groups = "4x2", cfg.hccl_algo = hccl_algo;
+    return run8(&cfg, roles_rank);
 }
 
 static void test_roles(void)
@@ -458,15 +464,8 @@ static void split_rank(void *arg, int r)
 static int32_t split_units(double ratio)
 {
     stitch_config_t cfg = STITCH_CONFIG_INIT;
-    stitch_comm_t *comms[8];
-    char err[1024];
     cfg.algo = "all_reduce=mesh_nhr_2d", cfg.groups = "2x4", cfg.split_ratio = ratio;
-    CHECK(stitch_comm_init_threads(8, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
-    roles_ctx x = {comms, {0}};
-    st_run_ranks(8, split_rank, &x);
-    for (int r = 0; r < 8; r++)
-        stitch_comm_destroy(comms[r]);
-    return x.nsteps[0];
+    return run8(&cfg, split_rank);
 }
 
 static void test_split_units(void)
