@@ -531,7 +531,7 @@ algorithm level1 implements gather { phase gather using ring }
 # level1 among the ranks with the same index. Unit u of reduce_scatter, all_gather, scatter and gather is rank u's
 # block, so a group's region is the units of its members; the others cut the vector into L chunks of S units.
 # Unequal groups have no same-index partner for every chunk: there reduce_scatter, all_gather and all_reduce run
-# AHC (below), the rooted collectives level1 over all ranks.
+# AHC (below), the rooted collectives level1 over all ranks, all_to_all pairwise.
 
 algorithm hier implements reduce_scatter {                      # level1 RS of the regions, then level0 RS
   fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
@@ -604,6 +604,38 @@ algorithm hier implements gather {                              # level0 gather,
     phase gather within group(r) root member(gr, index(root)) units b : unit member(gr, b) using level0
     phase gather within index(root) units b : { member(b, i) : i in 0 .. L - 1 } using level1
   } else { phase gather using level1 }
+}
+
+# all_to_all (1.3: level0 AlltoAll, then level1 AlltoAll) for equal groups (else pairwise). Rank x = (s, l). Step 1, in the
+# group: x sends peer y = (s, l') every block (x, j) with index(j) = l'; the one for y itself lands in y's output,
+# the others are parked at y in scratch slot p*p + l*S + group(j). Step 2, among same-index ranks: y sends z =
+# (s'', l') every block of group s for z, its own from its input and its peers' from scratch, into z's output.
+# A block (x, j) with index(j) = l (j in another group) skips step 1; block (x, x) is the runtime's copy.
+algorithm hier implements all_to_all {
+  let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  if uniform() {
+    units p * p scratch p
+    step {
+      for i in 0 .. L - 1 {
+        if i != l {
+          send unit r * p + member(s, i) to member(s, i)
+          for g in 0 .. S - 1 {
+            if g != s { send unit r * p + member(g, i) to member(s, i) at unit p * p + l * S + g }
+          }
+        }
+      }
+    }
+    step {
+      for g in 0 .. S - 1 {
+        if g != s {
+          send unit r * p + member(g, l) to member(g, l)
+          for i in 0 .. L - 1 {
+            if i != l { send unit p * p + i * S + g to member(g, l) at unit member(s, i) * p + member(g, l) }
+          }
+        }
+      }
+    }
+  } else { phase all_to_all using pairwise }                      # unequal groups: no same-index partners
 }
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -144,6 +144,7 @@ stitch_perf_run(reduce_scatter.ahc_broke.g7+5+3.fp32.min reduce_scatter -a ahc_b
 stitch_perf_run(all_gather.ahc_broke.g1+4.int16 all_gather -a ahc_broke --groups 1,4 -d int16 -b 4 -e 256K -f 16)
 stitch_perf_run(all_reduce.hier.g3x2.fp32.sum all_reduce -a hier --groups 3x2 -d fp32 -o sum -b 4 -e 256K -f 8)
 stitch_perf_run(broadcast.hier.g2x3.bf16.root4 broadcast -a hier --groups 2x3 -r 4 -d bf16 -b 4 -e 256K -f 8)
+stitch_perf_run(all_to_all.hier.2x4.fp32 all_to_all -a hier --layout 2x4 -d fp32 -b 4 -e 256K -f 8)
 foreach(layout 2,3 7,5,3 1,4)
   string(REPLACE "," "+" name ${layout})
   foreach(algo ahc ahc_broke)

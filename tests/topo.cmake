@@ -31,7 +31,7 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang")
 endif()
 
 set(ST_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
-stitch_cli(topo_verify_layout RC 0 STDOUT "verified 83 \\(algorithm, collective\\) pairs for p = 5..5"
+stitch_cli(topo_verify_layout RC 0 STDOUT "verified 84 \\(algorithm, collective\\) pairs for p = 5..5"
            ARGS verify ${STITCH_DSL} --layout 2,3)
 stitch_cli(topo_verify_layout3 RC 0 STDOUT "not applicable: pipeline all_gather on \\[2,3\\],\\[4\\]"
            ARGS verify ${STITCH_DSL} --layout [2,3],[4])
