@@ -349,6 +349,17 @@ static int layout_table(vm *m, const st_vm_sink *sink)
     return 0;
 }
 
+/* Drop the set's first n ranges (the originals whose images were appended after them); `at`, the destination
+ * part's start among the originals (-1: none), moves with them. */
+static void set_drop_front(vm *m, int n, int at)
+{
+    memmove(m->lo, m->lo + n, sizeof(int64_t) * (size_t)(m->nset - n));
+    memmove(m->hi, m->hi + n, sizeof(int64_t) * (size_t)(m->nset - n));
+    m->nset -= n;
+    if (at >= 0)
+        m->at -= n;
+}
+
 /* Replace the set's units by their layout images (tab, for units below nunits); scratch units (>= nunits, below
  * limit) are not renumbered. */
 static int relabel(vm *m, const int64_t *tab, int64_t nunits, int64_t limit)
@@ -370,11 +381,7 @@ static int relabel(vm *m, const int64_t *tab, int64_t nunits, int64_t limit)
     if (at == n)
         m->at = m->nset; /* an empty destination part */
     /* drop the originals: the images were appended after them */
-    memmove(m->lo, m->lo + n, sizeof(int64_t) * (size_t)(m->nset - n));
-    memmove(m->hi, m->hi + n, sizeof(int64_t) * (size_t)(m->nset - n));
-    m->nset -= n;
-    if (at >= 0)
-        m->at -= n;
+    set_drop_front(m, n, at);
     return 0;
 }
 
@@ -404,11 +411,7 @@ static int map_units(vm *m, const sub *s, int64_t inner)
     }
     if (at == n)
         m->at = m->nset;
-    memmove(m->lo, m->lo + n, sizeof(int64_t) * (size_t)(m->nset - n));
-    memmove(m->hi, m->hi + n, sizeof(int64_t) * (size_t)(m->nset - n));
-    m->nset -= n;
-    if (at >= 0)
-        m->at -= n;
+    set_drop_front(m, n, at);
     return 0;
 }
 

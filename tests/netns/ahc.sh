@@ -40,36 +40,11 @@ iters=${NETNS_ITERS:-3} reps=${NETNS_REPS:-3} limit=${NETNS_TIMEOUT:-120} shm=${
     { echo "FAIL: NETNS_REPS 1..9, NETNS_ITERS 1..99, NETNS_TIMEOUT 1..9999 (got $reps, $iters, $limit)"; exit 1; }
 n=5 placement=AABBB
 
-skip() {
-    if [ "${STITCH_REQUIRE_NETNS:-0}" != 0 ]; then echo "FAIL (STITCH_REQUIRE_NETNS=1, would skip): $*"; exit 1; fi
-    echo "SKIP: $*"; exit 77
-}
-[ "$(id -u)" = 0 ] || skip "network namespaces need root (uid $(id -u))"
-for c in ip tc timeout awk; do
-    command -v $c >/dev/null 2>&1 || skip "'$c' not found (Debian: apt-get install iproute2; make deps installs it)"
-done
-
-nsA=stitch-ahca-$$ nsB=stitch-ahcb-$$ vA=stha$$ vB=sthb$$ # interface names stay within 15 characters
-ipA=10.250.78.1 ipB=10.250.78.2 port=29510
-work=$(mktemp -d) || exit 1
-cleanup() {
-    ip netns pids "$nsA" 2>/dev/null | xargs -r kill -9 2>/dev/null
-    ip netns pids "$nsB" 2>/dev/null | xargs -r kill -9 2>/dev/null
-    ip netns del "$nsA" 2>/dev/null
-    ip netns del "$nsB" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-ip netns add "$nsA" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
-ip netns add "$nsB" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
-ip -n "$nsA" link add "$vA" type veth peer name "$vB" netns "$nsB" 2>"$work/err" ||
-    skip "cannot create a veth pair between namespaces: $(cat "$work/err")"
+. "$(dirname "$0")/pair.sh"
+netns_pair ahc 78 awk
+port=29510
 for side in "$nsA $vA $ipA" "$nsB $vB $ipB"; do
     set -- $side
-    ip -n "$1" link set lo up && ip -n "$1" addr add "$3/24" dev "$2" && ip -n "$1" link set "$2" up ||
-        { echo "FAIL: configuring $2 in $1"; exit 1; }
     # The claim is about a shaped link: without tbf there is nothing to measure.
     ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst "$burst" latency "$latency" 2>"$work/err" ||
         skip "cannot shape $2 with tbf: $(head -1 "$work/err")"

@@ -30,39 +30,11 @@ placement=${NETNS_PLACEMENT:-AABBB}
 [[ $placement =~ ^[AB]{1,16}$ ]] || { echo "FAIL: NETNS_PLACEMENT='$placement': expected 1 to 16 letters A or B"; exit 1; }
 n=${#placement}
 
-# STITCH_REQUIRE_NETNS=1 (set by .ci/run) turns a skip into a failure: CI must not pass without running these.
-skip() {
-    if [ "${STITCH_REQUIRE_NETNS:-0}" != 0 ]; then echo "FAIL (STITCH_REQUIRE_NETNS=1, would skip): $*"; exit 1; fi
-    echo "SKIP: $*"; exit 77
-}
-[ "$(id -u)" = 0 ] || skip "network namespaces need root (uid $(id -u))"
-for c in ip tc timeout; do
-    command -v $c >/dev/null 2>&1 || skip "'$c' not found (Debian: apt-get install iproute2; make deps installs it)"
-done
-
-nsA=stitch-a-$$ nsB=stitch-b-$$ vA=stva$$ vB=stvb$$ # interface names stay within 15 characters
-ipA=10.250.77.1 ipB=10.250.77.2 port=29500
-work=$(mktemp -d) || exit 1
-cleanup() {
-    ip netns pids "$nsA" 2>/dev/null | xargs -r kill -9 2>/dev/null
-    ip netns pids "$nsB" 2>/dev/null | xargs -r kill -9 2>/dev/null
-    ip netns del "$nsA" 2>/dev/null
-    ip netns del "$nsB" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-ip netns add "$nsA" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
-ip netns add "$nsB" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
-# The pair is born inside the namespaces: it never exists in the host's.
-if ! ip -n "$nsA" link add "$vA" type veth peer name "$vB" netns "$nsB" 2>"$work/err"; then
-    skip "cannot create a veth pair between namespaces: $(cat "$work/err")"
-fi
+. "$(dirname "$0")/pair.sh"
+netns_pair "" 77
+port=29500
 for side in "A $nsA $vA $ipA" "B $nsB $vB $ipB"; do
     set -- $side
-    ip -n "$2" link set lo up && ip -n "$2" addr add "$4/24" dev "$3" && ip -n "$2" link set "$3" up ||
-        { echo "FAIL: configuring $3 in $2"; exit 1; }
     if ip netns exec "$2" tc qdisc add dev "$3" root netem delay 1ms rate 1gbit 2>"$work/err"; then
         shaped="netem delay 1ms rate 1gbit"
     elif ip netns exec "$2" tc qdisc add dev "$3" root tbf rate 1gbit burst 256kb latency 10ms 2>>"$work/err"; then
