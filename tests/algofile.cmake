@@ -17,7 +17,7 @@ foreach(sc hash api env errors)
   add_test(NAME algofile.${sc} COMMAND test_algofile ${sc})
   set_tests_properties(algofile.${sc} PROPERTIES TIMEOUT 60 LABELS runtime)
 endforeach()
-foreach(sc proc proc.differ proc.wrong)
+foreach(sc proc proc.differ proc.wrong proc.groups)
   add_test(NAME algofile.${sc} COMMAND test_algofile ${sc})
   set_tests_properties(algofile.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
@@ -48,7 +48,11 @@ set(ALGOFILE_PERF_EXTRA "-DSTDERR=\n[^\n]*/syntax.dsl:5:24: error: expected expr
 algofile_perf(syntax syntax.dsl 2 EMPTY all_reduce -a oops -n 4 ${ALGOFILE_PERF})
 set(ALGOFILE_PERF_EXTRA "-DSTDERR=\n[^\n]*/wrong.dsl:3: error: lonely all_reduce is wrong for p = 4")
 algofile_perf(wrong wrong.dsl 2 EMPTY all_reduce -a lonely -n 4 ${ALGOFILE_PERF})
+# verified on the communicator's own groups: ingroup is right for one group, wrong for 2x2
+set(ALGOFILE_PERF_EXTRA "-DSTDERR=\n[^\n]*/ingroup.dsl:7:17: error: ingroup all_reduce is wrong for p = 4 as the communicator's groups")
+algofile_perf(ingroup.2x2 ingroup.dsl 2 EMPTY all_reduce -a ingroup -n 4 --groups 2x2 ${ALGOFILE_PERF})
 unset(ALGOFILE_PERF_EXTRA)
+algofile_perf(ingroup.flat ingroup.dsl 0 "^[1-9][0-9]* passed, 0 failed$" all_reduce -a ingroup -n 4 ${ALGOFILE_PERF})
 
 # The same under a launcher, one rank per process (tests/proc/launch.sh judges every rank's closing line).
 add_test(NAME algofile.torchrun.np4.star

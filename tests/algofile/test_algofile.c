@@ -17,6 +17,8 @@
  *   proc         STITCH_ALGO_FILE on 4 processes (shm) and 2 (tcp), star forced, data checked
  *   proc.differ  rank 3 loads double_ring.dsl, the others star.dsl: every rank fails init naming both files
  *   proc.wrong   every rank loads wrong.dsl: every rank fails init with the verifier's counterexample
+ *   proc.groups  ingroup.dsl (right for one group only) on 4 processes in groups 2x2: verified on those groups
+ *                after the bootstrap, every rank fails init
  *
  *   test_algofile [scenario ...]    TAP; no names: all. ALGOFILE_DIR is tests/algofile (a compile definition).
  */
@@ -460,11 +462,28 @@ static int sc_proc_wrong(void)
     return ok;
 }
 
+static int sc_proc_groups(void)
+{
+    run r;
+    setenv("STITCH_ALGO_FILE", DIR "/ingroup.dsl", 1);
+    for (int i = 0; i < 4; i++)
+        groups_of_rank[i] = "2x2";
+    spawn(&r, 4, body_never, NULL);
+    reap(&r, DEADLINE_S);
+    int ok = all_fail_with(&r, "(p = 4, its groups); nothing runs",
+                           "/ingroup.dsl:7:17: error: ingroup all_reduce is wrong for p = 4 as the communicator's "
+                           "groups");
+    memset(groups_of_rank, 0, sizeof groups_of_rank);
+    clear_configs();
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     static const proc_scenario sc[] = {
         {"hash", sc_hash}, {"api", sc_api}, {"env", sc_env}, {"errors", sc_errors},
         {"proc", sc_proc}, {"proc.differ", sc_proc_differ}, {"proc.wrong", sc_proc_wrong},
+        {"proc.groups", sc_proc_groups},
     };
     return proc_main(sc, (int)(sizeof sc / sizeof *sc), argc, argv);
 }
