@@ -155,7 +155,7 @@ typedef struct st_algo {
 typedef struct stitch_catalogue {
     int32_t version;        /* ST_TABLE_VERSION */
     const char *file;       /* the .dsl path as given to stitchc */
-    uint64_t hash;          /* st_catalogue_hash, written by `stitchc emit` (0 in a catalogue compiled in memory) */
+    uint64_t hash;          /* st_catalogue_hash, set by st_compile (dsl/sema.c) and written as is by `stitchc emit` */
     const st_insn *code;
     int32_t ncode;
     const int64_t *consts;

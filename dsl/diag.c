@@ -149,7 +149,8 @@ static void show_line(const st_diags *d, FILE *out, int line, int col)
     fputs("^\n", out);
 }
 
-void st_diags_print(const st_diags *d, FILE *out)
+/* Every diagnostic's first line; with `source`, each followed by its source line and a caret. */
+static void print_all(const st_diags *d, FILE *out, int source)
 {
     static const char *const names[] = {"error", "warning", "note"};
     const char *path = d->path ? d->path : "<input>";
@@ -158,9 +159,20 @@ void st_diags_print(const st_diags *d, FILE *out)
         const char *sev = (unsigned)g->sev < 3 ? names[g->sev] : "error";
         if (g->line > 0) {
             fprintf(out, "%s:%d:%d: %s: %s\n", path, g->line, g->col, sev, g->msg);
-            show_line(d, out, g->line, g->col);
+            if (source)
+                show_line(d, out, g->line, g->col);
         } else {
             fprintf(out, "%s: %s: %s\n", path, sev, g->msg);
         }
     }
+}
+
+void st_diags_print(const st_diags *d, FILE *out)
+{
+    print_all(d, out, 1);
+}
+
+void st_diags_print_brief(const st_diags *d, FILE *out)
+{
+    print_all(d, out, 0);
 }

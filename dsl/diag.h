@@ -46,5 +46,7 @@ void st_diag_vadd(st_diags *d, st_severity sev, int line, int col, const char *f
 
 /* Print all, in the order added, as `path:line:col: error: msg`, then the source line and a caret. */
 void st_diags_print(const st_diags *d, FILE *out);
+/* The same without the source lines: one `path:line:col: error: msg` line each (for messages kept in a buffer). */
+void st_diags_print_brief(const st_diags *d, FILE *out);
 
 #endif

@@ -998,6 +998,7 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
     if (d->nerrors == errors_before && !g.nomem) {
         propagate_flags(g.cat);
         mark_rank_free(g.cat);
+        g.cat->hash = st_catalogue_hash(g.cat); /* last: what `stitchc emit` writes and the runtime compares */
     }
     free(g.syms);
     free(g.buckets);

@@ -646,8 +646,8 @@ static int next_root(const st_algo *al, int p, int root, int sample)
 {
     if (!st_coll_rooted(al->coll))
         return root < 0 ? 0 : p;
-    if (p <= (sample ? ST_VERIFY_ALL_ROOTS_COMPOSITE : ST_VERIFY_ALL_ROOTS))
-        return root + 1;
+    if (sample < 0 || p <= (sample ? ST_VERIFY_ALL_ROOTS_COMPOSITE : ST_VERIFY_ALL_ROOTS))
+        return root + 1; /* sample < 0: every root (one communicator's exact shape, st_verify_opts.exact_p) */
     int small = p <= 64 && !sample ? 3 : 1; /* roots 0 .. small are tried */
     if (root < small)
         return root + 1;
@@ -672,7 +672,8 @@ typedef struct tally {
     const int32_t *use; /* st_inst.use: roles replaced (NULL: none) */
     int split_set;      /* st_verify_opts: one R given */
     int32_t split_ppm;
-    int sample;         /* a composite in the default sweep: fewer roots, groupings and layouts (st_verify) */
+    int sample;         /* a composite in the default sweep: fewer roots, groupings and layouts (st_verify); -1:
+                         * every root whatever p (exact_p) */
     int nsteps, nxfers; /* of the last one verified */
     int done, refused;
 } tally;
@@ -865,11 +866,20 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
          * they get fewer roots (next_root), above p = 32 only every p divisible by 12 and the last (each with
          * every grouping), and fewer layouts (sweep), so that the default verify stays near ten seconds; given
          * layouts and --sweep long get everything */
-        int sample = !o->layouts && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
-        tally t = {.use = o->use, .split_set = o->split_set, .split_ppm = o->split_ppm, .sample = sample};
+        int sample = !o->layouts && !o->exact_p && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
+        tally t = {.use = o->use, .split_set = o->split_set, .split_ppm = o->split_ppm,
+                   .sample = o->exact_p > 0 ? -1 : sample};
         int bad = 0, pmax = o->pmax;
         char range[64];
-        if (o->layouts) {
+        if (o->exact_p > 0) {
+            bad = verify_roots(cat, al, o->exact_p, uses_topo ? o->exact_topo : NULL, "the communicator's groups", &t,
+                               out) < 0;
+            pmax = o->exact_p;
+            if (!bad && t.refused > 0)
+                fprintf(out, "not applicable: %s %s for p = %d (its `require` does not hold)\n", al->name,
+                        st_coll_name(al->coll), o->exact_p);
+            snprintf(range, sizeof range, "p = %d", o->exact_p);
+        } else if (o->layouts) {
             for (int k = 0; k < o->nlayouts && !bad; k++) {
                 const char *name = o->layout_names ? o->layout_names[k] : NULL;
                 char shape[200];

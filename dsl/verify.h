@@ -14,7 +14,8 @@
  * more per instantiation: unless the sweep is long they get a sample of roots, of p above 32 and of layouts. A `require` that does not hold refuses an instantiation:
  * it is skipped and counted, and an algorithm refused by every instantiation of a sweep fails (nothing was proved).
  * Given layouts (`--layout`, `--topo`) replace the range: every algorithm is verified for their p, the
- * topology-aware ones on exactly those layouts, and a refusal there is a note, not a failure.
+ * topology-aware ones on exactly those layouts, and a refusal there is a note, not a failure. The runtime's loader
+ * gives one communicator's exact topology instead (st_verify_opts.exact_p), with its members as they are.
  */
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
@@ -47,6 +48,10 @@ typedef struct st_verify_opts {
     const int32_t *use; /* st_inst.use: roles replaced in every instantiation (NULL: none) */
     int split_set;      /* algorithms that read the 2D split ratio get split_ppm only; else R = 0.5 everywhere */
     int32_t split_ppm;  /* and a few more R (0, 0.3, 0.375, 1) up to p = ST_VERIFY_SPLIT_SWEEP_P */
+    int exact_p;        /* > 0: instead of the range, the sweep and the layouts, exactly one communicator's shape:
+                         * p = exact_p on exact_topo (NULL: one group), every root; a refusal is a note, as with
+                         * given layouts (the runtime's loader, runtime/catalogue.c) */
+    const st_topo *exact_topo;
 } st_verify_opts;
 
 #define ST_VERIFY_SPLIT_SWEEP_P 16

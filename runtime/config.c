@@ -590,6 +590,18 @@ static stitch_status_t st_load_topo(const st_tunable *t, const char *env, const 
     return STITCH_OK;
 }
 
+/* STITCH_ALGO_FILE: a path, read at init by the registry (runtime/catalogue.c); set but empty is malformed. */
+static stitch_status_t st_load_algo_file(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    out->algo_file = env;
+    if (env && !*env) {
+        snprintf(err, errlen, "%s is set but empty (a .dsl file to load, or unset)", t->name);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
 /* STITCH_TRANSPORT: auto, or the name of an entry of transport.c's table (shm, tcp); empty is auto. */
 static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
                                          st_settings *out, char *err, size_t errlen)

@@ -83,6 +83,7 @@ typedef struct st_settings {
     const char *groups_source;                 /* "config->groups" or "STITCH_GROUPS", for messages */
     const char *topo;                          /* topology file or inline layout (groups.h); NULL: not given */
     const char *topo_source;                   /* "config->topo" or "STITCH_TOPO", for messages */
+    const char *algo_file;                     /* STITCH_ALGO_FILE: a .dsl compiled at init; NULL: none */
     /* process mode */
     int transport;                             /* ST_TP_AUTO, or the index of the entry (st_tp_find) */
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */

@@ -151,9 +151,9 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
     st_settings s;
     st_choice algo[STITCH_COLL_COUNT];
     st_reg *reg = NULL;
-    char why[512];
+    char why[1536];
     stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
-    if (st == STITCH_OK && (st = st_reg_new(config, &reg, why, sizeof why)) == STITCH_OK)
+    if (st == STITCH_OK && (st = st_reg_new(config, s.algo_file, &reg, why, sizeof why)) == STITCH_OK)
         st = st_resolve_algos(reg, &s, algo, why, sizeof why);
     if (st != STITCH_OK) {
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
@@ -168,6 +168,10 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
     st_placement pl;
     if ((st = st_placement_init(&pl, &s, env->size, why, sizeof why)) == STITCH_OK)
         st = st_proc_join(comm, env, &s, &pl, why, sizeof why);
+    /* a catalogue compiled at run time is verified once the groups are known (every rank holds the same table and
+     * groups, so every rank comes to the same verdict) */
+    if (st == STITCH_OK)
+        st = st_reg_verify(comm->reg, env->size, st_groups_topo(&comm->proc->groups), why, sizeof why);
     st_placement_free(&pl);
     if (st != STITCH_OK) {
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);

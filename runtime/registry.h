@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "stitch.h"
+#include "st_sched.h"
 #include "st_steptab.h"
 
 extern const st_catalogue st_builtin_catalogue;
@@ -19,10 +20,15 @@ const st_algo *st_registry_find(const char *name, stitch_coll_t coll);
  * use that number, which is the same on every rank because the ranks' registries are checked to be equal. */
 typedef struct st_reg st_reg;
 
-/* The registry of `config` (NULL: the built-in catalogue alone). STITCH_ERR_INVALID_ARGUMENT for a malformed
- * list, STITCH_ERR_CONFIG for a catalogue of another step-table format or a name defined twice for one collective
- * (both files named), with why in err. */
-stitch_status_t st_reg_new(const stitch_config_t *config, st_reg **out, char *err, size_t errlen);
+/* The registry of `config` (NULL: the built-in catalogue alone) and, when algo_file is not NULL, of that .dsl file
+ * (STITCH_ALGO_FILE), compiled now and listed last. STITCH_ERR_INVALID_ARGUMENT for a malformed list,
+ * STITCH_ERR_CONFIG for a catalogue of another step-table format, a file that does not compile (the compiler's
+ * lines) or a name defined twice for one collective (both files named), with why in err. */
+stitch_status_t st_reg_new(const stitch_config_t *config, const char *algo_file, st_reg **out, char *err,
+                           size_t errlen);
+/* Verify every catalogue of reg that was compiled at run time for exactly this communicator: p ranks on topo
+ * (NULL: one group). STITCH_ERR_CONFIG with the verifier's counterexample in err (catalogue.c). */
+stitch_status_t st_reg_verify(const st_reg *reg, int p, const st_topo *topo, char *err, size_t errlen);
 st_reg *st_reg_dup(const st_reg *reg); /* NULL when out of memory */
 void st_reg_free(st_reg *reg);
 

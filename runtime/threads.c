@@ -101,7 +101,7 @@ static stitch_status_t st_threads_groups(const st_settings *s, int nranks, st_gr
 stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *config, stitch_comm_t **comms,
                                          char *err, size_t errlen)
 {
-    char msg[1024];
+    char msg[2048];
     st_settings s;
     st_choice algos[STITCH_COLL_COUNT];
     if (!comms || nranks < 1 || nranks > ST_MAX_RANKS) {
@@ -110,13 +110,14 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
         st_set_err(err, errlen, msg);
         return STITCH_ERR_INVALID_ARGUMENT;
     }
-    char why[900];
+    char why[1900];
     st_reg *reg = NULL;
     st_groups groups = {{0}, NULL};
     stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
     if (st == STITCH_OK)
         st = st_threads_groups(&s, nranks, &groups, why, sizeof why);
-    if (st == STITCH_OK && (st = st_reg_new(config, &reg, why, sizeof why)) == STITCH_OK)
+    if (st == STITCH_OK && (st = st_reg_new(config, s.algo_file, &reg, why, sizeof why)) == STITCH_OK &&
+        (st = st_reg_verify(reg, nranks, st_groups_topo(&groups), why, sizeof why)) == STITCH_OK)
         st = st_resolve_algos(reg, &s, algos, why, sizeof why);
     if (st != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);

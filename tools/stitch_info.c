@@ -118,7 +118,7 @@ static void print_selection(const st_settings *s)
     st_choice ch[STITCH_COLL_COUNT];
     char why[1024];
     printf("\nSelection (a communicator with the built-in catalogue):\n");
-    if (st_reg_new(NULL, &reg, why, sizeof why) != STITCH_OK || st_resolve_algos(reg, s, ch, why, sizeof why)) {
+    if (st_reg_new(NULL, NULL, &reg, why, sizeof why) != STITCH_OK || st_resolve_algos(reg, s, ch, why, sizeof why)) {
         printf("  none: %s\n", why);
         fprintf(stderr, PROG ": warning: a communicator with the built-in catalogue alone would fail: %s\n", why);
         st_reg_free(reg);

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "codegen.h"
+#include "compile.h"
 #include "diag.h"
 #include "frontend.h"
 #include "st_sched.h"
@@ -406,45 +407,24 @@ static int layout_arg(const char *cmd, const args *a, st_layout *l, char *name, 
 
 /* ---- compiling ----------------------------------------------------------------------------------------------- */
 
-/* The parsed file and its catalogue. The syntax tree is kept until the end because diagnostics and the catalogue
- * may refer to its text. */
-typedef struct unit {
-    st_diags d;
-    st_file *f;
-    st_catalogue *cat;
-} unit;
+/* The parsed file and its catalogue (dsl/compile.h: the same pipeline the runtime's loader runs). */
+typedef st_unit unit;
 
 /* Parse and compile; prints every diagnostic. Returns 0 when there were no errors. Always call unit_free. */
 static int compile_file(const char *path, unit *u)
 {
-    char *text, why[160];
-    size_t len;
-    memset(u, 0, sizeof *u);
-    st_diags_init(&u->d, path, NULL, 0);
-    int rd = st_read_source(path, &text, &len, why, sizeof why);
-    if (rd == -1) { /* a missing file is a tool error, said the way every tool says it */
-        tool_error("cannot open '%s': %s", path, strerror(errno));
+    int rc = st_unit_compile(u, path);
+    if (u->open_errno) { /* a missing file is a tool error, said the way every tool says it */
+        tool_error("cannot open '%s': %s", path, strerror(u->open_errno));
         return -1;
     }
-    if (rd != 0) /* not a regular file, too large: `FILE: error: why` */
-        st_diag_add(&u->d, ST_SEV_ERROR, 0, 0, "%s", why);
-    else
-        u->f = st_parse(path, text, len, &u->d);
-    free(text);
-    if (u->f && u->d.nerrors == 0)
-        u->cat = st_compile(u->f, &u->d);
     st_diags_print(&u->d, stderr);
-    if (!u->f && u->d.nerrors == 0)
-        tool_error("out of memory reading '%s'", path);
-    return u->cat && u->d.nerrors == 0 ? 0 : -1;
+    return rc;
 }
 
 static void unit_free(unit *u)
 {
-    st_catalogue_free(u->cat);
-    st_diags_free(&u->d);
-    if (u->f)
-        st_file_free(u->f);
+    st_unit_free(u);
 }
 
 /* ---- check --------------------------------------------------------------------------------------------------- */

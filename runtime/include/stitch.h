@@ -94,8 +94,24 @@ typedef struct stitch_comm stitch_comm_t;
  * STITCH_ALGO, stitch_comm_set_algorithm). Names must be unique per collective across the built-in catalogue and
  * yours (init fails naming both files otherwise). In process mode every rank must give the same catalogues in the
  * same order: init compares a hash of them across ranks and fails naming both sides. (`stitchc emit FILE -o OUT.c
- * --header OUT.h --symbol NAME` does the same by hand; compile OUT.c with libstitch's core/ on the include path.) */
+ * --header OUT.h --symbol NAME` does the same by hand; compile OUT.c with libstitch's core/ on the include path.)
+ * A .dsl file can also be compiled while the program runs: stitch_catalogue_load below, or STITCH_ALGO_FILE. */
 typedef struct stitch_catalogue stitch_catalogue_t;
+
+/* Compile the .dsl file `path` now, with stitchc's front end (same rules, same limits: a regular file of at most
+ * 16 MiB; a FIFO, directory or device is refused without blocking), into a catalogue to pass in
+ * stitch_config_t.catalogues. Its hash is the one `stitchc emit` writes for the same file, so in process mode a
+ * rank that loads the file and one that links its emitted tables agree. It is not verified here: every
+ * communicator given it verifies it for its own rank count and groups at init, and fails init (STITCH_ERR_CONFIG,
+ * the verifier's counterexample in err) when an algorithm is wrong there. Returns STITCH_ERR_CONFIG with the
+ * compiler's `FILE:LINE:COL: error: ...` lines in err when the file cannot be read, does not compile or defines no
+ * algorithm; STITCH_ERR_INVALID_ARGUMENT for a NULL path or out. STITCH_ALGO_FILE=path does the same for every
+ * communicator, which then owns the catalogue (listed after config->catalogues). */
+stitch_status_t stitch_catalogue_load(const char *path, stitch_catalogue_t **out, char *err, size_t errlen);
+/* Drop the reference stitch_catalogue_load gave (once per load). Communicators made with it hold their own, so
+ * it may be freed right after init; it goes when the last of them is destroyed. NULL, or a catalogue emitted at
+ * build time, is ignored. */
+void stitch_catalogue_free(stitch_catalogue_t *cat);
 
 /* Communicator settings. Zero-initialise (STITCH_CONFIG_INIT) and set what you need; unset fields fall back to
  * the environment, then to built-in defaults. */

@@ -2,7 +2,7 @@
 # expressions would ignore the exit status, so both are checked here).
 #
 #   cmake -DCMD=<stitch-perf> "-DARGS=a|b|c" -DRC=<status> [-DCLOSING=<regex>] [-DSTDOUT=<regex>]
-#         [-DSTDERR=<regex>] [-DSTDERR_EMPTY=1] [-DENV=NAME=value] -P run_perf.cmake
+#         [-DSTDERR=<regex>] [-DSTDERR_EMPTY=1] [-DSTDOUT_EMPTY=1] [-DENV=NAME=value] -P run_perf.cmake
 #
 # CLOSING must match the last line of stdout (stitch-perf's "N passed, N failed"); STDOUT and STDERR must match
 # somewhere in their stream. Arguments are joined with '|' because ctest would split ';'.
@@ -36,6 +36,9 @@ if(DEFINED STDERR AND NOT err MATCHES "${STDERR}")
 endif()
 if(STDERR_EMPTY AND NOT err STREQUAL "")
   string(APPEND failures "stderr is not empty\n")
+endif()
+if(STDOUT_EMPTY AND NOT out STREQUAL "")
+  string(APPEND failures "stdout is not empty\n")
 endif()
 if(failures)
   message(FATAL_ERROR "${failures}")

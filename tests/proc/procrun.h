@@ -53,6 +53,7 @@ static void say(int out, const char *fmt, ...)
 
 static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
 static const stitch_config_t *config_of_rank[MAXR]; /* stitch_comm_init_rank's config per rank; NULL: none */
+static const char *env_of_rank[MAXR]; /* one more "NAME=value" per rank, put in the child's environment before init */
 
 /* The settings the scenarios assume are the defaults, whatever the caller's shell exported (the ring sizes stay:
  * ctest sets them for the tinyring runs; tunables_env.h names what stays). */
@@ -90,6 +91,8 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
                 setenv("STITCH_TRANSPORT", transport, 1);
             if (groups_of_rank[i])
                 setenv("STITCH_GROUPS", groups_of_rank[i], 1);
+            if (env_of_rank[i])
+                putenv((char *)env_of_rank[i]);
             stitch_comm_t *comm = NULL;
             char err[1024] = "";
             stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, config_of_rank[i], err, sizeof err);
