@@ -6,69 +6,21 @@
  * times dtype size, elements per rank as stitch.h counts them) become the collective's blocks: one block for
  * all_reduce, broadcast and reduce, p blocks of that size for the others (all_to_all: one rank's row).
  *
- * Interim costing, until core/st_model (issue 12 item 2) is merged: the same rules, written small. Per step and
- * rank, each level the rank's transfers use costs alpha + max(bytes out, bytes in) * beta (a rank's transfers of
- * one step share its link); levels work at once, so the rank's step is its slowest level plus gamma times the
- * bytes it reduces; the step is its slowest rank; the collective is the sum of its steps.
+ * The costing is core/st_model's (docs/cost-model.md): per step and rank, each level the rank's transfers use
+ * costs alpha + max(bytes out, bytes in) * beta, levels work at once, reductions cost gamma, a step is its slowest
+ * rank, the collective the sum of its steps. The schedule is built here once and priced per size with
+ * st_model_sched (the exact method), so a table of 42 size classes costs one instantiation per candidate.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "select.h"
+#include "st_model.h"
 
-/* The lowest level of t whose group holds both a and b (0 for a NULL t or a == b). */
-static int st_level_of(const st_topo *t, int a, int b)
+/* The model's bytes (the whole vector as HCCL's tables count n) for a call of `bytes` per rank as stitch.h counts. */
+static double st_model_bytes(int coll, int p, size_t bytes)
 {
-    int n = st_topo_nlevels(t);
-    for (int k = 0; k < n - 1; k++) {
-        st_topo_level lv = st_topo_level_of(t, k);
-        if (!lv.group_of || lv.group_of[a] == lv.group_of[b])
-            return k;
-    }
-    return n > 0 ? n - 1 : 0;
-}
-
-static double st_units_bytes(const st_sched *s, int32_t run0, int32_t nruns, double unit)
-{
-    double u = 0;
-    for (int i = 0; i < nruns; i++)
-        u += s->runs[run0 + i].len;
-    return u * unit;
-}
-
-/* Seconds of schedule s for blocks of `block` bytes. `acc` holds 3 * nlevels * p doubles of scratch. */
-static double st_price(const st_sched *s, const st_topo *t, const st_sel_links *l, double block, double *acc)
-{
-    int p = s->p, nl = st_topo_nlevels(t);
-    int nblocks = st_coll_nblocks(s->algo->coll, p);
-    double unit = s->nunits > 0 ? block * nblocks / s->nunits : 0, total = 0;
-    double *out = acc, *in = acc + (size_t)nl * p, *red = acc + 2 * (size_t)nl * p;
-    for (int st = 0; st < s->nsteps; st++) {
-        memset(acc, 0, sizeof *acc * (size_t)(2 * nl + 1) * (size_t)p);
-        for (int i = s->step_first[st]; i < s->step_first[st + 1]; i++) {
-            const st_xfer *x = &s->xfers[i];
-            double b = st_units_bytes(s, x->run0, x->nruns, unit);
-            if (x->op == 1)
-                red[x->dst] += b;
-            if (x->src == x->dst)
-                continue;
-            int k = st_level_of(t, x->src, x->dst);
-            out[(size_t)k * p + x->src] += b, in[(size_t)k * p + x->dst] += b;
-        }
-        double step = 0;
-        for (int r = 0; r < p; r++) {
-            double slow = 0;
-            for (int k = 0; k < nl; k++) {
-                double o = out[(size_t)k * p + r], n = in[(size_t)k * p + r], m = o > n ? o : n;
-                double c = o > 0 || n > 0 ? l->alpha[k] + m * l->beta[k] : 0;
-                slow = c > slow ? c : slow;
-            }
-            slow += red[r] * l->gamma;
-            step = slow > step ? slow : step;
-        }
-        total += step;
-    }
-    return total;
+    return st_coll_nblocks(coll, p) == 1 ? (double)bytes : (double)bytes * p;
 }
 
 int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, const st_inst *in,
@@ -79,15 +31,20 @@ int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, c
     st_err err;
     if (st_sched_build_ex(cat, a, in, &s, &err) != 0)
         return 1; /* refused, or cannot be built for this p: no candidate either way */
-    int nl = st_topo_nlevels(in->topo);
-    double *acc = malloc(sizeof *acc * (size_t)(2 * nl + 1) * (size_t)in->p);
-    if (!acc) {
-        st_sched_free(&s);
-        return -1;
+    st_model m = {.nlevels = links->nlevels, .gamma = links->gamma};
+    for (int k = 0; k < links->nlevels; k++)
+        m.level[k].alpha = links->alpha[k], m.level[k].beta = links->beta[k];
+    st_model_opts opts = {.method = ST_MODEL_EXACT, .elem_size = 1};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        st_model_result r;
+        if (st_model_sched(&s, in->topo, &m, st_model_bytes(a->coll, in->p, bytes[i]), &opts, &r, &err) != 0) {
+            rc = 1; /* not priced: no candidate */
+            break;
+        }
+        t[i] = r.time;
+        st_model_result_free(&r);
     }
-    for (int i = 0; i < n; i++)
-        t[i] = st_price(&s, in->topo, links, (double)bytes[i], acc);
-    free(acc);
     st_sched_free(&s);
-    return 0;
+    return rc;
 }
