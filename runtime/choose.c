@@ -1,12 +1,12 @@
 /* choose.c - which algorithm a collective call runs.
  *
  * A user who names an algorithm gets it for every call. Otherwise (the default, or the name "auto") the runtime
- * chooses per call by size, a fixed rule standing in for the cost model until there is one:
- *   all_reduce   mesh_oneshot when a rank sends at most STITCH_ONESHOT_BYTES with it (vector bytes * (p - 1)),
- *                ring above: one round on the wire instead of 2(p-1) dependent steps, where latency dominates;
- *   the others   ring, or the registry's first algorithm for a collective without ring (all_to_all).
- * Both look in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's catalogue
- * adds algorithms to force by name, and is auto's choice only for a collective the built-in catalogue lacks.
+ * chooses per call by size from the communicator's table (select.h: policy model, hccl or size, STITCH_SELECT);
+ * the choice kept here for auto is only the fallback where that table cannot be built: ring, or the registry's
+ * first algorithm for a collective without ring (all_to_all).
+ * Names are looked up in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's
+ * catalogue adds algorithms to force by name, and is auto's choice only for a collective the built-in catalogue
+ * lacks.
  * HCCL_ALGO (or stitch_config_t.hccl_algo) selects where it names a whole-communicator algorithm: level1 AHC,
  * AHC_BROKE or pipeline (they take the groups into account themselves), and pairwise for the all_to_alls (which
  * HCCL's all-to-all selector reads directly). Its other entries describe the phases of a
@@ -14,7 +14,7 @@
  * (docs/algorithms.md, "HCCL's configuration", says why). Between a STITCH_ALGO-style choice and an HCCL_ALGO one
  * for the same collective, the one from the communicator's config beats the environment; from the same place, the
  * stitch name wins, as it names the algorithm itself where HCCL_ALGO names a level's.
- * The choice depends only on (collective, count, dtype, p), which every rank of a correct call agrees on; ranks
+ * The choice depends only on (collective, count, dtype, p, groups), which every rank of a correct call agrees on; ranks
  * whose counts differ may choose differently, and the fingerprint (which names the count before the algorithm)
  * says so.
  */
@@ -25,8 +25,6 @@
 
 #include "choose.h"
 #include "registry.h"
-
-#define ST_ONESHOT_ALGO "mesh_oneshot"
 
 void st_all_names(const st_reg *reg, char *buf, size_t len)
 {
@@ -42,9 +40,7 @@ void st_all_names(const st_reg *reg, char *buf, size_t len)
 static st_choice st_auto(const st_reg *reg, stitch_coll_t coll)
 {
     const st_algo *a = st_reg_find(reg, ST_DEFAULT_ALGO, coll);
-    st_choice c = {a ? a : st_reg_first(reg, coll), NULL, 1};
-    if (coll == STITCH_ALL_REDUCE)
-        c.small = st_reg_find(reg, ST_ONESHOT_ALGO, coll);
+    st_choice c = {a ? a : st_reg_first(reg, coll), 1};
     return c;
 }
 
@@ -57,7 +53,7 @@ int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const cha
     const st_algo *a = st_reg_find(reg, name, coll);
     if (!a)
         return -1;
-    *c = (st_choice){a, NULL, 0};
+    *c = (st_choice){a, 0};
     return 0;
 }
 
@@ -169,7 +165,7 @@ static stitch_status_t st_apply_hccl(const st_reg *reg, const st_settings *s, st
         found += a != NULL;
         int mine = !out[c].is_auto && st_source_rank(s->algo_source) >= st_source_rank(s->hccl_algo_source);
         if (a && !mine)
-            out[c] = (st_choice){a, NULL, 0};
+            out[c] = (st_choice){a, 0};
     }
     if (wanted && !found) {
         char known[ST_NAMES_LEN];
@@ -194,9 +190,4 @@ stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_cho
         return STITCH_ERR_CONFIG;
     }
     return st_apply_hccl(reg, s, out, err, errlen);
-}
-
-const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max)
-{
-    return c->small && small_max && bytes <= small_max ? c->small : c->algo;
 }

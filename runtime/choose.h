@@ -1,4 +1,4 @@
-/* choose.h - which algorithm a collective call runs: the one the user forced, or "auto"'s choice by size. */
+/* choose.h - which algorithm a collective call runs: the one the user forced, or "auto" (select.h decides). */
 #ifndef ST_CHOOSE_H
 #define ST_CHOOSE_H
 
@@ -9,11 +9,10 @@
 #include "st_steptab.h"
 
 /* One collective's choice. Forced (a name in STITCH_ALGO, stitch_config_t.algo or stitch_comm_set_algorithm):
- * `algo` for every call, `small` NULL. Auto (the default, or the name "auto"): `small` for calls in which a rank
- * sends at most oneshot_max bytes with it, `algo` above; `small` is NULL where auto has no small-message choice. */
+ * `algo` for every call. Auto (the default, or the name "auto"): the communicator's size table decides per call
+ * (select.h); `algo` is the fallback where that table cannot be built (ring, or the registry's first). */
 typedef struct st_choice {
     const st_algo *algo;
-    const st_algo *small;
     int is_auto;
 } st_choice;
 
@@ -40,10 +39,6 @@ int st_hccl_use(const st_settings *s, const st_catalogue *cat, stitch_coll_t col
 
 /* Set one collective's choice to `name` ("auto" or an algorithm of the registry); -1 when unknown for coll. */
 int st_choice_set(const st_reg *reg, st_choice *c, stitch_coll_t coll, const char *name);
-
-/* The algorithm a call whose vector has `bytes` runs, auto taking `small` up to small_max bytes (0: never); NULL
- * when the collective has none. */
-const st_algo *st_choice_pick(const st_choice *c, size_t bytes, size_t small_max);
 
 /* "WHERE: unknown algorithm 'NAME' for COLL (known: auto, ...)", or, for coll == STITCH_COLL_COUNT (a name meant
  * for every collective), the same with every collective's names. */

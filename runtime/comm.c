@@ -139,6 +139,8 @@ static void st_comm_release(stitch_comm_t *comm)
         free(comm->use[c]), comm->use[c] = NULL;
     st_reg_free(comm->reg);
     comm->reg = NULL;
+    st_sel_state_free(comm->sel);
+    comm->sel = NULL;
     free(comm->scratch);
     free(comm->units);
     comm->cache = NULL, comm->scratch = comm->units = NULL;
@@ -179,8 +181,11 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
         return NULL;
     comm->reg = st_reg_dup(reg);
     comm->cache = comm->reg ? calloc((size_t)st_reg_count(reg) + 1, sizeof *comm->cache) : NULL;
-    if (!comm->cache) {
+    comm->sel = st_sel_state_new(s);
+    if (!comm->cache || !comm->sel) {
         st_reg_free(comm->reg);
+        free(comm->cache);
+        st_sel_state_free(comm->sel);
         free(comm);
         return NULL;
     }
@@ -195,7 +200,6 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
     memcpy(comm->algo, algos, sizeof comm->algo);
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
-    comm->oneshot_vec = p > 1 ? s->oneshot_max / (size_t)(p - 1) : 0;
     st_comm_split_init(comm, s);
     return comm;
 }
@@ -305,10 +309,15 @@ const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
     return comm->algo[coll].is_auto ? ST_AUTO_NAME : comm->algo[coll].algo->name;
 }
 
-/* The algorithm a call of count elements of dtype runs: its collective's choice (choose.h). */
+/* The algorithm a call of count elements of dtype runs: its collective's choice (choose.h), auto's looked up in
+ * the collective's table (select.h); the collective's fallback when that table could not be built. */
 static const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
 {
-    return st_choice_pick(&comm->algo[coll], count * stitch_dtype_size(dtype), comm->oneshot_vec);
+    const st_choice *c = &comm->algo[coll];
+    if (!c->is_auto || !c->algo)
+        return c->algo;
+    const st_algo *a = st_sel_state_pick(comm, comm->sel, coll, count * stitch_dtype_size(dtype));
+    return a ? a : c->algo;
 }
 
 const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,

@@ -23,6 +23,7 @@
 #include "abort.h"
 #include "choose.h"
 #include "groups.h"
+#include "select.h"
 #include "st_sched.h"
 #include "stitch.h"
 
@@ -68,8 +69,7 @@ struct stitch_comm {
     const st_groups *groups;    /* the ranks' groups (the job's, or a process rank's own) */
     int rank, p;
     st_choice algo[STITCH_COLL_COUNT]; /* per collective: forced, or auto by size (choose.h) */
-    size_t oneshot_vec;  /* auto: the small-message algorithm for vectors up to this many bytes (a rank sends
-                          * STITCH_ONESHOT_BYTES at most: that over p - 1, once, not per call); 0 when p == 1 */
+    struct st_sel_state *sel; /* auto's tables (select.h), built per collective on its first auto call */
     st_reg *reg;         /* the algorithms this communicator sees (registry.h), owned */
     st_entry *cache;     /* one entry per algorithm of reg, by its number (rooted ones: a list per root) */
     int32_t *use[STITCH_COLL_COUNT]; /* per collective called: HCCL_ALGO's level entries as role replacements in the
@@ -93,6 +93,20 @@ struct stitch_comm {
  * empty; the backend then sets abort, groups and its own state. NULL when out of memory. */
 stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
                            const st_reg *reg);
+/* auto's tables of a communicator (select_comm.c): the settings they depend on, copied from s; NULL when out of
+ * memory. */
+typedef struct st_sel_state st_sel_state;
+st_sel_state *st_sel_state_new(const st_settings *s);
+void st_sel_state_free(st_sel_state *st);
+/* Replace the predictor of policy model (tests); call before the first collective. */
+void st_sel_state_set_predict(st_sel_state *st, st_predict_fn fn);
+/* The algorithm auto runs for a call of coll with `bytes` (count * dtype size), the table built on first use;
+ * NULL when the table could not be built (the collective's fallback choice runs: STITCH_DEBUG says why). */
+const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes);
+/* A copy of coll's table (built if not yet) and the status of building it. */
+stitch_status_t st_sel_state_table(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll,
+                                   st_sel_table *out);
+
 /* Free a communicator that was never handed out (its backend state already freed or never made). */
 void st_comm_discard(stitch_comm_t *comm);
 

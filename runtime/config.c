@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "select.h"
 #include "st_steptab.h"
 #include "transport.h"
 
@@ -557,6 +558,20 @@ static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, con
                                        st_settings *out, char *err, size_t errlen)
 {
     return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
+}
+
+/* STITCH_SELECT: auto's policy (select.h), one of its names in any case. */
+static stitch_status_t st_load_select(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    (void)config;
+    const char *v = st_value(t, env);
+    out->select = st_sel_policy_find(v);
+    if (out->select < 0) {
+        snprintf(err, errlen, "%s='%s': expected model, hccl or size", t->name, v);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
 }
 
 /* STITCH_GROUPS: kept as text (config->groups first) and parsed at init, when the number of ranks is known. */

@@ -78,7 +78,8 @@ typedef struct st_settings {
     const char *algo_source;                   /* "config->algo", "STITCH_ALGO" or "default", for messages */
     int timeout_ms;                            /* < 0: wait forever */
     size_t segment_bytes;                      /* vector bytes per pipeline segment */
-    size_t oneshot_max;                        /* auto: small-message algorithm up to these bytes sent per rank */
+    size_t oneshot_max;                        /* auto, policy size: mesh_oneshot up to these bytes sent per rank */
+    int select;                                /* auto's policy: st_sel_policy (select.h) */
     const char *groups;                        /* groups spec as given ("3x2", "2,2,2"); NULL: one group */
     const char *groups_source;                 /* "config->groups" or "STITCH_GROUPS", for messages */
     const char *topo;                          /* topology file or inline layout (groups.h); NULL: not given */

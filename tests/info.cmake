@@ -26,7 +26,7 @@ stitch_info_test(help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-info \\[options\\
 stitch_info_test(bad_option RC 2 STDERR "stitch-info: unknown option '--nope' \\(see --help\\)" ARGS --nope)
 # nothing set: the version, every collective's algorithms, every tunable from the default
 stitch_info_test(defaults RC 0 STDERR_EMPTY
-                 STDOUT "^stitch [0-9]+\\.[0-9]+ .*\n  all_reduce +ring, .*\n  STITCH_ALGO +'auto' +default\n.*  STITCH_TIMEOUT +'300' +default\n.*  HCCL_ALGO +\\(unset\\) +default\n.*  HCCL_DETERMINISTIC +\\(unset\\) +default\n.*  all_reduce +auto: mesh_oneshot")
+                 STDOUT "^stitch [0-9]+\\.[0-9]+ .*\n  all_reduce +ring, .*\n  STITCH_ALGO +'auto' +default\n.*  STITCH_TIMEOUT +'300' +default\n.*  HCCL_ALGO +\\(unset\\) +default\n.*  HCCL_DETERMINISTIC +\\(unset\\) +default\n.*  all_reduce +auto: policy model \\(STITCH_SELECT")
 # Done means: HCCL_ALGO='level0:NA;level1:AHC' exits 0 and shows AHC at level1 and level2, from the environment
 stitch_info_test(hccl_algo_ahc RC 0 ENV "HCCL_ALGO=level0:NA|level1:AHC"
                  STDOUT "  HCCL_ALGO +'level0:NA;level1:AHC' +environment\n.*HCCL_ALGO levels, from the environment: 'level0:NA;level1:AHC'\n.*  all_reduce +NA +AHC +AHC +- +environment\n  reduce_scatter +NA +AHC +AHC +- +environment\n  all_gather +NA +AHC +AHC +- +environment\n  broadcast +NA +- +- +- +environment\n")
@@ -40,7 +40,7 @@ stitch_info_test(bad_deterministic RC 1 ENV "HCCL_DETERMINISTIC=yes"
                  STDERR "^stitch-info: HCCL_DETERMINISTIC='yes': should be true, false or strict")
 # values from the environment say so, and the selection follows them
 stitch_info_test(environment RC 0 STDERR_EMPTY ENV "HCCL_ALGO=allreduce=level1:pipeline"
-                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +pipeline \\(HCCL_ALGO\\)\n  reduce_scatter +auto: ring\n")
+                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +pipeline \\(HCCL_ALGO\\)\n  reduce_scatter +auto: policy model ")
 # --topo FILE: the topology with alpha/beta/gamma per level, groups and sizes, the convergence ratio of each boundary
 set(INFO_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
 stitch_info_test(topo_pods RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/pods-64-128.yaml
@@ -54,3 +54,22 @@ stitch_info_test(topo_env RC 0 STDERR_EMPTY ENV STITCH_TOPO=2,3
 stitch_info_test(topo_env_bad RC 1 ENV STITCH_TOPO=/nonexistent/t.yaml
                  STDERR "^stitch-info: STITCH_TOPO: /nonexistent/t.yaml: error: cannot read")
 stitch_info_test(topo_no_file RC 2 STDERR "^stitch-info: --topo needs a FILE" ARGS --topo)
+
+# --selection: auto's table (runtime/select.h) per collective, starting at 0 and ending at max (the gap and overlap
+# checks themselves are runtime.select's); issue 12's Done means on the 2+3 topology, policy hccl's AHC there, a
+# forced collective, and the command line's errors.
+set(INFO_COLLS all_reduce reduce_scatter all_gather broadcast reduce scatter gather all_to_all all_to_all_v)
+set(INFO_SEL_RE "")
+foreach(c ${INFO_COLLS})
+  string(APPEND INFO_SEL_RE "\n  ${c} +\\[0, [^\n]*\n([^\n]*\n)*")
+endforeach()
+stitch_info_test(selection_2_3 RC 0 STDERR_EMPTY ARGS --selection --topo ${INFO_TOPOS}/unequal-2-3.yaml
+                 STDOUT "^\nSelection table \\(policy model; 5 ranks; topology [^\n]*unequal-2-3.yaml;[^\n]*${INFO_SEL_RE}$")
+stitch_info_test(selection_hccl RC 0 STDERR_EMPTY ARGS --selection --topo ${INFO_TOPOS}/unequal-2-3.yaml --policy hccl
+                 STDOUT "policy hccl.*\n  all_reduce +\\[0, max\\] +ahc\n  reduce_scatter +\\[0, max\\] +ahc\n")
+stitch_info_test(selection_n RC 0 STDERR_EMPTY ENV STITCH_ALGO=all_gather=ring ARGS --selection -n 4 --policy size
+                 STDOUT "policy size; 4 ranks; one group;.*\n  all_reduce +\\[0, 16 KiB\\] +mesh_oneshot\n +\\[16385, max\\] +ring\n.*  all_gather +\\[0, max\\] +ring \\(forced\\)\n")
+stitch_info_test(selection_bad_policy RC 2 STDERR "^stitch-info: --policy needs model, hccl or size" ARGS --selection --policy best)
+stitch_info_test(selection_bad_n RC 2 STDERR "^stitch-info: -n '0': expected a number of ranks" ARGS --selection -n 0)
+stitch_info_test(selection_needs RC 2 STDERR "^stitch-info: -n and --policy go with --selection" ARGS -n 4)
+stitch_info_test(selection_topo_p RC 1 STDERR "has 5 ranks .* but the communicator has 4" ARGS --selection -n 4 --topo ${INFO_TOPOS}/unequal-2-3.yaml)

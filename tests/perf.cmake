@@ -37,9 +37,9 @@ endfunction()
 
 # ---- real runs, checked ---------------------------------------------------------------------------------------
 stitch_perf_run(all_reduce.ring.p5.fp32.sum all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
-# the default (auto): mesh_oneshot up to 48 KiB sent per rank, ring above, checked on both sides of the switch
-# (the output must show rows of both)
-stitch_perf_test(all_reduce.auto.p5.bf16.sum RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
+# auto under policy size (the rule before the cost model): mesh_oneshot up to 48 KiB sent per rank, ring above,
+# checked on both sides of the switch (the output must show rows of both)
+stitch_perf_test(all_reduce.auto.p5.bf16.sum RC 0 ENV STITCH_SELECT=size CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
                  STDOUT " mesh_oneshot\n.* ring\n" ARGS all_reduce -n 5 -d bf16 -o sum -b 0 -e 1M -f 2 -c 1
                  ${PERF_COMMON})
 stitch_perf_run(all_reduce.ring.p5.fp32.sum.inplace all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4 -i)
@@ -95,7 +95,7 @@ stitch_perf_test(cli.missing_value RC 2 STDERR "^stitch-perf: error: option '-d'
 stitch_perf_test(cli.bad_env_algo RC 2 ENV STITCH_ALGO=nope STDERR "^stitch-perf: error: stitch_comm_init_threads: "
                  ARGS all_reduce -n 2 -b 8 -e 8)
 # -c 0 does not check: the #wrong column says N/A, and the run still passes. The last column names the algorithm
-# each size ran: auto's choice, mesh_oneshot up to 48 KiB sent per rank (4 KiB here).
+# each size ran: auto's choice, under policy model mesh_oneshot for these small vectors.
 stitch_perf_test(cli.no_check RC 0 CLOSING "^3 passed, 0 failed$" STDOUT "  N/A  mesh_oneshot\n"
                  ARGS all_reduce -n 3 -b 1K -e 4K -f 2 -c 0 ${PERF_COMMON})
 

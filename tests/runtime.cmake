@@ -53,6 +53,13 @@ add_test(NAME runtime.hccl COMMAND test_runtime_hccl)
 set_tests_properties(runtime.hccl PROPERTIES TIMEOUT 60 LABELS runtime)
 set_tests_properties(runtime.collectives.full PROPERTIES TIMEOUT 3600 LABELS "runtime;long")
 
+# auto's size tables (runtime/select.h): gap- and overlap-free on several layouts under every policy, the checker's
+# rejections, policy hccl against spec 13's decisions, policy model through the predictor seam, the overrides, and
+# STITCH_DEBUG's one line per (collective, size class).
+stitch_runtime_test(select)
+add_test(NAME runtime.select COMMAND test_runtime_select)
+set_tests_properties(runtime.select PROPERTIES TIMEOUT 180 LABELS runtime)
+
 # The runtime on a topology (STITCH_TOPO, stitch_config_t.topo): groups at every level in threads mode (a level
 # all_gather of tests/runtime/levels.dsl must be right on three levels, and its copy broken after two levels wrong),
 # pipeline on servers-2x8.yaml, the topology/groups precedence, every error's message, stitch_topo_ranks, and process

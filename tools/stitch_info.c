@@ -23,6 +23,13 @@
  * the inner level's bandwidth over the outer level's, one per boundary (level k / level k+1); C > 1 is a converged
  * (slower) link between groups. A file that does not load exits 1 with the loader's one line
  * `FILE:LINE:COL: error: ...` on stderr, as stitchc prints it.
+ *
+ *   stitch-info --selection [--topo FILE] [-n P] [--policy model|hccl|size]
+ *
+ * prints only auto's decision (runtime/select.h): per collective, size ranges without gaps or overlaps and the
+ * algorithm each runs, built by the runtime's own code for P ranks (default 8) in one group, or the topology's
+ * ranks and groups (its link figures feed policy model); a collective forced by STITCH_ALGO or HCCL_ALGO shows
+ * its one algorithm. Exit 1 when a table cannot be built.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +39,7 @@
 #include "config.h"
 #include "groups.h"
 #include "registry.h"
+#include "select.h"
 #include "st_topofile.h"
 #include "stitch.h"
 
@@ -53,6 +61,11 @@ static void usage(FILE *f)
             "               beta = 1/bandwidth, gamma = 1/reduce_bandwidth, groups and sizes, the convergence\n"
             "               ratio of each boundary (inner bandwidth / outer bandwidth), hosts; FILE may also be a\n"
             "               layout such as 2,3 or [2,3],[4]\n"
+            "  --selection  print only auto's table instead: per collective, the size ranges (bytes = count x dtype\n"
+            "               size of a call) and the algorithm each runs, for the topology of --topo (or\n"
+            "               $STITCH_TOPO; its figures feed the model) or -n P ranks in one group (default 8)\n"
+            "  -n P         with --selection: P ranks (with --topo: must be the topology's rank count)\n"
+            "  --policy X   with --selection: model, hccl or size instead of $STITCH_SELECT\n"
             "\n"
             "Exit status: 0, or 1 when a variable's value is malformed (the message names it, as communicator\n"
             "creation would) or the topology does not load (its FILE:LINE:COL: error), 2 for a bad command line.\n");
@@ -130,16 +143,83 @@ static void print_selection(const st_settings *s)
         printf("  %-16s", stitch_coll_name((stitch_coll_t)c));
         if (!ch[c].algo)
             printf("(none)\n");
-        else if (ch[c].is_auto && ch[c].small)
-            printf("auto: %s while a rank sends at most %zu bytes with it, %s above\n", ch[c].small->name,
-                   s->oneshot_max, ch[c].algo->name);
         else if (ch[c].is_auto)
-            printf("auto: %s\n", ch[c].algo->name);
+            printf("auto: policy %s (STITCH_SELECT; --selection prints its table)\n", st_sel_policy_name(s->select));
         else
             printf("%s (%s)\n", ch[c].algo->name, hccl && strcmp(hccl, ch[c].algo->name) == 0
                    ? s->hccl_algo_source : s->algo_source);
     }
     st_reg_free(reg);
+}
+
+/* ---- --selection: auto's table per collective ------------------------------------------------------------- */
+
+/* The groups of a topology setting (or p ranks in one group) as a communicator of p ranks would have them. */
+static int selection_shape(const char *topo, int p, st_topofile *tf, st_groups *g, char *err, size_t len)
+{
+    memset(g, 0, sizeof *g);
+    memset(tf, 0, sizeof *tf);
+    if (!topo)
+        return 0;
+    if (st_topo_setting_load(NULL, topo, p, tf, err, len) != STITCH_OK)
+        return -1;
+    if (tf->layout.nlevels > 1 && st_groups_layout(g, &tf->layout, NULL) != 0) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns the exit status: 0, 1 when the topology does not load or a table cannot be built. */
+static int print_selection_tables(const st_settings *s, const char *topo, int p, int policy)
+{
+    st_topofile tf;
+    st_groups g;
+    st_reg *reg = NULL;
+    st_choice ch[STITCH_COLL_COUNT];
+    char err[1024];
+    int rc = 0;
+    topo = topo ? topo : s->topo;
+    if (selection_shape(topo, p, &tf, &g, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    p = topo ? tf.layout.p : p > 0 ? p : 8;
+    st_sel_env env = {.p = p, .topo = st_groups_topo(&g), .policy = policy < 0 ? s->select : policy,
+                      .oneshot_max = s->oneshot_max, .deterministic = s->deterministic};
+    st_sel_links_from(topo && tf.nlevels > 0 ? &tf : NULL, &env.links);
+    int32_t *use[STITCH_COLL_COUNT] = {0};
+    if (st_reg_new(NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = 1;
+    }
+    env.reg = reg;
+    printf("\nSelection table (policy %s; %d ranks; %s%s; bytes = count x dtype size per call):\n",
+           st_sel_policy_name(env.policy), p, topo ? "topology " : "one group", topo ? topo : "");
+    for (int c = 0; !rc && c < STITCH_COLL_COUNT; c++) {
+        st_sel_table t;
+        if (st_hccl_use(s, &st_builtin_catalogue, (stitch_coll_t)c, &use[c]) != 0) {
+            rc = 1;
+            break;
+        }
+        env.use[c] = use[c];
+        if (ch[c].algo && !ch[c].is_auto) {
+            printf("  %-16s %-26s %s (forced)\n", stitch_coll_name((stitch_coll_t)c), "[0, max]", ch[c].algo->name);
+            continue;
+        }
+        if (st_sel_build(&env, (stitch_coll_t)c, &t, err, sizeof err) != STITCH_OK) {
+            fprintf(stderr, PROG ": %s\n", err);
+            rc = 1;
+            break;
+        }
+        st_sel_print(stdout, "  ", (stitch_coll_t)c, &t);
+    }
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        free(use[c]);
+    st_reg_free(reg);
+    st_groups_free(&g);
+    st_topofile_free(&tf);
+    return rc;
 }
 
 /* ---- the topology ------------------------------------------------------------------------------------------ */
@@ -275,27 +355,68 @@ static int print_topology(const char *spec, const char *from)
     return ok ? 0 : 1;
 }
 
+/* The value of option `name` at argv[*i] ("--name V" or "--name=V"), NULL when it is not that option; *bad when it
+ * is but has no value. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *bad)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != '\0' && argv[*i][n] != '='))
+        return NULL;
+    const char *v = argv[*i][n] == '=' ? argv[*i] + n + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+    *bad = !v;
+    return v;
+}
+
 int main(int argc, char **argv)
 {
-    const char *topo = NULL;
+    const char *topo = NULL, *ranks = NULL, *policy = NULL;
+    int selection = 0;
     for (int i = 1; i < argc; i++) {
+        int bad = 0;
+        const char *v;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
         }
-        if (strcmp(argv[i], "--topo") == 0 || strncmp(argv[i], "--topo=", 7) == 0) {
-            if (topo) {
-                fprintf(stderr, PROG ": --topo is given once\n");
+        if (strcmp(argv[i], "--selection") == 0) {
+            selection = 1;
+            continue;
+        }
+        if ((v = opt_value(argc, argv, &i, "--topo", &bad)) || bad) {
+            if (bad || topo) {
+                fprintf(stderr, PROG ": %s\n", bad ? "--topo needs a FILE (see --help)" : "--topo is given once");
                 return 2;
             }
-            topo = argv[i][6] == '=' ? argv[i] + 7 : i + 1 < argc ? argv[++i] : NULL;
-            if (!topo) {
-                fprintf(stderr, PROG ": --topo needs a FILE (see --help)\n");
+            topo = v;
+            continue;
+        }
+        if ((v = opt_value(argc, argv, &i, "-n", &bad)) || bad || (v = opt_value(argc, argv, &i, "--ranks", &bad))) {
+            if (bad) {
+                fprintf(stderr, PROG ": -n needs a number of ranks (see --help)\n");
                 return 2;
             }
+            ranks = v;
+            continue;
+        }
+        if ((v = opt_value(argc, argv, &i, "--policy", &bad)) || bad) {
+            if (bad || st_sel_policy_find(v) < 0) {
+                fprintf(stderr, PROG ": --policy needs model, hccl or size (see --help)\n");
+                return 2;
+            }
+            policy = v;
             continue;
         }
         fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[i]);
+        return 2;
+    }
+    char *end = NULL;
+    long p = ranks ? strtol(ranks, &end, 10) : 0;
+    if (ranks && (end == ranks || *end || p < 1 || p > ST_MAX_RANKS)) {
+        fprintf(stderr, PROG ": -n '%s': expected a number of ranks from 1 to %d\n", ranks, ST_MAX_RANKS);
+        return 2;
+    }
+    if ((ranks || policy) && !selection) {
+        fprintf(stderr, PROG ": -n and --policy go with --selection (see --help)\n");
         return 2;
     }
     static st_settings s;
@@ -305,6 +426,8 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
+    if (selection)
+        return print_selection_tables(&s, topo, (int)p, policy ? st_sel_policy_find(policy) : -1);
     printf("stitch %d.%d (libstitch; step tables format %d)\n\n", STITCH_VERSION_MAJOR, STITCH_VERSION_MINOR,
            ST_TABLE_VERSION);
     print_algorithms();

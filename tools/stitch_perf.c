@@ -64,6 +64,7 @@ struct opts {
     const char *topo;   /* --topo FILE or --layout SPEC (stitch_config_t.topo); NULL: $STITCH_TOPO */
     int nranks_given;   /* -n was given */
     int topo_layout;    /* topo came from --layout */
+    int calibrate;      /* --calibrate: fit alpha, beta, gamma (calibrate()) instead of one benchmark */
 };
 
 static void usage(FILE *f)
@@ -96,6 +97,10 @@ static void usage(FILE *f)
             "      --iters N              timed calls per size, >= 1 (default: 20)\n"
             "  -i, --inplace              in-place (default: out-of-place)\n"
             "  -t, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
+            "      --calibrate            no COLL: measure this machine's transport on 2 ranks (threads; under\n"
+            "                             a launcher, processes over $STITCH_TRANSPORT) and fit alpha, beta\n"
+            "                             (ring all_gather) and gamma (mesh all_reduce); prints a topology\n"
+            "                             snippet for --topo / STITCH_TOPO\n"
             "  -h, --help                 print this help and exit\n"
             "\n"
             "The size column is the bytes of the largest buffer (all_reduce, broadcast, reduce: count * size of\n"
@@ -246,7 +251,7 @@ static int topo_ranks(const struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT };
+    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE };
     static const struct option longopts[] = {
         {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
         {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
@@ -256,6 +261,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"inplace", no_argument, NULL, 'i'},        {"timeout", required_argument, NULL, 't'},
         {"root", required_argument, NULL, 'r'},     {"groups", required_argument, NULL, OPT_GROUPS},
         {"topo", required_argument, NULL, OPT_TOPO}, {"layout", required_argument, NULL, OPT_LAYOUT},
+        {"calibrate", no_argument, NULL, OPT_CALIBRATE},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
@@ -279,12 +285,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case OPT_GROUPS: o->groups = optarg; break;
         case OPT_TOPO: set_topo(o, "--topo", optarg, 0); break;
         case OPT_LAYOUT: set_topo(o, "--layout", optarg, 1); break;
+        case OPT_CALIBRATE: o->calibrate = 1; break;
         case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
         default: bad_usage("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
+    if (o->calibrate && optind == argc)
+        return; /* calibrate() sets the collectives */
     if (optind >= argc)
         bad_usage("missing the collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, scatter, "
                   "gather, all_to_all or all_to_all_v (see --help)");
@@ -586,6 +595,8 @@ struct bench {
     size_t all_wrong;
     int all_failed;
     int verdict_fd;          /* launcher mode, rank != 0: the real stdout, for the closing line (-1: none) */
+    double *rec;             /* --calibrate: each size's time, in order (NULL: not recorded) */
+    int nrec;
 };
 
 static void perf_proc_barrier(struct bench *b);
@@ -907,6 +918,8 @@ static void report_row(struct bench *b, size_t bytes)
     if (b->proc)
         t = b->all_time, wrong = b->all_wrong, failed_calls = b->all_failed;
     double algbw = t > 0 ? (double)bytes / t / 1e9 : 0, busbw = algbw * busbw_factor(o);
+    if (b->rec)
+        b->rec[b->nrec++] = t;
     char wrong_col[32];
     if (failed_calls)
         snprintf(wrong_col, sizeof wrong_col, "error");
@@ -1158,6 +1171,96 @@ static void perf_proc_combine(struct bench *b, struct rank_state *rs)
     }
 }
 
+/* ---- --calibrate ----------------------------------------------------------------------------------------------
+ * Two sweeps on 2 ranks, without checking: ring all_gather, one step in which each rank sends its block of m bytes
+ * (T = alpha + m beta), and mesh all_reduce of n bytes, reduce_scatter then all_gather (T = 2 alpha + n beta +
+ * n/2 gamma). beta is the least-squares slope over the sizes from 64 KiB (where the per-byte cost dominates),
+ * alpha the median over the sizes up to 4 KiB of what is left after beta, and gamma = 2 (all_reduce's slope -
+ * beta). The figures are the cost model's (docs/cost-model.md), printed as a topology file's level. */
+
+static double fit_slope(const size_t *x, const double *y, int n, size_t from)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (x[i] >= from)
+            sx += (double)x[i], sy += y[i], sxx += (double)x[i] * (double)x[i], sxy += (double)x[i] * y[i], k++;
+    double d = k * sxx - sx * sx;
+    return k >= 2 && d > 0 ? (k * sxy - sx * sy) / d : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double fit_intercept(const size_t *x, const double *y, int n, double slope, size_t upto)
+{
+    double left[64];
+    int k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (x[i] <= upto)
+            left[k++] = y[i] - slope * (double)x[i];
+    qsort(left, (size_t)k, sizeof *left, cmp_double);
+    return k ? (k % 2 ? left[k / 2] : (left[k / 2 - 1] + left[k / 2]) / 2) : 0;
+}
+
+static int calibrate(struct bench *b)
+{
+    static const struct {
+        stitch_coll_t coll;
+        const char *algo;
+    } sweep[2] = {{STITCH_ALL_GATHER, "ring"}, {STITCH_ALL_REDUCE, "mesh"}};
+    double slope[2], icpt[2];
+    if (b->o.nranks != 2) {
+        fprintf(stderr, PROG ": error: --calibrate runs on 2 ranks (-n 2, or a launcher's 2 processes), not %d\n",
+                b->o.nranks);
+        return 2;
+    }
+    for (int i = 0; i < 2; i++) {
+        b->o.coll = sweep[i].coll, b->o.algo = sweep[i].algo, b->o.check = 0;
+        b->o.minbytes = 256, b->o.maxbytes = 4 << 20, b->o.factor = 2;
+        b->o.iters = b->o.iters < 50 ? 50 : b->o.iters;
+        free(b->sizes);
+        b->sizes = size_list(&b->o, &b->nsizes);
+        free(b->rec);
+        b->rec = calloc((size_t)b->nsizes, sizeof *b->rec), b->nrec = 0;
+        if (!b->proc)
+            destroy_comms(b);
+        int rc = b->rec ? make_comms(b) : 1;
+        if (rc != 0)
+            return rc;
+        print_header(b);
+        if (run(b) != 0)
+            return 1;
+        size_t *x = malloc(sizeof *x * (size_t)b->nsizes);
+        if (!x)
+            return 1;
+        for (int s = 0; s < b->nsizes; s++) /* bytes one rank sends per step: all_gather's block; the vector */
+            x[s] = i == 0 ? b->sizes[s] / 2 : b->sizes[s];
+        slope[i] = fit_slope(x, b->rec, b->nrec, 64 << 10);
+        icpt[i] = fit_intercept(x, b->rec, b->nrec, slope[i], 4 << 10);
+        free(x);
+    }
+    double alpha = icpt[0], beta = slope[0], gamma = 2 * (slope[1] - beta);
+    const char *tp = b->proc ? getenv("STITCH_TRANSPORT") : "threads";
+    tp = tp && tp[0] ? tp : "auto";
+    if (!b->proc || b->me == 0) {
+        printf("# calibration (%s, 2 ranks): alpha %.3g s, beta %.4g s/B, gamma %.4g s/B; all_reduce's own "
+               "intercept %.3g s (2 alpha in the model)\n", tp, alpha, beta, gamma, icpt[1]);
+        printf("# a topology for --topo / STITCH_TOPO (layout: set the ranks):\n");
+        printf("name: calibrated-%s\nlevels:\n  - {name: %s, bandwidth: %.3g GB/s, latency: %.3g us}\n", tp, tp,
+               beta > 0 ? 1e-9 / beta : 0, alpha > 0 ? alpha * 1e6 : 0);
+        if (gamma > 0)
+            printf("reduce_bandwidth: %.3g GB/s\n", 1e-9 / gamma);
+        else
+            printf("# reduce_bandwidth: not measurable here (gamma fit %.3g s/B <= 0)\n", gamma);
+        printf("layout: %d\n", b->o.nranks);
+    }
+    return alpha > 0 && beta > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     static struct bench bench;
@@ -1166,6 +1269,13 @@ int main(int argc, char **argv)
     b->verdict_fd = -1;
     if (stitch_launcher() != NULL && perf_proc_init(b) != 0)
         return 1;
+    if (b->o.calibrate) {
+        int rc = calibrate(b);
+        destroy_comms(b);
+        free(b->sizes);
+        free(b->rec);
+        return rc;
+    }
     b->sizes = size_list(&b->o, &b->nsizes);
     int rc = make_comms(b);
     if (rc != 0)

@@ -261,11 +261,13 @@ static void test_bad_init(void)
     destroy_comms(2, comms);
 }
 
-/* auto: all_reduce runs mesh_oneshot while a rank sends at most STITCH_ONESHOT_BYTES with it, ring above; a
- * forced name holds for every size; "auto" brings the choice by size back. */
+/* auto under policy size (STITCH_SELECT=size, the rule auto had before the cost model): all_reduce runs
+ * mesh_oneshot while a rank sends at most STITCH_ONESHOT_BYTES with it, ring above; a forced name holds for every
+ * size; "auto" brings the choice by size back. (The other policies: tests/runtime/test_select.c.) */
 static void test_auto_choice(void)
 {
     stitch_comm_t *comms[4];
+    setenv("STITCH_SELECT", "size", 1);
     make_comms(4, NULL, 0, comms); /* 48 KiB default: 3 peers * 4096 floats = 49152 bytes */
     CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 4096, STITCH_FP32), "mesh_oneshot") == 0,
           "small all_reduce");
@@ -288,6 +290,7 @@ static void test_auto_choice(void)
     CHECK(strcmp(stitch_comm_algorithm_for(comms[0], STITCH_ALL_REDUCE, 1, STITCH_FP32), "ring") == 0,
           "STITCH_ONESHOT_BYTES=0 turns it off");
     destroy_comms(4, comms);
+    unsetenv("STITCH_SELECT");
 }
 
 /* ---- configuration --------------------------------------------------------------------------------------- */

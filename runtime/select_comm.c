@@ -1,0 +1,125 @@
+/* select_comm.c - a communicator's auto tables (select.h): built on the first auto call of each collective, kept
+ * for the communicator's life, and logged once per (collective, size class) under STITCH_DEBUG.
+ *
+ * A table is built lazily because building one instantiates every candidate (policy model), and a communicator
+ * that never calls a collective should not pay for it; after that a call's choice is a binary search. The state
+ * is locked: stitch_comm_algorithm_for reads a communicator without taking it (comm.h), so two threads may ask for
+ * the same collective's table at once. Settings that the table depends on (policy, links, STITCH_ONESHOT_BYTES,
+ * determinism) are copied at creation; the groups and HCCL_ALGO's roles are the communicator's own.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "config.h"
+#include "groups.h"
+#include "select.h"
+#include "st_topofile.h"
+
+struct st_sel_state {
+    pthread_mutex_t lock;
+    int policy, deterministic;
+    size_t oneshot_max;
+    st_sel_links links;
+    st_predict_fn predict; /* NULL: the model */
+    unsigned char built[STITCH_COLL_COUNT];
+    stitch_status_t status[STITCH_COLL_COUNT];
+    st_sel_table table[STITCH_COLL_COUNT];
+    uint64_t logged[STITCH_COLL_COUNT]; /* size classes already logged under STITCH_DEBUG */
+};
+
+st_sel_state *st_sel_state_new(const st_settings *s)
+{
+    st_sel_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    pthread_mutex_init(&st->lock, NULL);
+    st->policy = s->select, st->deterministic = s->deterministic, st->oneshot_max = s->oneshot_max;
+    st_sel_links_default(&st->links);
+    if (s->topo && !st_topo_is_layout(s->topo)) {
+        st_topofile tf;
+        char why[256];
+        if (st_topo_setting_load(NULL, s->topo, 0, &tf, why, sizeof why) == STITCH_OK) { /* else init reports it */
+            st_sel_links_from(&tf, &st->links);
+            st_topofile_free(&tf);
+        }
+    }
+    return st;
+}
+
+void st_sel_state_free(st_sel_state *st)
+{
+    if (!st)
+        return;
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+void st_sel_state_set_predict(st_sel_state *st, st_predict_fn fn)
+{
+    st->predict = fn;
+}
+
+static void st_sel_env_of(const stitch_comm_t *comm, const st_sel_state *st, st_sel_env *env)
+{
+    memset(env, 0, sizeof *env);
+    env->reg = comm->reg, env->p = comm->p, env->topo = st_groups_topo(comm->groups);
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        env->use[c] = comm->use[c];
+    env->links = st->links, env->policy = st->policy, env->oneshot_max = st->oneshot_max;
+    env->deterministic = st->deterministic, env->predict = st->predict;
+}
+
+/* Build coll's table if it is not yet; the caller holds the lock. */
+static void st_sel_ensure(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll)
+{
+    if (st->built[coll])
+        return;
+    st_sel_env env;
+    char why[512];
+    st_sel_env_of(comm, st, &env);
+    st->status[coll] = st_sel_build(&env, coll, &st->table[coll], why, sizeof why);
+    if (st->status[coll] != STITCH_OK) {
+        st->table[coll].n = 0;
+        if (st_debug())
+            fprintf(stderr, "stitch: rank %d: auto %s: %s; %s runs\n", comm->rank, stitch_coll_name(coll), why,
+                    comm->algo[coll].algo ? comm->algo[coll].algo->name : "nothing");
+    }
+    st->built[coll] = 1;
+}
+
+const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes)
+{
+    int range;
+    pthread_mutex_lock(&st->lock);
+    st_sel_ensure(comm, st, coll);
+    const st_algo *a = st_sel_lookup(&st->table[coll], bytes, &range);
+    int k = st_sel_class(bytes);
+    if (a && st_debug() && !(st->logged[coll] >> k & 1)) {
+        char lo[32], hi[32], clo[32], chi[32];
+        size_t cl, ch;
+        st_sel_class_range(k, &cl, &ch);
+        st_sel_fmt_bytes(st->table[coll].r[range].lo, lo, sizeof lo);
+        st_sel_fmt_bytes(st->table[coll].r[range].hi, hi, sizeof hi);
+        st_sel_fmt_bytes(cl, clo, sizeof clo);
+        st_sel_fmt_bytes(ch, chi, sizeof chi);
+        fprintf(stderr, "stitch: rank %d: auto (%s) %s, size class [%s, %s]: %s (range [%s, %s])\n", comm->rank,
+                st_sel_policy_name(st->policy), stitch_coll_name(coll), clo, chi, a->name, lo, hi);
+        st->logged[coll] |= (uint64_t)1 << k;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return a;
+}
+
+stitch_status_t st_sel_state_table(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll,
+                                   st_sel_table *out)
+{
+    pthread_mutex_lock(&st->lock);
+    st_sel_ensure(comm, st, coll);
+    *out = st->table[coll];
+    stitch_status_t status = st->status[coll];
+    pthread_mutex_unlock(&st->lock);
+    return status;
+}

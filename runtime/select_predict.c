@@ -1,0 +1,50 @@
+/* select_predict.c - the predictor policy `model` asks (select.h's seam): the cost model over the algorithm's
+ * own schedule.
+ *
+ * The schedule is instantiated once for (algorithm, p, groups, roles) and priced at every size asked; a `require`
+ * that does not hold (pipeline on unequal groups) makes the algorithm no candidate (1). The call's bytes (count
+ * times dtype size, elements per rank as stitch.h counts them) become the collective's blocks: one block for
+ * all_reduce, broadcast and reduce, p blocks of that size for the others (all_to_all: one rank's row).
+ *
+ * The costing is core/st_model's (docs/cost-model.md): per step and rank, each level the rank's transfers use
+ * costs alpha + max(bytes out, bytes in) * beta, levels work at once, reductions cost gamma, a step is its slowest
+ * rank, the collective the sum of its steps. The schedule is built here once and priced per size with
+ * st_model_sched (the exact method), so a table of 42 size classes costs one instantiation per candidate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "select.h"
+#include "st_model.h"
+
+/* The model's bytes (the whole vector as HCCL's tables count n) for a call of `bytes` per rank as stitch.h counts. */
+static double st_model_bytes(int coll, int p, size_t bytes)
+{
+    return st_coll_nblocks(coll, p) == 1 ? (double)bytes : (double)bytes * p;
+}
+
+int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, const st_inst *in,
+                         const st_sel_links *links, const size_t *bytes, int n, double *t)
+{
+    (void)ctx;
+    st_sched s;
+    st_err err;
+    if (st_sched_build_ex(cat, a, in, &s, &err) != 0)
+        return 1; /* refused, or cannot be built for this p: no candidate either way */
+    st_model m = {.nlevels = links->nlevels, .gamma = links->gamma};
+    for (int k = 0; k < links->nlevels; k++)
+        m.level[k].alpha = links->alpha[k], m.level[k].beta = links->beta[k];
+    st_model_opts opts = {.method = ST_MODEL_EXACT, .elem_size = 1};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        st_model_result r;
+        if (st_model_sched(&s, in->topo, &m, st_model_bytes(a->coll, in->p, bytes[i]), &opts, &r, &err) != 0) {
+            rc = 1; /* not priced: no candidate */
+            break;
+        }
+        t[i] = r.time;
+        st_model_result_free(&r);
+    }
+    st_sched_free(&s);
+    return rc;
+}
