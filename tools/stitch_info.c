@@ -189,7 +189,7 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
                       .oneshot_max = s->oneshot_max, .deterministic = s->deterministic};
     st_sel_links_from(topo && tf.nlevels > 0 ? &tf : NULL, &env.links);
     int32_t *use[STITCH_COLL_COUNT] = {0};
-    if (st_reg_new(NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
+    if (st_reg_new(NULL, NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
         fprintf(stderr, PROG ": %s\n", err);
         rc = 1;
     }

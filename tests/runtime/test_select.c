@@ -40,7 +40,7 @@ static st_reg *builtin(void)
 {
     st_reg *reg = NULL;
     char why[256];
-    CHECK(st_reg_new(NULL, &reg, why, sizeof why) == STITCH_OK, "%s", why);
+    CHECK(st_reg_new(NULL, NULL, &reg, why, sizeof why) == STITCH_OK, "%s", why);
     return reg;
 }
 
