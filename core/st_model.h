@@ -6,8 +6,11 @@
  * alpha + max(bytes out, bytes in) * beta, once, however many peers (Mesh's p-1 transfers are one alpha and p-1
  * units of bytes). Links of different levels work at once, so a rank's step takes the slowest of its levels plus
  * gamma times the bytes it reduces. A step lasts as long as its slowest rank; the collective takes the sum of its
- * steps (they are synchronous: step s+1 starts when every rank has finished step s). Local copies are free; local
- * reduces cost gamma.
+ * steps (they are synchronous: step s+1 starts when every rank has finished step s). Inside a phase on
+ * sub-communicators (`phase ... within`) each part (the ranks of one member list) runs its steps on its own and
+ * the phase lasts as long as its slowest part, whose steps are the ones reported: AHC's groups of 64 and 128 do
+ * not wait for each other step by step, only at the phase's end. Local copies are free; local reduces cost gamma.
+ * Empty transfers (zero bytes) cost nothing, as HCCL skips empty slices.
  *
  * The model reads the transfers of each rank in each step and nothing else. Two ways to get them:
  *   exact      instantiate the whole schedule (st_sched_build_ex) and cost every transfer: O(all transfers);
@@ -58,7 +61,8 @@ int st_model_from_topofile(const struct st_topofile *tf, st_model *m);
 
 enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC };
 
-#define ST_MODEL_EXACT_MAX 4096 /* AUTO costs the whole schedule up to this p, the symmetric way above it */
+#define ST_MODEL_EXACT_MAX 1024 /* AUTO evaluates every rank up to this p, the representatives above it (and every
+                                 * rank again, up to ST_MAX_RANKS, when the algorithm is not shift-symmetric) */
 #define ST_MODEL_MAX_RANKS (1 << 24)
 
 typedef struct st_model_opts {
@@ -95,7 +99,8 @@ typedef struct st_model_result {
 int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
                      double bytes, const st_model_opts *opts, st_model_result *out, st_err *err);
 
-/* The same on a schedule already built (exact). `t` is the topology it was built for (NULL: flat). */
+/* The same on a schedule already built, `t` the topology it was built for (NULL: flat). A schedule does not keep its
+ * phases, so here every step is global (lockstep over all ranks, phases on sub-communicators included). */
 int st_model_sched(const st_sched *s, const st_topo *t, const st_model *m, double bytes, const st_model_opts *opts,
                    st_model_result *out, st_err *err);
 
