@@ -9,7 +9,7 @@
  * tunable whether the communicator, the environment or the default gave its value (stitch-info prints it).
  *
  * HCCL's variables are read here too, with HCCL's own rules: HCCL_ALGO by a parser that follows HCCL's
- * (spec 11.2: the same accepted values, the same rejections in the same order, each message naming the variable,
+ * (hccl_algo.c, shared with stitchc sim; spec 11.2: the same accepted values, the same rejections in the same order, each message naming the variable,
  * its value, HCCL's reason and HCCL's expected form), except that operator names may be in any case;
  * HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (12.1) and HCCL_DETERMINISTIC (14.2) likewise. Where HCCL accepts a
  * value stitch cannot honour (NHR_V1, strict determinism, a ratio above 1) stitch fails init and says why.

@@ -1,7 +1,9 @@
-/* stitchc.c - the compiler driver: `stitchc check | verify | show | emit FILE ...`.
+/* stitchc.c - the compiler driver: `stitchc check | verify | show | sim | emit FILE ...`.
  *
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
- * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. emit verifies first (p = 1..32
+ * print the diagnostics to stderr; then it verifies, shows, simulates (core/st_model.h, the cost model; written by
+ * codegen/sim_out.c) or emits that catalogue. sim reads HCCL_ALGO with the runtime's own parser
+ * (runtime/hccl_algo.c) and maps it onto roles as runtime/choose.c does. emit verifies first (p = 1..32
  * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a
  * note. Input files go through st_read_source: regular files of at most 16 MiB, never standard input. The driver
  * owns nothing clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and
