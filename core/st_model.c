@@ -755,15 +755,16 @@ int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst
         }
         return evaluate(cat, algo, in, m, bytes, opts, p, out, err);
     }
-    int P = topo_period(in->topo, p);
-    if (P > ST_MODEL_EXACT_MAX && method == ST_MODEL_SYMMETRIC) {
+    int P = topo_period(in->topo, p), rc = -1;
+    if (P > ST_MODEL_EXACT_MAX) {
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "the layout has no symmetry the model can use (levels not uniform, or "
                  "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", P, p, ST_MAX_RANKS);
-        return -1;
+        err->refused = 2;
+    } else {
+        rc = evaluate(cat, algo, in, m, bytes, opts, P, out, err);
     }
-    int rc = P <= ST_MODEL_EXACT_MAX ? evaluate(cat, algo, in, m, bytes, opts, P, out, err) : -1;
-    if (rc != 0 && method == ST_MODEL_AUTO && (P > ST_MODEL_EXACT_MAX || err->refused == 2) && p <= ST_MAX_RANKS) {
+    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MAX_RANKS) {
         err->refused = 0; /* no symmetry to use: every rank, as long as a schedule can hold them */
         rc = evaluate(cat, algo, in, m, bytes, opts, p, out, err);
     }

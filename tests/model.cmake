@@ -53,3 +53,8 @@ add_test(NAME model.cli.hccl_algo_bad
          COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level1:nosuch"
                  $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a ring --layout 4x4 -b 1M)
 set_tests_properties(model.cli.hccl_algo_bad PROPERTIES PASS_REGULAR_EXPRESSION "stitchc: error: HCCL_ALGO='level1:nosuch'" WILL_FAIL FALSE)
+# Beyond 1024 ranks the symmetric model runs; RHD is not shift-symmetric, so every rank runs instead (exact)
+stitch_cli(sim_fallback RC 0 STDOUT "rhd all_reduce, p = 2000, 1 MiB, flat, 22 steps, exact model"
+           ARGS sim ${STITCH_DSL} -a rhd -c all_reduce -n 2000 -b 1M)
+stitch_cli(sim_no_symmetry RC 1 STDERR "the layout has no symmetry the model can use .* groups of 50000 ranks"
+           ARGS sim ${STITCH_DSL} -a ahc -c all_reduce --layout 2x50000 -b 1M)
