@@ -274,8 +274,8 @@ typedef struct rank_log {   /* what model_rank_xfers saw of one rank */
     int p, rank, nsteps, lane_base, lane_max, in_lane;
     rx *x;
     int nx, capx;
-    st_run *runs;           /* the current rank's source runs, until its bytes are known */
-    int32_t *run0;          /* per send, its first run */
+    st_run *runs;           /* the sends' source units, sorted and merged */
+    int32_t *run0;          /* per send, its first run (its last is the next send's first - 1) */
     int nruns, capruns, caprun0;
     mark *w;
     int nw, capw;
@@ -404,11 +404,21 @@ static void log_free(rank_log *g)
     memset(g, 0, sizeof *g);
 }
 
+/* Each send's bytes for one size of the collective. */
+static void log_bytes(rank_log *g, const sizing *z)
+{
+    for (int i = 0; i < g->nx; i++) {
+        int end = i + 1 < g->nx ? g->run0[i + 1] : g->nruns;
+        g->x[i].bytes = 0;
+        for (int k = g->run0[i]; k < end; k++)
+            g->x[i].bytes += run_bytes(z, g->runs[k].start, g->runs[k].len);
+    }
+}
+
 /* The seam: rank r's transfers, step by step, into g (its sends; receives come from the other ranks' sends, or
- * from the symmetry). Today the VM runs r's program; a per-rank plan can take its place. Each send's bytes are
- * computed once the rank's units are known, and its runs are dropped. */
-static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, double bytes,
-                            const st_model_opts *o, rank_log *g, st_vm_cache *cache, st_err *err)
+ * from the symmetry). Today the VM runs r's program; a per-rank plan can take its place. */
+static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
+                            st_vm_cache *cache, st_err *err)
 {
     st_vm_sink sink = {g, cache, log_step, log_send, log_within, log_lane};
     int64_t nunits, nscratch;
@@ -424,14 +434,6 @@ static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const 
                  st_coll_nblocks(algo->coll, in->p), in->p);
         return -1;
     }
-    sizing z = make_sizing(algo->coll, in->p, nunits, bytes, o);
-    for (int i = 0; i < g->nx; i++) {
-        int end = i + 1 < g->nx ? g->run0[i + 1] : g->nruns;
-        for (int k = g->run0[i]; k < end; k++)
-            g->x[i].bytes += run_bytes(&z, g->runs[k].start, g->runs[k].len);
-    }
-    free(g->runs), free(g->run0);
-    g->runs = NULL, g->run0 = NULL, g->nruns = g->capruns = g->caprun0 = 0;
     return 0;
 }
 
@@ -474,7 +476,7 @@ static int same_shifted(const rank_log *q, const rank_log *s, int shift, int p)
 
 /* Run the sampled ranks beyond the representatives and compare. */
 static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const rank_log *reps, int P,
-                         double bytes, const st_model_opts *o, st_vm_cache *cache, st_err *err)
+                         st_vm_cache *cache, st_err *err)
 {
     int p = in->p, copies = p / P;
     int js[3] = {1, copies / 2, copies - 1}, qs[3] = {0, P / 2, P - 1};
@@ -485,7 +487,7 @@ static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_
                 continue;
             rank_log s;
             int r = q + j * P;
-            if (model_rank_xfers(cat, algo, in, r, bytes, o, &s, cache, err)) {
+            if (model_rank_xfers(cat, algo, in, r, &s, cache, err)) {
                 log_free(&s);
                 return -1;
             }
@@ -658,11 +660,13 @@ static int cost_logs(costing *c, acc *a, st_model_result *out, st_err *err)
     return rc;
 }
 
-/* Evaluate slots 0 .. P-1 (P = p: every rank, exact; else the representatives of a shift symmetry). */
-static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m, double bytes,
-                    const st_model_opts *opts, int P, st_model_result *out, st_err *err)
+/* Evaluate slots 0 .. P-1 (P = p: every rank, exact; else the representatives of a shift symmetry): the programs
+ * run once, then each size is costed. */
+static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                    const double *bytes, int nsizes, const st_model_opts *opts, int P, st_model_result *outs,
+                    st_err *err)
 {
-    int p = in->p, rc = -1, nsteps = 0, nw;
+    int p = in->p, rc = -1, nsteps = 0, nw, done_sizes = 0;
     rank_log *logs = calloc((size_t)P, sizeof *logs);
     st_vm_cache cache = {NULL, -1, 0}; /* rank-free layout tables (NHR's tree map), computed once for all ranks */
     costing c = {.m = m, .nslots = P, .P = P, .p = p, .logs = logs};
@@ -670,7 +674,7 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
     if (!logs)
         return oom(err);
     for (int q = 0; q < P; q++) {
-        if (model_rank_xfers(cat, algo, in, q, bytes, opts, &logs[q], &cache, err))
+        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, err))
             goto done;
         if (logs[q].nw != logs[0].nw || logs[q].U != logs[0].U) {
             err->line = algo->line;
@@ -679,7 +683,7 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
             goto done;
         }
     }
-    if (P < p && check_samples(cat, algo, in, logs, P, bytes, opts, &cache, err))
+    if (P < p && check_samples(cat, algo, in, logs, P, &cache, err))
         goto done;
     /* stretches between marks last as long as their longest rank; local steps become global ones */
     nw = c.nw = logs[0].nw;
@@ -708,21 +712,33 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
     }
     c.nsteps = nsteps;
     int per_rank = opts && opts->per_rank && P == p;
-    if (result_init(out, p, nsteps, per_rank, P == p ? ST_MODEL_EXACT : ST_MODEL_SYMMETRIC) ||
-        acc_init(&a, m, P, st_topo_nlevels(in->topo))) {
+    if (acc_init(&a, m, P, st_topo_nlevels(in->topo))) {
         oom(err);
         goto done;
     }
     a.topo = in->topo;
-    a.rank_time = out->rank_time;
-    out->period = P;
-    if (cost_logs(&c, &a, out, err))
-        goto done;
-    result_sum(out);
+    for (; done_sizes < nsizes; done_sizes++) {
+        st_model_result *out = &outs[done_sizes];
+        sizing z = make_sizing(algo->coll, p, logs[0].U, bytes[done_sizes], opts);
+        for (int q = 0; q < P; q++)
+            log_bytes(&logs[q], &z);
+        if (result_init(out, p, nsteps, per_rank, P == p ? ST_MODEL_EXACT : ST_MODEL_SYMMETRIC)) {
+            st_model_result_free(out);
+            oom(err);
+            goto done;
+        }
+        a.rank_time = out->rank_time;
+        out->period = P;
+        if (cost_logs(&c, &a, out, err)) {
+            st_model_result_free(out);
+            goto done;
+        }
+        result_sum(out);
+    }
     rc = 0;
 done:
-    if (rc)
-        st_model_result_free(out);
+    for (int i = 0; rc && i < done_sizes; i++)
+        st_model_result_free(&outs[i]);
     for (int q = 0; q < P; q++)
         log_free(&logs[q]);
     free(logs);
@@ -732,11 +748,12 @@ done:
     return rc;
 }
 
-int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
-                     double bytes, const st_model_opts *opts, st_model_result *out, st_err *err)
+int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                       const double *bytes, int nsizes, const st_model_opts *opts, st_model_result *out, st_err *err)
 {
     int method = opts ? opts->method : ST_MODEL_AUTO, p = in->p;
-    memset(out, 0, sizeof *out);
+    int exact_max = opts && opts->exact_max > 0 ? opts->exact_max : ST_MODEL_EXACT_MAX;
+    memset(out, 0, sizeof *out * (size_t)(nsizes > 0 ? nsizes : 0));
     err->refused = 0;
     if (m->nlevels < 1)
         return fail(err, 0, "the model has no levels");
@@ -746,14 +763,16 @@ int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst
                  in->root, ST_MODEL_MAX_RANKS);
         return -1;
     }
-    if (method == ST_MODEL_EXACT || (method == ST_MODEL_AUTO && p <= ST_MODEL_EXACT_MAX) ||
+    if (nsizes < 1)
+        return fail(err, 0, "no size to predict");
+    if (method == ST_MODEL_EXACT || (method == ST_MODEL_AUTO && p <= exact_max) ||
         (opts && opts->per_rank)) {
         if (p > ST_MAX_RANKS) {
             err->line = 0;
             snprintf(err->msg, sizeof err->msg, "the exact model holds up to p = %d, not %d", ST_MAX_RANKS, p);
             return -1;
         }
-        return evaluate(cat, algo, in, m, bytes, opts, p, out, err);
+        return evaluate(cat, algo, in, m, bytes, nsizes, opts, p, out, err);
     }
     int P = topo_period(in->topo, p), rc = -1;
     if (P > ST_MODEL_EXACT_MAX) {
@@ -762,13 +781,19 @@ int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst
                  "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", P, p, ST_MAX_RANKS);
         err->refused = 2;
     } else {
-        rc = evaluate(cat, algo, in, m, bytes, opts, P, out, err);
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, P, out, err);
     }
     if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MAX_RANKS) {
         err->refused = 0; /* no symmetry to use: every rank, as long as a schedule can hold them */
-        rc = evaluate(cat, algo, in, m, bytes, opts, p, out, err);
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, p, out, err);
     }
     if (err->refused == 2)
         err->refused = 0;
     return rc;
+}
+
+int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                     double bytes, const st_model_opts *opts, st_model_result *out, st_err *err)
+{
+    return st_model_predict_n(cat, algo, in, m, &bytes, 1, opts, out, err);
 }

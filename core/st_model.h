@@ -69,6 +69,9 @@ typedef struct st_model_opts {
     int method;       /* ST_MODEL_AUTO (0), ST_MODEL_EXACT or ST_MODEL_SYMMETRIC */
     int elem_size;    /* bytes per element (units are split in whole elements); 0: 1 */
     int per_rank;     /* also fill st_model_result.rank_time (exact only, nsteps * p doubles) */
+    int exact_max;    /* ST_MODEL_AUTO: every rank up to this p, the symmetric way above it (falling back to every
+                       * rank when the algorithm is not shift-symmetric); 0: ST_MODEL_EXACT_MAX. 1 makes AUTO as
+                       * fast as it can be: a ring of 1024 ranks then costs one rank's transfers, not 2 million */
 } st_model_opts;
 
 /* One step: its time and what set it (the slowest rank, the level and bytes of its slowest link). */
@@ -98,6 +101,12 @@ typedef struct st_model_result {
  * err->refused when a `require` refused). Free the result with st_model_result_free. */
 int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
                      double bytes, const st_model_opts *opts, st_model_result *out, st_err *err);
+
+/* The same for several sizes at once: the ranks' programs run once, each size is costed (out[i] for bytes[i],
+ * nsizes of them; on failure none is left to free). A selection table over many sizes should use this. */
+int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                       const double *bytes, int nsizes, const st_model_opts *opts, st_model_result *out,
+                       st_err *err);
 
 /* The same on a schedule already built, `t` the topology it was built for (NULL: flat). A schedule does not keep its
  * phases, so here every step is global (lockstep over all ranks, phases on sub-communicators included). */

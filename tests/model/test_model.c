@@ -199,33 +199,73 @@ static void close_to(const char *what, double got, double want, double tol)
     }
 }
 
+/* Every size of a row at once (st_model_predict_n: the programs run once per p). */
 static void formulas(int longrun)
 {
     static const int ps[] = {2, 3, 5, 6, 8, 12, 64, 100, 256, 1000, 1024};
     static const double ns[] = {64 * 1024.0, 1 << 20, 256.0 * (1 << 20)};
+    enum { NS = sizeof ns / sizeof *ns };
     st_model m = st_model_flat(AL, BE, GA);
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         for (size_t j = 0; j < sizeof ps / sizeof *ps; j++) {
             int p = ps[j];
             if ((rows[i].quadratic && p > (longrun ? 1024 : 100)) || (!strcmp(rows[i].coll, "all_to_all") && p > 64))
                 continue;
-            for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
-                if (p >= 256 && !longrun && k != 2)
-                    continue; /* one size for the largest p: each size runs every rank's program again */
-                st_inst in = {.p = p};
-                st_model_result r;
+            st_inst in = {.p = p};
+            st_model_result r[NS];
+            const st_algo *a = st_catalogue_find(cat, rows[i].algo, st_coll_from_name(rows[i].coll));
+            st_model_opts o = {.method = ST_MODEL_EXACT, .elem_size = 1};
+            st_err err = {.msg = ""};
+            if (!a || st_model_predict_n(cat, a, &in, &m, ns, NS, &o, r, &err) != 0) {
+                printf("FAIL %s %s p=%d: %s\n", rows[i].algo, rows[i].coll, p, a ? err.msg : "not in the catalogue");
+                failures++;
+                continue;
+            }
+            for (int k = 0; k < NS; k++) {
                 char what[200];
-                if (predict(rows[i].algo, rows[i].coll, &in, &m, ns[k], ST_MODEL_EXACT, &r))
-                    continue;
                 snprintf(what, sizeof what, "%s %s p=%d n=%.0f%s%s", rows[i].algo, rows[i].coll, p, ns[k],
                          rows[i].why ? ", by design: " : "", rows[i].why ? rows[i].why : "");
-                close_to(what, r.time, rows[i].expect(p, ns[k]), 0.01);
+                close_to(what, r[k].time, rows[i].expect(p, ns[k]), 0.01);
                 if (rows[i].spec && p == 6 && k == 2)
                     printf("note: %s %s p=6: model %.6g s, spec formula %.6g s (%s)\n", rows[i].algo, rows[i].coll,
-                           r.time, rows[i].spec(p, ns[k]), rows[i].why);
-                st_model_result_free(&r);
+                           r[k].time, rows[i].spec(p, ns[k]), rows[i].why);
+                st_model_result_free(&r[k]);
             }
         }
+}
+
+/* predict_n equals one predict per size; AUTO with exact_max 1 (symmetric first) equals exact where it applies. */
+static void api(void)
+{
+    st_model m = st_model_flat(AL, BE, GA);
+    const double ns[2] = {1 << 20, 100e6};
+    st_inst in = {.p = 64};
+    const st_algo *ring = st_catalogue_find(cat, "ring", ST_COLL_ALL_REDUCE);
+    st_model_opts o = {.method = ST_MODEL_AUTO, .exact_max = 1};
+    st_model_result two[2], one, fast;
+    st_err err = {.msg = ""};
+    checks++;
+    if (st_model_predict_n(cat, ring, &in, &m, ns, 2, NULL, two, &err) != 0) {
+        printf("FAIL predict_n: %s\n", err.msg);
+        failures++;
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (st_model_predict(cat, ring, &in, &m, ns[k], NULL, &one, &err) == 0) {
+            close_to("predict_n against predict", two[k].time, one.time, 1e-12);
+            st_model_result_free(&one);
+        }
+        if (st_model_predict(cat, ring, &in, &m, ns[k], &o, &fast, &err) == 0) {
+            close_to("auto with exact_max 1 against exact", fast.time, two[k].time, 1e-3);
+            checks++;
+            if (fast.method != ST_MODEL_SYMMETRIC) {
+                printf("FAIL auto with exact_max 1 ran %d, not the symmetric model\n", fast.method);
+                failures++;
+            }
+            st_model_result_free(&fast);
+        }
+        st_model_result_free(&two[k]);
+    }
 }
 
 /* The done-means figure: ring all_reduce of 256 MiB within 1% of 2(p-1)a + 2(p-1)/p n b + (p-1)/p n g. */
@@ -425,6 +465,7 @@ int main(int argc, char **argv)
     cat = c;
     formulas(argc > 2 && !strcmp(argv[2], "--long"));
     symmetric_agrees();
+    api();
     ahc_pods();
     pipeline();
     slowest_rank();
