@@ -590,7 +590,8 @@ static int cost_logs(costing *c, acc *a, st_model_result *out, st_err *err)
     int64_t *first = calloc((size_t)c->nsteps + 2, sizeof(int64_t));
     int32_t (*by)[2] = malloc(sizeof *by * (size_t)(total ? total : 1));
     keyed *tmp = malloc(sizeof *tmp * (size_t)c->nslots);
-    c->part = malloc(sizeof(int32_t) * (size_t)c->nslots);
+    if (!c->part) /* kept across the sizes of one evaluation */
+        c->part = malloc(sizeof(int32_t) * (size_t)c->nslots);
     if (!first || !by || !tmp || !c->part) {
         free(first), free(by), free(tmp);
         return oom(err);
