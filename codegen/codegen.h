@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+#include "st_model.h"
 #include "st_sched.h"
 #include "st_steptab.h"
 
@@ -63,5 +64,21 @@ int st_show_units(FILE *out, const st_sched *s, const st_xfer *x, int limit);
 /* The picture writers, as st_show_ex calls them with a built schedule; 0, or -1 when out of memory. */
 int st_show_svg(const st_sched *s, const st_inst *in, FILE *out);
 int st_show_dot(const st_sched *s, const st_inst *in, FILE *out);
+
+/* ---- stitchc sim: a cost-model prediction (sim_out.c) ---- */
+
+#define ST_SIM_FORMATS "table, json, svg"
+int st_sim_format_known(const char *format);
+
+/* What the prediction was for, as the writer names it. */
+typedef struct st_sim_info {
+    const char *algo;      /* the algorithm as run (after HCCL_ALGO) */
+    int coll;
+    double bytes;          /* the collective's n (st_model_predict) */
+    const char *topo_name; /* "flat", a layout or a file */
+} st_sim_info;
+
+/* Write r as a table, one JSON object, or an SVG timeline per rank (r->rank_time needed: -1 without it). */
+int st_sim_write(const st_model_result *r, const st_sim_info *info, const char *format, FILE *out);
 
 #endif

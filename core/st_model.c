@@ -124,7 +124,8 @@ typedef struct acc {
     unsigned char *seen;     /* n */
     int32_t *touched;
     int ntouched;
-    double *rank_time;       /* NULL, or this step's row of n */
+    double *rank_time;       /* NULL; st_model_sched: this step's row of n; cost_logs: the whole nsteps * n */
+    const st_topo *topo;     /* cost_logs: the levels of the ranks */
 } acc;
 
 static int acc_init(acc *a, const st_model *m, int n, int L)
@@ -257,22 +258,25 @@ int st_model_sched(const st_sched *s, const st_topo *t, const st_model *m, doubl
     return 0;
 }
 
-/* ---- symmetric: representatives -------------------------------------------------------------------------------- */
+/* ---- evaluating ranks: all of them (exact) or the representatives (symmetric) ----------------------------------- */
 
-typedef struct rx {         /* one send of a representative, before its steps are placed */
-    int32_t step, dst, op, run0, nruns;
+typedef struct rx {         /* one send, before its step is placed */
+    int32_t step, dst, op, nunits;
+    double bytes;
 } rx;
 
 typedef struct mark {
     int32_t step, begin;
+    uint64_t key;           /* begins: its members' hash (the part); 0 for a split, which all ranks run together */
 } mark;
 
 typedef struct rank_log {   /* what model_rank_xfers saw of one rank */
     int p, rank, nsteps, lane_base, lane_max, in_lane;
     rx *x;
     int nx, capx;
-    st_run *runs;
-    int nruns, capruns;
+    st_run *runs;           /* the sends' source units, sorted and merged */
+    int32_t *run0;          /* per send, its first run (its last is the next send's first - 1) */
+    int nruns, capruns, caprun0;
     mark *w;
     int nw, capw;
     int64_t U;
@@ -307,15 +311,23 @@ static int log_step(void *ctx, int line, st_err *err)
     return 0;
 }
 
+static uint64_t hash_members(const int32_t *v, int n)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)n;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uint32_t)v[i]) * 1099511628211ull;
+    return h | 1; /* never 0, the key of "everyone" */
+}
+
 static int log_within(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err)
 {
     rank_log *g = ctx;
-    (void)members, (void)n, (void)line;
+    (void)line;
     if (g->in_lane)
         return 0;
     if (grow((void **)&g->w, &g->capw, g->nw + 1, sizeof(mark)))
         return oom(err);
-    g->w[g->nw++] = (mark){g->nsteps, begin};
+    g->w[g->nw++] = (mark){g->nsteps, begin, begin && members ? hash_members(members, n) : 0};
     return 0;
 }
 
@@ -359,15 +371,17 @@ static int log_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int
         return -1;
     }
     int64_t (*r)[2] = malloc(sizeof *r * (size_t)(nsrc ? nsrc : 1));
-    if (!r || grow((void **)&g->x, &g->capx, g->nx + 1, sizeof(rx))) {
+    if (!r || grow((void **)&g->x, &g->capx, g->nx + 1, sizeof(rx)) ||
+        grow((void **)&g->run0, &g->caprun0, g->nx + 1, sizeof(int32_t))) {
         free(r);
         return oom(err);
     }
     for (int i = 0; i < nsrc; i++)
         r[i][0] = lo[i], r[i][1] = hi[i];
     qsort(r, (size_t)nsrc, sizeof *r, cmp_i64);
+    g->run0[g->nx] = g->nruns;
     rx *x = &g->x[g->nx++];
-    *x = (rx){g->nsteps - 1, (int32_t)dst, op, g->nruns, 0};
+    *x = (rx){g->nsteps - 1, (int32_t)dst, op, 0, 0};
     for (int i = 0; i < nsrc;) {
         int64_t a = r[i][0], b = r[i][1];
         for (i++; i < nsrc && r[i][0] <= b + 1; i++)
@@ -378,7 +392,7 @@ static int log_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int
             return oom(err);
         }
         g->runs[g->nruns++] = (st_run){(int32_t)a, (int32_t)(b - a + 1)};
-        x->nruns++;
+        x->nunits += (int32_t)(b - a + 1);
     }
     free(r);
     return 0;
@@ -386,23 +400,41 @@ static int log_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int
 
 static void log_free(rank_log *g)
 {
-    free(g->x), free(g->runs), free(g->w);
+    free(g->x), free(g->runs), free(g->run0), free(g->w);
+    memset(g, 0, sizeof *g);
 }
 
-/* The seam: rank r's transfers, step by step, into g. Today the VM runs r's program (its sends; receives come from
- * the symmetry); a per-rank plan that also yields receives can take its place. */
-static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
-                            st_err *err)
+/* Each send's bytes for one size of the collective. */
+static void log_bytes(rank_log *g, const sizing *z)
 {
-    st_vm_cache cache = {NULL, -1, 0};
-    st_vm_sink sink = {g, &cache, log_step, log_send, log_within, log_lane};
+    for (int i = 0; i < g->nx; i++) {
+        int end = i + 1 < g->nx ? g->run0[i + 1] : g->nruns;
+        g->x[i].bytes = 0;
+        for (int k = g->run0[i]; k < end; k++)
+            g->x[i].bytes += run_bytes(z, g->runs[k].start, g->runs[k].len);
+    }
+}
+
+/* The seam: rank r's transfers, step by step, into g (its sends; receives come from the other ranks' sends, or
+ * from the symmetry). Today the VM runs r's program; a per-rank plan can take its place. */
+static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
+                            st_vm_cache *cache, st_err *err)
+{
+    st_vm_sink sink = {g, cache, log_step, log_send, log_within, log_lane};
     int64_t nunits, nscratch;
     memset(g, 0, sizeof *g);
     g->p = in->p, g->rank = r;
-    int rc = st_vm_run(cat, algo, in, r, &sink, &nunits, &nscratch, err);
-    free(cache.tab);
+    if (st_vm_run(cat, algo, in, r, &sink, &nunits, &nscratch, err))
+        return -1;
     g->U = nunits;
-    return rc;
+    if (nunits < 1 || nunits % st_coll_nblocks(algo->coll, in->p)) {
+        err->line = algo->line;
+        snprintf(err->msg, sizeof err->msg, "%s declares %lld units, not a positive multiple of %s's %d blocks "
+                 "(p = %d)", algo->name, (long long)nunits, st_coll_name(algo->coll),
+                 st_coll_nblocks(algo->coll, in->p), in->p);
+        return -1;
+    }
+    return 0;
 }
 
 /* The period P of t's symmetry: every level uniform and in rank order, P the size of the outermost stored
@@ -436,12 +468,7 @@ static int same_shifted(const rank_log *q, const rank_log *s, int shift, int p)
             return 0;
     for (int i = 0; i < q->nx; i++) {
         const rx *a = &q->x[i], *b = &s->x[i];
-        int64_t ua = 0, ub = 0;
-        for (int k = 0; k < a->nruns; k++)
-            ua += q->runs[a->run0 + k].len;
-        for (int k = 0; k < b->nruns; k++)
-            ub += s->runs[b->run0 + k].len;
-        if (a->step != b->step || a->op != b->op || ua != ub || ((int64_t)a->dst + shift) % p != b->dst)
+        if (a->step != b->step || a->op != b->op || a->nunits != b->nunits || ((int64_t)a->dst + shift) % p != b->dst)
             return 0;
     }
     return 1;
@@ -449,7 +476,7 @@ static int same_shifted(const rank_log *q, const rank_log *s, int shift, int p)
 
 /* Run the sampled ranks beyond the representatives and compare. */
 static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const rank_log *reps, int P,
-                         st_err *err)
+                         st_vm_cache *cache, st_err *err)
 {
     int p = in->p, copies = p / P;
     int js[3] = {1, copies / 2, copies - 1}, qs[3] = {0, P / 2, P - 1};
@@ -460,7 +487,7 @@ static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_
                 continue;
             rank_log s;
             int r = q + j * P;
-            if (model_rank_xfers(cat, algo, in, r, &s, err)) {
+            if (model_rank_xfers(cat, algo, in, r, &s, cache, err)) {
                 log_free(&s);
                 return -1;
             }
@@ -471,148 +498,303 @@ static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_
                 snprintf(err->msg, sizeof err->msg, "%s is not shift-symmetric for p = %d: rank %d does not do what "
                          "rank %d does with every peer shifted by %d, so the symmetric model does not apply (the "
                          "exact one does up to p = %d)", algo->name, p, r, q, j * P, ST_MAX_RANKS);
+                err->refused = 2; /* not the algorithm's fault: st_model_predict may fall back */
                 return -1;
             }
         }
     return 0;
 }
 
-static int symmetric(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m, double bytes,
-                     const st_model_opts *opts, st_model_result *out, st_err *err)
+/* ---- costing the logs: stretches, parts, steps ------------------------------------------------------------------
+ * The steps between two marks (phases on sub-communicators beginning or ending) form a stretch. In a stretch every
+ * slot belongs to a part: the members of the innermost phase it is in (everyone outside phases). Parts run on
+ * their own, each step of a part as long as its slowest slot, and the stretch lasts as long as its slowest part,
+ * whose steps are the ones reported. Outside phases there is one part and this is plain lockstep. */
+
+typedef struct costing {
+    const st_model *m;
+    int nslots, P, p, nw, nsteps;
+    rank_log *logs;       /* nslots */
+    int32_t *seglen;      /* nw + 1 */
+    int32_t *part;        /* per slot: its part in the current stretch */
+    int nparts;
+    st_model_step *rec;   /* nparts * len of the current stretch */
+    double *sum;          /* per part */
+} costing;
+
+typedef struct keyed {
+    uint64_t key;
+    int32_t slot;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
 {
-    int p = in->p, P = topo_period(in->topo, p), nw = 0, rc = -1, nsteps = 0;
-    if (P > ST_MODEL_EXACT_MAX) {
-        err->line = 0;
-        snprintf(err->msg, sizeof err->msg, "the layout has no symmetry the model can use (levels not uniform, or "
-                 "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", P, p, ST_MAX_RANKS);
-        return -1;
+    const keyed *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* The key of slot q in stretch k: the innermost phase open after its mark k - 1. */
+static uint64_t stretch_key(const rank_log *g, int k)
+{
+    int depth = 0;
+    uint64_t stack[64];
+    for (int i = 0; i < k && i < g->nw; i++) {
+        if (g->w[i].begin) {
+            if (depth < 64)
+                stack[depth] = g->w[i].key;
+            depth++;
+        } else if (depth > 0) {
+            depth--;
+        }
     }
-    rank_log *reps = calloc((size_t)P, sizeof *reps);
-    int32_t *seglen = NULL;
+    return depth > 0 && depth <= 64 ? stack[depth - 1] : 0;
+}
+
+static int assign_parts(costing *c, int k, keyed *tmp)
+{
+    for (int q = 0; q < c->nslots; q++)
+        tmp[q] = (keyed){c->nw ? stretch_key(&c->logs[q], k) : 0, q};
+    qsort(tmp, (size_t)c->nslots, sizeof *tmp, cmp_keyed);
+    c->nparts = 0;
+    for (int i = 0; i < c->nslots; i++) {
+        if (i == 0 || tmp[i].key != tmp[i - 1].key)
+            c->nparts++;
+        c->part[tmp[i].slot] = c->nparts - 1;
+    }
+    return c->nparts;
+}
+
+/* A slot's time in a step, from the accumulator's sums (and reset them). */
+static double slot_time(acc *a, int x, int *level, double *bytes)
+{
+    double link = 0;
+    *level = -1, *bytes = 0;
+    for (int k = 0; k < a->L; k++) {
+        double o = a->out[(size_t)x * a->L + k], in = a->in[(size_t)x * a->L + k], b = o > in ? o : in;
+        if (b > 0) {
+            const st_model_level *ml = model_level(a->m, k);
+            double t = ml->alpha + b * ml->beta;
+            if (t > link || *level < 0)
+                link = t, *level = k, *bytes = b;
+        }
+        a->out[(size_t)x * a->L + k] = a->in[(size_t)x * a->L + k] = 0;
+    }
+    return link + a->red[x] * a->m->gamma;
+}
+
+static int cost_logs(costing *c, acc *a, st_model_result *out, st_err *err)
+{
+    int64_t total = 0;
+    for (int q = 0; q < c->nslots; q++)
+        total += c->logs[q].nx;
+    int64_t *first = calloc((size_t)c->nsteps + 2, sizeof(int64_t));
+    int32_t (*by)[2] = malloc(sizeof *by * (size_t)(total ? total : 1));
+    keyed *tmp = malloc(sizeof *tmp * (size_t)c->nslots);
+    if (!c->part) /* kept across the sizes of one evaluation */
+        c->part = malloc(sizeof(int32_t) * (size_t)c->nslots);
+    if (!first || !by || !tmp || !c->part) {
+        free(first), free(by), free(tmp);
+        return oom(err);
+    }
+    /* every slot's sends by global step (inside split lanes a rank's sends are not in step order) */
+    for (int q = 0; q < c->nslots; q++)
+        for (int i = 0; i < c->logs[q].nx; i++)
+            first[c->logs[q].x[i].step + 1]++;
+    for (int s = 0; s < c->nsteps; s++)
+        first[s + 1] += first[s];
+    for (int q = 0; q < c->nslots; q++)
+        for (int i = 0; i < c->logs[q].nx; i++) {
+            int64_t k = first[c->logs[q].x[i].step]++;
+            by[k][0] = q, by[k][1] = i;
+        }
+    for (int s = c->nsteps; s > 0; s--)
+        first[s] = first[s - 1];
+    first[0] = 0;
+    int rc = 0, g0 = 0;
+    for (int k = 0; k <= c->nw && rc == 0; g0 += c->seglen[k], k++) {
+        int len = c->seglen[k], np = assign_parts(c, k, tmp);
+        if (len == 0)
+            continue;
+        free(c->rec), free(c->sum);
+        c->rec = calloc((size_t)np * (size_t)len, sizeof(st_model_step));
+        c->sum = calloc((size_t)np, sizeof(double));
+        if (!c->rec || !c->sum) {
+            rc = oom(err);
+            break;
+        }
+        for (int i = 0; i < np * len; i++)
+            c->rec[i].rank = c->rec[i].level = -1;
+        for (int j = 0; j < len; j++) {
+            int s = g0 + j;
+            for (int64_t e = first[s]; e < first[s + 1]; e++) {
+                int q = by[e][0];
+                const rx *x = &c->logs[q].x[by[e][1]];
+                int dst = x->dst, local = dst == q; /* slot q is rank q, the representative of its class */
+                acc_add(a, q, dst % c->P, local ? 0 : st_model_level_of(a->topo, q, dst), x->bytes, x->op, local);
+            }
+            for (int i = 0; i < a->ntouched; i++) {
+                int x = a->touched[i], lv;
+                double b, t = slot_time(a, x, &lv, &b);
+                st_model_step *r = &c->rec[(size_t)c->part[x] * len + j];
+                if (a->rank_time)
+                    a->rank_time[(size_t)s * c->p + x] = t;
+                if (r->rank < 0 || t > r->time)
+                    *r = (st_model_step){t, x, lv, b, a->red[x], 0};
+                a->red[x] = 0, a->seen[x] = 0;
+            }
+            a->ntouched = 0;
+        }
+        int crit = 0;
+        for (int pt = 0; pt < np; pt++) {
+            for (int j = 0; j < len; j++)
+                c->sum[pt] += c->rec[(size_t)pt * len + j].time;
+            if (c->sum[pt] > c->sum[crit])
+                crit = pt;
+        }
+        for (int j = 0; j < len; j++) {
+            out->steps[g0 + j] = c->rec[(size_t)crit * len + j];
+            out->steps[g0 + j].nxfers = (first[g0 + j + 1] - first[g0 + j]) * (c->p / c->P);
+        }
+    }
+    out->nxfers = total;
+    free(first), free(by), free(tmp);
+    return rc;
+}
+
+/* Evaluate slots 0 .. P-1 (P = p: every rank, exact; else the representatives of a shift symmetry): the programs
+ * run once, then each size is costed. */
+static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                    const double *bytes, int nsizes, const st_model_opts *opts, int P, st_model_result *outs,
+                    st_err *err)
+{
+    int p = in->p, rc = -1, nsteps = 0, nw, done_sizes = 0;
+    rank_log *logs = calloc((size_t)P, sizeof *logs);
+    st_vm_cache cache = {NULL, -1, 0}; /* rank-free layout tables (NHR's tree map), computed once for all ranks */
+    costing c = {.m = m, .nslots = P, .P = P, .p = p, .logs = logs};
     acc a = {0};
-    if (!reps)
+    if (!logs)
         return oom(err);
     for (int q = 0; q < P; q++) {
-        if (model_rank_xfers(cat, algo, in, q, &reps[q], err))
+        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, err))
             goto done;
-        if (reps[q].nw != reps[0].nw || reps[q].U != reps[0].U) {
+        if (logs[q].nw != logs[0].nw || logs[q].U != logs[0].U) {
             err->line = algo->line;
-            snprintf(err->msg, sizeof err->msg, "rank %d and rank 0 differ in units or phases (p = %d)", q, p);
+            snprintf(err->msg, sizeof err->msg, "rank %d and rank 0 differ in units or in phases on "
+                     "sub-communicators (p = %d)", q, p);
             goto done;
         }
     }
-    if (reps[0].U < 1) {
-        err->line = algo->line;
-        snprintf(err->msg, sizeof err->msg, "%s declares no units (p = %d)", algo->name, p);
+    if (P < p && check_samples(cat, algo, in, logs, P, &cache, err))
         goto done;
-    }
-    if (check_samples(cat, algo, in, reps, P, err))
-        goto done;
-    /* stretches between marks last as long as their longest representative */
-    nw = reps[0].nw;
-    seglen = calloc((size_t)nw + 1, sizeof(int32_t));
-    if (!seglen) {
+    /* stretches between marks last as long as their longest rank; local steps become global ones */
+    nw = c.nw = logs[0].nw;
+    c.seglen = calloc((size_t)nw + 1, sizeof(int32_t));
+    if (!c.seglen) {
         oom(err);
         goto done;
     }
     for (int q = 0; q < P; q++)
         for (int k = 0; k <= nw; k++) {
-            const rank_log *g = &reps[q];
+            const rank_log *g = &logs[q];
             int32_t len = (k < nw ? g->w[k].step : g->nsteps) - (k > 0 ? g->w[k - 1].step : 0);
-            if (len > seglen[k])
-                seglen[k] = len;
+            if (len > c.seglen[k])
+                c.seglen[k] = len;
         }
     for (int k = 0; k <= nw; k++)
-        nsteps += seglen[k];
-    for (int q = 0; q < P; q++) { /* local steps to global ones */
-        rank_log *g = &reps[q];
+        nsteps += c.seglen[k];
+    for (int q = 0; q < P; q++) {
+        rank_log *g = &logs[q];
         int k = 0, local = 0, global = 0;
         for (int i = 0; i < g->nx; i++) {
             for (; k < nw && g->x[i].step >= g->w[k].step; k++)
-                global += seglen[k], local = g->w[k].step;
+                global += c.seglen[k], local = g->w[k].step;
             g->x[i].step = global + (g->x[i].step - local);
         }
     }
-    if (result_init(out, p, nsteps, 0, ST_MODEL_SYMMETRIC) || acc_init(&a, m, P, st_topo_nlevels(in->topo))) {
+    c.nsteps = nsteps;
+    int per_rank = opts && opts->per_rank && P == p;
+    if (acc_init(&a, m, P, st_topo_nlevels(in->topo))) {
         oom(err);
         goto done;
     }
-    out->period = P;
-    sizing z = make_sizing(algo->coll, p, reps[0].U, bytes, opts);
-    /* the representatives' sends by global step (inside split lanes a rank's sends are not in step order) */
-    int64_t total = 0;
-    for (int q = 0; q < P; q++)
-        total += reps[q].nx;
-    int64_t *first = calloc((size_t)nsteps + 2, sizeof(int64_t));
-    int32_t (*by)[2] = malloc(sizeof *by * (size_t)(total ? total : 1));
-    if (!first || !by) {
-        free(first), free(by);
-        oom(err);
-        goto done;
-    }
-    for (int q = 0; q < P; q++)
-        for (int i = 0; i < reps[q].nx; i++)
-            first[reps[q].x[i].step + 1]++;
-    for (int st = 0; st < nsteps; st++)
-        first[st + 1] += first[st];
-    for (int q = 0; q < P; q++)
-        for (int i = 0; i < reps[q].nx; i++) {
-            int64_t k = first[reps[q].x[i].step]++;
-            by[k][0] = q, by[k][1] = i;
+    a.topo = in->topo;
+    for (; done_sizes < nsizes; done_sizes++) {
+        st_model_result *out = &outs[done_sizes];
+        sizing z = make_sizing(algo->coll, p, logs[0].U, bytes[done_sizes], opts);
+        for (int q = 0; q < P; q++)
+            log_bytes(&logs[q], &z);
+        if (result_init(out, p, nsteps, per_rank, P == p ? ST_MODEL_EXACT : ST_MODEL_SYMMETRIC)) {
+            st_model_result_free(out);
+            oom(err);
+            goto done;
         }
-    for (int st = nsteps; st > 0; st--) /* back to the starts */
-        first[st] = first[st - 1];
-    first[0] = 0;
-    for (int st = 0; st < nsteps; st++) {
-        for (int64_t k = first[st]; k < first[st + 1]; k++) {
-            int q = by[k][0];
-            const rank_log *g = &reps[q];
-            const rx *x = &g->x[by[k][1]];
-            double b = 0;
-            for (int j = 0; j < x->nruns; j++)
-                b += run_bytes(&z, g->runs[x->run0 + j].start, g->runs[x->run0 + j].len);
-            int local = x->dst == q;
-            acc_add(&a, q, x->dst % P, local ? 0 : st_model_level_of(in->topo, q, x->dst), b, x->op, local);
+        a.rank_time = out->rank_time;
+        out->period = P;
+        if (cost_logs(&c, &a, out, err)) {
+            st_model_result_free(out);
+            goto done;
         }
-        acc_step(&a, &out->steps[st]);
-        out->steps[st].nxfers = (first[st + 1] - first[st]) * (p / P);
+        result_sum(out);
     }
-    out->nxfers = total;
-    free(first), free(by);
-    result_sum(out);
     rc = 0;
 done:
-    if (rc)
-        st_model_result_free(out);
+    for (int i = 0; rc && i < done_sizes; i++)
+        st_model_result_free(&outs[i]);
     for (int q = 0; q < P; q++)
-        log_free(&reps[q]);
-    free(reps);
-    free(seglen);
+        log_free(&logs[q]);
+    free(logs);
+    free(c.seglen), free(c.part), free(c.rec), free(c.sum);
+    free(cache.tab);
     acc_free(&a);
+    return rc;
+}
+
+int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                       const double *bytes, int nsizes, const st_model_opts *opts, st_model_result *out, st_err *err)
+{
+    int method = opts ? opts->method : ST_MODEL_AUTO, p = in->p;
+    int exact_max = opts && opts->exact_max > 0 ? opts->exact_max : ST_MODEL_EXACT_MAX;
+    memset(out, 0, sizeof *out * (size_t)(nsizes > 0 ? nsizes : 0));
+    err->refused = 0;
+    if (m->nlevels < 1)
+        return fail(err, 0, "the model has no levels");
+    if (p < 1 || p > ST_MODEL_MAX_RANKS || in->root < 0 || in->root >= p) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "p = %d or root = %d is out of range (p in 1..%d, root in 0..p-1)", p,
+                 in->root, ST_MODEL_MAX_RANKS);
+        return -1;
+    }
+    if (nsizes < 1)
+        return fail(err, 0, "no size to predict");
+    if (method == ST_MODEL_EXACT || (method == ST_MODEL_AUTO && p <= exact_max) ||
+        (opts && opts->per_rank)) {
+        if (p > ST_MAX_RANKS) {
+            err->line = 0;
+            snprintf(err->msg, sizeof err->msg, "the exact model holds up to p = %d, not %d", ST_MAX_RANKS, p);
+            return -1;
+        }
+        return evaluate(cat, algo, in, m, bytes, nsizes, opts, p, out, err);
+    }
+    int P = topo_period(in->topo, p), rc = -1;
+    if (P > ST_MODEL_EXACT_MAX) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "the layout has no symmetry the model can use (levels not uniform, or "
+                 "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", P, p, ST_MAX_RANKS);
+        err->refused = 2;
+    } else {
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, P, out, err);
+    }
+    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MAX_RANKS) {
+        err->refused = 0; /* no symmetry to use: every rank, as long as a schedule can hold them */
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, p, out, err);
+    }
+    if (err->refused == 2)
+        err->refused = 0;
     return rc;
 }
 
 int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
                      double bytes, const st_model_opts *opts, st_model_result *out, st_err *err)
 {
-    int method = opts ? opts->method : ST_MODEL_AUTO;
-    memset(out, 0, sizeof *out);
-    err->refused = 0;
-    if (m->nlevels < 1)
-        return fail(err, 0, "the model has no levels");
-    if (in->p < 1 || in->p > ST_MODEL_MAX_RANKS) {
-        err->line = 0;
-        snprintf(err->msg, sizeof err->msg, "p = %d is out of range 1..%d", in->p, ST_MODEL_MAX_RANKS);
-        return -1;
-    }
-    if (method == ST_MODEL_AUTO)
-        method = in->p <= ST_MODEL_EXACT_MAX ? ST_MODEL_EXACT : ST_MODEL_SYMMETRIC;
-    if (method == ST_MODEL_SYMMETRIC && !(opts && opts->per_rank))
-        return symmetric(cat, algo, in, m, bytes, opts, out, err);
-    st_sched s;
-    if (st_sched_build_ex(cat, algo, in, &s, err) != 0)
-        return -1;
-    int rc = st_model_sched(&s, in->topo, m, bytes, opts, out, err);
-    st_sched_free(&s);
-    return rc;
+    return st_model_predict_n(cat, algo, in, m, &bytes, 1, opts, out, err);
 }

@@ -6,8 +6,11 @@
  * alpha + max(bytes out, bytes in) * beta, once, however many peers (Mesh's p-1 transfers are one alpha and p-1
  * units of bytes). Links of different levels work at once, so a rank's step takes the slowest of its levels plus
  * gamma times the bytes it reduces. A step lasts as long as its slowest rank; the collective takes the sum of its
- * steps (they are synchronous: step s+1 starts when every rank has finished step s). Local copies are free; local
- * reduces cost gamma.
+ * steps (they are synchronous: step s+1 starts when every rank has finished step s). Inside a phase on
+ * sub-communicators (`phase ... within`) each part (the ranks of one member list) runs its steps on its own and
+ * the phase lasts as long as its slowest part, whose steps are the ones reported: AHC's groups of 64 and 128 do
+ * not wait for each other step by step, only at the phase's end. Local copies are free; local reduces cost gamma.
+ * Empty transfers (zero bytes) cost nothing, as HCCL skips empty slices.
  *
  * The model reads the transfers of each rank in each step and nothing else. Two ways to get them:
  *   exact      instantiate the whole schedule (st_sched_build_ex) and cost every transfer: O(all transfers);
@@ -58,13 +61,17 @@ int st_model_from_topofile(const struct st_topofile *tf, st_model *m);
 
 enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC };
 
-#define ST_MODEL_EXACT_MAX 4096 /* AUTO costs the whole schedule up to this p, the symmetric way above it */
+#define ST_MODEL_EXACT_MAX 1024 /* AUTO evaluates every rank up to this p, the representatives above it (and every
+                                 * rank again, up to ST_MAX_RANKS, when the algorithm is not shift-symmetric) */
 #define ST_MODEL_MAX_RANKS (1 << 24)
 
 typedef struct st_model_opts {
     int method;       /* ST_MODEL_AUTO (0), ST_MODEL_EXACT or ST_MODEL_SYMMETRIC */
     int elem_size;    /* bytes per element (units are split in whole elements); 0: 1 */
     int per_rank;     /* also fill st_model_result.rank_time (exact only, nsteps * p doubles) */
+    int exact_max;    /* ST_MODEL_AUTO: every rank up to this p, the symmetric way above it (falling back to every
+                       * rank when the algorithm is not shift-symmetric); 0: ST_MODEL_EXACT_MAX. 1 makes AUTO as
+                       * fast as it can be: a ring of 1024 ranks then costs one rank's transfers, not 2 million */
 } st_model_opts;
 
 /* One step: its time and what set it (the slowest rank, the level and bytes of its slowest link). */
@@ -95,7 +102,14 @@ typedef struct st_model_result {
 int st_model_predict(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
                      double bytes, const st_model_opts *opts, st_model_result *out, st_err *err);
 
-/* The same on a schedule already built (exact). `t` is the topology it was built for (NULL: flat). */
+/* The same for several sizes at once: the ranks' programs run once, each size is costed (out[i] for bytes[i],
+ * nsizes of them; on failure none is left to free). A selection table over many sizes should use this. */
+int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
+                       const double *bytes, int nsizes, const st_model_opts *opts, st_model_result *out,
+                       st_err *err);
+
+/* The same on a schedule already built, `t` the topology it was built for (NULL: flat). A schedule does not keep its
+ * phases, so here every step is global (lockstep over all ranks, phases on sub-communicators included). */
 int st_model_sched(const st_sched *s, const st_topo *t, const st_model *m, double bytes, const st_model_opts *opts,
                    st_model_result *out, st_err *err);
 

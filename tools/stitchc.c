@@ -1,7 +1,9 @@
-/* stitchc.c - the compiler driver: `stitchc check | verify | show | emit FILE ...`.
+/* stitchc.c - the compiler driver: `stitchc check | verify | show | sim | emit FILE ...`.
  *
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
- * print the diagnostics to stderr; then it verifies, shows or emits that catalogue. emit verifies first (p = 1..32
+ * print the diagnostics to stderr; then it verifies, shows, simulates (core/st_model.h, the cost model; written by
+ * codegen/sim_out.c) or emits that catalogue. sim reads HCCL_ALGO with the runtime's own parser
+ * (runtime/hccl_algo.c) and maps it onto roles as runtime/choose.c does. emit verifies first (p = 1..32
  * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a
  * note. Input files go through st_read_source: regular files of at most 16 MiB, never standard input. The driver
  * owns nothing clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and
@@ -17,6 +19,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +28,10 @@
 
 #include "codegen.h"
 #include "compile.h"
+#include "config.h" /* runtime/: HCCL_ALGO's parser, shared with the runtime (hccl_algo.c) */
 #include "diag.h"
 #include "frontend.h"
+#include "st_model.h"
 #include "st_sched.h"
 #include "st_topo.h"
 #include "st_topofile.h"
@@ -78,7 +83,8 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_COUNT };
+              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_BYTES, O_INTRA, O_INTER, O_METHOD,
+              O_DTYPE, O_LATENCY, O_BANDWIDTH, O_REDUCE_BW, O_COUNT };
 
 typedef struct opt_spec {
     enum opt_id id;
@@ -787,6 +793,341 @@ static int run_emit(const args *a)
     return rc;
 }
 
+/* ---- sim ----------------------------------------------------------------------------------------------------- */
+
+/* -b 256M: a whole number of bytes, with an optional binary suffix. -1 when malformed. */
+static double parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    if (!s || !(*s >= '0' && *s <= '9'))
+        return -1;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return -1;
+    static const char suffix[] = "KMGT";
+    const char *k = *end ? strchr(suffix, *end) : NULL;
+    if (k && *end) {
+        v = ldexp(v, 10 * (int)(k - suffix + 1));
+        end++;
+        if (*end == 'i')
+            end++;
+        if (*end == 'B')
+            end++;
+    } else if (*end == 'B') {
+        end++;
+    }
+    return *end || v != floor(v) || v > 1e18 ? -1 : v;
+}
+
+/* A positive decimal (or 0 when zero_ok). -1 when malformed. */
+static double parse_real(const char *s, int zero_ok)
+{
+    char *end;
+    errno = 0;
+    double v = s && *s ? strtod(s, &end) : -1;
+    if (!s || !*s || errno || *end || !isfinite(v) || v < 0 || (v == 0 && !zero_ok))
+        return -1;
+    return v;
+}
+
+/* Make every phase naming `role` run `name`, for the collectives `name` implements. Returns how many it replaced. */
+static int set_role(const st_catalogue *cat, int32_t *use, const char *role, const char *name)
+{
+    int n = 0;
+    for (int i = 0; i < cat->nalgos; i++) {
+        if (strcasecmp(cat->algos[i].name, role) != 0)
+            continue;
+        const st_algo *with = st_catalogue_find(cat, name, cat->algos[i].coll);
+        if (with)
+            use[i] = (int32_t)(with - cat->algos), n++;
+    }
+    return n;
+}
+
+/* The machine and the layout of a sim: from --topo, --layout (with --latency/--bandwidth), or -n. */
+typedef struct sim_machine {
+    st_model model;
+    st_topo topo;
+    int has_topo, p;
+    st_layout layout;
+    void *mem;
+    int32_t *arrays; /* --layout SxL beyond ST_MAX_RANKS: st_topo_uniform's arrays, one block */
+    int *sizes;
+    char name[300];
+} sim_machine;
+
+static void sim_machine_free(sim_machine *m)
+{
+    st_layout_free(&m->layout);
+    free(m->mem);
+    free(m->arrays);
+    free(m->sizes);
+}
+
+/* SxL with S * L above what a layout holds (ST_MAX_RANKS) but within the model's range: built directly. */
+static int big_uniform(const char *s, sim_machine *m)
+{
+    long S, L;
+    char x, rest;
+    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) != 3 || x != 'x' || S < 1 || L < 1 ||
+        S * L <= ST_MAX_RANKS || S * L > ST_MODEL_MAX_RANKS)
+        return -1;
+    long p = S * L;
+    m->sizes = malloc(sizeof(int) * (size_t)S);
+    m->arrays = malloc(sizeof(int32_t) * (size_t)(4 * p + 1));
+    if (!m->sizes || !m->arrays)
+        return -2;
+    for (long g = 0; g < S; g++)
+        m->sizes[g] = (int)L;
+    int32_t *a = m->arrays;
+    if (st_topo_uniform(&m->topo, (int)p, (int)S, m->sizes, a, a + p + 1, a + 2 * p + 1, a + 3 * p + 1) != 0)
+        return -1;
+    m->has_topo = 1, m->p = (int)p;
+    snprintf(m->name, sizeof m->name, "%ldx%ld", S, L);
+    return 0;
+}
+
+static int sim_machine_get(const args *a, sim_machine *m)
+{
+    char why[512];
+    memset(m, 0, sizeof *m);
+    int given = !!a->val[O_TOPO] + !!a->val[O_LAYOUT] + !!a->val[O_NRANKS];
+    if (given != 1)
+        return usage_error("sim", given ? "--topo, --layout and -n exclude each other" : "missing --topo FILE, "
+                           "--layout L or -n P");
+    if (a->val[O_TOPO] && (a->val[O_LATENCY] || a->val[O_BANDWIDTH] || a->val[O_REDUCE_BW]))
+        return usage_error("sim", "--latency, --bandwidth and --reduce-bandwidth describe a machine without "
+                           "--topo; the topology file has its own");
+    double lat = a->val[O_LATENCY] ? parse_real(a->val[O_LATENCY], 1) : 1;
+    double bw = a->val[O_BANDWIDTH] ? parse_real(a->val[O_BANDWIDTH], 0) : 25;
+    double rbw = a->val[O_REDUCE_BW] ? parse_real(a->val[O_REDUCE_BW], 1) : 100;
+    if (lat < 0 || bw < 0 || rbw < 0)
+        return usage_error("sim", "bad %s '%s' (expected a decimal number%s)", lat < 0 ? "--latency" : bw < 0 ?
+                           "--bandwidth" : "--reduce-bandwidth", lat < 0 ? a->val[O_LATENCY] : bw < 0 ?
+                           a->val[O_BANDWIDTH] : a->val[O_REDUCE_BW], bw < 0 ? " above 0" : " of at least 0");
+    m->model.nlevels = ST_TOPO_MAX_LEVELS;
+    for (int k = 0; k < ST_TOPO_MAX_LEVELS; k++)
+        m->model.level[k] = (st_model_level){lat * 1e-6, 1.0 / (bw * 1e9)};
+    m->model.gamma = rbw > 0 ? 1.0 / (rbw * 1e9) : 0;
+    if (a->val[O_NRANKS]) {
+        long p;
+        if (parse_int(a->val[O_NRANKS], 1, ST_MODEL_MAX_RANKS, &p) != 0)
+            return usage_error("sim", "bad rank count '%s' (expected 1..%d)", a->val[O_NRANKS], ST_MODEL_MAX_RANKS);
+        m->p = (int)p;
+        snprintf(m->name, sizeof m->name, "flat");
+        return 0;
+    }
+    if (a->val[O_LAYOUT]) {
+        int big = big_uniform(a->val[O_LAYOUT], m);
+        if (big == -2) {
+            tool_error("out of memory");
+            return EXIT_FAIL;
+        }
+        if (big == 0)
+            return 0;
+        if (st_layout_parse(a->val[O_LAYOUT], &m->layout, why, sizeof why) != 0)
+            return usage_error("sim", "bad layout '%s': %s (expected counts of ranks such as 2,3, nested lists such "
+                               "as [2,3],[4] for three levels, or SxL)", a->val[O_LAYOUT], why);
+        st_layout_format(&m->layout, m->name, sizeof m->name);
+    } else {
+        st_topofile tf;
+        if (st_topofile_load(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
+            fprintf(stderr, "%s\n", why);
+            return EXIT_FAIL;
+        }
+        st_model_from_topofile(&tf, &m->model);
+        m->layout = tf.layout;
+        memset(&tf.layout, 0, sizeof tf.layout);
+        st_topofile_free(&tf);
+        snprintf(m->name, sizeof m->name, "%s", a->val[O_TOPO]);
+    }
+    if (st_topo_build(&m->layout, &m->topo, &m->mem) != 0) {
+        tool_error("out of memory");
+        return EXIT_FAIL;
+    }
+    m->has_topo = 1, m->p = m->layout.p;
+    return 0;
+}
+
+/* HCCL_ALGO as the runtime reads it (runtime/choose.c: st_hccl_pick and st_hccl_use): the level1 entry's
+ * whole-communicator algorithm for coll into *pick (NULL: none), its level0 and level1 entries as roles. */
+static int sim_hccl(const st_catalogue *cat, int coll, int32_t *use, const char **pick)
+{
+    const char *v = getenv("HCCL_ALGO");
+    st_hccl_algo h;
+    int given;
+    char err[600];
+    *pick = NULL;
+    if (!v)
+        return 0;
+    if (st_parse_hccl_algo("HCCL_ALGO", v, &h, &given, err, sizeof err) != STITCH_OK) {
+        tool_error("%s", err);
+        return EXIT_FAIL;
+    }
+    if (!given)
+        return 0;
+    int whole[] = {ST_HA_AHC, ST_HA_AHC_BROKE, ST_HA_PIPELINE, ST_HA_PAIRWISE};
+    for (int k = 0; k < 2; k++) {
+        int alg = st_hccl_level(&h, (stitch_coll_t)coll, k), is_whole = 0;
+        for (int i = 0; i < 4; i++)
+            is_whole |= alg == whole[i];
+        if (is_whole && k == 1)
+            *pick = st_hccl_alg_stitch(alg);
+        else if (!is_whole && st_hccl_alg_stitch(alg))
+            set_role(cat, use, k ? "level1" : "level0", st_hccl_alg_stitch(alg));
+    }
+    return 0;
+}
+
+/* The roles: HCCL_ALGO's, then --use, then --intra and --inter. *algo_name may come from HCCL_ALGO. */
+static int sim_roles(const args *a, const st_catalogue *cat, int coll, int32_t **use, const char **algo_name)
+{
+    const char *pick;
+    int32_t *extra = NULL;
+    *use = malloc(sizeof(int32_t) * (size_t)(cat->nalgos + 1));
+    if (!*use) {
+        tool_error("out of memory");
+        return EXIT_FAIL;
+    }
+    for (int i = 0; i < cat->nalgos; i++)
+        (*use)[i] = -1;
+    int rc = sim_hccl(cat, coll, *use, &pick);
+    if (rc)
+        return rc;
+    if (pick && *algo_name && strcasecmp(pick, *algo_name) != 0)
+        fprintf(stderr, "stitchc: note: -a %s is simulated; HCCL_ALGO's level1 would pick '%s' without it\n",
+                *algo_name, pick);
+    if (!*algo_name)
+        *algo_name = pick;
+    if (a->val[O_USE]) {
+        if ((rc = parse_use("sim", cat, a->val[O_USE], &extra)) != 0) {
+            free(extra);
+            return rc;
+        }
+        for (int i = 0; i < cat->nalgos; i++)
+            if (extra[i] >= 0)
+                (*use)[i] = extra[i];
+        free(extra);
+    }
+    const char *roles[2][2] = {{"ahc_intra", "level0"}, {"ahc_inter", "level1"}};
+    const char *vals[2] = {a->val[O_INTRA], a->val[O_INTER]};
+    for (int k = 0; k < 2; k++) {
+        if (!vals[k])
+            continue;
+        int n = set_role(cat, *use, roles[k][0], vals[k]) + set_role(cat, *use, roles[k][1], vals[k]);
+        if (!n)
+            return usage_error("sim", "--%s %s: no algorithm '%s' implements a collective of the roles %s and %s",
+                               k ? "inter" : "intra", vals[k], vals[k], roles[k][0], roles[k][1]);
+    }
+    return 0;
+}
+
+static int sim_options(const args *a, st_model_opts *o, double *bytes, const char **format)
+{
+    *format = a->val[O_FORMAT] ? a->val[O_FORMAT] : "table";
+    if (!st_sim_format_known(*format))
+        return usage_error("sim", "unknown format '%s' (known: %s)", *format, ST_SIM_FORMATS);
+    if (!a->val[O_BYTES])
+        return usage_error("sim", "missing -b BYTES");
+    if ((*bytes = parse_size(a->val[O_BYTES])) < 0)
+        return usage_error("sim", "bad size '%s' (expected a whole number of bytes, optionally with K, M, G or T: "
+                           "256M)", a->val[O_BYTES]);
+    memset(o, 0, sizeof *o);
+    const char *m = a->val[O_METHOD] ? a->val[O_METHOD] : "auto";
+    o->method = !strcmp(m, "auto") ? ST_MODEL_AUTO : !strcmp(m, "exact") ? ST_MODEL_EXACT
+              : !strcmp(m, "symmetric") ? ST_MODEL_SYMMETRIC : -1;
+    if (o->method < 0)
+        return usage_error("sim", "unknown method '%s' (known: auto, exact, symmetric)", m);
+    int dt = stitch_dtype_from_name(a->val[O_DTYPE] ? a->val[O_DTYPE] : "fp32");
+    if (dt < 0)
+        return usage_error("sim", "unknown dtype '%s' (known: int8, uint8, int16, int32, int64, fp16, bf16, fp32, fp64)", a->val[O_DTYPE]);
+    o->elem_size = (int)stitch_dtype_size((stitch_dtype_t)dt);
+    if (!strcmp(*format, "svg"))
+        o->per_rank = 1, o->method = ST_MODEL_EXACT;
+    return 0;
+}
+
+static int sim_run(const args *a, const unit *u, sim_machine *mach, const st_model_opts *o, double bytes,
+                   const char *format)
+{
+    int coll = -1;
+    long root = 0;
+    if (a->val[O_COLL] && parse_coll("sim", a->val[O_COLL], &coll) != 0)
+        return EXIT_USAGE;
+    const char *name = a->val[O_ALGO];
+    if (!name && coll < 0)
+        return usage_error("sim", "missing -a ALGO");
+    if (a->val[O_ROOT] && parse_int(a->val[O_ROOT], 0, mach->p - 1, &root) != 0)
+        return usage_error("sim", "bad root '%s' (expected 0..%d)", a->val[O_ROOT], mach->p - 1);
+    if (coll < 0) { /* the first collective -a implements */
+        const st_algo *first = st_catalogue_find(u->cat, name, -1);
+        if (!first) {
+            not_found(u->cat, a->file, name, -1);
+            return EXIT_FAIL;
+        }
+        coll = first->coll;
+    }
+    int32_t *use = NULL;
+    int rc = sim_roles(a, u->cat, coll, &use, &name);
+    if (rc == 0 && !name)
+        rc = usage_error("sim", "missing -a ALGO (HCCL_ALGO names no whole-communicator algorithm for %s)",
+                         st_coll_name(coll));
+    const st_algo *algo = rc == 0 ? st_catalogue_find(u->cat, name, coll) : NULL;
+    if (rc == 0 && !algo) {
+        not_found(u->cat, a->file, name, coll);
+        rc = EXIT_FAIL;
+    }
+    long split = a->val[O_SPLIT] ? parse_split(a->val[O_SPLIT]) : 0;
+    if (rc == 0 && split < 0)
+        rc = usage_error("sim", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
+                         a->val[O_SPLIT]);
+    if (rc == 0 && o->per_rank && mach->p > ST_SHOW_PICTURE_MAX_RANKS)
+        rc = usage_error("sim", "--format svg draws at most %d ranks, not %d (use table or json)",
+                         ST_SHOW_PICTURE_MAX_RANKS, mach->p);
+    if (rc) {
+        free(use);
+        return rc;
+    }
+    st_inst in = {.p = mach->p, .root = (int)root, .topo = mach->has_topo ? &mach->topo : NULL, .use = use,
+                  .split_set = a->val[O_SPLIT] != NULL, .split_ppm = (int32_t)split};
+    st_model_result r;
+    st_err err = {.msg = ""};
+    if (st_model_predict(u->cat, algo, &in, &mach->model, bytes, o, &r, &err) != 0) {
+        if (err.line > 0)
+            fprintf(stderr, "%s:%d: error: %s\n", a->file, err.line, err.msg);
+        else
+            tool_error("%s", err.msg);
+        free(use);
+        return EXIT_FAIL;
+    }
+    st_sim_info info = {algo->name, coll, bytes, mach->name};
+    rc = st_sim_write(&r, &info, format, stdout) == 0 ? 0 : EXIT_FAIL;
+    st_model_result_free(&r);
+    free(use);
+    return rc;
+}
+
+static int run_sim(const args *a)
+{
+    st_model_opts o;
+    double bytes = 0;
+    const char *format = "table";
+    int rc = sim_options(a, &o, &bytes, &format);
+    if (rc)
+        return rc;
+    sim_machine mach;
+    if ((rc = sim_machine_get(a, &mach)) != 0) {
+        sim_machine_free(&mach);
+        return rc;
+    }
+    unit u;
+    rc = compile_file(a->file, &u) == 0 ? sim_run(a, &u, &mach, &o, bytes, format) : EXIT_FAIL;
+    unit_free(&u);
+    sim_machine_free(&mach);
+    return rc;
+}
+
 /* ---- the command table --------------------------------------------------------------------------------------- */
 
 #define OPT_HELP {O_HELP, 'h', "help", 0}
@@ -801,6 +1142,12 @@ static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1},
     {O_FORMAT, 'f', "format", 1}, {O_USE, 0, "use", 1}, {O_SPLIT, 0, "split", 1}, OPT_END};
+static const opt_spec sim_opts[] = {
+    OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
+    {O_ROOT, 0, "root", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1}, {O_BYTES, 'b', "bytes", 1},
+    {O_FORMAT, 'f', "format", 1}, {O_INTRA, 0, "intra", 1}, {O_INTER, 0, "inter", 1}, {O_USE, 0, "use", 1},
+    {O_SPLIT, 0, "split", 1}, {O_METHOD, 0, "method", 1}, {O_DTYPE, 'd', "dtype", 1}, {O_LATENCY, 0, "latency", 1},
+    {O_BANDWIDTH, 0, "bandwidth", 1}, {O_REDUCE_BW, 0, "reduce-bandwidth", 1}, OPT_END};
 static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_HEADER, 0, "header", 1},
                                      {O_SYMBOL, 0, "symbol", 1}, {O_RANKS, 0, "ranks", 1},
                                      {O_NO_VERIFY, 0, "no-verify", 0}, OPT_END};
@@ -858,6 +1205,39 @@ static const command commands[] = {
      "                          holding the contributions of ranks 0 and 1; ends with the verifier's verdict)\n"
      "  -h, --help              this text\n",
      show_opts, run_show},
+    {"sim", "sim FILE -a ALGO [-c COLL] (--topo T.yaml | --layout L | -n P) -b BYTES [--format table|json|svg] [--intra A] [--inter A]",
+     "predict an algorithm's time with the cost model",
+     "Compile FILE and predict how long ALGO takes for BYTES on a machine, with the alpha-beta-gamma model of\n"
+     "docs/cost-model.md: per step and in total, with algbw and busbw (nccl-tests' meaning).\n\n"
+     "  -a, --algorithm ALGO    the algorithm; may be left out when HCCL_ALGO's level1 names a whole-communicator\n"
+     "                          algorithm (AHC, AHC_BROKE, pipeline, pairwise), as at run time\n"
+     "  -c, --collective COLL   which of its collectives (default: the first it implements)\n"
+     "  -t, --topo T.yaml       the machine: layout, levels with bandwidth and latency, reduce_bandwidth\n"
+     "  -l, --layout L          a layout without a file (2,3; [2,3],[4]; SxL up to 16777216 ranks); every level\n"
+     "                          then has --latency and --bandwidth\n"
+     "  -n, --ranks P           P ranks on one level (flat), 1..16777216\n"
+     "  -b, --bytes BYTES       n as HCCL's cost tables count it: the all_reduce/broadcast/reduce vector, the\n"
+     "                          reduce_scatter/scatter input, the all_gather/gather output, an all_to_all rank's\n"
+     "                          send buffer; a suffix K, M, G or T multiplies by 2^10, 2^20, 2^30, 2^40 (256M)\n"
+     "  -f, --format FORMAT     table (default; equal consecutive steps folded), json (one object: algorithm,\n"
+     "                          collective, ranks, bytes, time_us, algbw_GBps, busbw_GBps, steps[{time_us, ...}])\n"
+     "                          or svg (a timeline per rank; exact model, at most 256 ranks)\n"
+     "      --intra ALGO        the algorithm inside groups of composites: roles ahc_intra and level0\n"
+     "      --inter ALGO        the algorithm across groups: roles ahc_inter and level1\n"
+     "      --use ROLE=ALGO,...  any role, as for show (applied after HCCL_ALGO, before --intra/--inter)\n"
+     "      --split R           the 2D split ratio (as for show)\n"
+     "      --root R            the root of a rooted collective (default 0)\n"
+     "  -d, --dtype DTYPE       element type: units are split in whole elements (default fp32)\n"
+     "      --method M          auto (default: exact up to 4096 ranks, symmetric above), exact (every rank's\n"
+     "                          transfers, up to 65536 ranks) or symmetric (representative ranks, checked shifts)\n"
+     "      --latency US        without --topo: every level's latency in microseconds (default 1)\n"
+     "      --bandwidth GBPS    without --topo: every level's bandwidth in GB/s, 10^9 bytes (default 25)\n"
+     "      --reduce-bandwidth GBPS  without --topo: bytes reduced per second in GB/s (default 100; 0: free)\n"
+     "  -h, --help              this text\n\n"
+     "HCCL_ALGO is honoured as at run time: its level0 and level1 entries replace the roles level0 and level1,\n"
+     "and a level1 AHC, AHC_BROKE, pipeline or pairwise is the algorithm when -a is not given (-a wins, with a\n"
+     "note, as the communicator's own choice beats the environment).\n",
+     sim_opts, run_sim},
     {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME] [--ranks A..B | --no-verify]",
      "verify, then generate C step tables",
      "Compile FILE, verify every (algorithm, collective) pair as 'stitchc verify' does, and write the catalogue as\n"

@@ -33,7 +33,8 @@ static const struct example {
 } examples[] = {
     {"server-8.yaml", 8, 1, 1, 0},       {"servers-2x8.yaml", 16, 2, 2, 0},  {"unequal-2-3.yaml", 5, 2, 2, 1},
     {"unequal-7-5-3.yaml", 15, 2, 3, 0}, {"unequal-1-4.yaml", 5, 2, 2, 1},   {"pods-64-128.yaml", 192, 3, 24, 0},
-    {"three-level.yaml", 9, 3, 3, 0},    {"dev-vm.yaml", 2, 1, 1, 0},
+    {"three-level.yaml", 9, 3, 3, 0},    {"dev-vm.yaml", 2, 1, 1, 0},      {"pods-64-128-flat.yaml", 192, 2, 2, 0},
+    {"flat-16.yaml", 16, 1, 1, 0},
 };
 
 static void check_examples(const char *dir)

@@ -1,0 +1,60 @@
+# model.cmake - the cost model (core/st_model.c) and `stitchc sim`, included from tests/CMakeLists.txt.
+#
+#   model.formulas       test_model: every (algorithm, collective) the spec gives a cost for, simulated on a flat
+#                        machine over p = 2..1024 and three sizes, within 1% of the spec's formula or of the exact
+#                        value the test states where they differ by design; symmetric against exact; AHC on pods
+#                        64 + 128 against spec 9.7; a step as slow as its slowest rank
+#   model.formulas_long  the same with p up to 1024 for the O(p^2) algorithms (label long)
+#   model.cli.*          stitchc sim: the done-means ring figure in JSON, 100,000 ranks, options and errors
+add_executable(test_model ${CMAKE_CURRENT_SOURCE_DIR}/model/test_model.c)
+target_link_libraries(test_model PRIVATE stitch_front m)
+target_compile_options(test_model PRIVATE -UNDEBUG)
+add_test(NAME model.formulas COMMAND test_model ${STITCH_DSL})
+add_test(NAME model.formulas_long COMMAND test_model ${STITCH_DSL} --long)
+set_tests_properties(model.formulas_long PROPERTIES LABELS long)
+
+# stitchc sim (named compiler.cli.sim_* by stitch_cli). The done-means figure: ring all_reduce of 256 MiB on the
+# flat 16-rank topology is 2(p-1)a + 2(p-1)/p n b + (p-1)/p n g = 22949.2416 us (p = 16 divides n: exact).
+set(SIM_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
+stitch_cli(sim_ring_json RC 0 STDERR_EMPTY
+           STDOUT "^..algorithm.: .ring., .collective.: .all_reduce., .ranks.: 16, .bytes.: 268435456, .*time_us.: 22949\\.2416[0-9]*, .algbw_GBps.: 11\\.69[0-9]*, .busbw_GBps.: 21\\.93[0-9]*, .steps.: .\n  ..step.: 0, .start_us.: 0\\.000000, .time_us.: 848\\.8608"
+           ARGS sim ${STITCH_DSL} -a ring -c all_reduce --topo ${SIM_TOPOS}/flat-16.yaml -b 256M --format json)
+# 100,000 ranks the symmetric way (ring: 2(p-1) a + ...: 224156.949 us with 1 us, 25 GB/s, 100 GB/s)
+stitch_cli(sim_ring_100k RC 0 STDOUT "p = 100000, 256 MiB, flat, 199998 steps, symmetric model \\(representatives 0..0\\)\ntime 224156\\.9[0-9]* us"
+           ARGS sim ${STITCH_DSL} -a ring -c all_reduce -n 100000 -b 256M)
+stitch_cli(sim_nb_100k RC 0 STDOUT "p = 100000, 256 MiB, flat, 34 steps, symmetric model"
+           ARGS sim ${STITCH_DSL} -a nb -c all_reduce -n 100000 -b 256M)
+stitch_cli(sim_ahc_pods RC 0 STDOUT "time 24772\\.508 us"
+           ARGS sim ${STITCH_DSL} -a ahc_align -c all_reduce --topo ${SIM_TOPOS}/pods-64-128-flat.yaml -b 256M
+                --intra nb --inter nb)
+stitch_cli(sim_svg RC 0 STDOUT "^<\\?xml[^\n]*\n<svg .*<title>rank 7, step 5: .*</svg>\n$"
+           ARGS sim ${STITCH_DSL} -a ring -c all_reduce -n 8 -b 1M --format svg)
+stitch_cli(sim_not_symmetric RC 1 STDERR "algos.dsl:107: error: rhd is not shift-symmetric for p = 100000: rank 1"
+           ARGS sim ${STITCH_DSL} -a rhd -c all_reduce -n 100000 -b 1M)
+stitch_cli(sim_no_bytes RC 2 STDERR "stitchc: error: missing -b BYTES"
+           ARGS sim ${STITCH_DSL} -a ring -n 4)
+stitch_cli(sim_bad_bytes RC 2 STDERR "bad size '12x'" ARGS sim ${STITCH_DSL} -a ring -n 4 -b 12x)
+stitch_cli(sim_two_machines RC 2 STDERR "--topo, --layout and -n exclude each other"
+           ARGS sim ${STITCH_DSL} -a ring -n 4 --layout 2,2 -b 1M)
+stitch_cli(sim_svg_too_big RC 2 STDERR "--format svg draws at most 256 ranks, not 300"
+           ARGS sim ${STITCH_DSL} -a ring -n 300 -b 1M --format svg)
+stitch_cli(sim_bad_intra RC 2 STDERR "--intra nosuch: no algorithm 'nosuch'"
+           ARGS sim ${STITCH_DSL} -a ahc -c all_reduce --layout 2,3 -b 1M --intra nosuch)
+# HCCL_ALGO as at run time: level1 AHC is the algorithm when -a is not given; a level1 ring replaces hier's role
+add_test(NAME model.cli.hccl_algo_ahc
+         COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level0:NA;level1:AHC"
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -c all_reduce --layout 2,3 -b 1M)
+set_tests_properties(model.cli.hccl_algo_ahc PROPERTIES PASS_REGULAR_EXPRESSION "^# ahc all_reduce, p = 5")
+add_test(NAME model.cli.hccl_algo_role
+         COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level0:NA;level1:ring"
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a hier -c all_reduce --layout 4x4 -b 1M)
+set_tests_properties(model.cli.hccl_algo_role PROPERTIES PASS_REGULAR_EXPRESSION "^# hier all_reduce, p = 16, 1 MiB, 4,4,4,4, 8 steps")
+add_test(NAME model.cli.hccl_algo_bad
+         COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level1:nosuch"
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a ring --layout 4x4 -b 1M)
+set_tests_properties(model.cli.hccl_algo_bad PROPERTIES PASS_REGULAR_EXPRESSION "stitchc: error: HCCL_ALGO='level1:nosuch'" WILL_FAIL FALSE)
+# Beyond 1024 ranks the symmetric model runs; RHD is not shift-symmetric, so every rank runs instead (exact)
+stitch_cli(sim_fallback RC 0 STDOUT "rhd all_reduce, p = 2000, 1 MiB, flat, 22 steps, exact model"
+           ARGS sim ${STITCH_DSL} -a rhd -c all_reduce -n 2000 -b 1M)
+stitch_cli(sim_no_symmetry RC 1 STDERR "the layout has no symmetry the model can use .* groups of 50000 ranks"
+           ARGS sim ${STITCH_DSL} -a ahc -c all_reduce --layout 2x50000 -b 1M)
