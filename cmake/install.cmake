@@ -72,7 +72,9 @@ set(st_map ${CMAKE_SOURCE_DIR}/runtime/libstitch.map)
 add_library(stitch_shared SHARED ${st_objects})
 set_target_properties(stitch_shared PROPERTIES OUTPUT_NAME stitch EXPORT_NAME stitch VERSION ${PROJECT_VERSION}
                       SOVERSION ${PROJECT_VERSION_MAJOR} LINK_DEPENDS ${st_map})
-target_link_options(stitch_shared PRIVATE -Wl,--version-script=${st_map} -Wl,--no-undefined)
+# (Not under the sanitizers: clang leaves their runtime out of shared libraries, for the program to bring.)
+target_link_options(stitch_shared PRIVATE -Wl,--version-script=${st_map}
+                    $<$<NOT:$<BOOL:${STITCH_SANITIZE}>>:-Wl,--no-undefined>)
 target_link_libraries(stitch_shared PRIVATE ${st_external})
 target_include_directories(stitch_shared INTERFACE ${st_public_include})
 

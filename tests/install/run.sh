@@ -7,7 +7,8 @@
 #      header does not declare, none missing;
 #   3. examples/app built against the staged install with find_package(stitch) + stitch_add_dsl, and again with its
 #      Makefile and `pkg-config --cflags --libs stitch`; both binaries run `star` (algos_extra.dsl, not in algos.dsl)
-#      on 1..8 thread ranks and check the sums, and load the staged libstitch.so, not the build tree's.
+#      on 1..8 thread ranks and check the sums, and load the staged libstitch.so, not the build tree's; a third build
+#      links stitch::stitch_static (the complete libstitch.a) and loads no libstitch.so.
 #
 #   run.sh BUILD_DIR SOURCE_DIR CMAKE C_COMPILER SANITIZE
 # Exit 0 when all holds, 1 with what failed, 77 (skip, with the reason) in a sanitizer build: the staged shared
@@ -73,6 +74,14 @@ echo "== examples/app with find_package(stitch) + stitch_add_dsl"
     { cat "$work/app-cmake.log"; fail "examples/app did not build with find_package(stitch)"; }
 grep -q "stitchc emit algos_extra.dsl" "$work/app-cmake.log" || fail "stitch_add_dsl did not run stitchc emit"
 run_app app-cmake "$work/app-cmake/app"
+
+echo "== examples/app with find_package(stitch), linked with stitch::stitch_static (libstitch.a)"
+"$cmake" -S "$src/examples/app" -B "$work/app-static" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
+    -DAPP_STATIC=ON >"$work/app-static.log" 2>&1 && "$cmake" --build "$work/app-static" >>"$work/app-static.log" 2>&1 ||
+    { cat "$work/app-static.log"; fail "examples/app did not build with stitch::stitch_static"; }
+! ldd "$work/app-static/app" | grep -q libstitch || fail "app-static loads a libstitch.so"
+LD_LIBRARY_PATH= "$work/app-static/app" >"$work/app-static.out" 2>&1 || { cat "$work/app-static.out"; fail "app-static failed"; }
+tail -1 "$work/app-static.out"
 
 echo "== examples/app with pkg-config --cflags --libs stitch (examples/app/Makefile)"
 mkdir -p "$work/app-pc"
