@@ -63,8 +63,11 @@ run_app() { # run_app NAME BINARY: runs it, checks `star` ran, and that it loade
     local out=$work/$1.out
     LD_LIBRARY_PATH=$stage/lib "$2" >"$out" 2>&1 || { cat "$out"; fail "$1: the example failed"; }
     grep -q "^all_reduce star p = 8: ok" "$out" || { cat "$out"; fail "$1: no star run"; }
-    LD_LIBRARY_PATH=$stage/lib ldd "$2" | grep -q "libstitch.so.$major => $stage/lib/" || {
-        ldd "$2"; fail "$1: does not load $stage/lib/libstitch.so.$major"; }
+    # ldd's output is kept first: `ldd | grep -q` under pipefail fails when grep stops reading early.
+    local libs
+    libs=$(LD_LIBRARY_PATH=$stage/lib ldd "$2")
+    grep -q "libstitch.so.$major => $stage/lib/" <<<"$libs" || {
+        echo "$libs"; fail "$1: does not load $stage/lib/libstitch.so.$major"; }
     tail -1 "$out"
 }
 
@@ -79,7 +82,8 @@ echo "== examples/app with find_package(stitch), linked with stitch::stitch_stat
 "$cmake" -S "$src/examples/app" -B "$work/app-static" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
     -DAPP_STATIC=ON >"$work/app-static.log" 2>&1 && "$cmake" --build "$work/app-static" >>"$work/app-static.log" 2>&1 ||
     { cat "$work/app-static.log"; fail "examples/app did not build with stitch::stitch_static"; }
-! ldd "$work/app-static/app" | grep -q libstitch || fail "app-static loads a libstitch.so"
+libs=$(ldd "$work/app-static/app")
+! grep -q libstitch <<<"$libs" || { echo "$libs"; fail "app-static loads a libstitch.so"; }
 LD_LIBRARY_PATH= "$work/app-static/app" >"$work/app-static.out" 2>&1 || { cat "$work/app-static.out"; fail "app-static failed"; }
 tail -1 "$work/app-static.out"
 
