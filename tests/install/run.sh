@@ -8,7 +8,8 @@
 #   3. examples/app built against the staged install with find_package(stitch) + stitch_add_dsl, and again with its
 #      Makefile and `pkg-config --cflags --libs stitch`; both binaries run `star` (algos_extra.dsl, not in algos.dsl)
 #      on 1..8 thread ranks and check the sums, and load the staged libstitch.so, not the build tree's; a third build
-#      links stitch::stitch_static (the complete libstitch.a) and loads no libstitch.so.
+#      links stitch::stitch_static (the complete libstitch.a) and loads no libstitch.so;
+#   4. stitch_add_dsl on a wrong algorithm fails the build with stitchc's counterexample (FILE:LINE: error: ...).
 #
 #   run.sh BUILD_DIR SOURCE_DIR CMAKE C_COMPILER SANITIZE
 # Exit 0 when all holds, 1 with what failed, 77 (skip, with the reason) in a sanitizer build: the staged shared
@@ -86,6 +87,35 @@ libs=$(ldd "$work/app-static/app")
 ! grep -q libstitch <<<"$libs" || { echo "$libs"; fail "app-static loads a libstitch.so"; }
 LD_LIBRARY_PATH= "$work/app-static/app" >"$work/app-static.out" 2>&1 || { cat "$work/app-static.out"; fail "app-static failed"; }
 tail -1 "$work/app-static.out"
+
+echo "== stitch_add_dsl on a wrong algorithm: the build fails with stitchc's counterexample"
+mkdir -p "$work/bad"
+cat >"$work/bad/bad.dsl" <<'DSL'
+# rank 0 gathers the sum, but nobody sends it back: wrong for every p > 1
+algorithm half implements all_reduce {
+  units 1
+  step t in 1 .. p - 1 {
+    if r == t { send unit 0 to 0 reduce }
+  }
+}
+DSL
+cat >"$work/bad/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.18)
+project(bad LANGUAGES C)
+find_package(stitch REQUIRED)
+file(WRITE ${CMAKE_BINARY_DIR}/main.c "int main(void) { return 0; }\n")
+add_executable(bad ${CMAKE_BINARY_DIR}/main.c)
+stitch_add_dsl(bad bad.dsl RANKS 1..4)
+target_link_libraries(bad PRIVATE stitch::stitch)
+CMAKE
+"$cmake" -S "$work/bad" -B "$work/bad/build" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
+    >"$work/bad.log" 2>&1 || { cat "$work/bad.log"; fail "the wrong-algorithm project did not configure"; }
+if "$cmake" --build "$work/bad/build" >>"$work/bad.log" 2>&1; then
+    cat "$work/bad.log"; fail "a wrong algorithm built"
+fi
+grep -q "^bad.dsl:2: error: half all_reduce is wrong for p = 2" "$work/bad.log" || {
+    cat "$work/bad.log"; fail "the failed build does not show stitchc's counterexample"; }
+grep "error: half" "$work/bad.log"
 
 echo "== examples/app with pkg-config --cflags --libs stitch (examples/app/Makefile)"
 mkdir -p "$work/app-pc"
