@@ -9,9 +9,11 @@
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
 #   make werror     deps + build everything (tests included) with -Werror (STITCH_WERROR=ON), once with gcc into
 #                   build-werror-gcc/ and once with clang into build-werror-clang/
+#   make install    build, then install into PREFIX (default /usr/local; DESTDIR=/some/stage stages it there):
+#                   README.md, "Install and use from your project"
 #   make clean      remove the build trees
 #
-# Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, BUILD_TYPE, JOBS (e.g. `make test JOBS=4`). The compiler of build/ is
+# Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
 # the one CMake found when it first configured it (CC=clang make test, on a fresh tree, builds with clang).
 
 BUILD_DIR  ?= build
@@ -21,6 +23,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 CMAKE      ?= cmake
 CTEST      ?= ctest
+PREFIX     ?= /usr/local
 
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
@@ -32,7 +35,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long sanitize werror clean
+.PHONY: all build deps demo test test-long sanitize werror install clean
 
 all: build
 
@@ -86,6 +89,9 @@ werror: deps
 	$(CMAKE) --build $(WERROR_DIR)-gcc -j$(JOBS)
 	$(CMAKE) -S . -B $(WERROR_DIR)-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=clang -DSTITCH_WERROR=ON
 	$(CMAKE) --build $(WERROR_DIR)-clang -j$(JOBS)
+
+install: build
+	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(WERROR_DIR)-gcc $(WERROR_DIR)-clang

@@ -46,8 +46,13 @@
 extern "C" {
 #endif
 
+/* The version of this header: project(VERSION) in CMakeLists.txt, which checks that these agree. stitch_version()
+ * gives the library's ("0.1.0"): a program can compare it with the header it was compiled against. The shared
+ * library's soname changes with the major version (libstitch.so.0). */
 #define STITCH_VERSION_MAJOR 0
 #define STITCH_VERSION_MINOR 1
+#define STITCH_VERSION_PATCH 0
+const char *stitch_version(void);
 
 /* Status codes: 0 is success, the rest negative. One list, so stitch_strerror cannot drift. */
 #define STITCH_STATUS_LIST(X)                                                                                  \
@@ -87,14 +92,16 @@ typedef enum stitch_coll {
 typedef struct stitch_comm stitch_comm_t;
 
 /* A catalogue of algorithms compiled from a .dsl file (opaque; its layout is private to libstitch). libstitch has
- * one built in (algos.dsl). Your own: the CMake function stitch_compile_dsl(target file.dsl NAME) verifies the file
- * and compiles it into `target` as `const stitch_catalogue_t NAME`; `#include "NAME.h"` (generated, on the
+ * one built in (algos.dsl). Your own: the CMake function stitch_add_dsl(target file.dsl [RANKS A..B] [NAME name])
+ * (find_package(stitch); in stitch's own tree also stitch_compile_dsl(target file.dsl NAME)) verifies the file and
+ * compiles it into `target` as `const stitch_catalogue_t NAME`; `#include "NAME.h"` (generated, on the
  * target's include path), or declare `extern const stitch_catalogue_t NAME;`, and give &NAME to a communicator in
  * stitch_config_t.catalogues. Its algorithms are then chosen by name like the built-in ones (config->algo,
  * STITCH_ALGO, stitch_comm_set_algorithm). Names must be unique per collective across the built-in catalogue and
  * yours (init fails naming both files otherwise). In process mode every rank must give the same catalogues in the
  * same order: init compares a hash of them across ranks and fails naming both sides. (`stitchc emit FILE -o OUT.c
- * --header OUT.h --symbol NAME` does the same by hand; compile OUT.c with libstitch's core/ on the include path.)
+ * --header OUT.h --symbol NAME` does the same by hand; compile OUT.c with st_steptab.h on the include path: core/
+ * in the source tree, <includedir>/stitch once installed, `pkg-config --variable=steptabdir stitch`.)
  * A .dsl file can also be compiled while the program runs: stitch_catalogue_load below, or STITCH_ALGO_FILE. */
 typedef struct stitch_catalogue stitch_catalogue_t;
 

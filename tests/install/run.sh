@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tests/install/run.sh - the packaging, as a user meets it (tests/install.cmake; issue 13, items 1 and 2):
+#   1. `cmake --install` into a staging directory (DESTDIR=<build>/install-test/stage, prefix /opt/stitch), and the
+#      files a user needs are there: headers, libstitch.so with its soname links, libstitch.a, the tools, algos.dsl,
+#      the docs, the CMake package and stitch.pc;
+#   2. libstitch.so exports exactly the functions stitch.h declares (nm -D): no st_* internal, no stitch_* that the
+#      header does not declare, none missing;
+#   3. examples/app built against the staged install with find_package(stitch) + stitch_add_dsl, and again with its
+#      Makefile and `pkg-config --cflags --libs stitch`; both binaries run `star` (algos_extra.dsl, not in algos.dsl)
+#      on 1..8 thread ranks and check the sums, and load the staged libstitch.so, not the build tree's; a third build
+#      links stitch::stitch_static (the complete libstitch.a) and loads no libstitch.so;
+#   4. stitch_add_dsl on a wrong algorithm fails the build with stitchc's counterexample (FILE:LINE: error: ...).
+#
+#   run.sh BUILD_DIR SOURCE_DIR CMAKE C_COMPILER SANITIZE
+# Exit 0 when all holds, 1 with what failed, 77 (skip, with the reason) in a sanitizer build: the staged shared
+# library would carry the sanitizer runtime, which a plain program cannot load first.
+set -euo pipefail
+build=$1 src=$2 cmake=$3 cc=$4 sanitize=${5:-}
+
+if [ -n "$sanitize" ] && [ "$sanitize" != OFF ] && [ "$sanitize" != 0 ]; then
+    echo "skip: a sanitizer build (STITCH_SANITIZE=$sanitize): the installed libstitch.so needs its runtime loaded first"
+    exit 77
+fi
+for tool in nm readelf pkg-config make; do
+    command -v $tool >/dev/null || { echo "FAIL: $tool is not installed (make deps)"; exit 1; }
+done
+
+work=$build/install-test
+prefix=/opt/stitch
+stage=$work/stage$prefix
+rm -rf "$work"
+mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+echo "== cmake --install $build (DESTDIR=$work/stage, prefix $prefix)"
+DESTDIR=$work/stage "$cmake" --install "$build" --prefix $prefix >"$work/install.log" || { cat "$work/install.log"; fail "install"; }
+
+version=$(sed -n 's/^Version: //p' "$stage/lib/pkgconfig/stitch.pc")
+major=${version%%.*}
+for f in include/stitch.h include/stitch/st_steptab.h lib/libstitch.so.$version lib/libstitch.a bin/stitchc \
+         bin/stitch-perf bin/stitch-info share/stitch/algos.dsl share/doc/stitch/README.md \
+         share/doc/stitch/docs/language.md share/doc/stitch/examples/app/algos_extra.dsl lib/pkgconfig/stitch.pc \
+         lib/cmake/stitch/stitchConfig.cmake lib/cmake/stitch/stitchConfigVersion.cmake \
+         lib/cmake/stitch/StitchDsl.cmake; do
+    [ -f "$stage/$f" ] || fail "$prefix/$f is not installed"
+done
+[ "$(readlink "$stage/lib/libstitch.so.$major")" = "libstitch.so.$version" ] || fail "libstitch.so.$major -> libstitch.so.$version missing"
+[ "$(readlink "$stage/lib/libstitch.so")" = "libstitch.so.$major" ] || fail "libstitch.so -> libstitch.so.$major missing"
+soname=$(readelf -d "$stage/lib/libstitch.so.$version" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = "libstitch.so.$major" ] || fail "soname is '$soname', expected libstitch.so.$major"
+echo "version $version, soname $soname"
+
+echo "== nm -D: exports against the declarations of stitch.h"
+nm -D --defined-only "$stage/lib/libstitch.so.$version" | awk '$2 ~ /^[A-Z]$/ {print $3}' | sort -u >"$work/exports"
+# A declaration starts a line with its return type; the comments (" * ...") never do.
+sed -nE 's/^[a-z][a-z_ *]*[ *](stitch_[a-z0-9_]+)\(.*/\1/p' "$stage/include/stitch.h" | sort -u >"$work/declared"
+if ! diff -u "$work/declared" "$work/exports" >"$work/exports.diff"; then
+    cat "$work/exports.diff"
+    fail "libstitch.so exports differ from stitch.h's declarations (- declared only, + exported only)"
+fi
+echo "$(wc -l <"$work/exports") symbols, all stitch_* and all declared in stitch.h"
+
+run_app() { # run_app NAME BINARY: runs it, checks `star` ran, and that it loaded the staged library
+    local out=$work/$1.out
+    LD_LIBRARY_PATH=$stage/lib "$2" >"$out" 2>&1 || { cat "$out"; fail "$1: the example failed"; }
+    grep -q "^all_reduce star p = 8: ok" "$out" || { cat "$out"; fail "$1: no star run"; }
+    # ldd's output is kept first: `ldd | grep -q` under pipefail fails when grep stops reading early.
+    local libs
+    libs=$(LD_LIBRARY_PATH=$stage/lib ldd "$2")
+    grep -q "libstitch.so.$major => $stage/lib/" <<<"$libs" || {
+        echo "$libs"; fail "$1: does not load $stage/lib/libstitch.so.$major"; }
+    tail -1 "$out"
+}
+
+echo "== examples/app with find_package(stitch) + stitch_add_dsl"
+"$cmake" -S "$src/examples/app" -B "$work/app-cmake" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
+    >"$work/app-cmake.log" 2>&1 && "$cmake" --build "$work/app-cmake" >>"$work/app-cmake.log" 2>&1 ||
+    { cat "$work/app-cmake.log"; fail "examples/app did not build with find_package(stitch)"; }
+grep -q "stitchc emit algos_extra.dsl" "$work/app-cmake.log" || fail "stitch_add_dsl did not run stitchc emit"
+run_app app-cmake "$work/app-cmake/app"
+
+echo "== examples/app with find_package(stitch), linked with stitch::stitch_static (libstitch.a)"
+"$cmake" -S "$src/examples/app" -B "$work/app-static" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
+    -DAPP_STATIC=ON >"$work/app-static.log" 2>&1 && "$cmake" --build "$work/app-static" >>"$work/app-static.log" 2>&1 ||
+    { cat "$work/app-static.log"; fail "examples/app did not build with stitch::stitch_static"; }
+libs=$(ldd "$work/app-static/app")
+! grep -q libstitch <<<"$libs" || { echo "$libs"; fail "app-static loads a libstitch.so"; }
+LD_LIBRARY_PATH= "$work/app-static/app" >"$work/app-static.out" 2>&1 || { cat "$work/app-static.out"; fail "app-static failed"; }
+tail -1 "$work/app-static.out"
+
+echo "== stitch_add_dsl on a wrong algorithm: the build fails with stitchc's counterexample"
+mkdir -p "$work/bad"
+cat >"$work/bad/bad.dsl" <<'DSL'
+# rank 0 gathers the sum, but nobody sends it back: wrong for every p > 1
+algorithm half implements all_reduce {
+  units 1
+  step t in 1 .. p - 1 {
+    if r == t { send unit 0 to 0 reduce }
+  }
+}
+DSL
+cat >"$work/bad/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.18)
+project(bad LANGUAGES C)
+find_package(stitch REQUIRED)
+file(WRITE ${CMAKE_BINARY_DIR}/main.c "int main(void) { return 0; }\n")
+add_executable(bad ${CMAKE_BINARY_DIR}/main.c)
+stitch_add_dsl(bad bad.dsl RANKS 1..4)
+target_link_libraries(bad PRIVATE stitch::stitch)
+CMAKE
+"$cmake" -S "$work/bad" -B "$work/bad/build" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
+    >"$work/bad.log" 2>&1 || { cat "$work/bad.log"; fail "the wrong-algorithm project did not configure"; }
+if "$cmake" --build "$work/bad/build" >>"$work/bad.log" 2>&1; then
+    cat "$work/bad.log"; fail "a wrong algorithm built"
+fi
+grep -q "^bad.dsl:2: error: half all_reduce is wrong for p = 2" "$work/bad.log" || {
+    cat "$work/bad.log"; fail "the failed build does not show stitchc's counterexample"; }
+grep "error: half" "$work/bad.log"
+
+echo "== examples/app with pkg-config --cflags --libs stitch (examples/app/Makefile)"
+mkdir -p "$work/app-pc"
+PKG_CONFIG_PATH=$stage/lib/pkgconfig make -C "$work/app-pc" -f "$src/examples/app/Makefile" SRCDIR="$src/examples/app" \
+    CC="$cc" >"$work/app-pc.log" 2>&1 || { cat "$work/app-pc.log"; fail "examples/app did not build with pkg-config"; }
+grep -q "$stage/lib/pkgconfig/../../bin/stitchc emit" "$work/app-pc.log" || { cat "$work/app-pc.log"; fail "the staged stitchc did not emit the tables"; }
+run_app app-pc "$work/app-pc/app"
+echo "ok"
