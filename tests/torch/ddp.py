@@ -4,7 +4,7 @@ MLP to the same parameters (tests/torch.cmake runs it with /usr/bin/torchrun --n
 The default group is stitch (init_process_group("stitch"): the backend's creator gets torchrun's store); a second
 group over the same ranks uses gloo. Two copies of one model (same seed, so the same initial parameters) train for
 STEPS steps of SGD with momentum on the same per-rank batches, one wrapped in DDP over each group, and every rank
-compares them after each step.
+compares them after each step. tests/torch/all.py runs it after colls.py under one torchrun (tests/torch.cmake).
 
 Tolerance. DDP divides each gradient by the world size and all-reduces the sum. stitch reduces every element in an
 order fixed by its schedule, gloo in its own (its ring starts each chunk at a different rank), so a sum of three
@@ -63,8 +63,8 @@ def train_both(rank, gloo_group, dtype, rtol, atol):
     return worst
 
 
-def main():
-    dist.init_process_group("stitch")
+def run():
+    """The comparison, with the default group (which must be stitch) and a gloo group made here."""
     rank, size = dist.get_rank(), dist.get_world_size()
     assert dist.get_backend() == "stitch", dist.get_backend()
     gloo = dist.new_group(backend="gloo")
@@ -75,6 +75,11 @@ def main():
         print(f"ddp: {size} ranks, {STEPS} steps: stitch and gloo agree; largest difference "
               f"float64 {w64:.3g}, float32 {w32:.3g}")
     dist.destroy_process_group(gloo)
+
+
+def main():
+    dist.init_process_group("stitch")
+    run()
     dist.destroy_process_group()
 
 
