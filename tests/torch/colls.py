@@ -126,6 +126,16 @@ def run():
     t = torch.ones(3)
     dist.all_reduce(t)
     expect("all_reduce after refusals", t, torch.full((3,), float(size)))
+    # A subgroup of the first and last ranks: its own communicator, with group ranks 0 and 1.
+    sub = dist.new_group([0, size - 1], backend="stitch")
+    if rank in (0, size - 1):
+        t = torch.full((4,), float(rank + 1))
+        dist.all_reduce(t, group=sub)
+        expect("all_reduce on the subgroup", t, torch.full((4,), float(1 + size)))
+        t = torch.full((2,), float(rank))
+        dist.broadcast(t, src=size - 1, group=sub)  # src is a global rank; the group's root is its rank 1
+        expect("broadcast on the subgroup", t, torch.full((2,), float(size - 1)))
+        dist.destroy_process_group(sub)
     # A failure inside libstitch: rank 0 gives 5 elements, the others 4. Every rank must raise with stitch's text.
     g = dist.new_group(backend="stitch")
     msg = refused("count mismatch", lambda: dist.all_reduce(torch.ones(5 if rank == 0 else 4), group=g),
@@ -134,8 +144,9 @@ def run():
         sys.exit(f"rank {rank}: count mismatch: not stitch's message: {msg}")
     refused("after the abort", lambda: dist.all_reduce(torch.ones(4), group=g), "communicator aborted")
     dist.destroy_process_group(g)
+    t = torch.ones(3)
     dist.all_reduce(t)
-    expect("default group after the other's abort", t, torch.full((3,), float(size * size)))
+    expect("default group after the other's abort", t, torch.full((3,), float(size)))
     print(f"rank {rank}: {checked} results exact over {len(DTYPES)} dtypes; errors raised; mismatch: {msg}")
 
 
