@@ -217,7 +217,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         check_same(in, out, "all_gather_into_tensor", "the output");
         TORCH_CHECK(out.numel() == size_ * in.numel(), "stitch all_gather_into_tensor: output has ", out.numel(),
                     " elements, expected ", size_, " x ", in.numel());
-        call("all_gather_into_tensor", [&] { return stitch_all_gather(in.data_ptr(), out.data_ptr(), in.numel(), dt, comm_); });
+        call("all_gather_into_tensor",
+             [&] { return stitch_all_gather(in.data_ptr(), out.data_ptr(), in.numel(), dt, comm_); });
         return done(c10d::OpType::_ALLGATHER_BASE, {out});
     }
 
@@ -232,7 +233,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         TORCH_CHECK(inputs.size() == 1, "stitch reduce_scatter: expected one input list, got ", inputs.size());
         check_list(inputs[0], out, "reduce_scatter", "input");
         at::Tensor flat = pack(inputs[0]);
-        call("reduce_scatter", [&] { return stitch_reduce_scatter(flat.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_); });
+        call("reduce_scatter",
+             [&] { return stitch_reduce_scatter(flat.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_); });
         return done(c10d::OpType::REDUCE_SCATTER, outputs);
     }
 
@@ -245,7 +247,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         stitch_op_t op = to_stitch_op(opts.reduceOp, "reduce_scatter_tensor");
         TORCH_CHECK(in.numel() == size_ * out.numel(), "stitch reduce_scatter_tensor: input has ", in.numel(),
                     " elements, expected ", size_, " x ", out.numel());
-        call("reduce_scatter_tensor", [&] { return stitch_reduce_scatter(in.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_); });
+        call("reduce_scatter_tensor",
+             [&] { return stitch_reduce_scatter(in.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_); });
         return done(c10d::OpType::_REDUCE_SCATTER_BASE, {out});
     }
 
@@ -263,13 +266,16 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
             TORCH_CHECK(in.numel() == out.numel() && in.numel() % size_ == 0, "stitch ", call_name,
                         ": equal splits need input and output of the same size, divisible by ", size_, " (got ",
                         in.numel(), " and ", out.numel(), ")");
-            call(call_name, [&] { return stitch_all_to_all(in.data_ptr(), out.data_ptr(), in.numel() / size_, dt, comm_); });
+            call(call_name,
+                 [&] { return stitch_all_to_all(in.data_ptr(), out.data_ptr(), in.numel() / size_, dt, comm_); });
         } else {
             std::vector<size_t> sc, sd, rc, rd;
             splits(in, in_splits, sc, sd, "input");
             splits(out, out_splits, rc, rd, "output");
-            call(call_name, [&] { return stitch_all_to_all_v(in.data_ptr(), sc.data(), sd.data(), out.data_ptr(), rc.data(),
-                                                rd.data(), dt, comm_); });
+            call(call_name, [&] {
+                return stitch_all_to_all_v(in.data_ptr(), sc.data(), sd.data(), out.data_ptr(), rc.data(), rd.data(),
+                                           dt, comm_);
+            });
         }
         return done(c10d::OpType::ALLTOALL_BASE, {out});
     }
@@ -294,8 +300,10 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         }
         at::Tensor send = pack(inputs);
         at::Tensor recv = at::empty({static_cast<int64_t>(r_total)}, inputs[0].options());
-        call("all_to_all", [&] { return stitch_all_to_all_v(send.data_ptr(), sc.data(), sd.data(), recv.data_ptr(), rc.data(),
-                                               rd.data(), dt, comm_); });
+        call("all_to_all", [&] {
+            return stitch_all_to_all_v(send.data_ptr(), sc.data(), sd.data(), recv.data_ptr(), rc.data(), rd.data(),
+                                       dt, comm_);
+        });
         for (int i = 0; i < size_; i++)
             outputs[i].view(-1).copy_(recv.narrow(0, rd[i], rc[i]));
         return done(c10d::OpType::ALLTOALL, outputs);
@@ -316,8 +324,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         } else {
             TORCH_CHECK(outputs.empty(), "stitch gather: only the root passes an output list");
         }
-        call("gather", [&] { return stitch_gather(in.data_ptr(), rank_ == root ? flat.data_ptr() : nullptr, in.numel(), dt, root,
-                                     comm_); });
+        void *recv = rank_ == root ? flat.data_ptr() : nullptr;
+        call("gather", [&] { return stitch_gather(in.data_ptr(), recv, in.numel(), dt, root, comm_); });
         if (rank_ != root)
             return done(c10d::OpType::GATHER, {});
         for (int i = 0; i < size_; i++)
@@ -341,8 +349,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         } else {
             TORCH_CHECK(inputs.empty(), "stitch scatter: only the root passes an input list");
         }
-        call("scatter", [&] { return stitch_scatter(rank_ == root ? flat.data_ptr() : nullptr, out.data_ptr(), out.numel(), dt,
-                                       root, comm_); });
+        void *send = rank_ == root ? flat.data_ptr() : nullptr;
+        call("scatter", [&] { return stitch_scatter(send, out.data_ptr(), out.numel(), dt, root, comm_); });
         return done(c10d::OpType::SCATTER, outputs);
     }
 
@@ -354,7 +362,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
     }
 
   private:
-    // Runs under the mutex (libstitch takes one thread per communicator) and turns a failure into an exception.
+    // Runs one stitch call under the mutex (libstitch takes one thread per communicator at a time) and turns its
+    // failure into an exception carrying stitch's message.
     template <class F> void call(const char *name, F &&run)
     {
         stitch_status_t st;
@@ -373,8 +382,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
 
     int root_of(int64_t root, const char *call)
     {
-        TORCH_CHECK(root >= 0 && root < size_, "stitch ", call, ": root ", root, " is not a rank of this group (size ",
-                    size_, ")");
+        TORCH_CHECK(root >= 0 && root < size_, "stitch ", call, ": root ", root,
+                    " is not a rank of this group (size ", size_, ")");
         return static_cast<int>(root);
     }
 
@@ -419,8 +428,8 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
             TORCH_CHECK(r >= 0, "stitch all_to_all_single: negative ", what, " split size ", r);
             displs[i] = static_cast<size_t>(at * row), counts[i] = static_cast<size_t>(r * row), at += r;
         }
-        TORCH_CHECK(at == dim0, "stitch all_to_all_single: ", what, " split sizes add up to ", at, " rows, the tensor has ",
-                    dim0);
+        TORCH_CHECK(at == dim0, "stitch all_to_all_single: ", what, " split sizes add up to ", at,
+                    " rows, the tensor has ", dim0);
     }
 
     stitch_comm_t *comm_ = nullptr;
