@@ -29,6 +29,11 @@ PREFIX     ?= /usr/local
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
 # the network-namespace tests; clang for `make werror` (and the libFuzzer target of the front end).
 DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2
+# The PyTorch backend (bindings/torch) and its test (ctest label torch): Debian's torch 1.13, which is for
+# /usr/bin/python3, its C++ headers and libraries, pybind11, Python's headers and g++ (about 1 GB with what they
+# pull in). `make test TORCH_PKGS=` leaves them out; CMake then skips the backend and the test says why.
+TORCH_PKGS ?= python3-torch libtorch-dev pybind11-dev python3-dev g++
+DEPS_PKGS += $(TORCH_PKGS)
 
 # cmake --build runs make underneath: keep its "Entering directory" lines out of the log.
 MAKEFLAGS += --no-print-directory

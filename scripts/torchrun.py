@@ -1,0 +1,33 @@
+#!/usr/bin/python3
+"""torchrun.py - /usr/bin/torchrun (torch.distributed.run.main) with one fix that Debian's torch 1.13 needs under
+Python 3.11; otherwise the same program, arguments and behaviour.
+
+The bug: torch 1.13's Std.from_str("0") (the default of --redirects and --tee) looks the value up by iterating the
+enum.IntFlag Std, and from Python 3.11 on iterating a Flag yields only its single-bit members, so NONE (0) and ALL
+(3) are never found, from_str returns None and torchrun dies in to_map with "AttributeError: 'NoneType' object has
+no attribute 'get'" before starting a worker. (Upstream PyTorch later looks the value up with Std(value).) Here
+from_str is replaced by that lookup, only when the installed one is broken.
+
+Use: /usr/bin/python3 scripts/torchrun.py --nproc_per_node=3 script.py ...   (as torchrun)
+"""
+import re
+import sys
+
+from torch.distributed.elastic.multiprocessing import api
+
+
+def _from_str(cls, vm):
+    if re.match(api._VALUE_REGEX, vm):
+        return cls(int(vm))
+    if re.match(api._MAPPING_REGEX, vm):
+        return {int(i): cls(int(v)) for i, v in (m.split(":") for m in vm.split(","))}
+    raise ValueError(f"{vm} does not match: <{api._VALUE_REGEX}> or <{api._MAPPING_REGEX}>")
+
+
+if api.Std.from_str("0") is None:
+    api.Std.from_str = classmethod(_from_str)
+
+from torch.distributed.run import main  # noqa: E402  (after the fix, which it uses)
+
+if __name__ == "__main__":
+    sys.exit(main())

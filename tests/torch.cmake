@@ -1,0 +1,14 @@
+# torch.cmake - the torch.distributed backend "stitch" (bindings/torch) under torchrun with 3 processes, label
+# `torch`, one torchrun job (tests/torch/all.py, to start PyTorch once): every collective and dtype against
+# computed values plus the error cases (tests/torch/colls.py), then a DistributedDataParallel loop trained on stitch
+# and on gloo in the same job, whose parameters must agree (tests/torch/ddp.py says within what, and why not bit
+# for bit). Skipped (77) with the reason when the backend is not built (no torch here: bindings/torch/CMakeLists.txt).
+# About 8 s of CPU; 35 s of wall time on the shared 2-core machine it was written on.
+set(TORCH_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/torch)
+if(TARGET stitch_torch)
+  set(torch_module $<TARGET_FILE_DIR:stitch_torch>)
+else()
+  set(torch_module "-${STITCH_TORCH_REASON}")
+endif()
+add_test(NAME torch.np3 COMMAND ${TORCH_TESTS}/run.sh ${STITCH_TORCH_PYTHON} ${torch_module} 3 ${TORCH_TESTS}/all.py)
+set_tests_properties(torch.np3 PROPERTIES TIMEOUT 180 LABELS torch SKIP_RETURN_CODE 77)
