@@ -227,7 +227,7 @@ static void st_vx_progress(st_vx *x)
     struct ibv_cq *cq;
     void *cqctx;
     uint64_t v;
-    while (x->armed && x->api->get_cq_event(x->ch, &cq, &cqctx) == 0) {
+    while (x->api->get_cq_event(x->ch, &cq, &cqctx) == 0) { /* the channel is non-blocking: -1 when none */
         x->api->ack_cq_events(cq, 1);
         x->armed = 0;
     }
