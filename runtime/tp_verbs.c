@@ -738,3 +738,70 @@ const st_transport st_transport_verbs = {
     .connect = st_verbs_connect,
     .teardown = st_verbs_teardown,
 };
+
+/* ---- stitch-info ---------------------------------------------------------------------------------------------- */
+
+static const char *st_port_state(int s)
+{
+    static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+    return s >= 0 && s < 6 ? names[s] : "?";
+}
+
+/* One port: state, link layer, MTU, its non-empty GIDs with their sysfs types. */
+static void st_vdescribe_port(FILE *f, const st_verbs_api *a, struct ibv_context *ctx, const char *name, int port)
+{
+    struct ibv_port_attr pa;
+    if (a->query_port(ctx, (uint8_t)port, &pa) != 0) {
+        fprintf(f, "    port %d: query_port failed: %s\n", port, strerror(errno));
+        return;
+    }
+    fprintf(f, "    port %d: %s, link layer %s, active MTU %d, LID %u\n", port, st_port_state(pa.state),
+            pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand", 128 << pa.active_mtu,
+            pa.lid);
+    int n = pa.gid_tbl_len > 0 && pa.gid_tbl_len < 256 ? pa.gid_tbl_len : 16, shown = 0;
+    for (int i = 0; i < n; i++) {
+        union ibv_gid g;
+        static const uint8_t zero[16];
+        char text[64];
+        if (a->query_gid(ctx, (uint8_t)port, i, &g) != 0 || memcmp(g.raw, zero, 16) == 0)
+            continue;
+        int t = st_gid_type(name, port, i);
+        fprintf(f, "      GID %d: %s%s\n", i, inet_ntop(AF_INET6, g.raw, text, sizeof text) ? text : "?",
+                t == 2 ? " (RoCE v2)" : t == 1 ? " (RoCE v1 / IB)" : "");
+        shown++;
+    }
+    if (!shown)
+        fprintf(f, "      no non-empty GID\n");
+}
+
+void st_tp_verbs_describe(FILE *f, const st_settings *s)
+{
+    char why[300];
+    const st_verbs_api *a = st_verbs_get(why, sizeof why);
+    if (!a) {
+        fprintf(f, "verbs: unavailable: %s (process mode uses tcp between hosts)\n", why);
+        return;
+    }
+    int num = 0;
+    struct ibv_device **list = a->get_device_list(&num);
+    fprintf(f, "verbs (%s): %d device%s\n", a->name, list ? num : 0, list && num == 1 ? "" : "s");
+    for (int d = 0; list && d < num; d++) {
+        const char *name = a->get_device_name(list[d]);
+        struct ibv_context *ctx = a->open_device(list[d]);
+        struct ibv_device_attr da;
+        if (!ctx) {
+            fprintf(f, "  %s: cannot open: %s\n", name, strerror(errno));
+            continue;
+        }
+        int nports = a->query_device(ctx, &da) == 0 ? da.phys_port_cnt : 1;
+        fprintf(f, "  %s: %d port%s\n", name, nports, nports == 1 ? "" : "s");
+        for (int port = 1; port <= nports; port++)
+            st_vdescribe_port(f, a, ctx, name, port);
+        a->close_device(ctx);
+    }
+    if (list)
+        a->free_device_list(list);
+    int found = st_tp_verbs_probe(s, why, sizeof why);
+    if (found == ST_VERBS_NONE)
+        fprintf(f, "  the transport would not use verbs: %s\n", why);
+}

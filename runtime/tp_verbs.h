@@ -6,6 +6,7 @@
 #define ST_TP_VERBS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct st_settings;
@@ -20,6 +21,10 @@ enum { ST_VERBS_NONE = 0, ST_VERBS_IB = 1, ST_VERBS_ETH = 2 };
 int st_tp_verbs_probe(const struct st_settings *s, char *why, size_t whylen);
 /* This process's last probe's reason for NONE ("" when it found a device or never ran). */
 const char *st_tp_verbs_why(void);
+
+/* stitch-info: every device, port (state, link layer, MTU) and non-empty GID the table shows, or why none, and
+ * why the transport would not use them under the settings. */
+void st_tp_verbs_describe(FILE *f, const struct st_settings *s);
 
 /* ---- pure logic ---------------------------------------------------------------------------------------- */
 
