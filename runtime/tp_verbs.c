@@ -35,11 +35,13 @@
  * peek or send drains the channel, the async events and the CQ (the progress of every peer), so a level-triggered
  * poll never returns at once for an event already handled.
  *
- * Failures. An error completion (its wr_id names the peer), or an async event (QP fatal or a QP's access error:
- * that QP's peer; port down, device fatal, CQ error: every peer) breaks the communicator's verbs state: the first
- * cause is kept, and every later send and peek, to any peer, fails with it ("rank 2 (pid 41 on b): verbs WRITE
- * to it failed: transport retry counter exceeded"), which the executor turns into an abort that the control
- * channels carry to every rank. The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
+ * Failures. An error completion (its wr_id names the peer) or an async event on a QP (QP fatal, access error)
+ * breaks that pair; port down, device fatal or a CQ error break every pair. The first cause is kept, and every
+ * later send to the peer, and every peek once the bytes that arrived before are used, fails with it ("rank 2 (pid
+ * 41 on b): verbs on mlx5_0 port 1: an RDMA write to it completed with "transport retry counter exceeded""),
+ * which the executor turns into an abort that the control channels carry to every rank. Per pair, not per
+ * communicator, because a peer that has finished its part of the last call may destroy its queue pairs while a
+ * credit is still on its way to it: that write fails, and must not fail what this rank still does with others. The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
  * dead peer or path takes to surface, about 0.5 s; a peer process that dies is also seen at once by its control
  * channel (proc.c). Teardown destroys QPs, then MRs, the CQ, the channel, the PD and the context, on every path
  * (a failed setup too: what exists is freed, in that order).
@@ -83,6 +85,8 @@ typedef struct st_vpeer {
     st_vcredit in, out;   /* in: the ring I receive into; out: the peer's ring, as I fill it */
     int sq_used;
     uint32_t credit_due;  /* a credit consume could not post yet (send queue full): sent with the next */
+    int broken;           /* this pair failed: why says how */
+    char why[300];
 } st_vpeer;
 
 /* What two ranks swap in setup, per pair. */
@@ -110,8 +114,9 @@ struct st_vx {
     union ibv_gid gid;
     char dev[64];
     st_vpeer *peer;       /* per rank; qp NULL for ranks not over verbs */
-    int broken, broken_peer; /* the first failure: the peer it concerns (-1: every peer) */
-    char why[300];           /* and its cause, said by every later send and peek */
+    int ready;            /* setup completed: every verbs peer's QP is connected */
+    int broken;           /* the device failed (port down, CQ error): every pair is cut off */
+    char why[300];        /* how, said by every later send and peek */
 };
 
 /* ---- failures ----------------------------------------------------------------------------------------------- */
@@ -119,15 +124,22 @@ struct st_vx {
 static void st_vx_break(st_vx *x, int peer, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void st_vx_break(st_vx *x, int peer, const char *fmt, ...)
 {
-    if (x->broken)
-        return;
+    int *broken = peer >= 0 ? &x->peer[peer].broken : &x->broken;
+    char *why = peer >= 0 ? x->peer[peer].why : x->why;
+    if (*broken)
+        return; /* the first cause is the one to tell (a QP in error then flushes everything else) */
     char cause[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
-    x->broken = 1, x->broken_peer = peer;
-    snprintf(x->why, sizeof x->why, "verbs on %.60s port %u: %.200s", x->dev, x->port, cause);
+    *broken = 1;
+    snprintf(why, 300, "verbs on %.60s port %u: %.200s", x->dev, x->port, cause);
+}
+
+static int st_vbroken(const st_vpeer *p)
+{
+    return p->broken || p->x->broken;
 }
 
 static const char *st_wr_what(int kind)
@@ -167,7 +179,7 @@ static int st_vpost_write(st_vpeer *p, int kind, size_t off, size_t len, uint32_
 /* Post a due credit when the send queue has room. */
 static void st_vcredit_flush(st_vpeer *p)
 {
-    if (p->credit_due && p->sq_used < ST_VSQ && !p->x->broken && st_vpost_write(p, ST_WR_CREDIT, 0, 0, p->credit_due) == 0)
+    if (p->credit_due && p->sq_used < ST_VSQ && !st_vbroken(p) && st_vpost_write(p, ST_WR_CREDIT, 0, 0, p->credit_due) == 0)
         p->credit_due = 0;
 }
 
@@ -179,6 +191,8 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
         return;
     }
     st_vpeer *p = &x->peer[peer];
+    if (p->broken)
+        return; /* its QP is in error: the rest are flushes */
     if (wc->status != IBV_WC_SUCCESS) {
         st_vx_break(x, peer, "%s completed with \"%s\" (status %d, vendor error 0x%x)%s", st_wr_what(kind),
                     x->api->wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
@@ -199,7 +213,7 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
         st_vx_break(x, peer, "it wrote %u bytes past my ring's free space", imm);
     else
         st_vcredit_arrived(&p->in, imm);
-    if (!x->broken && st_vpost_recv(p, peer) != 0)
+    if (!st_vbroken(p) && st_vpost_recv(p, peer) != 0)
         st_vx_break(x, peer, "reposting a receive failed");
 }
 
@@ -245,16 +259,15 @@ static void st_vx_progress(st_vx *x)
 
 /* ---- the stream ---------------------------------------------------------------------------------------------- */
 
-/* The failure as a stream to `peer` reports it: naming the peer it concerns, or this stream's peer when it
- * concerns every peer (a port that went down). */
-static ssize_t st_vx_failed(st_vx *x, int peer, char *err, size_t errlen)
+/* The failure as the stream to p reports it, naming the peer: its pair's, or the device's (every peer's). */
+static ssize_t st_vx_failed(const st_vpeer *p, char *err, size_t errlen)
 {
-    int who = x->broken_peer >= 0 ? x->broken_peer : peer;
-    const st_peer_info *pi = &x->l->boot->peers[who];
-    snprintf(err, errlen, "rank %d (pid %u on %s)%s: %s", who, pi->pid, pi->hostname,
-             x->broken_peer >= 0 ? "" : " and every other verbs peer", x->why);
+    const st_peer_info *pi = &p->x->l->boot->peers[p->base.peer];
+    snprintf(err, errlen, "rank %d (pid %u on %s)%s: %s", p->base.peer, pi->pid, pi->hostname,
+             p->broken ? "" : " and every other verbs peer", p->broken ? p->why : p->x->why);
     return -1;
 }
+
 
 static ssize_t st_vsend(st_tp *t, const void *buf, size_t len, char *err, size_t errlen)
 {
@@ -262,7 +275,7 @@ static ssize_t st_vsend(st_tp *t, const void *buf, size_t len, char *err, size_t
     st_vx *x = p->x;
     st_vx_progress(x);
     size_t done = 0;
-    while (!x->broken && done < len && p->sq_used < ST_VSQ - 1) { /* one slot kept for a credit */
+    while (!st_vbroken(p) && done < len && p->sq_used < ST_VSQ - 1) { /* one slot kept for a credit */
         size_t n = st_vcredit_room(&p->out, len - done < ST_VCHUNK ? len - done : ST_VCHUNK);
         if (n == 0)
             break;
@@ -273,8 +286,8 @@ static ssize_t st_vsend(st_tp *t, const void *buf, size_t len, char *err, size_t
         st_vcredit_wrote(&p->out, n);
         done += n;
     }
-    if (x->broken)
-        return st_vx_failed(x, t->peer, err, errlen);
+    if (st_vbroken(p))
+        return st_vx_failed(p, err, errlen);
     return (ssize_t)done;
 }
 
@@ -282,9 +295,9 @@ static ssize_t st_vpeek(st_tp *t, const void **ptr, char *err, size_t errlen)
 {
     st_vpeer *p = (st_vpeer *)t;
     st_vx_progress(p->x);
-    if (p->x->broken)
-        return st_vx_failed(p->x, t->peer, err, errlen);
     size_t used = (size_t)(p->in.head - p->in.tail), at = (size_t)(p->in.tail & (p->in.cap - 1));
+    if (used == 0 && st_vbroken(p)) /* what arrived before the failure is still good */
+        return st_vx_failed(p, err, errlen);
     size_t contig = p->in.cap - at;
     *ptr = p->rx + at;
     return (ssize_t)(used < contig ? used : contig);
@@ -678,6 +691,7 @@ static stitch_status_t st_verbs_setup(st_links *l, int self, char *err, size_t e
         snprintf(err, errlen, "rank %d: verbs%s%s: %s", b->rank, x->dev[0] ? " on " : "", x->dev, why);
         return STITCH_ERR_SYSTEM; /* teardown frees what exists; the peers fail at our control EOF or their timeout */
     }
+    x->ready = 1;
     snprintf(l->note[self], sizeof l->note[self], "verbs %s port %u %s, GID index %d, MTU %d, via %s", x->dev,
              x->port, x->eth ? "RoCE" : "InfiniBand", x->gid_index, 128 << x->pattr.active_mtu, x->api->name);
     return STITCH_OK;
@@ -694,12 +708,36 @@ static stitch_status_t st_verbs_connect(st_links *l, int self, int peer, st_tp *
     return STITCH_OK;
 }
 
+/* Wait for my writes still in flight (a message sent at the end of the last call, a credit) before their queue
+ * pairs go: send() returned when the write was posted, and destroying its QP now would lose it while the peer still
+ * waits for those bytes (tcp's close delivers what the socket holds; this is the same promise). Bounded: a write to
+ * a live peer completes in microseconds, one to a dead peer fails within the retry budget (~0.5 s); 2 s at most. */
+static void st_vx_drain(st_vx *x)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int pending = 0;
+        for (int j = 0; j < x->l->boot->size; j++)
+            pending += x->peer[j].qp && !st_vbroken(&x->peer[j]) && x->peer[j].sq_used > 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!pending || (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 2000)
+            return;
+        short ev;
+        struct pollfd pf = {st_vpollfd(&x->peer[0].base, &ev), POLLIN, 0};
+        (void)poll(&pf, 1, 1);
+        st_vx_progress(x);
+    }
+}
+
 static void st_verbs_teardown(st_links *l, int self)
 {
     st_vx *x = l->state[self];
     if (!x)
         return;
     const st_verbs_api *a = x->api;
+    if (x->ready)
+        st_vx_drain(x);
     for (int j = 0; x->peer && l->boot && j < l->boot->size; j++)
         if (x->peer[j].qp)
             a->destroy_qp(x->peer[j].qp);
