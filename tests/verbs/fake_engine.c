@@ -394,8 +394,8 @@ static int transmit(fk_qp *q, uint64_t now)
         }
         if (lost)
             q->lost = 1;
-        if (q->una_ipsn == q->sent_hi)
-            q->last_progress_ns = now; /* the retry timer starts with the first outstanding packet */
+        if (q->tx_ipsn == q->una_ipsn)
+            q->last_progress_ns = now; /* the retry timer (re)starts when the oldest packet goes (again) */
         q->tx_ipsn += is_read ? w->npkts : 1;
         if (q->tx_ipsn > q->sent_hi)
             q->sent_hi = q->tx_ipsn;
@@ -432,6 +432,7 @@ static void requester(fk_qp *q, uint64_t now)
 {
     if (q->qp.state != IBV_QPS_RTS)
         return;
+    uint64_t peer_tail = q->peer_slot >= 0 ? __atomic_load_n(&G.fab->qps[q->peer_slot].tail, __ATOMIC_ACQUIRE) : 0;
     requester_mail(q, now);
     if (q->qp.state != IBV_QPS_RTS)
         return;
@@ -441,10 +442,10 @@ static void requester(fk_qp *q, uint64_t now)
         return;
     }
     uint64_t T = fk_timeout_ns(q->a.timeout);
-    if (q->una_ipsn < q->sent_hi && now >= q->rnr_until_ns) {
+    /* the timer runs only while the oldest packet is out (not while a rewind waits to resend it) */
+    if (q->una_ipsn < q->sent_hi && q->tx_ipsn > q->una_ipsn && now >= q->rnr_until_ns) {
         int held = 0;
-        if (!q->lost && q->peer_slot >= 0 &&
-            __atomic_load_n(&G.fab->qps[q->peer_slot].tail, __ATOMIC_ACQUIRE) < q->last_enq) {
+        if (!q->lost && q->peer_slot >= 0 && peer_tail < q->last_enq) {
             /* the peer holds our packets unread: alive, it would have acknowledged them */
             held = peer_reachable(q, now, now >= q->next_live_check_ns);
             if (now >= q->next_live_check_ns)
@@ -658,19 +659,21 @@ static void responder(fk_qp *q)
     fk_qslot *s = &G.fab->qps[q->slot];
     if (q->rd.active && read_responses(q))
         return;
-    uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
-    for (uint64_t t = s->tail; t < head; t++) {
-        const fk_ringslot *r = &s->ring[t % FK_RING];
+    uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE), t = s->tail;
+    while (t < head) {
+        const fk_ringslot *r = &s->ring[t++ % FK_RING];
         if (r->h.type == PKT_RESP)
             read_response(q, r);
         else
             request(q, r);
-        __atomic_store_n(&s->tail, t + 1, __ATOMIC_RELEASE);
         if (q->rd.active)
             break; /* responses owed: no more requests until they are out */
     }
     if (q->need_ack && q->peer_slot >= 0 && q->qp.state != IBV_QPS_ERR)
         mailbox(q, 0, 0);
+    /* the ring advances only after the ACK is out: a requester that sees its packets consumed then sees their ACK
+     * (it reads the tail before the mailbox), so a slow responder never looks like a lost packet */
+    __atomic_store_n(&s->tail, t, __ATOMIC_RELEASE);
 }
 
 /* ---- the loop ------------------------------------------------------------------------------------------------- */
