@@ -194,7 +194,8 @@ stitch_status_t st_links_open(st_links *l, struct st_boot *b, const struct st_se
                               st_tp **tp, char *err, size_t errlen);
 void st_links_close(st_links *l); /* every entry's teardown; a zeroed st_links is fine */
 
-/* For STITCH_DEBUG: "1 peers over shm, 2 over tcp" and the notes of the entries in use ("; tcp ..."). */
+/* For STITCH_DEBUG: "1 peers over shm, 2 over tcp" (an entry between the two, verbs, only when it has peers: "1
+ * peers over shm, 2 over verbs, 0 over tcp") and the notes of the entries in use ("; tcp ..."). */
 void st_links_describe(const st_links *l, char *counts, size_t clen, char *notes, size_t nlen);
 
 /* Ranks of the table on my host, me included. */
