@@ -453,7 +453,7 @@ static void requester(fk_qp *q, uint64_t now)
         }
         if (held)
             q->last_progress_ns = now;
-        else if (T && now - q->last_progress_ns >= T) {
+        else if (T && now >= q->last_progress_ns + T) { /* last_progress may be later than now */
             if (q->retry_left-- <= 0) {
                 fail_head(q, IBV_WC_RETRY_EXC_ERR);
                 return;
@@ -529,8 +529,10 @@ static int read_responses(fk_qp *q)
         if (n)
             memcpy(buf, (void *)(uintptr_t)(q->rd.raddr + q->rd.off), n);
         int rc = peer_reachable(q, 0, 0) ? ring_put(q->peer_slot, q->a.dest_qp_num, &h, buf, NULL) : -1;
-        if (rc == 1)
+        if (rc == 1) {
+            fk_kick_slot(q->peer_slot); /* what went in; the rest when the requester has read it (deadline) */
             return 1;
+        }
         q->rd.off += n;
         if (h.last)
             q->rd.active = 0;
@@ -718,8 +720,11 @@ void fk_progress(void)
             peer_lookup(q);
         responder(q);
     }
-    for (fk_qp *q = G.qps; q; q = q->next)
+    for (fk_qp *q = G.qps; q; q = q->next) {
         requester(q, now);
+        if (q->rd.active && (!q->deadline_ns || q->deadline_ns > now + 1000000))
+            q->deadline_ns = now + 1000000; /* READ responses wait for room in the requester's ring */
+    }
     for (fk_chan *ch = G.chans; ch; ch = ch->next) {
         if (ch->armed_ns && now >= ch->armed_ns) {
             uint64_t x;

@@ -148,6 +148,24 @@ static void t_basic(void)
     CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].byte_len == 0 && memcmp(dst, src, 4096) == 0);
     CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 9);
     CHECK(qp_state(&p, 0) == IBV_QPS_RTS && qp_state(&p, 1) == IBV_QPS_RTS);
+    /* 200 KB each way: more than a ring holds (32 packets), so the requester and the READ responder wait for room */
+    enum { B = 200000 };
+    unsigned char *bs = malloc(B), *bd = calloc(1, B);
+    for (int i = 0; i < B; i++)
+        bs[i] = (unsigned char)(i * 31 + 7);
+    struct ibv_mr *mbs = V->reg_mr(p.pd, bs, B, rw_access()), *mbd = V->reg_mr(p.pd, bd, B, rw_access());
+    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, bs, B, mbs->lkey, (uintptr_t)bd, mbd->rkey, 0, IBV_SEND_SIGNALED, 10) ==
+          0);
+    CHECK(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && memcmp(bs, bd, B) == 0);
+    memset(bd, 0, B);
+    CHECK(vp_write(&p, 0, IBV_WR_RDMA_READ, bd, B, mbd->lkey, (uintptr_t)bs, mbs->rkey, 0, IBV_SEND_SIGNALED, 11) ==
+          0);
+    CHECK(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == B &&
+          memcmp(bs, bd, B) == 0);
+    V->dereg_mr(mbs);
+    V->dereg_mr(mbd);
+    free(bs);
+    free(bd);
     V->dereg_mr(ms);
     V->dereg_mr(md);
     V->dereg_mr(mr);
