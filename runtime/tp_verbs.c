@@ -45,7 +45,8 @@
  * waiting 4 s for the timeout). One exception: a failed credit write breaks only its pair, because a peer that
  * has finished its part of the last call may destroy its queue pairs while a credit is on its way to it; that
  * write fails, and must not fail what this rank still does with the others (a peer that really died mid-call is
- * also seen by its control channel, proc.c). The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
+ * also seen by its control channel, proc.c) - unless data writes to that peer are still in flight, which the
+ * failed QP then loses. The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
  * dead peer or path takes to surface, about 0.5 s; a peer process that dies is also seen at once by its control
  * channel (proc.c). Teardown destroys QPs, then MRs, the CQ, the channel, the PD and the context, on every path
  * (a failed setup too: what exists is freed, in that order).
@@ -88,6 +89,7 @@ typedef struct st_vpeer {
     uint32_t rkey;
     st_vcredit in, out;   /* in: the ring I receive into; out: the peer's ring, as I fill it */
     int sq_used;
+    int data_out;         /* data writes posted and not completed */
     uint32_t credit_due;  /* a credit consume could not post yet (send queue full): sent with the next */
     int broken;           /* this pair failed: why says how */
     char why[300];
@@ -136,6 +138,7 @@ static void st_vx_break(st_vx *x, int peer, int credit, const char *fmt, ...)
     st_vpeer *p = peer >= 0 ? &x->peer[peer] : NULL;
     if (p && p->broken)
         return;
+    credit = credit && p && p->data_out == 0; /* with data in flight, the data is lost too */
     char cause[256], why[300];
     va_list ap;
     va_start(ap, fmt);
@@ -246,6 +249,7 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
     }
     if (kind != ST_WR_RECV) {
         p->sq_used--;
+        p->data_out -= kind == ST_WR_DATA;
         st_vcredit_flush(p);
         return;
     }
@@ -333,6 +337,7 @@ static ssize_t st_vsend(st_tp *t, const void *buf, size_t len, char *err, size_t
         if (st_vpost_write(p, ST_WR_DATA, off, n, (uint32_t)n) != 0)
             break;
         st_vcredit_wrote(&p->out, n);
+        p->data_out++;
         done += n;
     }
     if (st_vbroken(p))
