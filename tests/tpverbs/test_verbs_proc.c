@@ -239,15 +239,16 @@ static char fabric_id[64];
 
 static int fake_setup(void)
 {
+    /* the IB timer formulas unscaled (timeout 14: 67 ms, 8 tries ~0.5 s): the emulator progresses only inside verbs
+     * calls, and on a loaded 2-core host a peer descheduled for the scaled 4 ms x 8 looked dead (a spurious
+     * RETRY_EXC_ERR, seen in the suite); a real NIC acknowledges without its process. Set before the fabric is
+     * made: the emulator reads it once per process, and the ranks are forked from this one. */
+    setenv("STITCH_FAKE_TIME_DIV", "1", 1);
     if (st_fake_fabric_create(fabric_id, sizeof fabric_id) != 0) {
         printf("# st_fake_fabric_create: %s\n", strerror(errno));
         return 0;
     }
     setenv("STITCH_FAKE_FABRIC", fabric_id, 1);
-    /* the IB timer formulas unscaled (timeout 14: 67 ms, 8 tries ~0.5 s): the emulator progresses only inside verbs
-     * calls, and on a loaded 2-core host a peer descheduled for the scaled 4 ms x 8 looked dead (a spurious
-     * RETRY_EXC_ERR, seen once in the suite); a real NIC acknowledges without its process */
-    setenv("STITCH_FAKE_TIME_DIV", "1", 1);
     st_verbs_set_api(st_fake_api());
     use_fake = 1;
     return 1;
