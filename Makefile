@@ -27,7 +27,7 @@ CTEST      ?= ctest
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
 # the network-namespace tests; clang for `make werror` (and the libFuzzer target of the front end).
-DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2
+DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev
 
 # cmake --build runs make underneath: keep its "Entering directory" lines out of the log.
 MAKEFLAGS += --no-print-directory

@@ -1103,7 +1103,7 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, c
     }
     me->ip = ip, me->port = sa.sin_port, me->pid = (uint32_t)getpid();
     me->host = st_host_id(me->hostname, sizeof me->hostname);
-    me->tag = o->tag, me->cats = o->cats;
+    me->tag = o->tag, me->cats = o->cats, me->verbs = (uint8_t)o->verbs;
     snprintf(me->cats_text, sizeof me->cats_text, "%s", o->cats_text ? o->cats_text : "");
     return lfd;
 }

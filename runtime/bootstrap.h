@@ -43,7 +43,8 @@ const char *st_launcher_env(const char *name);
 typedef struct st_peer_info {
     uint32_t ip;       /* network order */
     uint16_t port;     /* network order */
-    uint16_t pad;
+    uint8_t verbs;     /* st_boot_opts.verbs: the link layer of a usable RDMA device (tp_verbs.h), 0: none */
+    uint8_t pad;
     uint32_t pid;
     uint64_t host;     /* identity of the host (hostname, boot id, network namespace): equal means shm works */
     uint64_t tag;      /* the caller's st_boot_opts.tag, for checks of what every rank must agree on */
@@ -71,6 +72,7 @@ typedef struct st_boot_opts {
     const char *secret;   /* STITCH_SECRET; NULL: the unique id's, a loopback job's local one, or the job id */
     uint64_t cats;        /* published as my st_peer_info.cats (registry.c checks that every rank agrees) */
     const char *cats_text; /* published as my st_peer_info.cats_text; NULL: "" */
+    int verbs;            /* published as my st_peer_info.verbs (proc.c probes the device before the bootstrap) */
 } st_boot_opts;
 
 /* Run the three phases. On failure nothing is left open. */

@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "st_steptab.h"
+#include "tp_verbs.h"
 #include "transport.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
@@ -654,6 +655,58 @@ static stitch_status_t st_load_ifname(const st_tunable *t, const char *env, cons
                                       st_settings *out, char *err, size_t errlen)
 {
     out->socket_ifname = env && *env ? env : NULL;
+    return STITCH_OK;
+}
+
+/* STITCH_IB_DEV: checked by st_ib_dev_match against a dummy name, so a malformed list fails at init. */
+static stitch_status_t st_load_ib_dev(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    out->ib_dev = env && *env ? env : NULL;
+    if (out->ib_dev && st_ib_dev_match(out->ib_dev, "", 1, err, errlen) < 0)
+        return STITCH_ERR_CONFIG;
+    return STITCH_OK;
+}
+
+/* STITCH_IB_GID_INDEX: 0 to 255; unset is -1 (the transport picks, st_gid_pick). */
+static stitch_status_t st_load_ib_gid(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    const char *s = env;
+    unsigned long long v;
+    out->ib_gid_index = -1;
+    if (!env)
+        return STITCH_OK;
+    if (!st_digits(&s, 255, &v) || *s) {
+        snprintf(err, errlen, "%s='%s': expected a GID index between 0 and 255", t->name, env);
+        return STITCH_ERR_CONFIG;
+    }
+    out->ib_gid_index = (int)v;
+    return STITCH_OK;
+}
+
+/* STITCH_IB_RING_BYTES: a power of two, 4 KiB to 8 MiB (a credit's immediate carries 24 bits of bytes). */
+static stitch_status_t st_load_ib_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                       st_settings *out, char *err, size_t errlen)
+{
+    const char *v = st_value(t, env);
+    if (st_parse_pow2(t->name, v, &out->ib_ring_bytes, err, errlen) != STITCH_OK ||
+        out->ib_ring_bytes > ((size_t)8 << 20)) {
+        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 8m (suffix k or m)", t->name, v);
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+/* STITCH_IBVERBS_LIB: read by verbs_load.c itself (once per process, before any settings); only its form here. */
+static stitch_status_t st_load_ibverbs_lib(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                           st_settings *out, char *err, size_t errlen)
+{
+    (void)out;
+    if (env && !*env) {
+        snprintf(err, errlen, "%s is set but empty: expected a path or library name", t->name);
+        return STITCH_ERR_CONFIG;
+    }
     return STITCH_OK;
 }
 

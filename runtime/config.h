@@ -90,6 +90,9 @@ typedef struct st_settings {
     char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */
     const char *socket_ifname;                 /* interface spec for tcp and the bootstrap; NULL: not set */
     const char *secret;                        /* the job's shared secret; NULL: the launcher's or the id's */
+    const char *ib_dev;                        /* STITCH_IB_DEV (tp_verbs.h's st_ib_dev_match); NULL: any */
+    int ib_gid_index;                          /* STITCH_IB_GID_INDEX; -1: chosen (st_gid_pick) */
+    size_t ib_ring_bytes;                      /* STITCH_IB_RING_BYTES: each verbs receive ring, 4 KiB to 8 MiB */
     /* HCCL's variables */
     st_hccl_algo hccl_algo;                    /* all ST_HA_DEFAULT when not given */
     const char *hccl_algo_text;                /* as given; NULL: not given */

@@ -1,7 +1,7 @@
 /* proc.c - process-mode communicators: bootstrap, transports (transport.h: chosen, set up and connected by
  * st_links_open), control channels, waiting (proc.h).
  *
- * Tunables of process mode (STITCH_TRANSPORT, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_TCP_CC,
+ * Tunables of process mode (STITCH_TRANSPORT, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_TCP_CC, STITCH_IB_*,
  * STITCH_SPIN_US, STITCH_SOCKET_IFNAME, STITCH_SECRET) are read and checked by config.c with the others and arrive here in
  * st_settings. STITCH_SPIN_US unset means 500 us, or 1000 us when the host runs more ranks of the communicator
  * than it has cores: such a rank yields the core after every fruitless poll, so the peer it waits for (often on
@@ -37,6 +37,7 @@
 #include "placement.h"
 #include "proc.h"
 #include "registry.h"
+#include "tp_verbs.h"
 
 #define ST_CTRL_MAGIC 0x53544331u /* "STC1" */
 enum { ST_CTRL_ABORT = 2, ST_CTRL_BYE = 3, ST_CTRL_QUERY = 4, ST_CTRL_ANSWER = 5 };
@@ -79,7 +80,12 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, cons
     char cats[64], counts[160], notes[256];
     st_reg_describe(reg, cats, sizeof cats);
     st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_tp_need_data, (void *)s, s->secret, st_reg_hash(reg),
-                      cats};
+                      cats, ST_VERBS_NONE};
+#ifdef STITCH_HAVE_VERBS
+    int vi = st_tp_find("verbs");
+    if (s->transport == ST_TP_AUTO || s->transport == vi) /* a device to offer the peers (tp_verbs.c) */
+        o.verbs = st_tp_verbs_probe(s, counts, sizeof counts);
+#endif
     stitch_status_t st = st_boot_run(env, &o, &pr->boot, err, errlen);
     if (st == STITCH_OK)
         st = st_links_open(&pr->links, &pr->boot, s, timeout_ms, pr->tp, err, errlen);

@@ -1,8 +1,9 @@
 /* transport.c - the table of transports and the one function that chooses among them (transport.h).
  *
  * Preference order is table order, as in NCCL's ncclTransports: the first entry that can connect a pair connects
- * it. shm before tcp because a copy through a shared ring beats the kernel's loopback (docs/performance.md); a
- * verbs entry would go between them (tcp reaches every pair, so it stays last, the one that always can).
+ * it. shm before tcp because a copy through a shared ring beats the kernel's loopback (docs/performance.md); verbs
+ * goes between them (tcp reaches every pair, so it stays last, the one that always can). verbs is in the table only
+ * in builds that found <infiniband/verbs.h> (STITCH_HAVE_VERBS); its library is looked for at run time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,15 @@
 #include "transport.h"
 
 extern const st_transport st_transport_shm, st_transport_tcp;
+#ifdef STITCH_HAVE_VERBS
+extern const st_transport st_transport_verbs;
+#endif
 
-const st_transport *const st_transports[] = {&st_transport_shm, &st_transport_tcp};
+const st_transport *const st_transports[] = {&st_transport_shm,
+#ifdef STITCH_HAVE_VERBS
+                                             &st_transport_verbs,
+#endif
+                                             &st_transport_tcp};
 const int st_ntransports = (int)(sizeof st_transports / sizeof *st_transports);
 _Static_assert(sizeof st_transports / sizeof *st_transports <= ST_TP_MAX, "raise ST_TP_MAX (transport.h)");
 

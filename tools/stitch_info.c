@@ -10,7 +10,9 @@
  * loaded by the library's own loader (st_settings_load_origin), so a malformed value fails here with the message
  * communicator creation would give, naming the variable, and exit status 1. Algorithm names are checked against
  * the built-in catalogue only: a communicator given its own catalogues may know more, so an unknown name is a
- * warning here (stderr), not a failure. Bad command lines exit 2.
+ * warning here (stderr), not a failure. Then the verbs devices the transport sees: per device its ports (state, link
+ * layer, active MTU, LID) and non-empty GIDs, or why there are none (no libibverbs, no device). Bad command lines
+ * exit 2.
  *
  *   stitch-info --topo FILE     (or with STITCH_TOPO set)
  *
@@ -33,6 +35,7 @@
 #include "groups.h"
 #include "registry.h"
 #include "st_topofile.h"
+#include "tp_verbs.h"
 #include "stitch.h"
 
 #define PROG "stitch-info"
@@ -311,6 +314,11 @@ int main(int argc, char **argv)
     print_tunables(&o);
     print_hccl_levels(&s, &o);
     print_selection(&s);
+#ifdef STITCH_HAVE_VERBS
+    st_tp_verbs_describe(stdout, &s);
+#else
+    printf("verbs: not built (no <infiniband/verbs.h> at build time: libibverbs-dev)\n");
+#endif
     if (topo)
         return print_topology(topo, NULL);
     return s.topo ? print_topology(s.topo, s.topo_source) : 0;

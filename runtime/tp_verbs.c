@@ -1,0 +1,845 @@
+/* tp_verbs.c - the verbs transport: an entry of transport.c's table for pairs whose ranks both have a usable RDMA
+ * device (st_peer_info.verbs, published in the bootstrap's first phase), one RC queue pair per peer, every call
+ * through verbs.h's table (libibverbs loaded at run time, or a test's emulator).
+ *
+ * The stream (transport.h) over one-sided writes. Each rank registers, per verbs peer, a receive ring (a power of
+ * two, STITCH_IB_RING_BYTES, REMOTE_WRITE) and a staging ring of the peer's ring size (LOCAL only); setup swaps
+ * QPN, PSN, LID, GID, ring address, rkey and size over the pair's control channel. send copies the caller's
+ * bytes into the staging ring at the stream position and posts an RDMA WRITE_WITH_IMM of them to the same offset
+ * of the peer's ring, in pieces of at most 64 KiB (the receiver starts reducing a large message while the rest is
+ * on the wire), the immediate holding the length. The receiver learns of the bytes only from the receive
+ * completion the immediate consumes: RC completes them in order, and the bytes of a write are all visible once
+ * its completion is (one write does not say which of its bytes land last, so no tag in the data could publish
+ * them as a store does in shm). So the receive ring is a byte stream with tcp's staging ring's layout: 64-byte
+ * aligned, a power of two, wrapping only at 64-byte stream positions (a write never wraps: it is cut at the
+ * ring's end), and peek shows the bytes arrived, in place, for the executor to reduce from.
+ *
+ * Credits (verbs_logic.c's st_vcredit). consume returns the space with a zero-length WRITE_WITH_IMM whose
+ * immediate carries the bytes freed and the data writes seen since the last credit: so both halves of the
+ * flow control (ring bytes and the receiver's posted receives) travel in one message and no memory is polled.
+ * A sender keeps at most ST_VCREDIT_WRITES data writes not covered by a credit, a receiver sends at most two
+ * credits per data write, so 4 x ST_VCREDIT_WRITES receives per queue pair (reposted as each is polled) are
+ * never exhausted and no RNR can occur (rnr_retry is still 7, the hardware's "forever", for safety).
+ *
+ * Why no registration cache for user buffers. A zero-copy send would write from the caller's buffer into the
+ * peer's ring; but send returns with the bytes accepted, and the executor reuses that memory at once (headers on
+ * its stack, work-buffer units that later steps overwrite), so the write would have to complete before send
+ * returns: a round trip per send, slower than the one memcpy into the staging ring (the same copy shm's producer
+ * makes). Saving a copy needs the one-sided path transport.h describes (the peer's buffer address and key per
+ * call), a change of the call model; a cache belongs to that path, not to this one.
+ *
+ * Waking. One completion queue per communicator with one completion channel, shared by every peer's QP (sends,
+ * receives, credits). pollfd hands proc.c an epoll descriptor holding the channel, the context's async-event
+ * descriptor and an eventfd: before a rank sleeps, pollfd arms the CQ and polls it once more, and signals the
+ * eventfd when that found something, so no completion between the last look and the arm is slept through. Any
+ * peek or send drains the channel, the async events and the CQ (the progress of every peer), so a level-triggered
+ * poll never returns at once for an event already handled.
+ *
+ * Failures. An error completion (its wr_id names the peer) or an async event on a QP (QP fatal, access error)
+ * breaks that pair; port down, device fatal or a CQ error break every pair. The first cause is kept, and every
+ * later send to the peer, and every peek once the bytes that arrived before are used, fails with it ("rank 2 (pid
+ * 41 on b): verbs on mlx5_0 port 1: an RDMA write to it completed with "transport retry counter exceeded""),
+ * which the executor turns into an abort that the control channels carry to every rank. Per pair, not per
+ * communicator, because a peer that has finished its part of the last call may destroy its queue pairs while a
+ * credit is still on its way to it: that write fails, and must not fail what this rank still does with others. The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
+ * dead peer or path takes to surface, about 0.5 s; a peer process that dies is also seen at once by its control
+ * channel (proc.c). Teardown destroys QPs, then MRs, the CQ, the channel, the PD and the context, on every path
+ * (a failed setup too: what exists is freed, in that order).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tp_verbs.h"
+#include "transport.h"
+#include "verbs.h"
+
+#define ST_VCHUNK ((size_t)64 << 10)        /* bytes per data write */
+#define ST_VRQ (4 * ST_VCREDIT_WRITES)      /* receives posted per QP */
+#define ST_VSQ (4 * ST_VCREDIT_WRITES)      /* send queue depth per QP */
+#define ST_VMAGIC 0x53545631u               /* "STV1" */
+enum { ST_WR_RECV = 0, ST_WR_DATA = 1, ST_WR_CREDIT = 2 };
+
+typedef struct st_vx st_vx;
+
+/* One peer: its queue pair, my receive ring from it, my staging ring toward it, the credits both ways. */
+typedef struct st_vpeer {
+    st_tp base;
+    st_vx *x;
+    struct ibv_qp *qp;
+    char *rx, *stage;
+    struct ibv_mr *rx_mr, *stage_mr;
+    uint64_t raddr;
+    uint32_t rkey;
+    st_vcredit in, out;   /* in: the ring I receive into; out: the peer's ring, as I fill it */
+    int sq_used;
+    uint32_t credit_due;  /* a credit consume could not post yet (send queue full): sent with the next */
+    int broken;           /* this pair failed: why says how */
+    char why[300];
+} st_vpeer;
+
+/* What two ranks swap in setup, per pair. */
+typedef struct st_vinfo {
+    uint32_t magic, qpn, psn, rkey;
+    uint64_t addr, cap;
+    uint16_t lid;
+    uint8_t mtu, link;
+    uint32_t pad;
+    uint8_t gid[16];
+} st_vinfo;
+
+struct st_vx {
+    const st_verbs_api *api;
+    st_links *l;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_comp_channel *ch;
+    struct ibv_cq *cq;
+    int epfd, evfd;
+    int armed;
+    uint8_t port;
+    int gid_index, eth;
+    struct ibv_port_attr pattr;
+    union ibv_gid gid;
+    char dev[64];
+    st_vpeer *peer;       /* per rank; qp NULL for ranks not over verbs */
+    int ready;            /* setup completed: every verbs peer's QP is connected */
+    int broken;           /* the device failed (port down, CQ error): every pair is cut off */
+    char why[300];        /* how, said by every later send and peek */
+};
+
+/* ---- failures ----------------------------------------------------------------------------------------------- */
+
+static void st_vx_break(st_vx *x, int peer, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void st_vx_break(st_vx *x, int peer, const char *fmt, ...)
+{
+    int *broken = peer >= 0 ? &x->peer[peer].broken : &x->broken;
+    char *why = peer >= 0 ? x->peer[peer].why : x->why;
+    if (*broken)
+        return; /* the first cause is the one to tell (a QP in error then flushes everything else) */
+    char cause[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cause, sizeof cause, fmt, ap);
+    va_end(ap);
+    *broken = 1;
+    snprintf(why, 300, "verbs on %.60s port %u: %.200s", x->dev, x->port, cause);
+}
+
+static int st_vbroken(const st_vpeer *p)
+{
+    return p->broken || p->x->broken;
+}
+
+static const char *st_wr_what(int kind)
+{
+    return kind == ST_WR_RECV ? "a receive" : kind == ST_WR_DATA ? "an RDMA write to it" : "a credit write to it";
+}
+
+/* ---- progress: completions, async events ------------------------------------------------------------------- */
+
+static int st_vpost_recv(st_vpeer *p, int peer)
+{
+    struct ibv_recv_wr wr = {.wr_id = (uint64_t)peer << 2 | ST_WR_RECV, .sg_list = NULL, .num_sge = 0}, *bad;
+    return p->x->api->post_recv(p->qp, &wr, &bad);
+}
+
+static int st_vpost_write(st_vpeer *p, int kind, size_t off, size_t len, uint32_t imm)
+{
+    struct ibv_sge sge = {(uint64_t)(uintptr_t)(p->stage + off), (uint32_t)len, p->stage_mr ? p->stage_mr->lkey : 0};
+    struct ibv_send_wr wr, *bad;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = (uint64_t)p->base.peer << 2 | (uint64_t)kind;
+    wr.sg_list = len ? &sge : NULL;
+    wr.num_sge = len ? 1 : 0;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(imm);
+    wr.wr.rdma.remote_addr = p->raddr + off;
+    wr.wr.rdma.rkey = p->rkey;
+    int rc = p->x->api->post_send(p->qp, &wr, &bad);
+    if (rc == 0)
+        p->sq_used++;
+    else
+        st_vx_break(p->x, p->base.peer, "posting %s failed: %s", st_wr_what(kind), strerror(rc));
+    return rc;
+}
+
+/* Post a due credit when the send queue has room. */
+static void st_vcredit_flush(st_vpeer *p)
+{
+    if (p->credit_due && p->sq_used < ST_VSQ && !st_vbroken(p) && st_vpost_write(p, ST_WR_CREDIT, 0, 0, p->credit_due) == 0)
+        p->credit_due = 0;
+}
+
+static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
+{
+    int peer = (int)(wc->wr_id >> 2), kind = (int)(wc->wr_id & 3);
+    if (peer < 0 || peer >= x->l->boot->size || !x->peer[peer].qp) {
+        st_vx_break(x, -1, "a completion with an unknown work request id %llu", (unsigned long long)wc->wr_id);
+        return;
+    }
+    st_vpeer *p = &x->peer[peer];
+    if (p->broken)
+        return; /* its QP is in error: the rest are flushes */
+    if (wc->status != IBV_WC_SUCCESS) {
+        st_vx_break(x, peer, "%s completed with \"%s\" (status %d, vendor error 0x%x)%s", st_wr_what(kind),
+                    x->api->wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
+                    wc->status == IBV_WC_RETRY_EXC_ERR ? ": the peer or the path to it is gone" : "");
+        return;
+    }
+    if (kind != ST_WR_RECV) {
+        p->sq_used--;
+        st_vcredit_flush(p);
+        return;
+    }
+    uint32_t imm = ntohl(wc->imm_data);
+    if (!(wc->wc_flags & IBV_WC_WITH_IMM))
+        st_vx_break(x, peer, "a receive completed without an immediate (opcode %d)", (int)wc->opcode);
+    else if (imm & ST_VIMM_CREDIT)
+        st_vcredit_returned(&p->out, imm);
+    else if (p->in.head + imm - p->in.tail > p->in.cap)
+        st_vx_break(x, peer, "it wrote %u bytes past my ring's free space", imm);
+    else
+        st_vcredit_arrived(&p->in, imm);
+    if (!st_vbroken(p) && st_vpost_recv(p, peer) != 0)
+        st_vx_break(x, peer, "reposting a receive failed");
+}
+
+static void st_vx_async(st_vx *x)
+{
+    struct ibv_async_event ev;
+    while (x->api->get_async_event(x->ctx, &ev) == 0) {
+        enum ibv_event_type t = ev.event_type;
+        int peer = -1;
+        if (t == IBV_EVENT_QP_FATAL || t == IBV_EVENT_QP_REQ_ERR || t == IBV_EVENT_QP_ACCESS_ERR)
+            for (int j = 0; j < x->l->boot->size; j++)
+                if (x->peer[j].qp && x->peer[j].qp == ev.element.qp)
+                    peer = j;
+        int fatal = peer >= 0 || t == IBV_EVENT_PORT_ERR || t == IBV_EVENT_DEVICE_FATAL || t == IBV_EVENT_CQ_ERR ||
+                    t == IBV_EVENT_SRQ_ERR;
+        if (fatal && (t != IBV_EVENT_PORT_ERR || ev.element.port_num == x->port))
+            st_vx_break(x, peer, "async event \"%s\"", x->api->event_type_str(t));
+        x->api->ack_async_event(&ev);
+    }
+}
+
+/* Everything that happened: channel events, async events, completions; and credits that waited. */
+static void st_vx_progress(st_vx *x)
+{
+    struct ibv_cq *cq;
+    void *cqctx;
+    uint64_t v;
+    while (x->api->get_cq_event(x->ch, &cq, &cqctx) == 0) { /* the channel is non-blocking: -1 when none */
+        x->api->ack_cq_events(cq, 1);
+        x->armed = 0;
+    }
+    if (read(x->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+        st_vx_break(x, -1, "reading its eventfd: %s", strerror(errno));
+    st_vx_async(x);
+    struct ibv_wc wc[32];
+    int n;
+    while ((n = x->api->poll_cq(x->cq, 32, wc)) > 0)
+        for (int i = 0; i < n; i++)
+            st_vx_complete(x, &wc[i]);
+    if (n < 0)
+        st_vx_break(x, -1, "polling the completion queue failed (%d)", n);
+}
+
+/* ---- the stream ---------------------------------------------------------------------------------------------- */
+
+/* The failure as the stream to p reports it, naming the peer: its pair's, or the device's (every peer's). */
+static ssize_t st_vx_failed(const st_vpeer *p, char *err, size_t errlen)
+{
+    const st_peer_info *pi = &p->x->l->boot->peers[p->base.peer];
+    snprintf(err, errlen, "rank %d (pid %u on %s)%s: %s", p->base.peer, pi->pid, pi->hostname,
+             p->broken ? "" : " and every other verbs peer", p->broken ? p->why : p->x->why);
+    return -1;
+}
+
+
+static ssize_t st_vsend(st_tp *t, const void *buf, size_t len, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    st_vx *x = p->x;
+    st_vx_progress(x);
+    size_t done = 0;
+    while (!st_vbroken(p) && done < len && p->sq_used < ST_VSQ - 1) { /* one slot kept for a credit */
+        size_t n = st_vcredit_room(&p->out, len - done < ST_VCHUNK ? len - done : ST_VCHUNK);
+        if (n == 0)
+            break;
+        size_t off = (size_t)(p->out.wpos & (p->out.cap - 1));
+        memcpy(p->stage + off, (const char *)buf + done, n);
+        if (st_vpost_write(p, ST_WR_DATA, off, n, (uint32_t)n) != 0)
+            break;
+        st_vcredit_wrote(&p->out, n);
+        done += n;
+    }
+    if (st_vbroken(p))
+        return st_vx_failed(p, err, errlen);
+    return (ssize_t)done;
+}
+
+static ssize_t st_vpeek(st_tp *t, const void **ptr, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    st_vx_progress(p->x);
+    size_t used = (size_t)(p->in.head - p->in.tail), at = (size_t)(p->in.tail & (p->in.cap - 1));
+    if (used == 0 && st_vbroken(p)) /* what arrived before the failure is still good */
+        return st_vx_failed(p, err, errlen);
+    size_t contig = p->in.cap - at;
+    *ptr = p->rx + at;
+    return (ssize_t)(used < contig ? used : contig);
+}
+
+static void st_vconsume(st_tp *t, size_t n)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    uint32_t imm = st_vcredit_consumed(&p->in, n);
+    if (imm)
+        p->credit_due = p->credit_due ? ((p->credit_due & ~ST_VIMM_CREDIT) + (imm & ~ST_VIMM_CREDIT)) | ST_VIMM_CREDIT
+                                      : imm;
+    st_vcredit_flush(p);
+}
+
+/* Arm the CQ before a sleep, then look once more: what came in between sets the eventfd, so poll returns. */
+static int st_vpollfd(const st_tp *t, short *events)
+{
+    st_vx *x = ((const st_vpeer *)t)->x;
+    *events = POLLIN;
+    if (!x->armed && !x->broken) {
+        if (x->api->req_notify_cq(x->cq, 0) == 0)
+            x->armed = 1;
+        struct ibv_wc wc[8];
+        int n = x->api->poll_cq(x->cq, 8, wc), any = n != 0;
+        for (int i = 0; i < n; i++)
+            st_vx_complete(x, &wc[i]);
+        uint64_t one = 1;
+        if ((any || !x->armed) && write(x->evfd, &one, sizeof one) < 0)
+            (void)0; /* a full eventfd counter is readable anyway */
+    }
+    return x->epfd;
+}
+
+static void st_vclose(st_tp *t)
+{
+    (void)t; /* the peer's resources are the entry's: teardown frees them */
+}
+
+static const st_tp_ops st_verbs_ops = {
+    .name = "verbs", .send = st_vsend, .peek = st_vpeek, .consume = st_vconsume, .pollfd = st_vpollfd,
+    .close = st_vclose, .sendv = NULL};
+
+/* ---- choosing the device, port and GID ---------------------------------------------------------------------- */
+
+/* RoCE GID types from sysfs (RXE, mlx5: "RoCE v2" / "IB/RoCE v1"); 0 where there is no such file (an emulator). */
+static int st_gid_type(const char *dev, int port, int index)
+{
+    char path[256], v[32] = "";
+    snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%d", dev, port, index);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(v, sizeof v, f))
+        v[0] = '\0';
+    fclose(f);
+    return strstr(v, "v2") ? 2 : v[0] ? 1 : 0;
+}
+
+/* The GID index of an open port: st_gid_pick over its table. */
+static int st_vgid(const st_verbs_api *a, struct ibv_context *ctx, const char *dev, int port,
+                   const struct ibv_port_attr *pa, int force, char *why, size_t whylen)
+{
+    int n = pa->gid_tbl_len > 0 && pa->gid_tbl_len < 256 ? pa->gid_tbl_len : 256;
+    st_gid_slot *s = calloc((size_t)n, sizeof *s);
+    if (!s) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        union ibv_gid g;
+        if (a->query_gid(ctx, (uint8_t)port, i, &g) == 0)
+            memcpy(s[i].raw, g.raw, 16), s[i].type = st_gid_type(dev, port, i);
+    }
+    int gi = st_gid_pick(s, n, pa->link_layer == IBV_LINK_LAYER_ETHERNET, force, why, whylen);
+    free(s);
+    return gi;
+}
+
+/* The first device and ACTIVE port STITCH_IB_DEV allows (opened into x when x is given), with its GID. Returns
+ * ST_VERBS_IB / _ETH, or ST_VERBS_NONE with why. */
+static int st_vpick(const st_verbs_api *a, const st_settings *s, st_vx *x, char *why, size_t whylen)
+{
+    int num = 0, found = ST_VERBS_NONE;
+    struct ibv_device **list = a->get_device_list(&num);
+    char last[200] = "";
+    if (!list || num == 0) {
+        snprintf(why, whylen, "%s found no RDMA device%s%s", a->name, errno && !list ? ": " : "",
+                 errno && !list ? strerror(errno) : "");
+        if (list)
+            a->free_device_list(list);
+        return ST_VERBS_NONE;
+    }
+    snprintf(last, sizeof last, "no device and ACTIVE port matches STITCH_IB_DEV='%s'", s->ib_dev ? s->ib_dev : "");
+    for (int d = 0; d < num && found == ST_VERBS_NONE; d++) {
+        const char *name = a->get_device_name(list[d]);
+        struct ibv_context *ctx = a->open_device(list[d]);
+        struct ibv_device_attr da;
+        if (!ctx) {
+            snprintf(last, sizeof last, "opening %s failed: %s", name, strerror(errno));
+            continue;
+        }
+        int nports = a->query_device(ctx, &da) == 0 ? da.phys_port_cnt : 1;
+        for (int port = 1; port <= nports && found == ST_VERBS_NONE; port++) {
+            struct ibv_port_attr pa;
+            int m = st_ib_dev_match(s->ib_dev, name, port, why, whylen), gi;
+            if (m < 0) {
+                a->close_device(ctx), a->free_device_list(list);
+                return ST_VERBS_NONE;
+            }
+            if (!m || a->query_port(ctx, (uint8_t)port, &pa) != 0)
+                continue;
+            if (pa.state != IBV_PORT_ACTIVE) {
+                snprintf(last, sizeof last, "%s port %d is not ACTIVE (state %d)", name, port, (int)pa.state);
+                continue;
+            }
+            if ((gi = st_vgid(a, ctx, name, port, &pa, s->ib_gid_index, last, sizeof last)) < 0)
+                continue;
+            found = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? ST_VERBS_ETH : ST_VERBS_IB;
+            if (x) {
+                x->ctx = ctx, x->port = (uint8_t)port, x->pattr = pa, x->gid_index = gi;
+                x->eth = found == ST_VERBS_ETH;
+                snprintf(x->dev, sizeof x->dev, "%s", name);
+                if (a->query_gid(ctx, (uint8_t)port, gi, &x->gid) != 0)
+                    memset(&x->gid, 0, sizeof x->gid);
+            }
+        }
+        if (!x || found == ST_VERBS_NONE)
+            a->close_device(ctx);
+    }
+    a->free_device_list(list);
+    if (found == ST_VERBS_NONE)
+        snprintf(why, whylen, "%s", last);
+    return found;
+}
+
+static char st_vprobe_why[300];
+
+int st_tp_verbs_probe(const st_settings *s, char *why, size_t whylen)
+{
+    char w[300];
+    static int said;
+    const st_verbs_api *a = st_verbs_get(w, sizeof w);
+    int found = a ? st_vpick(a, s, NULL, w, sizeof w) : ST_VERBS_NONE;
+    if (found != ST_VERBS_NONE) {
+        st_vprobe_why[0] = '\0';
+        return found;
+    }
+    snprintf(st_vprobe_why, sizeof st_vprobe_why, "%s%.270s", a ? "" : "verbs unavailable: ", w);
+    snprintf(why, whylen, "%s", st_vprobe_why);
+    if (st_debug() && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "stitch: pid %d: no verbs transport: %s; process mode uses tcp between hosts\n",
+                (int)getpid(), st_vprobe_why);
+    return ST_VERBS_NONE;
+}
+
+const char *st_tp_verbs_why(void)
+{
+    return st_vprobe_why;
+}
+
+/* ---- the entry ------------------------------------------------------------------------------------------------ */
+
+static int st_verbs_can_connect(const st_peer_info *me, const st_peer_info *peer, char *why, size_t whylen)
+{
+    if (me->verbs != ST_VERBS_NONE && me->verbs == peer->verbs)
+        return 1;
+    if (me->verbs == ST_VERBS_NONE)
+        snprintf(why, whylen, "this rank has no usable RDMA device (%s)",
+                 st_vprobe_why[0] ? st_vprobe_why : "verbs not probed: STITCH_TRANSPORT names another transport");
+    else if (peer->verbs == ST_VERBS_NONE)
+        snprintf(why, whylen, "pid %u on %s has no usable RDMA device", peer->pid, peer->hostname);
+    else
+        snprintf(why, whylen, "their devices have different link layers (InfiniBand and Ethernet)");
+    return 0;
+}
+
+/* Write or read all of buf on a control socket before the deadline. */
+static int st_vio(int fd, void *buf, size_t len, int writing, const struct timespec *at)
+{
+    for (size_t done = 0; done < len;) {
+        if (st_poll1(fd, writing ? POLLOUT : POLLIN, at) <= 0)
+            return -1;
+        ssize_t n = writing ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : recv(fd, (char *)buf + done, len - done, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return -1;
+        done += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+static struct ibv_mr *st_vreg(st_vx *x, size_t cap, int remote, char **buf)
+{
+    if (!(*buf = aligned_alloc(4096, cap)))
+        return NULL;
+    memset(*buf, 0, cap); /* touched now: the first pass through a fresh ring costs no faults (tp_tcp.c) */
+    return x->api->reg_mr(x->pd, *buf, cap, IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE : 0));
+}
+
+/* The device, PD, channel, CQ and the epoll set; then per peer a ring, a QP in INIT with its receives posted. */
+static int st_vx_open(st_vx *x, int npeers, char *why, size_t whylen)
+{
+    const st_settings *s = x->l->s;
+    if (st_vpick(x->api, s, x, why, whylen) == ST_VERBS_NONE)
+        return -1;
+    struct epoll_event ev = {.events = EPOLLIN};
+    if (!(x->pd = x->api->alloc_pd(x->ctx)) || !(x->ch = x->api->create_comp_channel(x->ctx)) ||
+        !(x->cq = x->api->create_cq(x->ctx, npeers * (ST_VSQ + ST_VRQ) + 1, x, x->ch, 0))) {
+        snprintf(why, whylen, "%s: creating %s failed: %s", x->dev, !x->pd ? "a PD" : !x->ch ? "a completion channel" :
+                 "a CQ", strerror(errno));
+        return -1;
+    }
+    if ((x->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (x->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+        fcntl(x->ch->fd, F_SETFL, fcntl(x->ch->fd, F_GETFL) | O_NONBLOCK) != 0 ||
+        fcntl(x->ctx->async_fd, F_SETFL, fcntl(x->ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0 ||
+        epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->ch->fd, &ev) != 0 ||
+        epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->ctx->async_fd, &ev) != 0 ||
+        epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->evfd, &ev) != 0) {
+        snprintf(why, whylen, "%s: setting up its wake-up descriptors: %s", x->dev, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int st_vqp_init(st_vx *x, st_vpeer *p, int j, char *why, size_t whylen)
+{
+    struct ibv_qp_init_attr ia;
+    memset(&ia, 0, sizeof ia);
+    ia.send_cq = ia.recv_cq = x->cq;
+    ia.cap.max_send_wr = ST_VSQ, ia.cap.max_recv_wr = ST_VRQ;
+    ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+    ia.qp_type = IBV_QPT_RC;
+    struct ibv_qp_attr qa;
+    memset(&qa, 0, sizeof qa);
+    qa.qp_state = IBV_QPS_INIT, qa.pkey_index = 0, qa.port_num = x->port;
+    qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    size_t cap = x->l->s->ib_ring_bytes;
+    p->in.cap = cap;
+    int rc;
+    if (!(p->rx_mr = st_vreg(x, cap, 1, &p->rx))) {
+        snprintf(why, whylen, "registering a %zu-byte receive ring for rank %d: %s", cap, j, strerror(errno));
+        return -1;
+    }
+    if (!(p->qp = x->api->create_qp(x->pd, &ia))) {
+        snprintf(why, whylen, "creating the queue pair for rank %d: %s", j, strerror(errno));
+        return -1;
+    }
+    if ((rc = x->api->modify_qp(p->qp, &qa,
+                                IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) != 0) {
+        snprintf(why, whylen, "queue pair for rank %d to INIT: %s", j, strerror(rc));
+        return -1;
+    }
+    for (int i = 0; i < ST_VRQ; i++)
+        if ((rc = st_vpost_recv(p, j)) != 0) {
+            snprintf(why, whylen, "posting receives for rank %d: %s", j, strerror(rc));
+            return -1;
+        }
+    return 0;
+}
+
+static void st_vinfo_mine(const st_vx *x, const st_vpeer *p, st_vinfo *m)
+{
+    memset(m, 0, sizeof *m);
+    m->magic = ST_VMAGIC, m->qpn = p->qp->qp_num, m->rkey = p->rx_mr->rkey;
+    m->addr = (uint64_t)(uintptr_t)p->rx, m->cap = p->in.cap;
+    m->lid = x->pattr.lid, m->mtu = (uint8_t)x->pattr.active_mtu, m->link = (uint8_t)(x->eth ? 2 : 1);
+    unsigned r = 0;
+    FILE *f = fopen("/dev/urandom", "r");
+    if (!f || fread(&r, sizeof r, 1, f) != 1)
+        r = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL);
+    if (f)
+        fclose(f);
+    m->psn = r & 0xffffff;
+    memcpy(m->gid, x->gid.raw, 16);
+}
+
+/* RTR toward the peer's info, then RTS from my PSN. modify_qp(RTR) may answer ETIMEDOUT while the kernel
+ * resolves the peer's address (RXE does): retried a few times, as NCCL does. */
+static int st_vqp_connect(st_vx *x, st_vpeer *p, int j, const st_vinfo *mine, const st_vinfo *th, char *why,
+                          size_t whylen)
+{
+    struct ibv_qp_attr qa;
+    memset(&qa, 0, sizeof qa);
+    qa.qp_state = IBV_QPS_RTR;
+    qa.path_mtu = (enum ibv_mtu)(th->mtu < mine->mtu ? th->mtu : mine->mtu);
+    qa.dest_qp_num = th->qpn, qa.rq_psn = th->psn;
+    qa.max_dest_rd_atomic = 1, qa.min_rnr_timer = 12;
+    qa.ah_attr.dlid = th->lid, qa.ah_attr.port_num = x->port;
+    if (x->eth || x->pattr.lid == 0) {
+        qa.ah_attr.is_global = 1;
+        memcpy(qa.ah_attr.grh.dgid.raw, th->gid, 16);
+        qa.ah_attr.grh.sgid_index = (uint8_t)x->gid_index, qa.ah_attr.grh.hop_limit = 64;
+    }
+    int rc = 0, mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+    for (int tries = 0; tries < 5 && (rc = x->api->modify_qp(p->qp, &qa, mask)) == ETIMEDOUT; tries++)
+        nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+    if (rc != 0) {
+        snprintf(why, whylen, "queue pair for rank %d to RTR: %s", j, strerror(rc));
+        return -1;
+    }
+    memset(&qa, 0, sizeof qa);
+    qa.qp_state = IBV_QPS_RTS, qa.sq_psn = mine->psn, qa.max_rd_atomic = 1;
+    qa.timeout = 14, qa.retry_cnt = 7, qa.rnr_retry = 7;
+    if ((rc = x->api->modify_qp(p->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_TIMEOUT |
+                                                IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)) != 0) {
+        snprintf(why, whylen, "queue pair for rank %d to RTS: %s", j, strerror(rc));
+        return -1;
+    }
+    if (th->magic != ST_VMAGIC || th->cap < 4096 || (th->cap & (th->cap - 1)) || th->cap > ((size_t)8 << 20)) {
+        snprintf(why, whylen, "rank %d sent malformed connection data", j);
+        return -1;
+    }
+    p->raddr = th->addr, p->rkey = th->rkey, p->out.cap = (size_t)th->cap;
+    if (!(p->stage_mr = st_vreg(x, p->out.cap, 0, &p->stage))) {
+        snprintf(why, whylen, "registering a %zu-byte staging ring for rank %d: %s", p->out.cap, j, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int st_is_verbs(const st_links *l, int self, int j)
+{
+    return j != l->boot->rank && l->use[j] == self;
+}
+
+/* Swap connection data with every verbs peer (all sends, then all receives: each fits a socket buffer), connect
+ * the QPs, then swap a ready byte: no rank writes before its peer's QP can take it. */
+static int st_vx_exchange(st_vx *x, int self, char *why, size_t whylen)
+{
+    st_boot *b = x->l->boot;
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_sec += x->l->timeout_ms < 0 ? 24 * 3600 : x->l->timeout_ms / 1000 + 1;
+    st_vinfo *mine = calloc((size_t)b->size, sizeof *mine), th;
+    int rc = mine ? 0 : -1;
+    for (int j = 0; j < b->size && rc == 0; j++)
+        if (st_is_verbs(x->l, self, j)) {
+            st_vinfo_mine(x, &x->peer[j], &mine[j]);
+            if ((rc = st_vio(b->ctrl[j], &mine[j], sizeof mine[j], 1, &at)) != 0)
+                snprintf(why, whylen, "sending connection data to rank %d failed", j);
+        }
+    for (int j = 0; j < b->size && rc == 0; j++)
+        if (st_is_verbs(x->l, self, j)) {
+            if ((rc = st_vio(b->ctrl[j], &th, sizeof th, 0, &at)) != 0)
+                snprintf(why, whylen, "receiving connection data from rank %d failed (timeout or closed)", j);
+            else
+                rc = st_vqp_connect(x, &x->peer[j], j, &mine[j], &th, why, whylen);
+        }
+    free(mine);
+    char ready = 'V';
+    for (int j = 0; j < b->size && rc == 0; j++)
+        if (st_is_verbs(x->l, self, j) && (rc = st_vio(b->ctrl[j], &ready, 1, 1, &at)) != 0)
+            snprintf(why, whylen, "sending ready to rank %d failed", j);
+    for (int j = 0; j < b->size && rc == 0; j++)
+        if (st_is_verbs(x->l, self, j) && ((rc = st_vio(b->ctrl[j], &ready, 1, 0, &at)) != 0 || ready != 'V')) {
+            snprintf(why, whylen, "waiting for rank %d to be ready failed", j);
+            rc = -1;
+        }
+    return rc;
+}
+
+static stitch_status_t st_verbs_setup(st_links *l, int self, char *err, size_t errlen)
+{
+    if (l->count[self] == 0)
+        return STITCH_OK; /* no verbs peer: no device opened, nothing collective */
+    st_boot *b = l->boot;
+    char why[400];
+    st_vx *x = calloc(1, sizeof *x);
+    if (!x || !(x->peer = calloc((size_t)b->size, sizeof *x->peer))) {
+        free(x);
+        snprintf(err, errlen, "rank %d: verbs: out of memory", b->rank);
+        return STITCH_ERR_NO_MEMORY;
+    }
+    l->state[self] = x;
+    x->l = l, x->epfd = x->evfd = -1;
+    if (!(x->api = st_verbs_get(why, sizeof why))) {
+        snprintf(err, errlen, "rank %d: verbs unavailable: %s", b->rank, why);
+        return STITCH_ERR_SYSTEM;
+    }
+    for (int j = 0; j < b->size; j++)
+        x->peer[j].base.peer = j, x->peer[j].x = x, x->peer[j].base.ops = &st_verbs_ops;
+    int rc = st_vx_open(x, l->count[self], why, sizeof why);
+    for (int j = 0; j < b->size && rc == 0; j++)
+        if (st_is_verbs(l, self, j))
+            rc = st_vqp_init(x, &x->peer[j], j, why, sizeof why);
+    if (rc == 0)
+        rc = st_vx_exchange(x, self, why, sizeof why);
+    if (rc != 0) {
+        snprintf(err, errlen, "rank %d: verbs%s%s: %s", b->rank, x->dev[0] ? " on " : "", x->dev, why);
+        return STITCH_ERR_SYSTEM; /* teardown frees what exists; the peers fail at our control EOF or their timeout */
+    }
+    x->ready = 1;
+    snprintf(l->note[self], sizeof l->note[self], "verbs %s port %u %s, GID index %d, MTU %d, via %s", x->dev,
+             x->port, x->eth ? "RoCE" : "InfiniBand", x->gid_index, 128 << x->pattr.active_mtu, x->api->name);
+    return STITCH_OK;
+}
+
+static stitch_status_t st_verbs_connect(st_links *l, int self, int peer, st_tp **out, char *err, size_t errlen)
+{
+    st_vx *x = l->state[self];
+    if (!x || !x->peer[peer].qp) {
+        snprintf(err, errlen, "rank %d: verbs to rank %d: not set up", l->boot->rank, peer);
+        return STITCH_ERR_INTERNAL;
+    }
+    *out = &x->peer[peer].base;
+    return STITCH_OK;
+}
+
+/* Wait for my writes still in flight (a message sent at the end of the last call, a credit) before their queue
+ * pairs go: send() returned when the write was posted, and destroying its QP now would lose it while the peer still
+ * waits for those bytes (tcp's close delivers what the socket holds; this is the same promise). Bounded: a write to
+ * a live peer completes in microseconds, one to a dead peer fails within the retry budget (~0.5 s); 2 s at most. */
+static void st_vx_drain(st_vx *x)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int pending = 0;
+        for (int j = 0; j < x->l->boot->size; j++)
+            pending += x->peer[j].qp && !st_vbroken(&x->peer[j]) && x->peer[j].sq_used > 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!pending || (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 2000)
+            return;
+        short ev;
+        struct pollfd pf = {st_vpollfd(&x->peer[0].base, &ev), POLLIN, 0};
+        (void)poll(&pf, 1, 1);
+        st_vx_progress(x);
+    }
+}
+
+static void st_verbs_teardown(st_links *l, int self)
+{
+    st_vx *x = l->state[self];
+    if (!x)
+        return;
+    const st_verbs_api *a = x->api;
+    if (x->ready)
+        st_vx_drain(x);
+    for (int j = 0; x->peer && l->boot && j < l->boot->size; j++)
+        if (x->peer[j].qp)
+            a->destroy_qp(x->peer[j].qp);
+    for (int j = 0; x->peer && l->boot && j < l->boot->size; j++) {
+        st_vpeer *p = &x->peer[j];
+        if (p->rx_mr)
+            a->dereg_mr(p->rx_mr);
+        if (p->stage_mr)
+            a->dereg_mr(p->stage_mr);
+        free(p->rx);
+        free(p->stage);
+    }
+    if (x->cq)
+        a->destroy_cq(x->cq); /* every channel event was acked when it was read */
+    if (x->ch)
+        a->destroy_comp_channel(x->ch);
+    if (x->pd)
+        a->dealloc_pd(x->pd);
+    if (x->ctx)
+        a->close_device(x->ctx);
+    if (x->epfd >= 0)
+        close(x->epfd);
+    if (x->evfd >= 0)
+        close(x->evfd);
+    free(x->peer);
+    free(x);
+    l->state[self] = NULL;
+}
+
+const st_transport st_transport_verbs = {
+    .name = "verbs",
+    .data_socket = 0,
+    .wake = ST_WAKE_FD,
+    .can_connect = st_verbs_can_connect,
+    .setup = st_verbs_setup,
+    .connect = st_verbs_connect,
+    .teardown = st_verbs_teardown,
+};
+
+/* ---- stitch-info ---------------------------------------------------------------------------------------------- */
+
+static const char *st_port_state(int s)
+{
+    static const char *const names[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+    return s >= 0 && s < 6 ? names[s] : "?";
+}
+
+/* One port: state, link layer, MTU, its non-empty GIDs with their sysfs types. */
+static void st_vdescribe_port(FILE *f, const st_verbs_api *a, struct ibv_context *ctx, const char *name, int port)
+{
+    struct ibv_port_attr pa;
+    if (a->query_port(ctx, (uint8_t)port, &pa) != 0) {
+        fprintf(f, "    port %d: query_port failed: %s\n", port, strerror(errno));
+        return;
+    }
+    fprintf(f, "    port %d: %s, link layer %s, active MTU %d, LID %u\n", port, st_port_state(pa.state),
+            pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand", 128 << pa.active_mtu,
+            pa.lid);
+    int n = pa.gid_tbl_len > 0 && pa.gid_tbl_len < 256 ? pa.gid_tbl_len : 16, shown = 0;
+    for (int i = 0; i < n; i++) {
+        union ibv_gid g;
+        static const uint8_t zero[16];
+        char text[64];
+        if (a->query_gid(ctx, (uint8_t)port, i, &g) != 0 || memcmp(g.raw, zero, 16) == 0)
+            continue;
+        int t = st_gid_type(name, port, i);
+        fprintf(f, "      GID %d: %s%s\n", i, inet_ntop(AF_INET6, g.raw, text, sizeof text) ? text : "?",
+                t == 2 ? " (RoCE v2)" : t == 1 ? " (RoCE v1 / IB)" : "");
+        shown++;
+    }
+    if (!shown)
+        fprintf(f, "      no non-empty GID\n");
+}
+
+void st_tp_verbs_describe(FILE *f, const st_settings *s)
+{
+    char why[300];
+    const st_verbs_api *a = st_verbs_get(why, sizeof why);
+    if (!a) {
+        fprintf(f, "verbs: unavailable: %s (process mode uses tcp between hosts)\n", why);
+        return;
+    }
+    int num = 0;
+    struct ibv_device **list = a->get_device_list(&num);
+    fprintf(f, "verbs (%s): %d device%s\n", a->name, list ? num : 0, list && num == 1 ? "" : "s");
+    for (int d = 0; list && d < num; d++) {
+        const char *name = a->get_device_name(list[d]);
+        struct ibv_context *ctx = a->open_device(list[d]);
+        struct ibv_device_attr da;
+        if (!ctx) {
+            fprintf(f, "  %s: cannot open: %s\n", name, strerror(errno));
+            continue;
+        }
+        int nports = a->query_device(ctx, &da) == 0 ? da.phys_port_cnt : 1;
+        fprintf(f, "  %s: %d port%s\n", name, nports, nports == 1 ? "" : "s");
+        for (int port = 1; port <= nports; port++)
+            st_vdescribe_port(f, a, ctx, name, port);
+        a->close_device(ctx);
+    }
+    if (list)
+        a->free_device_list(list);
+    int found = st_tp_verbs_probe(s, why, sizeof why);
+    if (found == ST_VERBS_NONE)
+        fprintf(f, "  the transport would not use verbs: %s\n", why);
+}

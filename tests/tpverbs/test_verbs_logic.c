@@ -1,0 +1,201 @@
+/* test_verbs_logic.c - the verbs transport's pure decisions (runtime/verbs_logic.c), no device and no verbs call:
+ *
+ *   dev     STITCH_IB_DEV matching (NCCL_IB_HCA's forms: prefixes, =exact, ^exclude, name:port, malformed lists)
+ *   gid     GID choice on recorded tables: RXE on Debian's 6.1 (RoCE v2 only), mlx5 RoCE (v1/v2 pairs), the
+ *           emulator's (an empty slot between two), InfiniBand, an empty table, STITCH_IB_GID_INDEX on a full
+ *           and on an empty slot
+ *   credit  a sender and a receiver of one stream with writes and credits in flight, random sizes and consume
+ *           patterns, seeded: the sender never overruns the ring, the receiver never needs more than the receives
+ *           posted (ST_VCREDIT_WRITES data writes plus two credits per write), and once the receiver has consumed
+ *           everything, the credits in flight return the whole ring (no deadlock)
+ *
+ * Prints TAP; the scenario is the first argument (ctest: verbs.logic.<name>).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_verbs.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                           \
+    do {                                                                                                           \
+        if (!(cond)) {                                                                                             \
+            printf("# %s:%d: ", __FILE__, __LINE__);                                                               \
+            printf(__VA_ARGS__);                                                                                   \
+            printf("\n");                                                                                          \
+            failures++;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
+/* ---- dev ---------------------------------------------------------------------------------------------------- */
+
+static void t_dev(void)
+{
+    static const struct {
+        const char *spec, *dev;
+        int port, want;
+    } cases[] = {
+        {NULL, "mlx5_0", 1, 1},         {"", "rxe0", 1, 1},           {"mlx5", "mlx5_0", 1, 1},
+        {"mlx5", "rxe0", 1, 0},         {"=mlx5", "mlx5_0", 1, 0},    {"=mlx5_0", "mlx5_0", 2, 1},
+        {"mlx5_0:1", "mlx5_0", 1, 1},   {"mlx5_0:1", "mlx5_0", 2, 0}, {"rxe0,mlx5_1:2", "mlx5_1", 2, 1},
+        {"rxe0,mlx5_1:2", "mlx5_1", 1, 0}, {"^mlx5_1", "mlx5_0", 1, 1}, {"^mlx5_1", "mlx5_1", 1, 0},
+        {"^=mlx5", "mlx5_0", 1, 1},     {"^rxe0:1", "rxe0", 2, 1},    {"a,,b", "a", 1, -1},
+        {"rxe0:", "rxe0", 1, -1},       {"rxe0:x", "rxe0", 1, -1},    {"rxe0:0", "rxe0", 1, -1},
+        {":1", "rxe0", 1, -1},          {"rxe0:256", "rxe0", 1, -1},  {",", "rxe0", 1, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char why[200] = "";
+        int got = st_ib_dev_match(cases[i].spec, cases[i].dev, cases[i].port, why, sizeof why);
+        CHECK(got == cases[i].want, "STITCH_IB_DEV='%s' on %s:%d: got %d, want %d (%s)", cases[i].spec,
+              cases[i].dev, cases[i].port, got, cases[i].want, why);
+        CHECK(got >= 0 || strstr(why, "STITCH_IB_DEV"), "the error does not name STITCH_IB_DEV: '%s'", why);
+    }
+}
+
+/* ---- gid ---------------------------------------------------------------------------------------------------- */
+
+#define LL {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56}
+#define V4 {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 2, 15}
+#define G6 {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}
+#define Z {0}
+
+static void t_gid(void)
+{
+    /* RXE, Debian 6.1, rxe0 on a virtio NIC with 10.0.2.15 (the guest of tests/rxe): every slot RoCE v2 */
+    static const st_gid_slot rxe[] = {{LL, 2}, {V4, 2}, {Z, 0}, {Z, 0}};
+    /* mlx5 RoCE: each address twice, v1 then v2, then a global IPv6 address */
+    static const st_gid_slot mlx5[] = {{LL, 1}, {LL, 2}, {V4, 1}, {V4, 2}, {G6, 1}, {G6, 2}};
+    /* the emulator (tests/verbs/fakeverbs.h): link-local, an empty slot, IPv4-mapped; no sysfs, types unknown */
+    static const st_gid_slot fake[] = {{LL, 0}, {Z, 0}, {V4, 0}, {Z, 0}};
+    /* InfiniBand: the port GID (subnet prefix fe80::, the GUID) */
+    static const st_gid_slot ib[] = {{LL, 0}, {Z, 0}};
+    static const st_gid_slot empty[] = {{Z, 0}, {Z, 0}, {Z, 0}};
+    /* a RoCE port with only a global IPv6 address and its link-local one, v1 only */
+    static const st_gid_slot v6[] = {{LL, 1}, {G6, 1}};
+    const struct {
+        const char *what;
+        const st_gid_slot *s;
+        int n, eth, force, want;
+    } cases[] = {
+        {"rxe", rxe, 4, 1, -1, 1},     {"mlx5", mlx5, 6, 1, -1, 3},   {"fake", fake, 4, 1, -1, 2},
+        {"ib", ib, 2, 0, -1, 0},       {"empty", empty, 3, 1, -1, -1}, {"v6", v6, 2, 1, -1, 1},
+        {"force 0", rxe, 4, 1, 0, 0},  {"force empty", fake, 4, 1, 1, -1}, {"force past", rxe, 4, 1, 9, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char why[200] = "";
+        int got = st_gid_pick(cases[i].s, cases[i].n, cases[i].eth, cases[i].force, why, sizeof why);
+        CHECK(got == cases[i].want, "%s: got GID index %d, want %d (%s)", cases[i].what, got, cases[i].want, why);
+        CHECK(got >= 0 || why[0], "%s: no reason given", cases[i].what);
+        CHECK(cases[i].force < 0 || got >= 0 || strstr(why, "STITCH_IB_GID_INDEX"), "%s: '%s'", cases[i].what, why);
+    }
+}
+
+/* ---- credit ------------------------------------------------------------------------------------------------- */
+
+/* A stream's two halves and what is on the wire between them, in order each way (RC). */
+typedef struct wire {
+    st_vcredit s, r;            /* s: the sender's view; r: the receiver's */
+    uint32_t fwd[4096];         /* data writes in flight (lengths) */
+    int nf, hf;
+    uint32_t back[4096];        /* credits in flight */
+    int nb, hb;
+    int recv_used;              /* receiver's receives consumed by data writes not yet polled... */
+    int recv_back;              /* sender's receives consumed by credits not yet polled */
+    long writes, credits;
+} wire;
+
+static unsigned rnd(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 8;
+}
+
+/* One random event; returns 1 when something happened. */
+static int step(wire *w, unsigned *seed, int drain)
+{
+    int what = drain ? (int)(rnd(seed) % 3) + 1 : (int)(rnd(seed) % 4);
+    if (what == 0) { /* the sender writes */
+        size_t want = 1 + rnd(seed) % (rnd(seed) % 4 == 0 ? 100000 : 300);
+        size_t n = st_vcredit_room(&w->s, want);
+        if (n == 0)
+            return 0;
+        CHECK(w->s.wpos + n - w->s.acked <= w->s.cap, "sender overruns the ring");
+        st_vcredit_wrote(&w->s, n);
+        w->fwd[(w->hf + w->nf++) % 4096] = (uint32_t)n;
+        w->recv_used++;
+        w->writes++;
+        CHECK(w->recv_used + w->recv_back <= 4 * ST_VCREDIT_WRITES, "receives exhausted: %d data + %d credits",
+              w->recv_used, w->recv_back);
+        return 1;
+    }
+    if (what == 1 && w->nf) { /* a data write arrives at the receiver (polled) */
+        uint32_t n = w->fwd[w->hf];
+        w->hf = (w->hf + 1) % 4096, w->nf--;
+        CHECK(w->r.head + n - w->r.tail <= w->r.cap, "the ring overflows at the receiver");
+        st_vcredit_arrived(&w->r, n);
+        w->recv_used--;
+        return 1;
+    }
+    if (what == 2 && w->r.head > w->r.tail) { /* the receiver consumes part or all of what it has */
+        size_t have = (size_t)(w->r.head - w->r.tail), n = drain || rnd(seed) % 2 ? have : 1 + rnd(seed) % have;
+        uint32_t imm = st_vcredit_consumed(&w->r, n);
+        if (imm) {
+            CHECK(imm & ST_VIMM_CREDIT, "a credit without its flag");
+            w->back[(w->hb + w->nb++) % 4096] = imm;
+            w->recv_back++;
+            w->credits++;
+        }
+        return 1;
+    }
+    if (what == 3 && w->nb) { /* a credit arrives at the sender */
+        st_vcredit_returned(&w->s, w->back[w->hb]);
+        w->hb = (w->hb + 1) % 4096, w->nb--;
+        w->recv_back--;
+        return 1;
+    }
+    return 0;
+}
+
+static void t_credit(void)
+{
+    static const size_t caps[] = {4096, 65536, (size_t)8 << 20};
+    for (size_t c = 0; c < 3; c++)
+        for (unsigned seed0 = 1; seed0 <= 20; seed0++) {
+            wire *w = calloc(1, sizeof *w);
+            unsigned seed = seed0;
+            w->s.cap = w->r.cap = caps[c];
+            for (int i = 0; i < 20000; i++)
+                step(w, &seed, 0);
+            for (int i = 0; i < 1000000 && (w->nf || w->nb || w->r.head != w->r.tail); i++)
+                step(w, &seed, 1);
+            CHECK(!w->nf && !w->nb && w->r.head == w->r.tail, "cap %zu seed %u: did not drain", caps[c], seed0);
+            CHECK(w->s.wpos == w->s.acked, "cap %zu seed %u: %llu bytes never returned after the receiver consumed "
+                  "everything (a sender waiting for room would hang)", caps[c], seed0,
+                  (unsigned long long)(w->s.wpos - w->s.acked));
+            CHECK(w->s.uncovered == 0, "cap %zu seed %u: %u writes never covered", caps[c], seed0, w->s.uncovered);
+            CHECK(w->credits <= 2 * w->writes, "cap %zu seed %u: %ld credits for %ld writes", caps[c], seed0,
+                  w->credits, w->writes);
+            CHECK(w->writes > 100, "cap %zu seed %u: only %ld writes: the stream stalled", caps[c], seed0, w->writes);
+            free(w);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    const char *sc = argc > 1 ? argv[1] : "all";
+    int all = strcmp(sc, "all") == 0, ran = 0;
+    if (all || strcmp(sc, "dev") == 0)
+        t_dev(), ran++;
+    if (all || strcmp(sc, "gid") == 0)
+        t_gid(), ran++;
+    if (all || strcmp(sc, "credit") == 0)
+        t_credit(), ran++;
+    if (!ran) {
+        fprintf(stderr, "usage: test_verbs_logic [dev|gid|credit|all]\n");
+        return 2;
+    }
+    printf("%s 1 - %s\n1..1\n", failures ? "not ok" : "ok", sc);
+    return failures != 0;
+}
