@@ -8,6 +8,9 @@
 # rank exits 0 and ends with "N passed, 0 failed". STITCH_DEBUG's per-rank summary must show verbs to every peer
 # (so a silent fallback to tcp or shm cannot pass). Sizes 8 B to 256 KiB cover one element, a few MTUs and many
 # segments; broadcast runs at root 1. Timing in the guest means nothing (TCG): only correctness is judged.
+# STITCH_SPIN_US defaults to 0 here: 4 processes share 2 emulated CPUs, where spinning only steals the peers' time
+# (it halves the run); the completions are then waited for on the completion channel, the transport's blocking
+# path. kill.sh keeps the default spin.
 set -uo pipefail
 perf=${1:?usage: colls.sh STITCH-PERF LAUNCH.SH COLL ALGO...}
 launch=${2:?launch.sh}
@@ -16,6 +19,7 @@ shift 3
 [ $# -ge 1 ] || { echo "colls.sh: no algorithm given" >&2; exit 2; }
 # RXE_GUEST_TRANSPORT (default verbs) lets the script itself be tried on the host over tcp
 transport=${RXE_GUEST_TRANSPORT:-verbs}
+export STITCH_SPIN_US=${STITCH_SPIN_US:-0}
 root=()
 [ "$coll" = broadcast ] && root=(-r 1)
 failed=()

@@ -4,7 +4,7 @@
 #   kill.sh STITCH-PERF
 #
 # 4 processes (torchrun-style variables, STITCH_TRANSPORT=verbs, STITCH_TIMEOUT=$KILL_TIMEOUT) run a long ring
-# all_reduce (1 MiB to 64 MiB, 20 iterations each). Once rank 0 has printed its first row (the first size is done,
+# all_reduce (64 KiB to 16 MiB, 10 iterations each). Once rank 0 has printed its first row (the first size is done,
 # the next is in flight; polled every 0.1 s, at most 120 s) rank 2 gets SIGKILL. Passes when every survivor exits
 # non-zero within 2 x STITCH_TIMEOUT (+ 5 s of slack for TCG) and its stderr names "rank 2"; a survivor still
 # running after that is a hang: it is killed and the test fails. Guest time is slow but the bound is on the
@@ -23,7 +23,7 @@ for r in 0 1 2 3; do
     # no `timeout` wrapper: the pid must be stitch-perf's own, so that SIGKILL hits the rank
     env RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r LOCAL_WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
         STITCH_TRANSPORT=$transport STITCH_TIMEOUT=$limit STITCH_DEBUG=1 \
-        "$perf" all_reduce -a ring -d fp32 -o sum -b 1M -e 64M -f 2 -c 1 -w 1 --iters 20 \
+        "$perf" all_reduce -a ring -d fp32 -o sum -b 64K -e 16M -f 4 -c 1 -w 1 --iters 10 \
         > "$work/out.$r" 2> "$work/err.$r" &
     pids+=($!)
 done
