@@ -394,8 +394,8 @@ static int transmit(fk_qp *q, uint64_t now)
         }
         if (lost)
             q->lost = 1;
-        if (q->una_ipsn == q->sent_hi)
-            q->last_progress_ns = now; /* the retry timer starts with the first outstanding packet */
+        if (q->tx_ipsn == q->una_ipsn)
+            q->last_progress_ns = now; /* the retry timer (re)starts when the oldest packet goes (again) */
         q->tx_ipsn += is_read ? w->npkts : 1;
         if (q->tx_ipsn > q->sent_hi)
             q->sent_hi = q->tx_ipsn;
@@ -441,7 +441,8 @@ static void requester(fk_qp *q, uint64_t now)
         return;
     }
     uint64_t T = fk_timeout_ns(q->a.timeout);
-    if (q->una_ipsn < q->sent_hi && now >= q->rnr_until_ns) {
+    /* the timer runs only while the oldest packet is out (not while a rewind waits to resend it) */
+    if (q->una_ipsn < q->sent_hi && q->tx_ipsn > q->una_ipsn && now >= q->rnr_until_ns) {
         int held = 0;
         if (!q->lost && q->peer_slot >= 0 &&
             __atomic_load_n(&G.fab->qps[q->peer_slot].tail, __ATOMIC_ACQUIRE) < q->last_enq) {
