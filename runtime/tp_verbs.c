@@ -142,6 +142,36 @@ static int st_vbroken(const st_vpeer *p)
     return p->broken || p->x->broken;
 }
 
+/* The enum's name, for a message a user can search for; the library's own words come with it. */
+static const char *st_wc_name(enum ibv_wc_status s)
+{
+    switch (s) {
+    case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR";
+    case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
+    case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
+    case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
+    case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
+    case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
+    case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
+    case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
+    case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR";
+    default: return "IBV_WC status";
+    }
+}
+
+static const char *st_event_name(enum ibv_event_type t)
+{
+    switch (t) {
+    case IBV_EVENT_QP_FATAL: return "IBV_EVENT_QP_FATAL";
+    case IBV_EVENT_QP_REQ_ERR: return "IBV_EVENT_QP_REQ_ERR";
+    case IBV_EVENT_QP_ACCESS_ERR: return "IBV_EVENT_QP_ACCESS_ERR";
+    case IBV_EVENT_PORT_ERR: return "IBV_EVENT_PORT_ERR";
+    case IBV_EVENT_DEVICE_FATAL: return "IBV_EVENT_DEVICE_FATAL";
+    case IBV_EVENT_CQ_ERR: return "IBV_EVENT_CQ_ERR";
+    default: return "IBV_EVENT";
+    }
+}
+
 static const char *st_wr_what(int kind)
 {
     return kind == ST_WR_RECV ? "a receive" : kind == ST_WR_DATA ? "an RDMA write to it" : "a credit write to it";
@@ -194,9 +224,12 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
     if (p->broken)
         return; /* its QP is in error: the rest are flushes */
     if (wc->status != IBV_WC_SUCCESS) {
-        st_vx_break(x, peer, "%s completed with \"%s\" (status %d, vendor error 0x%x)%s", st_wr_what(kind),
-                    x->api->wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
-                    wc->status == IBV_WC_RETRY_EXC_ERR ? ": the peer or the path to it is gone" : "");
+        st_vx_break(x, peer, "%s completed with \"%s\" (%s, vendor error 0x%x)%s", st_wr_what(kind),
+                    x->api->wc_status_str(wc->status), st_wc_name(wc->status), wc->vendor_err,
+                    wc->status == IBV_WC_RETRY_EXC_ERR ? ": the peer or the path to it is gone"
+                    : wc->status == IBV_WC_WR_FLUSH_ERR ? ": the queue pair to it went into the error state (an error "
+                                                          "on the peer's side, or an async event here)"
+                    : wc->status == IBV_WC_REM_ACCESS_ERR ? ": the peer refused the key or range of a write" : "");
         return;
     }
     if (kind != ST_WR_RECV) {
@@ -230,7 +263,8 @@ static void st_vx_async(st_vx *x)
         int fatal = peer >= 0 || t == IBV_EVENT_PORT_ERR || t == IBV_EVENT_DEVICE_FATAL || t == IBV_EVENT_CQ_ERR ||
                     t == IBV_EVENT_SRQ_ERR;
         if (fatal && (t != IBV_EVENT_PORT_ERR || ev.element.port_num == x->port))
-            st_vx_break(x, peer, "async event \"%s\"", x->api->event_type_str(t));
+            st_vx_break(x, peer, "async event \"%s\" (%s%s)", x->api->event_type_str(t), st_event_name(t),
+                        peer >= 0 ? ", on the queue pair to it" : t == IBV_EVENT_PORT_ERR ? ": the port went down" : "");
         x->api->ack_async_event(&ev);
     }
 }

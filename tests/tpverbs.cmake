@@ -22,3 +22,24 @@ if(STITCH_HAVE_VERBS)
   stitch_info_test(verbs_nolib RC 0 ENV STITCH_IBVERBS_LIB=/nonexistent/libibverbs.so.1
                    STDOUT "\nverbs: unavailable: /nonexistent/libibverbs.so.1: cannot open shared object file")
 endif()
+
+# The transport in process mode (tests/tpverbs/test_verbs_proc.c): over the emulator (when tests/verbs.cmake made
+# stitch_fakeverbs) every collective with ring, nhr and rhd on 4 processes, through 4 KiB rings too, and the fault
+# matrix; `real` runs the collectives through the real libibverbs (skips without a device: the rxe guest runs it).
+if(STITCH_HAVE_VERBS)
+  add_executable(test_verbs_proc ${TPVERBS_TESTS}/test_verbs_proc.c)
+  target_link_libraries(test_verbs_proc PRIVATE stitch)
+  target_include_directories(test_verbs_proc PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core
+                             ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+  set(TPVERBS_PROC real)
+  if(TARGET stitch_fakeverbs)
+    target_link_libraries(test_verbs_proc PRIVATE stitch_fakeverbs)
+    target_compile_definitions(test_verbs_proc PRIVATE ST_HAVE_FAKE=1)
+    list(APPEND TPVERBS_PROC colls colls.tiny fault.drop fault.rkey fault.qperr fault.portdown fault.deadpeer
+         fault.rnr)
+  endif()
+  foreach(sc ${TPVERBS_PROC})
+    add_test(NAME verbs.proc.${sc} COMMAND test_verbs_proc ${sc})
+    set_tests_properties(verbs.proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

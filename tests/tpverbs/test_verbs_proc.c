@@ -37,8 +37,10 @@ enum { NP = 4 };
 /* ---- spawning: init, body, destroy, then the emulator's counters, all reported through the pipe ----------- */
 
 typedef int (*vbody)(stitch_comm_t *comm, int rank, int n, int out);
+#ifdef ST_HAVE_FAKE
 static int use_fake;
 static const char *fault_spec; /* injected in rank 1 after init (st_fake_faults) */
+#endif
 
 static void vspawn(run *r, int n, vbody fn)
 {
@@ -154,20 +156,19 @@ static int run_colls(const char *what)
 }
 
 /* ---- faults ------------------------------------------------------------------------------------------------- */
+#ifdef ST_HAVE_FAKE
 
 static int body_fault(stitch_comm_t *comm, int rank, int p, int out)
 {
     enum { N = 1 << 16 };
     float *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
     (void)p;
-#ifdef ST_HAVE_FAKE
     char err[256];
     if (rank == 1 && fault_spec && st_fake_faults(fault_spec, err, sizeof err) != 0) {
         say(out, "st_fake_faults('%s'): %s\n", fault_spec, err);
         return 4;
     }
-#endif
-    for (int i = 0; i < 400; i++) {
+    for (int i = 0; i < 60; i++) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         stitch_status_t st = stitch_all_reduce(a, b, N, STITCH_FP32, STITCH_SUM, comm);
@@ -181,7 +182,14 @@ static int body_fault(stitch_comm_t *comm, int rank, int p, int out)
         }
     }
     free(a), free(b);
-    say(out, "400 calls passed\n");
+    say(out, "60 calls passed\n");
+    if (rank == 1 && fault_spec) { /* a fault that never fired proves nothing */
+        char kind[16];
+        snprintf(kind, sizeof kind, "%.*s", (int)strcspn(fault_spec, ":"), fault_spec);
+        long n = st_fake_fired(kind);
+        say(out, "fault %s fired %ld times\n", kind, n);
+        return n > 0 ? 0 : 5;
+    }
     return 0;
 }
 
@@ -201,7 +209,8 @@ static int check_fault(const run *r, const char *kind, double limit, const char 
         }
         for (int k = 0; causes[k]; k++)
             cause |= strcasestr(t, causes[k]) != NULL;
-        if (r->status[i] != 10 || !names || !cause || s > limit) {
+        int leak = strstr(t, "leak after destroy") || strstr(t, "CQ overruns");
+        if (r->status[i] != 10 || !names || !cause || s > limit || leak) {
             printf("# fault.%s: rank %d exited %d after %.3f s (limit %.1f), names a peer %d, cause %d: %s", kind, i,
                    r->status[i], s, limit, names, cause, t);
             ok = 0;
@@ -212,7 +221,6 @@ static int check_fault(const run *r, const char *kind, double limit, const char 
     return ok;
 }
 
-#ifdef ST_HAVE_FAKE
 static int run_fault(const char *kind, const char *spec, const char *const *causes)
 {
     run r;
@@ -236,6 +244,10 @@ static int fake_setup(void)
         return 0;
     }
     setenv("STITCH_FAKE_FABRIC", fabric_id, 1);
+    /* the IB timer formulas unscaled (timeout 14: 67 ms, 8 tries ~0.5 s): the emulator progresses only inside verbs
+     * calls, and on a loaded 2-core host a peer descheduled for the scaled 4 ms x 8 looked dead (a spurious
+     * RETRY_EXC_ERR, seen once in the suite); a real NIC acknowledges without its process */
+    setenv("STITCH_FAKE_TIME_DIV", "1", 1);
     st_verbs_set_api(st_fake_api());
     use_fake = 1;
     return 1;
@@ -256,12 +268,14 @@ static int sc_colls_tiny(void)
     return ok;
 }
 
-/* What each fault must be reported as (any one of the words), besides the peer. */
-static const char *const c_drop[] = {"retry counter", "RETRY_EXC", "aborted", NULL};
-static const char *const c_rkey[] = {"remote access", "REM_ACCESS", "aborted", NULL};
-static const char *const c_qperr[] = {"QP fatal", "flush", "aborted", NULL};
-static const char *const c_port[] = {"port error", "PORT_ERR", "aborted", NULL};
-static const char *const c_dead[] = {"retry counter", "RETRY_EXC", "died", "aborted", NULL};
+/* What each fault must be reported as (any one of these), besides the peer. A flush is how the other end of a QP
+ * that went into error learns of it (the cause is on the far side), when its own error is seen before the peer's
+ * abort arrives over the control channel. */
+static const char *const c_drop[] = {"IBV_WC_RETRY_EXC_ERR", NULL};
+static const char *const c_rkey[] = {"IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR", NULL};
+static const char *const c_qperr[] = {"IBV_EVENT_QP_FATAL", "IBV_WC_WR_FLUSH_ERR", NULL};
+static const char *const c_port[] = {"IBV_EVENT_PORT_ERR", "IBV_WC_RETRY_EXC_ERR", NULL};
+static const char *const c_dead[] = {"IBV_WC_RETRY_EXC_ERR", NULL};
 
 #define FAULT_SC(fn, kind, spec, causes)                                                                           \
     static int fn(void)                                                                                            \
@@ -271,7 +285,7 @@ static const char *const c_dead[] = {"retry counter", "RETRY_EXC", "died", "abor
         return ok;                                                                                                 \
     }
 FAULT_SC(sc_drop, "drop", "drop:after=40", c_drop)
-FAULT_SC(sc_rkey, "rkey", "rkey:after=40,count=1", c_rkey)
+FAULT_SC(sc_rkey, "rkey", "rkey:after=40,count=0", c_rkey)
 FAULT_SC(sc_qperr, "qperr", "qperr:after=40,count=1", c_qperr)
 FAULT_SC(sc_portdown, "portdown", "portdown:after=40,count=1", c_port)
 FAULT_SC(sc_deadpeer, "deadpeer", "deadpeer:after=40,count=1", c_dead)
@@ -296,31 +310,39 @@ static int sc_real(void)
     return run_colls("real");
 }
 
+/* The rxe guest's command: `test_verbs_proc real`; STITCH_IB_DEV and STITCH_IB_GID_INDEX are kept from the
+ * environment (the other tunables are cleared as in every process test). */
+static int main_real(void)
+{
+    const char *dev = getenv("STITCH_IB_DEV"), *gid = getenv("STITCH_IB_GID_INDEX");
+    char d[128] = "", g[16] = "";
+    snprintf(d, sizeof d, "%s", dev ? dev : ""), snprintf(g, sizeof g, "%s", gid ? gid : "");
+    signal(SIGPIPE, SIG_IGN);
+    proc_test_env();
+    if (d[0])
+        setenv("STITCH_IB_DEV", d, 1);
+    if (g[0])
+        setenv("STITCH_IB_GID_INDEX", g, 1);
+    printf("1..1\n");
+    int ok = sc_real();
+    printf("%s 1 - real\n", ok ? "ok" : "not ok");
+    return !ok;
+}
+
 int main(int argc, char **argv)
 {
-    static const proc_scenario scenarios[] = {
+    (void)all_ok, (void)spawn, (void)det_input; /* the headers' helpers this program does not use */
+    if (argc == 2 && strcmp(argv[1], "real") == 0)
+        return main_real();
 #ifdef ST_HAVE_FAKE
+    static const proc_scenario scenarios[] = {
         {"colls", sc_colls},       {"colls.tiny", sc_colls_tiny}, {"fault.drop", sc_drop},
         {"fault.rkey", sc_rkey},   {"fault.qperr", sc_qperr},     {"fault.portdown", sc_portdown},
         {"fault.deadpeer", sc_deadpeer}, {"fault.rnr", sc_rnr},
-#endif
-        {"real.long", sc_real},
     };
-    /* the rxe guest's command: `test_verbs_proc real` (kept from the environment: STITCH_IB_DEV, STITCH_IB_GID_INDEX) */
-    if (argc == 2 && strcmp(argv[1], "real") == 0) {
-        const char *dev = getenv("STITCH_IB_DEV"), *gid = getenv("STITCH_IB_GID_INDEX");
-        char d[128] = "", g[16] = "";
-        snprintf(d, sizeof d, "%s", dev ? dev : ""), snprintf(g, sizeof g, "%s", gid ? gid : "");
-        signal(SIGPIPE, SIG_IGN);
-        proc_test_env();
-        if (d[0])
-            setenv("STITCH_IB_DEV", d, 1);
-        if (g[0])
-            setenv("STITCH_IB_GID_INDEX", g, 1);
-        printf("1..1\n");
-        int ok = sc_real();
-        printf("%s 1 - real\n", ok ? "ok" : "not ok");
-        return !ok;
-    }
     return proc_main(scenarios, (int)(sizeof scenarios / sizeof *scenarios), argc, argv);
+#else
+    printf("Bail out! built without the emulator (tests/verbs): only `real` runs\n");
+    return 1;
+#endif
 }
