@@ -35,5 +35,25 @@ add_test(NAME rxe.kill COMMAND ${RXE_RUN} ${RXE_CACHE} -- ${CMAKE_CURRENT_SOURCE
          $<TARGET_FILE:stitch-perf>)
 list(APPEND RXE_TESTS rxe.kill)
 
+# rxe.conformance: the verbs conformance suite (tests/verbs/conformance.c) against rxe (--real) and the emulator
+# (--fake) in the same guest, then --compare: fails where rxe is not what a case expects, or where the emulator
+# disagrees with rxe on an exact case or is more lenient on a class case (tests/rxe/conform.sh prints both tables).
+if(TARGET conformance)
+  add_test(NAME rxe.conformance COMMAND ${RXE_RUN} ${RXE_CACHE} -- ${CMAKE_CURRENT_SOURCE_DIR}/rxe/conform.sh
+           $<TARGET_FILE:conformance>)
+  list(APPEND RXE_TESTS rxe.conformance)
+endif()
+
+# rxe.proc.real: the transport's own process-mode test (tests/tpverbs/test_verbs_proc.c, mode real: 4 forked ranks,
+# every pair over verbs through libibverbs, all_reduce / reduce_scatter / all_gather / broadcast / all_to_all, counts
+# 0 to a many-segment one, every element checked), on rxe0. It skips (77) without a device, which in the guest
+# would be a failure of the guest: STITCH_REQUIRE_RXE-style, a skip here is turned into exit 1.
+if(TARGET test_verbs_proc)
+  add_test(NAME rxe.proc.real COMMAND ${RXE_RUN} ${RXE_CACHE} -- sh -c
+           "STITCH_IB_DEV=rxe0 \"$0\" real; s=$?; [ $s = 77 ] && { echo 'FAIL: no usable verbs device in the guest'; exit 1; }; exit $s"
+           $<TARGET_FILE:test_verbs_proc>)
+  list(APPEND RXE_TESTS rxe.proc.real)
+endif()
+
 # The first test of a fresh tree also installs packages, downloads the kernel and builds the initramfs (a minute).
 set_tests_properties(${RXE_TESTS} PROPERTIES TIMEOUT 900 LABELS "rxe;long" SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
