@@ -30,10 +30,11 @@
 # run passed).
 set -uo pipefail
 
-# The one pin of the guest kernel. Debian 12 keeps a few ABI versions in bookworm and bookworm-security
-# (`apt-cache search linux-image-6.1.0-`); when this one is gone, change it here (any 6.1.0-NN-amd64 works). The
-# environment may override it for one run (to compare kernels); CI uses this one.
-RXE_KERNEL=${RXE_KERNEL:-6.1.0-50-amd64}
+# The one pin of the guest kernel: the newest ABI in bookworm-security when this was written (6.1.192-3), the one
+# research/rdma-testing.md's Appendix A was measured on (6.1.0-47 and -50 gave the same conformance table). Debian
+# keeps only a few ABI versions (`apt-get update; apt-cache search linux-image-6.1.0-`); when this one is gone,
+# change it here (any 6.1.0-NN-amd64 works). The environment may override it for one run (to compare kernels).
+RXE_KERNEL=${RXE_KERNEL:-6.1.0-57-amd64}
 # qemu-system-x86 (the emulator), busybox-static (the initramfs's userland), libibverbs1 + ibverbs-providers
 # (libibverbs and its rxe provider, used in the guest from the host's tree), ibverbs-utils (ibv_devinfo, the smoke
 # test), iproute2 (the `rdma` tool that creates rxe0), util-linux (flock) and coreutils (timeout).
