@@ -35,13 +35,18 @@
  * peek or send drains the channel, the async events and the CQ (the progress of every peer), so a level-triggered
  * poll never returns at once for an event already handled.
  *
- * Failures. An error completion (its wr_id names the peer) or an async event on a QP (QP fatal, access error)
- * breaks that pair; port down, device fatal or a CQ error break every pair. The first cause is kept, and every
- * later send to the peer, and every peek once the bytes that arrived before are used, fails with it ("rank 2 (pid
- * 41 on b): verbs on mlx5_0 port 1: an RDMA write to it completed with "transport retry counter exceeded""),
- * which the executor turns into an abort that the control channels carry to every rank. Per pair, not per
- * communicator, because a peer that has finished its part of the last call may destroy its queue pairs while a
- * credit is still on its way to it: that write fails, and must not fail what this rank still does with others. The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
+ * Failures. An error completion (its wr_id names the peer), an async event on a QP (QP fatal, access error),
+ * port down, device fatal or a CQ error end every stream of the communicator: the first cause is kept, and every
+ * later send, and every peek once the bytes that arrived before are used, fails with it, naming the peer ("rank 2
+ * (pid 41 on b): verbs on mlx5_0 port 1: an RDMA write to it completed with "transport retry counter exceeded"
+ * (IBV_WC_RETRY_EXC_ERR...)"), which the executor turns into an abort that the control channels carry to every
+ * rank. Every stream, not only the pair's: a rank waiting for a third peer, whose data now never comes, fails at
+ * once instead of at its timeout (measured under ASan: a QP fatal on a pair whose sends were done left the ring
+ * waiting 4 s for the timeout). One exception: a failed credit write breaks only its pair, because a peer that
+ * has finished its part of the last call may destroy its queue pairs while a credit is on its way to it; that
+ * write fails, and must not fail what this rank still does with the others (a peer that really died mid-call is
+ * also seen by its control channel, proc.c) - unless data writes to that peer are still in flight, which the
+ * failed QP then loses. The QP's timeout (4.096 us x 2^14, ~67 ms) and retry count (7) bound how long a
  * dead peer or path takes to surface, about 0.5 s; a peer process that dies is also seen at once by its control
  * channel (proc.c). Teardown destroys QPs, then MRs, the CQ, the channel, the PD and the context, on every path
  * (a failed setup too: what exists is freed, in that order).
@@ -84,6 +89,7 @@ typedef struct st_vpeer {
     uint32_t rkey;
     st_vcredit in, out;   /* in: the ring I receive into; out: the peer's ring, as I fill it */
     int sq_used;
+    int data_out;         /* data writes posted and not completed */
     uint32_t credit_due;  /* a credit consume could not post yet (send queue full): sent with the next */
     int broken;           /* this pair failed: why says how */
     char why[300];
@@ -115,26 +121,34 @@ struct st_vx {
     char dev[64];
     st_vpeer *peer;       /* per rank; qp NULL for ranks not over verbs */
     int ready;            /* setup completed: every verbs peer's QP is connected */
-    int broken;           /* the device failed (port down, CQ error): every pair is cut off */
+    int broken;           /* a failure that ends every stream: the device's, or a pair's (below) */
+    int broken_peer;      /* the pair that failed, -1 for the device (port down, CQ error) */
     char why[300];        /* how, said by every later send and peek */
 };
 
 /* ---- failures ----------------------------------------------------------------------------------------------- */
 
-static void st_vx_break(st_vx *x, int peer, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void st_vx_break(st_vx *x, int peer, const char *fmt, ...)
+/* A failure of the pair with `peer` (-1: of the device). The first cause of a pair is the one told (a QP in error
+ * then flushes everything else). `credit`: it is a credit write's, which breaks only that pair (a peer done with
+ * the communicator may have destroyed its QPs: tp_verbs.c's opening comment); any other ends every stream, so a
+ * rank that waits for a third peer (whose data will never come now) fails at once rather than at its timeout. */
+static void st_vx_break(st_vx *x, int peer, int credit, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void st_vx_break(st_vx *x, int peer, int credit, const char *fmt, ...)
 {
-    int *broken = peer >= 0 ? &x->peer[peer].broken : &x->broken;
-    char *why = peer >= 0 ? x->peer[peer].why : x->why;
-    if (*broken)
-        return; /* the first cause is the one to tell (a QP in error then flushes everything else) */
-    char cause[256];
+    st_vpeer *p = peer >= 0 ? &x->peer[peer] : NULL;
+    if (p && p->broken)
+        return;
+    credit = credit && p && p->data_out == 0; /* with data in flight, the data is lost too */
+    char cause[256], why[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
-    *broken = 1;
-    snprintf(why, 300, "verbs on %.60s port %u: %.200s", x->dev, x->port, cause);
+    snprintf(why, sizeof why, "verbs on %.60s port %u: %.200s", x->dev, x->port, cause);
+    if (p)
+        p->broken = 1, memcpy(p->why, why, sizeof why);
+    if (!credit && !x->broken)
+        x->broken = 1, x->broken_peer = peer, memcpy(x->why, why, sizeof why);
 }
 
 static int st_vbroken(const st_vpeer *p)
@@ -202,7 +216,8 @@ static int st_vpost_write(st_vpeer *p, int kind, size_t off, size_t len, uint32_
     if (rc == 0)
         p->sq_used++;
     else
-        st_vx_break(p->x, p->base.peer, "posting %s failed: %s", st_wr_what(kind), strerror(rc));
+        st_vx_break(p->x, p->base.peer, kind == ST_WR_CREDIT, "posting %s failed: %s", st_wr_what(kind),
+                    strerror(rc));
     return rc;
 }
 
@@ -217,15 +232,15 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
 {
     int peer = (int)(wc->wr_id >> 2), kind = (int)(wc->wr_id & 3);
     if (peer < 0 || peer >= x->l->boot->size || !x->peer[peer].qp) {
-        st_vx_break(x, -1, "a completion with an unknown work request id %llu", (unsigned long long)wc->wr_id);
+        st_vx_break(x, -1, 0, "a completion with an unknown work request id %llu", (unsigned long long)wc->wr_id);
         return;
     }
     st_vpeer *p = &x->peer[peer];
     if (p->broken)
         return; /* its QP is in error: the rest are flushes */
     if (wc->status != IBV_WC_SUCCESS) {
-        st_vx_break(x, peer, "%s completed with \"%s\" (%s, vendor error 0x%x)%s", st_wr_what(kind),
-                    x->api->wc_status_str(wc->status), st_wc_name(wc->status), wc->vendor_err,
+        st_vx_break(x, peer, kind == ST_WR_CREDIT, "%s completed with \"%s\" (%s, vendor error 0x%x)%s",
+                    st_wr_what(kind), x->api->wc_status_str(wc->status), st_wc_name(wc->status), wc->vendor_err,
                     wc->status == IBV_WC_RETRY_EXC_ERR ? ": the peer or the path to it is gone"
                     : wc->status == IBV_WC_WR_FLUSH_ERR ? ": the queue pair to it went into the error state (an error "
                                                           "on the peer's side, or an async event here)"
@@ -234,20 +249,21 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
     }
     if (kind != ST_WR_RECV) {
         p->sq_used--;
+        p->data_out -= kind == ST_WR_DATA;
         st_vcredit_flush(p);
         return;
     }
     uint32_t imm = ntohl(wc->imm_data);
     if (!(wc->wc_flags & IBV_WC_WITH_IMM))
-        st_vx_break(x, peer, "a receive completed without an immediate (opcode %d)", (int)wc->opcode);
+        st_vx_break(x, peer, 0, "a receive completed without an immediate (opcode %d)", (int)wc->opcode);
     else if (imm & ST_VIMM_CREDIT)
         st_vcredit_returned(&p->out, imm);
     else if (p->in.head + imm - p->in.tail > p->in.cap)
-        st_vx_break(x, peer, "it wrote %u bytes past my ring's free space", imm);
+        st_vx_break(x, peer, 0, "it wrote %u bytes past my ring's free space", imm);
     else
         st_vcredit_arrived(&p->in, imm);
     if (!st_vbroken(p) && st_vpost_recv(p, peer) != 0)
-        st_vx_break(x, peer, "reposting a receive failed");
+        st_vx_break(x, peer, 0, "reposting a receive failed");
 }
 
 static void st_vx_async(st_vx *x)
@@ -263,7 +279,7 @@ static void st_vx_async(st_vx *x)
         int fatal = peer >= 0 || t == IBV_EVENT_PORT_ERR || t == IBV_EVENT_DEVICE_FATAL || t == IBV_EVENT_CQ_ERR ||
                     t == IBV_EVENT_SRQ_ERR;
         if (fatal && (t != IBV_EVENT_PORT_ERR || ev.element.port_num == x->port))
-            st_vx_break(x, peer, "async event \"%s\" (%s%s)", x->api->event_type_str(t), st_event_name(t),
+            st_vx_break(x, peer, 0, "async event \"%s\" (%s%s)", x->api->event_type_str(t), st_event_name(t),
                         peer >= 0 ? ", on the queue pair to it" : t == IBV_EVENT_PORT_ERR ? ": the port went down" : "");
         x->api->ack_async_event(&ev);
     }
@@ -280,25 +296,28 @@ static void st_vx_progress(st_vx *x)
         x->armed = 0;
     }
     if (read(x->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
-        st_vx_break(x, -1, "reading its eventfd: %s", strerror(errno));
-    st_vx_async(x);
+        st_vx_break(x, -1, 0, "reading its eventfd: %s", strerror(errno));
     struct ibv_wc wc[32];
     int n;
     while ((n = x->api->poll_cq(x->cq, 32, wc)) > 0)
         for (int i = 0; i < n; i++)
             st_vx_complete(x, &wc[i]);
     if (n < 0)
-        st_vx_break(x, -1, "polling the completion queue failed (%d)", n);
+        st_vx_break(x, -1, 0, "polling the completion queue failed (%d)", n);
+    st_vx_async(x); /* after the completions: a QP's event follows the error completion that caused it */
 }
 
 /* ---- the stream ---------------------------------------------------------------------------------------------- */
 
-/* The failure as the stream to p reports it, naming the peer: its pair's, or the device's (every peer's). */
+/* The failure as the stream to p reports it, naming the peer: its own pair's, the pair that failed, or this
+ * stream's peer and every other when the device failed. */
 static ssize_t st_vx_failed(const st_vpeer *p, char *err, size_t errlen)
 {
-    const st_peer_info *pi = &p->x->l->boot->peers[p->base.peer];
-    snprintf(err, errlen, "rank %d (pid %u on %s)%s: %s", p->base.peer, pi->pid, pi->hostname,
-             p->broken ? "" : " and every other verbs peer", p->broken ? p->why : p->x->why);
+    const st_vx *x = p->x;
+    int who = p->broken || x->broken_peer < 0 ? p->base.peer : x->broken_peer;
+    const st_peer_info *pi = &x->l->boot->peers[who];
+    snprintf(err, errlen, "rank %d (pid %u on %s)%s: %s", who, pi->pid, pi->hostname,
+             p->broken || x->broken_peer >= 0 ? "" : " and every other verbs peer", p->broken ? p->why : x->why);
     return -1;
 }
 
@@ -318,6 +337,7 @@ static ssize_t st_vsend(st_tp *t, const void *buf, size_t len, char *err, size_t
         if (st_vpost_write(p, ST_WR_DATA, off, n, (uint32_t)n) != 0)
             break;
         st_vcredit_wrote(&p->out, n);
+        p->data_out++;
         done += n;
     }
     if (st_vbroken(p))

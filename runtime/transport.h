@@ -2,7 +2,8 @@
  * whether it can connect a pair and connects it, and the byte stream every connection is.
  *
  * Transports as plug-ins. st_transports (transport.c) lists them in preference order: shm (ranks of one host),
- * then tcp (any pair: the bootstrap has already reached every peer over the network). st_tp_select picks, for
+ * then verbs (tp_verbs.c: both ranks have a usable RDMA device; in builds with <infiniband/verbs.h>), then tcp (any
+ * pair: the bootstrap has already reached every peer over the network). st_tp_select picks, for
  * one pair, the first entry that can connect it, or the entry STITCH_TRANSPORT names, and fails naming the pair
  * when that one cannot (STITCH_TRANSPORT=shm across hosts). It is the only place the choice is made: the
  * bootstrap asks it which pairs need a tcp data socket (st_tp_need_data) and st_links_open asks it which
@@ -43,7 +44,8 @@
  *   a peer the executor does not read yet (proc.c pulls those into the rx ring after a wake-up, so they stop
  *   reporting).
  *
- * RDMA, and why there is no one-sided interface here yet. A verbs transport fits this table as it is: its setup
+ * RDMA, and why there is no one-sided interface here yet. The verbs transport (tp_verbs.c) fits this table as it
+ * is, as planned here (its credits travel as immediates, not as a tail written back: tp_verbs.c says why): its setup
  * registers, per peer, a receive ring in the shm frame layout (tp_shm.c) and swaps ring addresses and rkeys over
  * the control channels; `send` posts an RDMA write with immediate of a frame into the peer's ring, `peek` polls
  * the receive CQ for the immediate (one RDMA write does not say which of its bytes land last, so the frame tag
@@ -70,7 +72,7 @@
 typedef struct st_tp st_tp;
 
 typedef struct st_tp_ops {
-    const char *name; /* "shm", "tcp" */
+    const char *name; /* "shm", "verbs", "tcp" */
     /* Accept up to len bytes of the stream; returns how many (0: full now), or -1 with a message in err. */
     ssize_t (*send)(st_tp *t, const void *buf, size_t len, char *err, size_t errlen);
     /* Point *ptr at the next readable bytes; returns how many are contiguous (0: none now), -1 on error/EOF. */
@@ -192,7 +194,8 @@ stitch_status_t st_links_open(st_links *l, struct st_boot *b, const struct st_se
                               st_tp **tp, char *err, size_t errlen);
 void st_links_close(st_links *l); /* every entry's teardown; a zeroed st_links is fine */
 
-/* For STITCH_DEBUG: "1 peers over shm, 2 over tcp" and the notes of the entries in use ("; tcp ..."). */
+/* For STITCH_DEBUG: "1 peers over shm, 2 over tcp" (an entry between the two, verbs, only when it has peers: "1
+ * peers over shm, 2 over verbs, 0 over tcp") and the notes of the entries in use ("; tcp ..."). */
 void st_links_describe(const st_links *l, char *counts, size_t clen, char *notes, size_t nlen);
 
 /* Ranks of the table on my host, me included. */

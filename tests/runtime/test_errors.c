@@ -351,7 +351,11 @@ static const env_case env_cases[] = {
     {"STITCH_ONESHOT_BYTES", "16k", STITCH_OK, ""},
     {"STITCH_ALGO", "auto", STITCH_OK, ""},
     /* process-mode tunables: checked by every communicator's settings (config.c), used by process mode */
+#ifdef STITCH_HAVE_VERBS
+    {"STITCH_TRANSPORT", "ib", STITCH_ERR_CONFIG, "STITCH_TRANSPORT='ib': expected auto, shm, verbs or tcp"},
+#else
     {"STITCH_TRANSPORT", "ib", STITCH_ERR_CONFIG, "STITCH_TRANSPORT='ib': expected auto, shm or tcp"},
+#endif
     {"STITCH_TRANSPORT", "tcp", STITCH_OK, ""},
     {"STITCH_SHM_RING_BYTES", "3000", STITCH_ERR_CONFIG,
      "STITCH_SHM_RING_BYTES='3000': expected a power of two between 4096 and 1G (suffix k or m)"},

@@ -432,6 +432,7 @@ static void requester(fk_qp *q, uint64_t now)
 {
     if (q->qp.state != IBV_QPS_RTS)
         return;
+    uint64_t peer_tail = q->peer_slot >= 0 ? __atomic_load_n(&G.fab->qps[q->peer_slot].tail, __ATOMIC_ACQUIRE) : 0;
     requester_mail(q, now);
     if (q->qp.state != IBV_QPS_RTS)
         return;
@@ -444,8 +445,7 @@ static void requester(fk_qp *q, uint64_t now)
     /* the timer runs only while the oldest packet is out (not while a rewind waits to resend it) */
     if (q->una_ipsn < q->sent_hi && q->tx_ipsn > q->una_ipsn && now >= q->rnr_until_ns) {
         int held = 0;
-        if (!q->lost && q->peer_slot >= 0 &&
-            __atomic_load_n(&G.fab->qps[q->peer_slot].tail, __ATOMIC_ACQUIRE) < q->last_enq) {
+        if (!q->lost && q->peer_slot >= 0 && peer_tail < q->last_enq) {
             /* the peer holds our packets unread: alive, it would have acknowledged them */
             held = peer_reachable(q, now, now >= q->next_live_check_ns);
             if (now >= q->next_live_check_ns)
@@ -453,7 +453,7 @@ static void requester(fk_qp *q, uint64_t now)
         }
         if (held)
             q->last_progress_ns = now;
-        else if (T && now - q->last_progress_ns >= T) {
+        else if (T && now >= q->last_progress_ns + T) { /* last_progress may be later than now */
             if (q->retry_left-- <= 0) {
                 fail_head(q, IBV_WC_RETRY_EXC_ERR);
                 return;
@@ -529,8 +529,10 @@ static int read_responses(fk_qp *q)
         if (n)
             memcpy(buf, (void *)(uintptr_t)(q->rd.raddr + q->rd.off), n);
         int rc = peer_reachable(q, 0, 0) ? ring_put(q->peer_slot, q->a.dest_qp_num, &h, buf, NULL) : -1;
-        if (rc == 1)
+        if (rc == 1) {
+            fk_kick_slot(q->peer_slot); /* what went in; the rest when the requester has read it (deadline) */
             return 1;
+        }
         q->rd.off += n;
         if (h.last)
             q->rd.active = 0;
@@ -659,19 +661,21 @@ static void responder(fk_qp *q)
     fk_qslot *s = &G.fab->qps[q->slot];
     if (q->rd.active && read_responses(q))
         return;
-    uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
-    for (uint64_t t = s->tail; t < head; t++) {
-        const fk_ringslot *r = &s->ring[t % FK_RING];
+    uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE), t = s->tail;
+    while (t < head) {
+        const fk_ringslot *r = &s->ring[t++ % FK_RING];
         if (r->h.type == PKT_RESP)
             read_response(q, r);
         else
             request(q, r);
-        __atomic_store_n(&s->tail, t + 1, __ATOMIC_RELEASE);
         if (q->rd.active)
             break; /* responses owed: no more requests until they are out */
     }
     if (q->need_ack && q->peer_slot >= 0 && q->qp.state != IBV_QPS_ERR)
         mailbox(q, 0, 0);
+    /* the ring advances only after the ACK is out: a requester that sees its packets consumed then sees their ACK
+     * (it reads the tail before the mailbox), so a slow responder never looks like a lost packet */
+    __atomic_store_n(&s->tail, t, __ATOMIC_RELEASE);
 }
 
 /* ---- the loop ------------------------------------------------------------------------------------------------- */
@@ -716,8 +720,11 @@ void fk_progress(void)
             peer_lookup(q);
         responder(q);
     }
-    for (fk_qp *q = G.qps; q; q = q->next)
+    for (fk_qp *q = G.qps; q; q = q->next) {
         requester(q, now);
+        if (q->rd.active && (!q->deadline_ns || q->deadline_ns > now + 1000000))
+            q->deadline_ns = now + 1000000; /* READ responses wait for room in the requester's ring */
+    }
     for (fk_chan *ch = G.chans; ch; ch = ch->next) {
         if (ch->armed_ns && now >= ch->armed_ns) {
             uint64_t x;

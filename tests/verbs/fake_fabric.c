@@ -205,9 +205,7 @@ static void forget_parent(void)
     G.chans = NULL;
     memset(G.hl, 0, sizeof G.hl);
     memset(G.hr, 0, sizeof G.hr);
-    long overruns = 0;
     memset(&G.live, 0, sizeof G.live);
-    G.live.cq_overruns = overruns;
     memset(G.fired_local, 0, sizeof G.fired_local);
     if (G.kick_sock >= 0)
         close(G.kick_sock);

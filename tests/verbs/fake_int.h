@@ -16,7 +16,7 @@
 #include "fakeverbs.h"
 
 #define FK_MAX_NODES 64
-#define FK_MAX_QPS 256
+#define FK_MAX_QPS 1024
 #define FK_MAX_DEVS 4
 #define FK_RING 32         /* packets in each QP's inbound ring */
 #define FK_PAYLOAD 4096    /* largest packet payload (path MTU 4096) */

@@ -1027,8 +1027,16 @@ static int fk_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
         fk_rwr *r = &q->rq[q->rq_post % q->cap.max_recv_wr];
         r->wr_id = wr->wr_id;
         r->nsge = wr->num_sge;
-        for (int i = 0; i < wr->num_sge; i++)
+        for (int i = 0; i < wr->num_sge; i++) {
             r->sge[i] = wr->sg_list[i];
+            /* a posted receive buffer belongs to the NIC until its completion: poison it, so code that reads it
+             * early (or expects it untouched) sees garbage; only where a registered MR covers it */
+            fk_mr *m = fk_mr_by_lkey(r->sge[i].lkey);
+            uint64_t a = m ? (uint64_t)(uintptr_t)m->mr.addr : 0;
+            if (m && (m->access & IBV_ACCESS_LOCAL_WRITE) && r->sge[i].addr >= a &&
+                r->sge[i].addr + r->sge[i].length <= a + m->mr.length)
+                memset((void *)(uintptr_t)r->sge[i].addr, 0xfb, r->sge[i].length);
+        }
         q->rq_post++;
         if (q->qp.state == IBV_QPS_ERR)
             fk_flush_recv(q, q->rq_done++);

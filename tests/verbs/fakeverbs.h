@@ -13,6 +13,11 @@
  * responder has processed it. Packets that sit unread in a live peer's ring are never timed out (the peer's NIC
  * would have acknowledged them); dropped packets, a dead peer, a peer QP not in RTR/RTS and a wrong PSN or GID are.
  *
+ * As on hardware, packets sent to a QP not yet in RTR are lost: connect both sides before posting, or the sender
+ * ends in RETRY_EXC_ERR after (retry_cnt + 1) scaled timeouts. Posted receive buffers are poisoned (0xfb) until
+ * their completion; the source of a send is read when each packet is cut, so changing it before the completion
+ * shows at the peer. Error completions carry garbage outside wr_id, status, qp_num and vendor_err.
+ *
  * Fabric: all fake devices of a test share one fabric (QP registry, one inbound packet ring per QP). Threads of one
  * process share an anonymous one by default; processes share /dev/shm/stitch-fake-<id>, made by
  * st_fake_fabric_create in the launcher and found through STITCH_FAKE_FABRIC=<id>. Each process validates inbound

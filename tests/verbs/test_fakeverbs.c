@@ -13,7 +13,7 @@
  * limits    SQ depth (ENOMEM until a polled completion frees slots), CQ rounding and overrun (CQ_ERR event)
  * channel   a completion channel's fd wakes poll() when another thread's QP delivers, and on a retry timeout
  * faults    each fault kind fires, is counted and has its effect
- * threads   two threads, two QPs each way, 2000 messages with data checks
+ * threads   two threads, two QPs each way, 500 messages with data checks
  * procs     fork: a parent and a child on a shared fabric (st_fake_fabric_create) exchange QPNs over a pipe, write
  *           to each other, the child blocks in poll() on its channel and is woken; then the child dies and the
  *           parent gets RETRY_EXC_ERR
@@ -118,6 +118,7 @@ static void t_basic(void)
     CHECK(vp_wait(&p, p.cq[1], wc, 2, 0.3) == 1 && wc[0].wr_id == 4);
     /* SEND_WITH_IMM of 3000 bytes into a 4000-byte receive, inline SEND of 40 */
     CHECK(vp_recv(&p, 1, rbuf, 4000, mr->lkey, 78) == 0);
+    CHECK(rbuf[0] == 0xfb && rbuf[3999] == 0xfb); /* poisoned while posted */
     CHECK(vp_write(&p, 0, IBV_WR_SEND_WITH_IMM, src, 3000, ms->lkey, 0, 0, 9, IBV_SEND_SIGNALED, 5) == 0);
     CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RECV &&
           wc[0].byte_len == 3000 && (wc[0].wc_flags & IBV_WC_WITH_IMM) && be32toh(wc[0].imm_data) == 9);
@@ -147,6 +148,24 @@ static void t_basic(void)
     CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].byte_len == 0 && memcmp(dst, src, 4096) == 0);
     CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 9);
     CHECK(qp_state(&p, 0) == IBV_QPS_RTS && qp_state(&p, 1) == IBV_QPS_RTS);
+    /* 200 KB each way: more than a ring holds (32 packets), so the requester and the READ responder wait for room */
+    enum { B = 200000 };
+    unsigned char *bs = malloc(B), *bd = calloc(1, B);
+    for (int i = 0; i < B; i++)
+        bs[i] = (unsigned char)(i * 31 + 7);
+    struct ibv_mr *mbs = V->reg_mr(p.pd, bs, B, rw_access()), *mbd = V->reg_mr(p.pd, bd, B, rw_access());
+    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, bs, B, mbs->lkey, (uintptr_t)bd, mbd->rkey, 0, IBV_SEND_SIGNALED, 10) ==
+          0);
+    CHECK(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && memcmp(bs, bd, B) == 0);
+    memset(bd, 0, B);
+    CHECK(vp_write(&p, 0, IBV_WR_RDMA_READ, bd, B, mbd->lkey, (uintptr_t)bs, mbs->rkey, 0, IBV_SEND_SIGNALED, 11) ==
+          0);
+    CHECK(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == B &&
+          memcmp(bs, bd, B) == 0);
+    V->dereg_mr(mbs);
+    V->dereg_mr(mbd);
+    free(bs);
+    free(bd);
     V->dereg_mr(ms);
     V->dereg_mr(md);
     V->dereg_mr(mr);
@@ -585,6 +604,14 @@ static void t_faults(void)
     CHECK(st_fake_fired("rnr") == 2);
     CHECK(fault_run("rnr:count=3", IBV_WR_RDMA_WRITE_WITH_IMM, &st1, &s) == IBV_WC_RNR_RETRY_EXC_ERR);
     CHECK(st_fake_fired("rnr") == 5);
+    /* deterministic given the seed: the same run drops the same packets */
+    long d0 = st_fake_fired("drop");
+    int r1 = fault_run("drop:pct=20,seed=5", IBV_WR_RDMA_WRITE, &st1, &s);
+    long d1 = st_fake_fired("drop");
+    int r2 = fault_run("drop:pct=20,seed=5", IBV_WR_RDMA_WRITE, &st1, &s);
+    long d2 = st_fake_fired("drop");
+    printf("drop:pct=20,seed=5 dropped %ld then %ld packets, status %d then %d\n", d1 - d0, d2 - d1, r1, r2);
+    CHECK(d1 - d0 == d2 - d1 && d1 > d0 && r1 == r2);
     /* the parser names what is wrong */
     char err[200];
     CHECK(st_fake_faults("drop:every=x", err, sizeof err) == -1 && strstr(err, "every=x"));
@@ -595,7 +622,7 @@ static void t_faults(void)
 }
 
 /* ---- threads -------------------------------------------------------------------------------------------------- */
-enum { TMSG = 2000, TLEN = 1500 };
+enum { TMSG = 500, TLEN = 1500 };
 struct side {
     vpair *p;
     int me;
