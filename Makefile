@@ -6,6 +6,8 @@
 #   make demo       deps + build, then verify and show the ring all_reduce for 5 ranks and benchmark it
 #   make test       deps + build + ctest without the `long` label
 #   make test-long  deps + build + ctest -L long (the long verification sweeps)
+#   make test-rxe   deps + build + ctest -L rxe: the verbs tests on real kernel verbs (rdma_rxe) in a QEMU guest
+#                   (tests/rxe/run.sh; as root it installs qemu, busybox and rdma-core's userland, else skips)
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
 #   make werror     deps + build everything (tests included) with -Werror (STITCH_WERROR=ON), once with gcc into
 #                   build-werror-gcc/ and once with clang into build-werror-clang/
@@ -40,7 +42,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long sanitize werror install clean
+.PHONY: all build deps demo test test-long test-rxe sanitize werror install clean
 
 all: build
 
@@ -82,6 +84,12 @@ test: deps build
 
 test-long: deps build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L long
+
+# --prepare first installs the guest's packages and builds its kernel and initramfs, outside ctest's timeouts; when
+# it cannot (77: not root, packages missing) ctest then reports every rxe test skipped with the reason.
+test-rxe: deps build
+	tests/rxe/run.sh --prepare $(BUILD_DIR)/rxe || [ $$? = 77 ]
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -L rxe
 
 sanitize: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSTITCH_SANITIZE=ON
