@@ -95,11 +95,6 @@ void fk_async(fk_ctx *c, enum ibv_event_type type, void *element)
         abort();
 }
 
-static void chan_kick_self(fk_chan *ch)
-{
-    fk_kick_serial(getpid(), ch->serial);
-}
-
 static void cq_overrun(fk_cq *cq)
 {
     cq->overrun = 1;
@@ -139,7 +134,9 @@ void fk_cq_push(fk_cq *cq, fk_qp *q, const struct ibv_wc *wc, int is_send, uint6
     if (cq->armed && cq->chan) {
         cq->armed = 0;
         cq->ev_pending++;
-        chan_kick_self(cq->chan);
+        uint64_t one = 1; /* the channel's eventfd counts the events waiting */
+        if (write(cq->chan->ch.fd, &one, sizeof one) != (ssize_t)sizeof one)
+            abort();
     }
 }
 

@@ -5,10 +5,11 @@
  * an anonymous shared mapping made on first use (a forked child shares it too); processes started apart use
  * /dev/shm/stitch-fake-<id>, made by st_fake_fabric_create and named by STITCH_FAKE_FABRIC.
  *
- * Kicks: a completion channel's fd is an epoll fd over a Unix datagram socket bound to the abstract name
+ * Kicks: each completion channel has a Unix datagram socket bound to the abstract name
  * "stfk.<fabric uid>.<pid>.<serial>". Whoever puts a packet into a QP's ring, or an ACK into its mailbox, sends one
- * byte to the channels of that QP's CQs (their serials are in the QP's slot), which wakes a process blocked in
- * poll() on them; the woken process then runs the engine inside get_cq_event.
+ * byte to the channels of that QP's CQs (their serials are in the QP's slot). A waker thread in the receiving
+ * process (fakeverbs.c) runs the engine on it, so a process blocked in poll() on a channel's fd wakes exactly when
+ * a CQ event is there, as with a real NIC.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,7 +27,7 @@
 
 #include "fake_int.h"
 
-fk_global G = {.lock = PTHREAD_MUTEX_INITIALIZER, .node = -1, .kick_sock = -1};
+fk_global G = {.lock = PTHREAD_MUTEX_INITIALIZER, .node = -1, .kick_sock = -1, .waker_ep = -1};
 
 static const char *kind_names[FK_NKINDS] = {"drop", "rkey", "qperr", "portdown", "deadpeer", "rnr"};
 
@@ -210,6 +211,9 @@ static void forget_parent(void)
     if (G.kick_sock >= 0)
         close(G.kick_sock);
     G.kick_sock = -1;
+    if (G.waker_ep >= 0)
+        close(G.waker_ep); /* the parent's waker thread did not come along */
+    G.waker_ep = -1;
     G.qp_ordinal = 0;
 }
 

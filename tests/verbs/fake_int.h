@@ -108,8 +108,8 @@ typedef struct fk_mr {
 } fk_mr;
 
 typedef struct fk_chan {
-    struct ibv_comp_channel ch; /* ch.fd: an epoll fd over sock and tfd */
-    int sock, tfd;
+    struct ibv_comp_channel ch; /* ch.fd: an eventfd counting the CQ events waiting, readable iff one waits */
+    int sock, tfd;              /* kicks from peers and the retransmission timer, watched by the waker thread */
     uint32_t serial;
     int ncq;
     uint64_t armed_ns; /* the timerfd's deadline (0: disarmed) */
@@ -229,6 +229,7 @@ typedef struct fk_global {
     int nfaults, faults_loaded;
     long fired_local[FK_NKINDS];
     int kick_sock;
+    int waker_ep;            /* the waker thread's epoll over every channel's sock and tfd; -1 until the first */
     uint32_t serial;
     unsigned div;
     uint64_t rng;
@@ -268,5 +269,6 @@ void fk_flush_recv(fk_qp *q, uint64_t idx);
 fk_mr *fk_mr_by_lkey(uint32_t key);
 fk_mr *fk_mr_by_rkey(uint32_t key);
 void fk_chan_arm(fk_chan *ch);
+int fk_waker_add(fk_chan *ch);             /* fakeverbs.c: watch a channel (starts the thread once) */
 
 #endif

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "fake_int.h"
@@ -316,6 +317,73 @@ static int fk_dereg_mr(struct ibv_mr *mr)
 }
 
 /* ---- completion channels and CQs ------------------------------------------------------------------------------ */
+static void drain_fd(int fd)
+{
+    char b[64];
+    while (read(fd, b, sizeof b) > 0) {
+    }
+}
+
+static int chan_alive(const fk_chan *ch)
+{
+    for (fk_chan *c = G.chans; c; c = c->next)
+        if (c == ch)
+            return 1;
+    return 0;
+}
+
+/* The waker thread: when a peer kicks a channel's socket or its retransmission timer expires, run the engine, so
+ * that the channel's fd (an eventfd) turns readable exactly when a CQ event results, as a NIC's interrupt would.
+ * One per process, started with the first channel, blocked in epoll_wait the rest of the time. */
+static void *waker(void *arg)
+{
+    int ep = (int)(intptr_t)arg;
+    struct epoll_event ev[16];
+    for (;;) {
+        int n = epoll_wait(ep, ev, 16, -1);
+        if (n < 0 && errno != EINTR)
+            return NULL;
+        fk_enter();
+        if (G.waker_ep != ep) { /* after fork: not this process's */
+            fk_leave();
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) {
+            fk_chan *ch = ev[i].data.ptr;
+            if (!chan_alive(ch)) /* destroyed since epoll_wait returned */
+                continue;
+            drain_fd(ch->sock);
+            drain_fd(ch->tfd);
+            ch->armed_ns = 1; /* the timer was read: arm it again */
+        }
+        fk_progress();
+        fk_leave();
+    }
+}
+
+int fk_waker_add(fk_chan *ch)
+{
+    if (G.waker_ep < 0) {
+        int ep = epoll_create1(EPOLL_CLOEXEC);
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (ep < 0 || pthread_create(&t, &a, waker, (void *)(intptr_t)ep) != 0) {
+            pthread_attr_destroy(&a);
+            if (ep >= 0)
+                close(ep);
+            return -1;
+        }
+        pthread_attr_destroy(&a);
+        G.waker_ep = ep;
+    }
+    struct epoll_event e1 = {.events = EPOLLIN, .data.ptr = ch}, e2 = {.events = EPOLLIN, .data.ptr = ch};
+    if (epoll_ctl(G.waker_ep, EPOLL_CTL_ADD, ch->sock, &e1) || epoll_ctl(G.waker_ep, EPOLL_CTL_ADD, ch->tfd, &e2))
+        return -1;
+    return 0;
+}
+
 static struct ibv_comp_channel *fk_create_comp_channel(struct ibv_context *ctx)
 {
     fk_enter();
@@ -326,15 +394,16 @@ static struct ibv_comp_channel *fk_create_comp_channel(struct ibv_context *ctx)
     ch->serial = ++G.serial;
     ch->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     ch->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    ch->ch.fd = epoll_create1(EPOLL_CLOEXEC);
+    ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "stfk.%016llx.%d.%u",
                      (unsigned long long)G.fab->uid, (int)getpid(), ch->serial);
-    struct epoll_event e1 = {.events = EPOLLIN, .data.fd = ch->sock}, e2 = {.events = EPOLLIN, .data.fd = ch->tfd};
     if (ch->sock < 0 || ch->tfd < 0 || ch->ch.fd < 0 ||
         bind(ch->sock, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) ||
-        epoll_ctl(ch->ch.fd, EPOLL_CTL_ADD, ch->sock, &e1) || epoll_ctl(ch->ch.fd, EPOLL_CTL_ADD, ch->tfd, &e2)) {
+        fk_waker_add(ch)) {
         int e = errno;
+        if (G.waker_ep >= 0 && ch->sock >= 0)
+            epoll_ctl(G.waker_ep, EPOLL_CTL_DEL, ch->sock, NULL);
         close(ch->sock);
         close(ch->tfd);
         close(ch->ch.fd);
@@ -367,6 +436,8 @@ static int fk_destroy_comp_channel(struct ibv_comp_channel *c)
             *p = ch->next;
             break;
         }
+    epoll_ctl(G.waker_ep, EPOLL_CTL_DEL, ch->sock, NULL);
+    epoll_ctl(G.waker_ep, EPOLL_CTL_DEL, ch->tfd, NULL);
     close(ch->sock);
     close(ch->tfd);
     close(ch->ch.fd);
@@ -437,8 +508,13 @@ static int fk_destroy_cq(struct ibv_cq *c)
             *p = cq->next;
             break;
         }
-    if (cq->chan)
+    if (cq->chan) {
+        uint64_t one;
+        for (; cq->ev_pending; cq->ev_pending--) /* events raised but never fetched leave the fd's count */
+            if (read(cq->chan->ch.fd, &one, sizeof one) != (ssize_t)sizeof one)
+                break;
         cq->chan->ncq--;
+    }
     cq->ctx->ncq--;
     G.live.cqs--;
     pthread_mutex_destroy(&cq->cq.mutex);
@@ -463,52 +539,31 @@ static int fk_req_notify_cq(struct ibv_cq *c, int solicited_only)
     return rc;
 }
 
-static void drain_fd(int fd)
-{
-    char b[64];
-    while (read(fd, b, sizeof b) > 0) {
-    }
-}
-
 static int fk_get_cq_event(struct ibv_comp_channel *c, struct ibv_cq **out, void **ctxp)
 {
     fk_chan *ch = (fk_chan *)c;
-    int nonblock = fcntl(c->fd, F_GETFL) & O_NONBLOCK;
     for (;;) {
-        drain_fd(ch->sock);
-        drain_fd(ch->tfd);
         fk_enter();
-        ch->armed_ns = 1; /* the timer was read: re-arm it */
         fk_progress();
-        fk_cq *hit = NULL;
-        int more = 0;
-        for (fk_cq *cq = G.cqs; cq; cq = cq->next)
-            if (cq->chan == ch && cq->ev_pending) {
-                if (hit) {
-                    more = 1;
-                    break;
-                }
-                hit = cq;
-            }
-        if (hit) {
-            hit->ev_pending--;
-            hit->ev_got++;
-            if (hit->ev_pending)
-                more = 1;
-            if (more)
-                fk_kick_serial(getpid(), ch->serial); /* the fd stays readable while events wait */
-            *out = &hit->cq;
-            *ctxp = hit->cq.cq_context;
-            fk_leave();
-            return 0;
-        }
         fk_leave();
-        if (nonblock) {
-            errno = EAGAIN;
+        /* one event per count of the eventfd: blocks (or EAGAIN on a non-blocking fd) until one is raised */
+        uint64_t one;
+        if (read(c->fd, &one, sizeof one) != (ssize_t)sizeof one) {
+            if (errno == EINTR)
+                continue;
             return -1;
         }
-        struct pollfd p = {.fd = c->fd, .events = POLLIN};
-        poll(&p, 1, -1);
+        fk_enter();
+        for (fk_cq *cq = G.cqs; cq; cq = cq->next)
+            if (cq->chan == ch && cq->ev_pending) {
+                cq->ev_pending--;
+                cq->ev_got++;
+                *out = &cq->cq;
+                *ctxp = cq->cq.cq_context;
+                fk_leave();
+                return 0;
+            }
+        fk_leave(); /* its CQ is gone: wait for the next */
     }
 }
 

@@ -8,9 +8,10 @@
  * SEND_WITH_IMM / READ, RNR, retry, flush on error, SQ depth (the mlx5 model: a slot frees when a polled completion
  * covers it), EBUSY for objects destroyed with live children.
  *
- * Progress happens inside verbs calls only (post_*, poll_cq, get_cq_event, ...): a plain RDMA WRITE lands in the
- * responder's memory when the responder process next enters a verbs call, and the requester completes when the
- * responder has processed it. Packets that sit unread in a live peer's ring are never timed out (the peer's NIC
+ * Progress happens inside verbs calls (post_*, poll_cq, get_cq_event, ...) and, for QPs whose CQs have a completion
+ * channel, in a waker thread when a peer delivers or a timer expires: a plain RDMA WRITE lands in the responder's
+ * memory then, and the requester completes when the responder has processed it. A channel's fd is readable exactly
+ * when a CQ event waits (poll() then a blocking get_cq_event never hangs). Packets that sit unread in a live peer's ring are never timed out (the peer's NIC
  * would have acknowledged them); dropped packets, a dead peer, a peer QP not in RTR/RTS and a wrong PSN or GID are.
  *
  * As on hardware, packets sent to a QP not yet in RTR are lost: connect both sides before posting, or the sender

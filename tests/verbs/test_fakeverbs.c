@@ -11,12 +11,13 @@
  * retry     peer QP in RESET: RETRY_EXC_ERR after (retry_cnt+1) timeouts, within 2x of the configured time;
  *           a wrong PSN also ends in RETRY_EXC_ERR
  * limits    SQ depth (ENOMEM until a polled completion frees slots), CQ rounding and overrun (CQ_ERR event)
- * channel   a completion channel's fd wakes poll() when another thread's QP delivers, and on a retry timeout
+ * channel   a completion channel's fd wakes poll() when another thread's QP delivers, and on a retry timeout; it is
+ *           readable only when an event waits
  * faults    each fault kind fires, is counted and has its effect
  * threads   two threads, two QPs each way, 500 messages with data checks
  * procs     fork: a parent and a child on a shared fabric (st_fake_fabric_create) exchange QPNs over a pipe, write
- *           to each other, the child blocks in poll() on its channel and is woken; then the child dies and the
- *           parent gets RETRY_EXC_ERR
+ *           to each other, the child blocks in poll() on its channel and is woken; a child stopped (SIGSTOP) far
+ *           longer than the retry time is not taken for dead; then the child dies and the parent gets RETRY_EXC_ERR
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -528,6 +529,12 @@ static void t_channel(void)
     struct ibv_wc wc;
     CHECK(vp_wait(&p, p.cq[1], &wc, 1, 5) == 1 && wc.wr_id == 7);
     pthread_join(t, NULL);
+    /* readable only when an event waits: a plain WRITE into the armed CQ's QP raises none */
+    CHECK(V->req_notify_cq(p.cq[1], 0) == 0);
+    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
+                   3) == 0);
+    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_SUCCESS);
+    CHECK(poll(&pf, 1, 50) == 0);
     /* a retry timeout wakes a process blocked on the channel: peer in RESET, nobody else calls verbs */
     struct ibv_qp_attr ra = {.qp_state = IBV_QPS_RESET};
     V->modify_qp(p.qp[1], &ra, IBV_QP_STATE);
@@ -832,10 +839,11 @@ static void t_procs(void)
         sw.wr.rdma.rkey = peer.rkey;
         ok = ok && V->post_send(s.qp, &sw, &sbad) == 0 && wait_event(&s, 10, &wc) == 1 &&
              wc.status == IBV_WC_SUCCESS && wc.wr_id == 6;
-        /* wait to be killed */
+        /* a receive for the WRITE_IMM the parent sends while we are stopped, then wait in poll() to be killed */
+        V->post_recv(s.qp, &rw, &bad);
         REQUIRE(write(up[1], &ok, sizeof ok) == sizeof ok);
-        pause();
-        _exit(0);
+        for (;;)
+            wait_event(&s, 10, &wc);
     }
     pside s;
     pside_open(&s);
@@ -873,6 +881,14 @@ static void t_procs(void)
     int ok = 0;
     REQUIRE(read(up[0], &ok, sizeof ok) == sizeof ok);
     CHECK(ok == 1);
+    /* the child stopped (SIGSTOP) for 40 scaled timeouts is not dead: its unread packets wait, then complete */
+    kill(child, SIGSTOP);
+    nanosleep(&ts, NULL);
+    sw.wr_id = 3;
+    CHECK(V->post_send(s.qp, &sw, &sbad) == 0);
+    CHECK(vp_wait(&(vpair){.v = V}, s.cq, wc, 1, 0.2) == 0); /* timeout 12: 1 ms per try, 3 tries */
+    kill(child, SIGCONT);
+    CHECK(wait_event(&s, 10, wc) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 3);
     /* the child dies (and stays a zombie until we reap it): the next WRITE ends in RETRY_EXC_ERR */
     kill(child, SIGKILL);
     nanosleep(&ts, NULL);
