@@ -713,7 +713,12 @@ static const ccase cases[] = {
      "REM_INV_REQ_ERR/LOC_QP_OP_ERR qp=ERR/ERR",
      c_send_larger_than_recv},
     {"peer_in_reset", 1, "RETRY_EXC_ERR", c_peer_in_reset},
-    {"forced_err_flush", 1, "5xWR_FLUSH_ERR of 5; later posts ok,ok: 2xWR_FLUSH_ERR", c_forced_err_flush},
+    /* A class: after ERR, ibv_post_recv(3) and Appendix A flush a later receive too; rxe on Debian's 6.1 kernels
+     * (-47, -50, -57, measured in the guest) flushes the later send but leaves the later receive pending. The
+     * emulator flushes both; the transport relies on neither (it never posts after an error). */
+    {"forced_err_flush", 0,
+     "5xWR_FLUSH_ERR of 5; later posts ok,ok: 2xWR_FLUSH_ERR|5xWR_FLUSH_ERR of 5; later posts ok,ok: 1xWR_FLUSH_ERR",
+     c_forced_err_flush},
     {"inline_too_big", 1, "EINVAL", c_inline_too_big},
     {"sq_overpost", 0, "ENOMEM at 17|20 accepted", c_sq_overpost},
     {"cq_round", 1, "cqe=7", c_cq_round},
