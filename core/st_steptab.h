@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 7
+#define ST_TABLE_VERSION 8
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -115,6 +115,12 @@ typedef enum st_opcode {
                         * from the other lanes'); 2: the lane ends; 3: the split ends. Lanes restart at the split's
                         * first step, the split lasts as long as its longest lane, and every send of a lane must
                         * read and write only the lane's units */
+    /* one rank's plan without the other ranks' (core/st_plan.c): */
+    ST_OP_FROM,        /* `from RANKS`: the set built so far (a = 1: every rank of the context) holds every rank
+                        * that sends to me in the current algorithm body; told to the sink (st_vm_sink.from) */
+    ST_OP_DST,         /* [dst -- dst] a send's destination, evaluated before its units: when the run only wants
+                        * the sends to one rank (st_vm_sink.only_to) and dst is not it, pop dst and jump to a
+                        * (just past the SEND), so a sender's run for one receiver skips its other units */
     ST_OP_COUNT
 } st_opcode;
 
@@ -148,6 +154,8 @@ typedef struct st_algo {
 #define ST_ALGO_USES_ROOT 1 /* reads `root` */
 #define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members, levels) */
 #define ST_ALGO_USES_SPLIT 4 /* reads the split ratio (`split_ratio(q)`) */
+#define ST_ALGO_SENDS 8      /* its own body has a `send` (not propagated through phases) */
+#define ST_ALGO_FROM 16      /* its own body has a `from` (not propagated): see core/st_plan.h */
 
 /* The struct's tag is the public opaque type's (stitch.h: `typedef struct stitch_catalogue stitch_catalogue_t`), so
  * a user's emitted catalogue is passed to the runtime (stitch_config_t.catalogues) without a cast; only the
