@@ -242,3 +242,12 @@ stitch_cli(verify_2d_2x4 RC 0 STDOUT "verified 5 \\(algorithm, collective\\) pai
            -a mesh_nhr_2d --layout 2x4)
 stitch_cli(verify_2d_2x4_split RC 0 STDOUT "verified 5 \\(algorithm, collective\\) pairs" ARGS verify ${STITCH_DSL}
            -a mesh_nhr_2d --layout 2x4 --split 0.3)
+
+# One rank's own plan (`from`, st_sched_build_rank) equals its part of the whole schedule, for every rank, p and
+# root of a grid; and the plan benchmark runs (tools/stitch_planbench.c; a smoke run at tiny p, not timed).
+add_test(NAME compiler.own_plan COMMAND stitch-planbench --check -n 1..40
+         -a ring,nhr,nb,rhd,mesh,mesh_oneshot,mesh_det,pipeline,level1)
+add_test(NAME compiler.own_plan_a2a COMMAND stitch-planbench --check -n 1..24 -c all_to_all -a pairwise,mesh)
+add_test(NAME compiler.own_plan_rooted COMMAND stitch-planbench --check -n 1..20 -c broadcast
+         -a ring,nhr,nb,rhd,mesh,nb_binary,nhr_oneshot)
+add_test(NAME compiler.planbench_smoke COMMAND stitch-planbench -n 16,33)
