@@ -185,6 +185,12 @@ int st_coll_rooted(int coll);            /* broadcast, reduce, scatter, gather *
 const char *st_coll_list(void);          /* "all_reduce, reduce_scatter, ..." for messages */
 int st_coll_from_name(const char *name); /* -1 when unknown; case-insensitive */
 
+/* Whether algorithm ai of cat gives a rank its own plan without the others' (core/st_sched.h:
+ * st_sched_build_rank): NULL when every body it runs that sends names its senders (`from`) and none runs a phase on a
+ * sub-communicator or a split; else why not, in words. Static: a configuration that replaces a role (st_inst.use)
+ * by an algorithm without `from` loses the fast path at run time, which the build then reports. */
+const char *st_algo_own_plan(const st_catalogue *cat, int ai);
+
 /* A 64-bit FNV-1a hash of what runs: the code (opcodes and operands), the constants, the functions and the
  * algorithms (names, collectives, entries, frames, flags), each integer as 8 little-endian bytes. Source lines and
  * columns and the file name are left out, so an edit of comments or a moved file keeps the hash, and the hash is

@@ -352,10 +352,9 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     if (algo->flags & ST_ALGO_USES_SPLIT)
         in.split_set = 1, in.split_ppm = st_comm_split_ppm(comm, algo, topo);
     /* A process rank builds only its own part when the algorithm names its senders (`from`, st_sched_build_rank):
-     * O(its transfers) instead of every rank's. The threads engine reads peers' units where they are and needs
-     * to know when each peer's unit is first written (call.c: src_fresh), so it keeps the whole schedule. */
+     * O(its transfers) instead of every rank's. The threads engine keeps the whole schedule (st_backend). */
     int runs = comm->p, rc = 1;
-    if (!comm->job)
+    if (!comm->be->whole_schedule)
         rc = st_sched_build_rank(cat, algo, &in, comm->rank, &e->sched, &runs, &err);
     if (rc == 1)
         runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);
