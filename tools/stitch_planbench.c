@@ -1,11 +1,12 @@
 /* stitch_planbench.c - how long one rank's plan takes to build, and how much it holds (docs/performance.md).
  *
- *   stitch-planbench [-n P,P,...] [-a ALGO,...] [-c COLL] [--rank R] [--check]
+ *   stitch-planbench [-n P,P,...] [-a ALGO,...] [-c COLL] [--rank R] [--whole] [--check]
  *
  * For each algorithm and p it builds rank R's plan (default p / 3) of the built-in catalogue the way a process rank
  * does (runtime/comm.c): its own part when the algorithm names its senders (`from`, st_sched_build_rank), else the
  * whole schedule. It prints the build time (best of three), the ranks instantiated and the bytes the plan holds
- * (the schedule part's transfers, runs and step index, and the plan's index arrays). Topology-aware algorithms (ahc)
+ * (the schedule part's transfers, runs and step index, and the plan's index arrays). --whole builds the whole
+ * schedule instead (the path before `from`, and the threads engine's), for comparison. Topology-aware algorithms (ahc)
  * get two groups of unequal sizes, p/2 - p/8 and p/2 + p/8 (the LCM alignment when they share no factor).
  *
  * --check builds, for every rank, both its own plan and the whole schedule's part and compares them transfer by
@@ -60,11 +61,13 @@ static void free_topo(topo_buf *b)
     free(b->first), free(b->members), free(b->group_of), free(b->index_of);
 }
 
+static int force_whole; /* --whole */
+
 /* Rank's own plan as a process builds it: 0, or -1 with the reason printed. */
 static int build(const st_algo *a, const st_inst *in, int rank, st_sched *s, int *runs)
 {
     st_err err;
-    int rc = st_sched_build_rank(&st_builtin_catalogue, a, in, rank, s, runs, &err);
+    int rc = force_whole ? 1 : st_sched_build_rank(&st_builtin_catalogue, a, in, rank, s, runs, &err);
     if (rc == 1) {
         *runs = in->p;
         rc = st_sched_build_ex(&st_builtin_catalogue, a, in, s, &err);
@@ -166,6 +169,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check"))
             do_check = 1;
+        else if (!strcmp(argv[i], "--whole"))
+            force_whole = 1;
         else if (!strcmp(argv[i], "-n") && i + 1 < argc)
             ps = argv[++i];
         else if (!strcmp(argv[i], "-a") && i + 1 < argc)
@@ -175,7 +180,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
             rank = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: stitch-planbench [-n P,P,...|-n A..B] [-a ALGO,...] [-c COLL] [--rank R] [--check]\n");
+            fprintf(stderr, "usage: stitch-planbench [-n P,P,...|-n A..B] [-a ALGO,...] [-c COLL] [--rank R] [--whole] [--check]\n");
             return 2;
         }
     }
