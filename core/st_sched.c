@@ -597,7 +597,8 @@ static int check_units(builder *b, int first, int64_t top, st_err *err)
 /* The senders my run named, sorted, without repeats and without me: the ranks to run for my receives. */
 static int senders(builder *b, int rank, int32_t **out, int *n)
 {
-    qsort(b->from, (size_t)b->nfrom, sizeof(range), cmp_range);
+    if (b->nfrom > 1) /* qsort must not see a NULL array, even empty */
+        qsort(b->from, (size_t)b->nfrom, sizeof(range), cmp_range);
     int64_t count = 0, next = 0;
     for (int i = 0; i < b->nfrom; i++) {
         int64_t lo = b->from[i].lo > next ? b->from[i].lo : next;
