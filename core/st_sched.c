@@ -16,6 +16,11 @@
  * lane's steps start over at the split's first step (on_lane), so a rank's transfers are no longer emitted in step
  * order, which the counting sort does not need; a split is stretched like a phase on a sub-communicator, the
  * phases inside its lanes are not (see on_lane).
+ *
+ * One rank's part (st_sched_build_rank) uses the same builder on fewer runs: the rank's own, which also collects
+ * the senders its bodies name (`from`), then each of those with the machine told to keep only sends to the rank
+ * (st_vm_sink.only_to); a sort by (step, src, emission) gives the whole schedule's order. Phases on
+ * sub-communicators and splits need every rank's step counts to be placed, so they end that path (fast_within).
  */
 #include "st_sched.h"
 

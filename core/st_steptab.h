@@ -4,7 +4,8 @@
  * a .dsl file, a constant pool, the functions (`fn`) and one descriptor per (algorithm, collective). The code is
  * a small stack machine. Running it for one rank r of p ranks (core/st_sched.c) emits that rank's transfers,
  * step by step; running it for every rank gives the whole schedule, which both the verifier and the executor use,
- * so what is verified is exactly what runs.
+ * so what is verified is exactly what runs. An algorithm that names its senders (`from`, ST_OP_FROM) also lets one
+ * rank run only itself and those senders (st_sched_build_rank), which the verifier proves equal.
  *
  * Why bytecode and not a flat list of transfers: algorithms are parametric in p (and later in the topology), so
  * a table written for one p would not do. Expressions are kept, compiled; the instantiation evaluates them.
