@@ -130,6 +130,8 @@ stitch_cli(input_dev_zero RC 1 STDERR "^/dev/zero: error: not a regular file \\(
            ARGS check /dev/zero)
 stitch_cli(input_stdin RC 2 STDERR "reading standard input \\('-'\\) is not supported. name a file" ARGS check -)
 stitch_cli(check_ok RC 0 STDOUT_EMPTY ARGS check ${STITCH_DSL})
+stitch_cli(check_from_in_step RC 1 STDERR "from_in_step.dsl:4:10: error: 'from' inside a step"
+           ARGS check ${COMPILER_TESTS}/from_in_step.dsl)
 stitch_cli(check_own_plans RC 0 STDOUT "  ring +all_reduce +own plan \\(from\\)\n.*  ahc +all_reduce +whole schedule: a phase on a sub-communicator"
            ARGS check -v ${STITCH_DSL})
 stitch_cli(check_verbose RC 0 STDOUT "algos.dsl: [0-9]+ algorithms OK" ARGS check -v ${STITCH_DSL})
