@@ -11,6 +11,7 @@
 # After p-1 steps rank r holds the full reduction of unit r.
 algorithm ring implements reduce_scatter {
   units p
+  from { (r - 1) % p }                                           # who sends to me: my left neighbour
   step t in 0 .. p - 2 {
     send unit (r - 1 - t) % p to (r + 1) % p reduce
   }
@@ -19,6 +20,7 @@ algorithm ring implements reduce_scatter {
 # Each rank forwards the unit it received in the previous step.
 algorithm ring implements all_gather {
   units p
+  from { (r - 1) % p }
   step t in 0 .. p - 2 {
     send unit (r - t) % p to (r + 1) % p
   }
@@ -35,6 +37,7 @@ algorithm ring implements all_reduce {
 # p-1 reductions into its unit in a fixed order (the schedule's), which keeps results deterministic.
 
 algorithm mesh implements reduce_scatter {
+  from all
   units p
   step {
     for t in 1 .. p - 1 {
@@ -44,6 +47,7 @@ algorithm mesh implements reduce_scatter {
 }
 
 algorithm mesh implements all_gather {
+  from all
   units p
   step {
     for t in 1 .. p - 1 {
@@ -65,6 +69,7 @@ algorithm mesh implements all_reduce {
 # it only pays where latency dominates: the runtime picks it below a size threshold (docs/algorithms.md).
 algorithm mesh_oneshot implements all_reduce {
   units 1 scratch p
+  from all
   if p > 1 {
     step {
       for t in 1 .. p - 1 { send unit 0 to (r + t) % p at unit 1 + r }
@@ -80,6 +85,7 @@ algorithm mesh_oneshot implements all_reduce {
 # (P = 2^floor(log2 p)), then halving, h = P/2 .. 1. No reduction happens on the wire.
 algorithm mesh_det implements reduce_scatter {
   units p scratch p
+  from all
   fn slot(i) = if i == 0 then r else p + i                       # A[i]: my own unit, or scratch slot i
   let P = pow2(floor_log2(p))
   step { for t in 1 .. p - 1 { send unit (r + t) % p to (r + t) % p at unit p + t } }
@@ -110,6 +116,8 @@ algorithm rhd implements all_reduce {
   fn rank_of(b) = if b < extra then 2 * b else b + extra           # rank of a block rank
   let inside = r >= 2 * extra or r % 2 == 0
   units B
+  from { rank_of(block(r) ^ pow2(s)) : s in 0 .. m - 1 if inside }   # my partners in the block
+  from { r ^ 1 : i in 0 .. 0 if r < 2 * extra }                   # and the one I fold with
   if extra > 0 {
     step { if not inside { send all to r - 1 reduce } }             # fold
   }
@@ -140,6 +148,8 @@ algorithm rhd implements reduce_scatter {
   fn last(b) = if b < extra then 2 * b + 1 else b + extra
   let inside = r >= 2 * extra or r % 2 == 0
   units p
+  from { rank_of(block(r) ^ pow2(s)) : s in 0 .. m - 1 if inside }   # my partners in the block
+  from { r ^ 1 : i in 0 .. 0 if r < 2 * extra }                   # and the one I fold with
   if extra > 0 {
     step { if not inside { send all to r - 1 reduce } }
   }
@@ -164,6 +174,8 @@ algorithm rhd implements all_gather {
   fn last(b) = if b < extra then 2 * b + 1 else b + extra
   let inside = r >= 2 * extra or r % 2 == 0
   units p
+  from { rank_of(block(r) ^ pow2(s)) : s in 0 .. m - 1 if inside }   # my partners in the block
+  from { r ^ 1 : i in 0 .. 0 if r < 2 * extra }                   # and the one I fold with
   if extra > 0 {
     step { if not inside { send unit r to r - 1 } }
   }
@@ -184,6 +196,7 @@ algorithm rhd implements all_gather {
 
 algorithm ring implements broadcast {
   units p
+  from { (r - 1) % p }
   let delta = (r - root) % p                                     # my distance down the chain
   step t in 0 .. 2 * p - 3 {
     if delta <= p - 2 and t - delta >= 0 and t - delta <= p - 1 {
@@ -194,6 +207,7 @@ algorithm ring implements broadcast {
 
 algorithm ring implements reduce {
   units p
+  from { (r - 1) % p }
   let e = (r - root - 1) % p                                     # root+1 starts the chain, root ends it
   step t in 0 .. 2 * p - 3 {
     if e <= p - 2 and t - e >= 0 and t - e <= p - 1 {
@@ -205,6 +219,7 @@ algorithm ring implements reduce {
 # Scatter: the root sends the farthest rank's block first; every rank forwards what it got in the step before.
 algorithm ring implements scatter {
   units p
+  from { (r - 1) % p }
   let delta = (r - root) % p
   step t in 0 .. p - 2 {
     if delta <= t { send unit (root + p - 1 - t + delta) % p to (r + 1) % p }
@@ -213,6 +228,7 @@ algorithm ring implements scatter {
 
 algorithm ring implements gather {
   units p
+  from { (r + 1) % p }
   let delta = (r - root) % p
   step t in 0 .. p - 2 {
     if delta >= 1 and delta + t <= p - 1 { send unit (root + delta + t) % p to (r - 1) % p }
@@ -223,10 +239,12 @@ algorithm ring implements gather {
 
 algorithm mesh implements scatter {
   units p
+  from { root }
   step { if r == root { for t in 1 .. p - 1 { send unit (r + t) % p to (r + t) % p } } }
 }
 
 algorithm mesh implements gather {
+  from all
   units p
   step { if r != root { send unit r to root } }
 }
@@ -245,6 +263,7 @@ algorithm mesh implements reduce {
 
 # Unit i*p + j is what rank i sends to rank j; the runtime copies my own block i*p+i before the first step.
 algorithm mesh implements all_to_all {
+  from all
   units p * p
   step { for t in 1 .. p - 1 { send unit r * p + (r + t) % p to (r + t) % p } }
 }
@@ -259,6 +278,8 @@ algorithm rhd implements broadcast {
   fn block(x) = if x < 2 * extra then x / 2 else x - extra
   fn rank_of(b) = if b < extra then 2 * b + par else b + extra
   units 1
+  from { rank_of(block(r) ^ pow2(s)) : s in 0 .. m - 1 if inside(r) }
+  from { r ^ 1 : i in 0 .. 0 if r < 2 * extra }
   for i in 0 .. m - 1 {                                          # binomial tree, distance B/2, B/4, ...
     let mask = pow2(m - 1 - i)
     step { if inside(r) and (block(r) ^ block(root)) & (2 * mask - 1) == 0 {
@@ -277,6 +298,8 @@ algorithm rhd implements reduce {
   fn block(x) = if x < 2 * extra then x / 2 else x - extra
   fn rank_of(b) = if b < extra then 2 * b + par else b + extra
   units B
+  from { rank_of(block(r) ^ pow2(s)) : s in 0 .. m - 1 if inside(r) }
+  from { r ^ 1 : i in 0 .. 0 if r < 2 * extra }
   if extra > 0 {
     step { if not inside(r) { send all to r ^ 1 reduce } }        # fold toward the root's parity
   }
@@ -301,6 +324,7 @@ algorithm rhd implements reduce {
 
 algorithm nhr implements reduce_scatter {
   units p
+  from { (r + pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }          # step k: from distance 2^k above
   for k in 0 .. ceil_log2(p) - 1 {
     let d = pow2(k), c = (p - 1 + d) / (2 * d)
     step { send { (r - d - 2 * d * i) % p : i in 0 .. c - 1 } to (r - d) % p reduce }
@@ -309,6 +333,7 @@ algorithm nhr implements reduce_scatter {
 
 algorithm nhr implements all_gather {
   units p
+  from { (r - pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   for s in 0 .. ceil_log2(p) - 1 {
     let d = pow2(ceil_log2(p) - 1 - s), c = (p - 1 + d) / (2 * d)
     step { send { (r - 2 * d * i) % p : i in 0 .. c - 1 } to (r + d) % p }
@@ -322,6 +347,7 @@ algorithm nhr implements all_gather {
 # the sender held itself.
 algorithm nhr implements scatter {
   units p
+  from { (r + pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   fn c(k) = (p - 1 + pow2(k)) / pow2(k + 1)
   fn held_at(dl, u, j) = (u - dl) % p % pow2(j + 1) == 0 and (u - dl) % p / pow2(j + 1) < c(j) and held(dl - pow2(j), u)
   fn held(dl, u) = dl == 0 or held_at(dl, u, floor_log2(dl))
@@ -365,6 +391,7 @@ algorithm nhr implements broadcast {
 # One-shot trees for small data (5.5): whole-buffer binomial trees.
 algorithm nhr_oneshot implements reduce {
   units 1
+  from { (r + pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   for k in 0 .. ceil_log2(p) - 1 {
     let delta = (r - root) % p, n = (p - 1 + pow2(k)) / pow2(k + 1)
     step { if delta / pow2(k + 1) < n and delta % pow2(k + 1) == pow2(k) { send all to (r - pow2(k)) % p reduce } }
@@ -373,6 +400,7 @@ algorithm nhr_oneshot implements reduce {
 
 algorithm nhr_oneshot implements broadcast {
   units 1
+  from { (r - pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   for s in 0 .. ceil_log2(p) - 1 {
     let k = ceil_log2(p) - 1 - s, delta = (r - root) % p, n = (p - 1 + pow2(k)) / pow2(k + 1)
     step { if delta / pow2(k + 1) < n and delta % pow2(k + 1) == 0 and delta + pow2(k) < p {
@@ -393,6 +421,7 @@ algorithm nhr_oneshot implements all_reduce {
 
 algorithm nb implements reduce_scatter {
   units p
+  from { (r - pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   for k in 0 .. ceil_log2(p) - 1 {
     let d = pow2(k), c = (p - 1 + d) / (2 * d)
     step { send { (r + d + 2 * d * i) % p : i in 0 .. c - 1 } to (r + d) % p reduce }
@@ -401,6 +430,7 @@ algorithm nb implements reduce_scatter {
 
 algorithm nb implements all_gather {
   units p
+  from { (r - pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   for k in 0 .. ceil_log2(p) - 1 {
     let d = pow2(k), c = if k == ceil_log2(p) - 1 and p != pow2(k + 1) then p - d else d
     step { send { (r - i) % p : i in 0 .. c - 1 } to (r + d) % p }
@@ -417,6 +447,7 @@ algorithm nb implements all_reduce {
 # sender never received, which is what HCCL's per-slice "valid" flag does.
 algorithm nb implements scatter {
   units p
+  from { (r - pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   fn c(k) = (p - 1 + pow2(k)) / pow2(k + 1)
   fn held_at(dl, u, j) = (u - dl) % p % pow2(j + 1) == 0 and (u - dl) % p / pow2(j + 1) < c(j) and held(dl - pow2(j), u)
   fn held(dl, u) = dl == 0 or held_at(dl, u, floor_log2(dl))
@@ -438,6 +469,7 @@ algorithm nb implements broadcast {
 # Binary broadcast (6.3): a binomial tree of whole buffers, distance 1, 2, 4, ... from the root.
 algorithm nb_binary implements broadcast {
   units 1
+  from { (r - pow2(k)) % p : k in 0 .. ceil_log2(p) - 1 }
   for k in 0 .. ceil_log2(p) - 1 {
     let delta = (r - root) % p
     step { if delta < pow2(k) and delta + pow2(k) < p { send all to (r + pow2(k)) % p } }
@@ -455,6 +487,8 @@ algorithm pipeline implements all_gather {
   units p
   let S = groups(), L = size(group(r)), s = group(r), l = index(r)
   require uniform()                             # equal servers: the same-index ring needs rank l in every one
+  from { member(s, j) : j in 0 .. L - 1 }                       # my server's ranks, and my ring neighbours
+  from { member((s - 1) % S, l), member((s + 1) % S, l) }
   step t in 0 .. S - 1 {
     let c = member((s - t) % S, l)                              # received from the ring in the step before
     if t < S - 1 { send unit c to member((s + 1) % S, l) }
@@ -468,6 +502,8 @@ algorithm pipeline implements reduce_scatter {
   units p
   let S = groups(), L = size(group(r)), s = group(r), l = index(r)
   require uniform()                             # equal servers: the same-index ring needs rank l in every one
+  from { member(s, j) : j in 0 .. L - 1 }                       # my server's ranks, and my ring neighbours
+  from { member((s - 1) % S, l), member((s + 1) % S, l) }
   step t in 0 .. S - 1 {
     for j in 1 .. L - 1 { send unit member((s + 1 + t) % S, (l + j) % L) to member(s, (l + j) % L) reduce }
     if t >= 1 { send unit member((s + t) % S, l) to member((s - 1) % S, l) reduce }
@@ -486,6 +522,7 @@ algorithm pipeline implements all_reduce {
 
 algorithm pairwise implements all_to_all, all_to_all_v {
   units p * p
+  from all
   step i in 1 .. p - 1 { send unit r * p + (r + i) % p to (r + i) % p }
 }
 
@@ -615,6 +652,8 @@ algorithm hier implements all_to_all {
   let S = groups(), L = size(group(r)), s = group(r), l = index(r)
   if uniform() {
     units p * p scratch p
+    from { member(s, i) : i in 0 .. L - 1 }
+    from { member(g, l) : g in 0 .. S - 1 }
     step {
       for i in 0 .. L - 1 {
         if i != l {

@@ -16,6 +16,11 @@
  * lane's steps start over at the split's first step (on_lane), so a rank's transfers are no longer emitted in step
  * order, which the counting sort does not need; a split is stretched like a phase on a sub-communicator, the
  * phases inside its lanes are not (see on_lane).
+ *
+ * One rank's part (st_sched_build_rank) uses the same builder on fewer runs: the rank's own, which also collects
+ * the senders its bodies name (`from`), then each of those with the machine told to keep only sends to the rank
+ * (st_vm_sink.only_to); a sort by (step, src, emission) gives the whole schedule's order. Phases on
+ * sub-communicators and splits need every rank's step counts to be placed, so they end that path (fast_within).
  */
 #include "st_sched.h"
 
@@ -28,9 +33,7 @@
 
 #include "st_vm.h"
 
-typedef struct range {
-    int64_t lo, hi;
-} range;
+typedef st_rank_range range;
 
 /* A phase on a sub-communicator beginning or ending, as one rank saw it. */
 typedef struct wmark {
@@ -57,6 +60,10 @@ typedef struct builder {
     range *tmp;
     int captmp;
     int lane_base, lane_max, in_lane; /* a split: its first step, its longest lane so far, inside a lane */
+    range *from;          /* one rank's plan (st_sched_build_rank): the `from` ranges its own run named */
+    int nfrom, capfrom;
+    int slow;             /* that run cannot give its plan alone: a body without `from`, or a phase on a
+                           * sub-communicator or a split, whose steps are placed by the longest rank's */
 } builder;
 
 static int grow(void **v, int *cap, int need, size_t size)
@@ -387,8 +394,33 @@ static int order_by_step(builder *b, st_sched *s)
     return 0;
 }
 
+/* The whole build recording every rank's senders (st_sched_build_senders): ranges in rank order. */
+static int full_from(void *ctx, const int64_t *lo, const int64_t *hi, int n, int line, st_err *err)
+{
+    builder *b = ctx;
+    if (n < 0) {
+        b->slow = 1;
+        return 0;
+    }
+    if (grow((void **)&b->from, &b->capfrom, b->nfrom + n, sizeof(range)))
+        return where(b, line, err, "out of memory");
+    for (int i = 0; i < n; i++)
+        b->from[b->nfrom++] = (range){lo[i], hi[i]};
+    return 0;
+}
+
+void st_senders_free(st_senders *snd)
+{
+    free(snd->first);
+    free(snd->from);
+    free(snd->scratch);
+    memset(snd, 0, sizeof *snd);
+}
+
 static void builder_free(builder *b)
 {
+    free(b->from);
+    b->from = NULL;
     free(b->x);
     free(b->tmp);
     free(b->w);
@@ -404,12 +436,31 @@ int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched
     return st_sched_build_ex(cat, algo, &in, out, err);
 }
 
+static int full_from(void *ctx, const int64_t *lo, const int64_t *hi, int n, int line, st_err *err);
+
 int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out, st_err *err)
+{
+    return st_sched_build_senders(cat, algo, in, out, NULL, err);
+}
+
+int st_sched_build_senders(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out,
+                           st_senders *snd, st_err *err)
 {
     int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
     st_vm_cache cache = {NULL, -1, 0};
-    st_vm_sink sink = {&b, &cache, on_step, on_send, on_within, on_lane};
+    st_vm_sink sink = {&b, &cache, on_step, on_send, on_within, on_lane, snd ? full_from : NULL, 0};
+    if (snd) {
+        memset(snd, 0, sizeof *snd);
+        snd->first = calloc((size_t)p + 2, sizeof(int32_t));
+        snd->scratch = calloc((size_t)p + 1, sizeof(int64_t));
+        if (!snd->first || !snd->scratch) {
+            err->line = 0;
+            snprintf(err->msg, sizeof err->msg, "out of memory");
+            st_senders_free(snd);
+            return -1;
+        }
+    }
     int64_t U = 0, nunits, nscratch, S = 0;
     int nsteps = 0;
     memset(out, 0, sizeof *out);
@@ -432,14 +483,24 @@ int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_ins
         int first_x = b.nx;
         b.nsteps = 0;
         b.wfirst[b.rank] = b.nw;
+        if (snd)
+            snd->first[b.rank] = b.nfrom;
         b.xfirst[b.rank] = b.nx;
         if (st_vm_run(cat, algo, in, b.rank, &sink, &nunits, &nscratch, err) ||
             check_rank(&b, first_x, nunits, nscratch, &U, err))
             goto fail;
         if (nscratch > S)
             S = nscratch;
+        if (snd)
+            snd->scratch[b.rank] = nscratch;
     }
     b.wfirst[p] = b.nw;
+    if (snd) { /* the senders' ranges move to snd; a phase on a sub-communicator or a split: no fast path */
+        snd->first[p] = b.nfrom;
+        snd->from = b.from;
+        b.from = NULL;
+        snd->slow = b.slow || b.nw > 0;
+    }
     b.xfirst[p] = b.nx;
     if (b.nw > 0 && check_members(&b, err))
         goto fail;
@@ -474,6 +535,222 @@ fail:
     builder_free(&b);
     free(cache.tab);
     return -1;
+}
+
+/* ---- one rank's plan without the others' (st_sched_build_rank) ------------------------------------------------- */
+
+static int fast_within(void *ctx, int begin, const int32_t *members, int n, int line, st_err *err)
+{
+    builder *b = ctx;
+    b->slow = 1;
+    return where(b, line, err, "a phase on a sub-communicator or a split (its steps depend on every rank's)");
+}
+
+static int fast_lane(void *ctx, int what, int line, st_err *err)
+{
+    return fast_within(ctx, 1, NULL, 0, line, err);
+}
+
+static int fast_from(void *ctx, const int64_t *lo, const int64_t *hi, int n, int line, st_err *err)
+{
+    builder *b = ctx;
+    if (n < 0) {
+        b->slow = 1;
+        return where(b, line, err, "a body that sends says no `from`");
+    }
+    if (grow((void **)&b->from, &b->capfrom, b->nfrom + n, sizeof(range)))
+        return where(b, line, err, "out of memory");
+    for (int i = 0; i < n; i++)
+        b->from[b->nfrom++] = (range){lo[i], hi[i]};
+    return 0;
+}
+
+/* Schedule order for one rank's transfers: (step, src, order of emission), as st_sched_build's counting sort. */
+typedef struct order_key {
+    int32_t step, src, i;
+} order_key;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const order_key *x = a, *y = b;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Units of the transfers from index first on inside 0..U+S-1 (what check_rank checks in the full build). */
+static int check_units(builder *b, int first, int64_t top, st_err *err)
+{
+    for (int i = first; i < b->nx; i++) {
+        const st_xfer *x = &b->x[i];
+        for (int k = 0; k < 2; k++) {
+            const st_run *r = &b->runs[(k ? x->drun0 + x->dnruns : x->run0 + x->nruns) - 1];
+            if (r->start + r->len > top) {
+                char what[200];
+                snprintf(what, sizeof what, "send of unit %lld, outside 0..%lld", (long long)(r->start + r->len - 1),
+                         (long long)top - 1);
+                b->rank = x->src;
+                return where(b, x->line, err, what);
+            }
+        }
+    }
+    return 0;
+}
+
+/* The senders my run named, sorted, without repeats and without me: the ranks to run for my receives. */
+static int senders(builder *b, int rank, int32_t **out, int *n)
+{
+    if (b->nfrom > 1) /* qsort must not see a NULL array, even empty */
+        qsort(b->from, (size_t)b->nfrom, sizeof(range), cmp_range);
+    int64_t count = 0, next = 0;
+    for (int i = 0; i < b->nfrom; i++) {
+        int64_t lo = b->from[i].lo > next ? b->from[i].lo : next;
+        if (b->from[i].hi >= lo)
+            count += b->from[i].hi - lo + 1 - (rank >= lo && rank <= b->from[i].hi), next = b->from[i].hi + 1;
+    }
+    *n = 0;
+    *out = malloc(sizeof(int32_t) * (size_t)(count ? count : 1));
+    if (!*out)
+        return -1;
+    next = 0;
+    for (int i = 0; i < b->nfrom; i++) {
+        for (int64_t x = b->from[i].lo > next ? b->from[i].lo : next; x <= b->from[i].hi; x++)
+            if (x != rank)
+                (*out)[(*n)++] = (int32_t)x;
+        if (b->from[i].hi + 1 > next)
+            next = b->from[i].hi + 1;
+    }
+    return 0;
+}
+
+/* Sort my transfers into schedule order and hand them to out (runs stay where they are). */
+static int place_mine(builder *b, st_sched *out)
+{
+    order_key *key = malloc(sizeof(order_key) * (size_t)(b->nx ? b->nx : 1));
+    out->xfers = malloc(sizeof(st_xfer) * (size_t)(b->nx ? b->nx : 1));
+    out->step_first = calloc((size_t)out->nsteps + 1, sizeof(int32_t));
+    if (!key || !out->xfers || !out->step_first) {
+        free(key);
+        return -1;
+    }
+    for (int i = 0; i < b->nx; i++)
+        key[i] = (order_key){b->x[i].step, b->x[i].src, i};
+    qsort(key, (size_t)b->nx, sizeof(order_key), cmp_order);
+    for (int i = 0; i < b->nx; i++) {
+        out->xfers[i] = b->x[key[i].i];
+        out->step_first[out->xfers[i].step + 1]++;
+    }
+    for (int i = 0; i < out->nsteps; i++)
+        out->step_first[i + 1] += out->step_first[i];
+    out->nxfers = b->nx;
+    free(key);
+    return 0;
+}
+
+/* Rank's own run: its transfers into b, the ranks that may send to it into *from (sorted, no repeats, not rank).
+ * Returns 0, 1 (no fast path: b->slow) or -1. */
+static int own_run(builder *b, const st_vm_sink *sink, const st_inst *in, int32_t **from, int *nfrom, int64_t *U,
+                   int64_t *S, st_err *err)
+{
+    int p = in->p;
+    *from = NULL;
+    *nfrom = 0;
+    err->refused = 0;
+    if (p < 1 || p > ST_MAX_RANKS || b->rank < 0 || b->rank >= p || in->root < 0 || in->root >= p) {
+        err->line = b->algo->line;
+        snprintf(err->msg, sizeof err->msg, "p = %d, rank %d or root = %d is out of range", p, b->rank, in->root);
+        return -1;
+    }
+    if (st_vm_run(b->cat, b->algo, in, b->rank, sink, U, S, err))
+        return b->slow ? 1 : -1;
+    if (senders(b, b->rank, from, nfrom))
+        return where(b, b->algo->line, err, "out of memory");
+    return 0;
+}
+
+int st_sched_senders(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int rank, int32_t **from,
+                     int *nfrom, int64_t *nscratch, st_err *err)
+{
+    builder b = {.cat = cat, .algo = algo, .p = in->p, .rank = rank};
+    st_vm_cache cache = {NULL, -1, 0};
+    st_vm_sink sink = {&b, &cache, on_step, on_send, fast_within, fast_lane, fast_from, 0};
+    int64_t U;
+    int rc = own_run(&b, &sink, in, from, nfrom, &U, nscratch, err);
+    free(b.runs);
+    builder_free(&b);
+    free(cache.tab);
+    return rc;
+}
+
+int st_sched_build_rank(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int rank, st_sched *out,
+                        int *nruns, st_err *err)
+{
+    int p = in->p, rc, ns = 0;
+    builder b = {.cat = cat, .algo = algo, .p = p, .rank = rank};
+    st_vm_cache cache = {NULL, -1, 0};
+    st_vm_sink sink = {&b, &cache, on_step, on_send, fast_within, fast_lane, fast_from, 0};
+    int64_t U, S, nunits, nscratch;
+    int32_t *from = NULL;
+    memset(out, 0, sizeof *out);
+    *nruns = 1;
+    rc = own_run(&b, &sink, in, &from, &ns, &U, &S, err);
+    if (rc)
+        goto out;
+    rc = -1;
+    int nsteps = b.nsteps;
+    sink.only_to = rank + 1;
+    for (int i = 0; i < ns; i++) {
+        b.rank = from[i];
+        b.nsteps = 0;
+        ++*nruns;
+        if (st_vm_run(cat, algo, in, b.rank, &sink, &nunits, &nscratch, err)) {
+            rc = b.slow ? 1 : -1;
+            goto out;
+        }
+        if (nunits != U || b.nsteps != nsteps) {
+            char what[240];
+            snprintf(what, sizeof what, "rank %d has %lld units and %d steps but rank %d %lld and %d", b.rank,
+                     (long long)nunits, b.nsteps, rank, (long long)U, nsteps);
+            where(&b, algo->line, err, what);
+            goto out;
+        }
+        if (nscratch > S)
+            S = nscratch;
+    }
+    b.rank = rank;
+    int nblocks = st_coll_nblocks(algo->coll, p);
+    if (U < 1 || U % nblocks) {
+        err->line = algo->line;
+        snprintf(err->msg, sizeof err->msg, "%s implements %s, whose %d blocks need units to be a multiple of %d, "
+                 "but it declares %lld (p = %d)", algo->name, st_coll_name(algo->coll), nblocks, nblocks,
+                 (long long)U, p);
+        goto out;
+    }
+    if (check_units(&b, 0, U + S, err))
+        goto out;
+    *out = (st_sched){.cat = cat, .algo = algo, .p = p, .nunits = (int)U, .nsteps = nsteps, .nscratch = (int)S,
+                      .root = in->root, .runs = b.runs, .nruns = b.nruns, .partial = 1, .rank = rank};
+    b.runs = NULL;
+    if (place_mine(&b, out)) {
+        where(&b, 0, err, "out of memory");
+        st_sched_free(out);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(b.runs);
+    free(from);
+    builder_free(&b);
+    free(cache.tab);
+    return rc;
+}
+
+size_t st_sched_bytes(const st_sched *s)
+{
+    return sizeof(st_xfer) * (size_t)s->nxfers + sizeof(st_run) * (size_t)s->nruns +
+           sizeof(int32_t) * ((size_t)s->nsteps + 1);
 }
 
 void st_sched_free(st_sched *s)

@@ -45,6 +45,7 @@ typedef struct st_sched {
     int32_t *step_first; /* nsteps + 1 entries: step s holds xfers [step_first[s], step_first[s+1]) */
     st_run *runs;
     int nruns;
+    int partial, rank;  /* partial: only rank `rank`'s transfers, its sends and its receives (st_sched_build_rank) */
 } st_sched;
 
 /* An instantiation error: what went wrong, for which p and rank, and the .dsl line it comes from (0: none). */
@@ -122,6 +123,52 @@ int32_t st_split_formula_ppm(int coll, int L, int S, double bw_in, double bw_out
 #define ST_MAX_RANKS 65536
 int st_sched_build(const st_catalogue *cat, const st_algo *algo, int p, st_sched *out, st_err *err);
 int st_sched_build_ex(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out, st_err *err);
+
+/* One rank's part of the schedule without the other ranks' plans: rank's sends and its receives, in schedule order,
+ * with the whole schedule's p, nunits, nscratch and nsteps; st_plan_build(out, rank) gives its plan as from the
+ * whole schedule. The transfers of rank r of p, step by step: out->xfers[out->step_first[s] ..
+ * out->step_first[s + 1]) holds step s's, those with src == r its sends, dst == r its receives.
+ *
+ * How: rank's own run gives its sends and, through its bodies' `from` statements, the ranks that may send to it;
+ * each of those is run for rank's receives only (st_vm_sink.only_to), so the work is O(rank's own transfers plus
+ * the named senders' steps), not O(every rank's transfers). *nruns counts the ranks run (rank's own included).
+ * The verifier proves, for every instantiation it checks, that the result equals the whole schedule's part for
+ * every rank (dsl/verify.c); elsewhere it rests on the algorithm's `from` being right.
+ *
+ * Returns 0; 1 when this instantiation has no fast path (a body that sends without `from`, a phase on a
+ * sub-communicator or a split: their steps are placed by the longest rank's, which needs every rank): use
+ * st_sched_build_ex; -1 on an error, explained in err. */
+int st_sched_build_rank(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int rank, st_sched *out,
+                        int *nruns, st_err *err);
+
+/* Every rank's senders as its `from` statements name them, recorded by a whole build (st_sched_build_senders):
+ * rank x's are the inclusive ranges from[first[x] .. first[x + 1]); scratch[x] is the scratch x declared. slow: the
+ * instantiation has no fast path (a body sends without `from`, or a phase on a sub-communicator or a split). */
+typedef struct st_rank_range {
+    int64_t lo, hi;
+} st_rank_range;
+
+typedef struct st_senders {
+    int slow;
+    int32_t *first;
+    st_rank_range *from;
+    int64_t *scratch;
+} st_senders;
+
+/* st_sched_build_ex, also filling *snd (free it with st_senders_free, also after a failure). */
+int st_sched_build_senders(const st_catalogue *cat, const st_algo *algo, const st_inst *in, st_sched *out,
+                           st_senders *snd, st_err *err);
+void st_senders_free(st_senders *snd);
+
+/* Only rank's own run: the ranks its `from` statements name as its possible senders (sorted, without repeats and
+ * without rank; *from is malloc'ed) and its scratch units. Returns 0, 1 (no fast path) or -1, as above. The
+ * verifier checks with it that every rank's senders cover the whole schedule's, which, with the sender runs
+ * being the same machine filtered by destination, is what makes the fast plan equal. */
+int st_sched_senders(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int rank, int32_t **from,
+                     int *nfrom, int64_t *nscratch, st_err *err);
+
+/* Memory a schedule holds: its transfers, runs and step index, in bytes. */
+size_t st_sched_bytes(const st_sched *s);
 
 /* Fill `t` (whose arrays must hold p, p, p and ngroups + 1 entries) with ngroups groups of consecutive ranks of the
  * given sizes: two levels, the groups and everything. Returns -1 when the sizes do not add up to p or a size is < 1. */

@@ -1,4 +1,5 @@
-/* st_steptab.c - names of the collectives and the catalogue hash, shared by the compiler and the runtime. */
+/* st_steptab.c - names of the collectives, the catalogue hash and what an algorithm's code says about its plans,
+ * shared by the compiler and the runtime. */
 #include <string.h>
 #include <strings.h>
 
@@ -86,4 +87,36 @@ uint64_t st_catalogue_hash(const st_catalogue *cat)
         h = st_hash_int(st_hash_int(st_hash_int(st_hash_int(h, a->coll), a->entry), a->nslots), a->flags);
     }
     return h;
+}
+
+/* The static view of st_sched_build_rank's fast path: walk the body and, through PHASE, the bodies it runs. */
+static const char *own_plan_why(const st_catalogue *cat, int ai, int depth)
+{
+    const st_algo *a = &cat->algos[ai];
+    if ((a->flags & (ST_ALGO_SENDS | ST_ALGO_FROM)) == ST_ALGO_SENDS)
+        return "it sends without `from`";
+    if (depth > cat->nalgos)
+        return NULL; /* a guard only: sema rules out phase cycles */
+    for (int pc = a->entry; pc >= 0 && pc < cat->ncode; pc++) {
+        const st_insn *in = &cat->code[pc];
+        if (in->op == ST_OP_RET && in->a == 0)
+            break;
+        if (in->op == ST_OP_SUB_PHASE)
+            return "a phase on a sub-communicator (its steps are placed by every rank's)";
+        if (in->op == ST_OP_LANE)
+            return "a split (its steps are placed by every rank's)";
+        if (in->op == ST_OP_PHASE && in->a >= 0 && in->a < cat->nalgos) {
+            const char *why = own_plan_why(cat, in->a, depth + 1);
+            if (why)
+                return why;
+        }
+    }
+    return NULL;
+}
+
+const char *st_algo_own_plan(const st_catalogue *cat, int ai)
+{
+    if (ai < 0 || ai >= cat->nalgos)
+        return "no such algorithm";
+    return own_plan_why(cat, ai, 0);
 }

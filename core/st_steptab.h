@@ -4,7 +4,8 @@
  * a .dsl file, a constant pool, the functions (`fn`) and one descriptor per (algorithm, collective). The code is
  * a small stack machine. Running it for one rank r of p ranks (core/st_sched.c) emits that rank's transfers,
  * step by step; running it for every rank gives the whole schedule, which both the verifier and the executor use,
- * so what is verified is exactly what runs.
+ * so what is verified is exactly what runs. An algorithm that names its senders (`from`, ST_OP_FROM) also lets one
+ * rank run only itself and those senders (st_sched_build_rank), which the verifier proves equal.
  *
  * Why bytecode and not a flat list of transfers: algorithms are parametric in p (and later in the topology), so
  * a table written for one p would not do. Expressions are kept, compiled; the instantiation evaluates them.
@@ -16,7 +17,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 7
+#define ST_TABLE_VERSION 8
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -115,6 +116,12 @@ typedef enum st_opcode {
                         * from the other lanes'); 2: the lane ends; 3: the split ends. Lanes restart at the split's
                         * first step, the split lasts as long as its longest lane, and every send of a lane must
                         * read and write only the lane's units */
+    /* one rank's plan without the other ranks' (core/st_plan.c): */
+    ST_OP_FROM,        /* `from RANKS`: the set built so far (a = 1: every rank of the context) holds every rank
+                        * that sends to me in the current algorithm body; told to the sink (st_vm_sink.from) */
+    ST_OP_DST,         /* [dst -- dst] a send's destination, evaluated before its units: when the run only wants
+                        * the sends to one rank (st_vm_sink.only_to) and dst is not it, pop dst and jump to a
+                        * (just past the SEND), so a sender's run for one receiver skips its other units */
     ST_OP_COUNT
 } st_opcode;
 
@@ -148,6 +155,8 @@ typedef struct st_algo {
 #define ST_ALGO_USES_ROOT 1 /* reads `root` */
 #define ST_ALGO_USES_TOPO 2 /* asks topology queries (groups, sizes, members, levels) */
 #define ST_ALGO_USES_SPLIT 4 /* reads the split ratio (`split_ratio(q)`) */
+#define ST_ALGO_SENDS 8      /* its own body has a `send` (not propagated through phases) */
+#define ST_ALGO_FROM 16      /* its own body has a `from` (not propagated): see core/st_plan.h */
 
 /* The struct's tag is the public opaque type's (stitch.h: `typedef struct stitch_catalogue stitch_catalogue_t`), so
  * a user's emitted catalogue is passed to the runtime (stitch_config_t.catalogues) without a cast; only the
@@ -176,6 +185,12 @@ const char *st_coll_name(int coll);      /* "all_reduce", ...; "?" when out of r
 int st_coll_rooted(int coll);            /* broadcast, reduce, scatter, gather */
 const char *st_coll_list(void);          /* "all_reduce, reduce_scatter, ..." for messages */
 int st_coll_from_name(const char *name); /* -1 when unknown; case-insensitive */
+
+/* Whether algorithm ai of cat gives a rank its own plan without the others' (core/st_sched.h:
+ * st_sched_build_rank): NULL when every body it runs that sends names its senders (`from`) and none runs a phase on a
+ * sub-communicator or a split; else why not, in words. Static: a configuration that replaces a role (st_inst.use)
+ * by an algorithm without `from` loses the fast path at run time, which the build then reports. */
+const char *st_algo_own_plan(const st_catalogue *cat, int ai);
 
 /* A 64-bit FNV-1a hash of what runs: the code (opcodes and operands), the constants, the functions and the
  * algorithms (names, collectives, entries, frames, flags), each integer as 8 little-endian bytes. Source lines and

@@ -333,7 +333,7 @@ static int layout_table(vm *m, const st_vm_sink *sink)
     m->ltab = malloc(sizeof(int64_t) * (size_t)m->nunits);
     if (!m->ltab)
         return fail(m, "out of memory");
-    int line = m->line;
+    int line = m->line, col = m->col; /* the send's, which the function's instructions overwrite */
     for (int64_t u = 0; u < m->nunits; u++)
         if (eval_fn(m, m->layout, u, &m->ltab[u], sink)) {
             free(m->ltab);
@@ -341,6 +341,7 @@ static int layout_table(vm *m, const st_vm_sink *sink)
             return -1;
         }
     m->line = line;
+    m->col = col;
     if (shareable) { /* hand the table to the cache */
         free(c->tab);
         *c = (st_vm_cache){m->ltab, m->layout, m->nunits};
@@ -473,6 +474,70 @@ static int emit_send(vm *m, const st_vm_sink *sink, int a)
     m->nset = 0;
     m->at = -1;
     return rc;
+}
+
+/* ---- one rank's senders ------------------------------------------------------------------------------------- */
+
+/* A body begins: one that sends but says no `from` leaves my senders unknown, which the sink hears as n = -1. */
+static int body_begins(vm *m, const st_algo *al, const st_vm_sink *sink)
+{
+    if (!sink->from || (al->flags & (ST_ALGO_SENDS | ST_ALGO_FROM)) != ST_ALGO_SENDS)
+        return 0;
+    return sink->from(sink->ctx, NULL, NULL, -1, m->line, m->err);
+}
+
+/* A rank of the current context as a rank of the whole instantiation (through the member lists, innermost first);
+ * -1 when it is outside 0..p-1 of its context. */
+static int64_t top_rank(const vm *m, int64_t x)
+{
+    if (x < 0 || x >= m->p)
+        return -1;
+    for (int k = m->nsub - 1; k >= 0; k--)
+        x = m->subs[k].members[x];
+    return x;
+}
+
+/* FROM: the set built so far (a = 1: every rank) is this body's senders, told to the sink in whole ranks. */
+static int from_op(vm *m, int a, const st_vm_sink *sink)
+{
+    int rc = 0, n;
+    if (a && (m->nset = 0, set_add(m, 0, m->p - 1)))
+        return -1;
+    n = m->nset;
+    for (int i = 0; i < n && !rc; i++)
+        if (m->lo[i] < 0 || m->hi[i] >= m->p)
+            rc = fail(m, "`from` names rank %lld, outside 0..%lld", (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]),
+                      (long long)(m->p - 1));
+    if (!rc && m->nsub > 0) { /* map each rank; the images go after the originals, which are then dropped */
+        for (int i = 0; i < n && !rc; i++)
+            for (int64_t x = m->lo[i]; x <= m->hi[i] && !rc; x++) {
+                int64_t y = top_rank(m, x);
+                rc = set_add(m, y, y);
+            }
+        if (!rc)
+            set_drop_front(m, n, -1);
+    }
+    if (!rc && sink->from)
+        rc = sink->from(sink->ctx, m->lo, m->hi, m->nset, m->line, m->err);
+    m->nset = 0;
+    m->at = -1;
+    return rc;
+}
+
+/* DST: [dst -- dst], or, in a run for one receiver that is not dst, pop it and jump past the send. */
+static int dst_op(vm *m, int32_t a, int32_t *pc, const st_vm_sink *sink)
+{
+    if (!sink->only_to)
+        return 0;
+    if (m->sp <= 0)
+        return fail(m, "corrupt step table: DST without a destination");
+    if (top_rank(m, m->stack[m->sp - 1]) == sink->only_to - 1)
+        return 0;
+    if (a < 0 || a > m->cat->ncode)
+        return fail(m, "corrupt step table: jump to %d", a);
+    m->sp--;
+    *pc = a;
+    return 0;
 }
 
 /* ---- phases on sub-communicators ----------------------------------------------------------------------------- */
@@ -751,7 +816,7 @@ static int sub_enter(vm *m, int32_t a, int32_t *pc, const st_vm_sink *sink)
             return -1;
     }
     const st_algo *al = &m->cat->algos[a];
-    if (enter(m, *pc, al->nslots, 0, 1))
+    if (enter(m, *pc, al->nslots, 0, 1) || body_begins(m, al, sink))
         return -1;
     m->calls[m->depth - 1].sub = 1;
     m->layout = -1; /* the caller's layout applies to the caller's units, after the map */
@@ -994,7 +1059,7 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         if (use_of(m, in->a, &ai))
             return -1;
         const st_algo *a = &c->algos[ai];
-        if (enter(m, *pc, a->nslots, 0, 1))
+        if (enter(m, *pc, a->nslots, 0, 1) || body_begins(m, a, sink))
             return -1;
         *pc = a->entry;
         return 0;
@@ -1065,6 +1130,8 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
             m->nscratch = v;
         return 0;
     case ST_OP_SEND: return emit_send(m, sink, in->a);
+    case ST_OP_FROM: return from_op(m, in->a, sink);
+    case ST_OP_DST: return dst_op(m, in->a, pc, sink);
     default:
         if (in->op >= ST_OP_ADD && in->op <= ST_OP_LCM)
             return binary(m, in->op);
@@ -1106,7 +1173,7 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
     *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
               .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1,
               .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
-    if (enter(m, -1, algo->nslots, 0, 1) || run(m, algo->entry, 0, sink))
+    if (enter(m, -1, algo->nslots, 0, 1) || body_begins(m, algo, sink) || run(m, algo->entry, 0, sink))
         goto out;
     if (m->in_split) {
         fail(m, "corrupt step table: a split that does not end");

@@ -9,6 +9,10 @@
  * place among them, its units standing for pieces of the caller's); the machine maps every transfer of that
  * context back to the caller's ranks and units before the sink sees it, so the sink only ever sees ranks and
  * units of the whole instantiation.
+ *
+ * For one rank's plan without the others' (core/st_plan.c) the machine also reports each body's `from` (the ranks
+ * that may send to me, mapped to ranks of the whole instantiation like a send's peer) and can run a sender for one
+ * receiver only (st_vm_sink.only_to), skipping the units of its other sends.
  */
 #ifndef ST_VM_H
 #define ST_VM_H
@@ -42,6 +46,13 @@ typedef struct st_vm_sink {
      * steps start over at the split's first step; the split lasts as long as its longest lane. May be NULL only
      * for a sink that does not count steps. */
     int (*lane)(void *ctx, int what, int line, st_err *err);
+    /* `from RANKS` ran: n inclusive ranges [lo[i], hi[i]] of ranks of the whole instantiation hold every rank that
+     * sends to me in the algorithm body that said it. n = -1 (lo, hi NULL): a body that sends but says no `from`
+     * began, so my senders are unknown. May be NULL. */
+    int (*from)(void *ctx, const int64_t *lo, const int64_t *hi, int n, int line, st_err *err);
+    /* Rank + 1 of the one destination this run is for (0: every send): a sender's run for one receiver's plan
+     * skips its sends to other ranks without building their units (ST_OP_DST). */
+    int64_t only_to;
 } st_vm_sink;
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */

@@ -102,6 +102,8 @@ typedef enum st_stmt_kind {
     ST_S_LAYOUT, /* layout fn                                   (algorithm level): renumber units of later sends */
     ST_S_SPLIT, /* split { lanes }                              (outside steps): body is the LANE statements */
     ST_S_LANE,  /* lane uset { body }                           (in a split): units is the lane's units */
+    ST_S_FROM,  /* from uset                                    (outside steps): units is the set of ranks that
+                 * send to me in this body (a superset will do; the verifier proves it covers them) */
     ST_S_REQUIRE /* require expr                                (outside steps): the instantiation is refused when
                   * expr is 0 on some rank (verify skips it; the runtime names the line) */
 } st_stmt_kind;
@@ -114,7 +116,7 @@ typedef struct st_stmt {
     st_param *params;     /* FN */
     st_expr *expr;        /* UNITS, LET, FN body, IF condition, SEND destination, REQUIRE condition */
     st_expr *lo, *hi;     /* STEP (family), FOR: inclusive bounds */
-    st_uset *units;       /* SEND; LANE: the lane's units */
+    st_uset *units;       /* SEND; LANE: the lane's units; FROM: the ranks */
     st_uset *at;          /* SEND: destination units (NULL: the same as `units`) */
     st_expr *scratch;     /* UNITS: scratch units after the vector's (NULL: none) */
     int xop;              /* SEND: st_xop */

@@ -773,6 +773,8 @@ static const char *placement_error(const st_stmt *s, where at)
     case ST_S_SEND: return at != AT_STEP ? "'send' outside a step; wrap it in step { ... }" : NULL;
     case ST_S_LAYOUT: return at == AT_STEP ? "'layout' inside a step; it applies to an algorithm's steps" : NULL;
     case ST_S_SPLIT: return at == AT_STEP ? "'split' inside a step; lanes are made of steps" : NULL;
+    case ST_S_FROM: return at == AT_STEP ? "'from' inside a step; name the ranks that send to me outside the steps"
+                                         : NULL;
     case ST_S_REQUIRE: return at == AT_STEP ? "'require' inside a step; state what the algorithm needs before its "
                                               "steps" : NULL;
     default: return NULL;
@@ -812,17 +814,29 @@ static void stmt(cg *g, const st_stmt *s, where at)
         break;
     case ST_S_FOR: loop(g, s->name, s->name_pos, s->lo, s->hi, body_stmts, s->body, inner); break;
     case ST_S_IF: if_stmt(g, s, inner); break;
-    case ST_S_SEND:
+    case ST_S_SEND: { /* the destination first, so a run that wants only the sends to one rank skips the units */
+        expr(g, s->expr);
+        g->line = s->pos.line;
+        int dst = emit(g, ST_OP_DST, 0);
         uset(g, s->units);
         if (s->at) {
             emit(g, ST_OP_SET_AT, 0);
             uset(g, s->at);
         }
-        expr(g, s->expr);
         g->line = s->pos.line;
         int at_send = emit(g, ST_OP_SEND, s->xop | (s->at ? 2 : 0));
+        patch(g, dst, g->cat->ncode);
         if (!g->nomem && at_send >= 0 && at_send < g->cat->ncode)
             ((st_insn *)g->cat->code)[at_send].col = s->pos.col; /* the verifier points at the send */
+        g->flags |= ST_ALGO_SENDS;
+        break;
+    }
+    case ST_S_FROM:
+        if (s->units->kind != ST_US_ALL)
+            uset(g, s->units);
+        g->line = s->pos.line;
+        emit(g, ST_OP_FROM, s->units->kind == ST_US_ALL);
+        g->flags |= ST_ALGO_FROM;
         break;
     case ST_S_PHASE: phase_stmt(g, s); break;
     case ST_S_LAYOUT: layout_stmt(g, s); break;
@@ -961,7 +975,7 @@ static void propagate_flags(st_catalogue *c)
                     break;
                 if (in->op != ST_OP_PHASE && in->op != ST_OP_SUB_PHASE)
                     continue;
-                int add = c->algos[in->a].flags & ~a->flags;
+                int add = c->algos[in->a].flags & ~a->flags & ~(ST_ALGO_SENDS | ST_ALGO_FROM);
                 if (!st_coll_rooted(a->coll))
                     add &= ~ST_ALGO_USES_ROOT; /* a collective without a root runs its phases with root 0 */
                 if (add) {

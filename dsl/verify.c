@@ -578,6 +578,124 @@ int st_verify_holdings(const st_sched *s, FILE *out)
     return a.nomem ? -1 : 0;
 }
 
+/* ---- the fast per-rank plan (st_sched_build_rank) against the whole schedule ---------------------------------- */
+
+/* Two transfers of two schedules are the same: step, peers, operation, source line, and the same units. */
+static int same_xfer(const st_sched *a, const st_xfer *x, const st_sched *b, const st_xfer *y)
+{
+    if (x->step != y->step || x->src != y->src || x->dst != y->dst || x->op != y->op || x->nunits != y->nunits ||
+        x->line != y->line || x->col != y->col || x->nruns != y->nruns || x->dnruns != y->dnruns ||
+        st_xfer_mapped(x) != st_xfer_mapped(y))
+        return 0;
+    return memcmp(&a->runs[x->run0], &b->runs[y->run0], sizeof(st_run) * (size_t)x->nruns) == 0 &&
+           memcmp(&a->runs[x->drun0], &b->runs[y->drun0], sizeof(st_run) * (size_t)x->dnruns) == 0;
+}
+
+/* Rank x's part of s (its sends and receives, in schedule order) against its fast plan f. Returns 0, or -1 with
+ * the first difference in a->msg at the send it is about. */
+static int same_part(absstate *a, const st_sched *s, const st_sched *f, int x)
+{
+    int j = 0;
+    if (f->nsteps != s->nsteps || f->nunits != s->nunits || f->nscratch != s->nscratch)
+        return failf(a, s->algo->line, "rank %d's own plan (`from`) has %d steps, %d units and %d scratch units, "
+                     "the whole schedule %d, %d and %d", x, f->nsteps, f->nunits, f->nscratch, s->nsteps,
+                     s->nunits, s->nscratch);
+    for (int i = 0; i < s->nxfers; i++) {
+        const st_xfer *y = &s->xfers[i];
+        if (y->src != x && y->dst != x)
+            continue;
+        if (j < f->nxfers && same_xfer(s, y, f, &f->xfers[j])) {
+            j++;
+            continue;
+        }
+        if (y->dst == x && y->src != x)
+            return failx(a, y, "rank %d sends to rank %d in step %d, but rank %d's `from` does not name rank %d "
+                         "(its own plan would miss this receive)", y->src, x, y->step + 1, x, y->src);
+        return failx(a, y, "rank %d's own plan differs from the whole schedule at this transfer (step %d)", x,
+                     y->step + 1);
+    }
+    if (j < f->nxfers)
+        return failx(a, &f->xfers[j], "rank %d's own plan has a transfer the whole schedule lacks (step %d)", x,
+                     f->xfers[j].step + 1);
+    return 0;
+}
+
+/* The ranks whose own plan is built and compared transfer by transfer, a cross-check of the construction (the
+ * proof is cover_check, for every rank): with roots 0 and 1, every rank up to p = 4, then ranks 1 and p - 1 (a
+ * rank's own plan runs its senders: all of them for Mesh, so every rank would cost p runs each). */
+static int sample_rank(const st_inst *in, int x)
+{
+    return in->root <= 1 && (in->p <= 4 || x == 1 || x == in->p - 1);
+}
+
+/* Every rank's `from` (as the whole build recorded it in snd) names every rank that sends to it in s, and the
+ * largest scratch among them is s's. Returns 0, or -1 with the first sender missing in a, at its send. */
+static int cover_check(absstate *a, const st_sched *s, const st_senders *snd)
+{
+    int p = s->p, rc = 0;
+    size_t W = (size_t)(p + 63) / 64;
+    uint64_t *named = calloc((size_t)p * W, sizeof(uint64_t));
+    if (!named)
+        return failf(a, 0, "out of memory for p = %d", p);
+    for (int x = 0; x < p && !rc; x++)
+        for (int i = snd->first[x]; i < snd->first[x + 1] && !rc; i++) {
+            if (snd->from[i].lo < 0 || snd->from[i].hi >= p) {
+                rc = failf(a, s->algo->line, "rank %d's `from` names a rank outside 0..%d", x, p - 1);
+                break;
+            }
+            for (int64_t y = snd->from[i].lo; y <= snd->from[i].hi; y++)
+                named[(size_t)x * W + (size_t)y / 64] |= 1ULL << (y % 64);
+        }
+    for (int i = 0; i < s->nxfers && !rc; i++) {
+        const st_xfer *y = &s->xfers[i];
+        if (y->src != y->dst && !(named[(size_t)y->dst * W + (size_t)y->src / 64] >> (y->src % 64) & 1))
+            rc = failx(a, y, "rank %d sends to rank %d in step %d, but rank %d's `from` does not name rank %d (its "
+                       "own plan would miss this receive)", y->src, y->dst, y->step + 1, y->dst, y->src);
+    }
+    for (int x = 0; x < p && !rc; x++) {
+        int64_t most = snd->scratch[x];
+        for (int y = 0; y < p; y++)
+            if ((named[(size_t)x * W + (size_t)y / 64] >> (y % 64) & 1) && snd->scratch[y] > most)
+                most = snd->scratch[y];
+        if (most != s->nscratch)
+            rc = failf(a, s->algo->line, "rank %d and the ranks its `from` names declare %lld scratch units, the "
+                       "whole schedule %d: its own plan would differ", x, (long long)most, s->nscratch);
+    }
+    free(named);
+    return rc;
+}
+
+/* Every rank's fast plan equals its part of the whole schedule s: the senders of every rank cover its part, and
+ * for a sample of ranks the plan is built and compared transfer by transfer. Returns 0 (*fast: 1 when the
+ * instantiation has a fast path), or -1 with the difference in a. */
+static int fast_check(absstate *a, const st_sched *s, const st_inst *in, const st_senders *snd, int *fast)
+{
+    *fast = 0;
+    if (snd->slow)
+        return 0;
+    if (cover_check(a, s, snd))
+        return -1;
+    *fast = 1;
+    for (int x = 0; x < s->p; x++) {
+        st_sched f;
+        st_err err;
+        int runs, rc;
+        if (!sample_rank(in, x))
+            continue;
+        rc = st_sched_build_rank(s->cat, s->algo, in, x, &f, &runs, &err);
+        if (rc != 0) {
+            *fast = 0;
+            return failf(a, err.line ? err.line : s->algo->line, "rank %d's own plan (`from`): %s", x,
+                         rc > 0 ? "has no fast path, but its senders said it has" : err.msg);
+        }
+        rc = same_part(a, s, &f, x);
+        st_sched_free(&f);
+        if (rc)
+            return *fast = 0, -1;
+    }
+    return 0;
+}
+
 /* "p = 6", "p = 6, root 3", "p = 6 as 3x2", "p = 5 as 2,3" */
 static void inst_text(const st_algo *al, const st_inst *in, const char *shape, char *buf, size_t len)
 {
@@ -592,13 +710,15 @@ static void inst_text(const st_algo *al, const st_inst *in, const char *shape, c
 
 /* Verify one instantiation. Returns 0, 1 when a `require` refused it, or -1 with the failure printed. */
 static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, const char *shape,
-                      int *nsteps, int *nxfers, FILE *out)
+                      int *nsteps, int *nxfers, int *fast, FILE *out)
 {
     st_sched s;
     st_err err;
     char what[200];
     inst_text(al, in, shape, what, sizeof what);
-    if (st_sched_build_ex(cat, al, in, &s, &err)) {
+    st_senders snd;
+    if (st_sched_build_senders(cat, al, in, &s, &snd, &err)) {
+        st_senders_free(&snd);
         if (err.refused)
             return 1;
         fprintf(out, "%s:%d: error: %s %s cannot be instantiated for %s: %s\n", cat->file,
@@ -609,6 +729,9 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     int rc = run_abstract(&a);
     if (rc == 0)
         rc = runtime_check(&a);
+    if (rc == 0)
+        rc = fast_check(&a, &s, in, &snd, fast);
+    st_senders_free(&snd);
     if (rc && a.col > 0)
         fprintf(out, "%s:%d:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, a.col, al->name,
                 st_coll_name(al->coll), what, a.msg);
@@ -676,6 +799,7 @@ typedef struct tally {
                          * every root whatever p (exact_p) */
     int nsteps, nxfers; /* of the last one verified */
     int done, refused;
+    int fast;           /* instantiations whose every rank's own plan (`from`) was proved equal to its part */
 } tally;
 
 /* Verify every root (or sample) of p on topology `topo` (NULL: none), described as `shape`. */
@@ -690,11 +814,12 @@ static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const
         for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
             st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use, .split_set = 1,
                           .split_ppm = t->split_set ? t->split_ppm : splits[k]};
-            rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, out);
+            int fast = 0;
+            rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, &fast, out);
             if (rc == 1)
                 t->refused++;
             else if (rc == 0)
-                t->done++;
+                t->done++, t->fast += fast;
         }
     return rc < 0 ? -1 : rc;
 }
@@ -914,11 +1039,11 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         if (t.refused)
             snprintf(refused, sizeof refused, ", %d refused by require", t.refused);
         if (!bad && t.done > 0)
-            fprintf(out, "verified %-12s %-15s %s%s%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
+            fprintf(out, "verified %-12s %-15s %s%s%s%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
                     al->name, st_coll_name(al->coll), range, st_coll_rooted(al->coll) ? ", roots" : "",
                     uses_topo ? (o->layouts ? "" : o->sweep == ST_SWEEP_NONE ? ", SxL groupings"
                                  : ", SxL groupings and layouts") : "",
-                    refused, pmax, t.nsteps, t.nxfers,
+                    refused, t.fast == t.done ? ", own plans (from)" : t.fast ? ", some own plans (from)" : "", pmax, t.nsteps, t.nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
     return matched ? failed : -1;

@@ -13,6 +13,9 @@
  * layouts, unequal ones included (st_verify_opts.sweep). Composites (a phase `within` a sub-communicator) cost far
  * more per instantiation: unless the sweep is long they get a sample of roots, of p above 32 and of layouts. A `require` that does not hold refuses an instantiation:
  * it is skipped and counted, and an algorithm refused by every instantiation of a sweep fails (nothing was proved).
+ * For algorithms that name their senders (`from`), every rank's senders must cover the ranks that send to it, so
+ * that its own plan (st_sched_build_rank) equals its part of the whole schedule; a few ranks' own plans are also
+ * built and compared transfer by transfer (verify.c: fast_check). A missing sender is an error at the send.
  * Given layouts (`--layout`, `--topo`) replace the range: every algorithm is verified for their p, the
  * topology-aware ones on exactly those layouts, and a refusal there is a note, not a failure. The runtime's loader
  * gives one communicator's exact topology instead (st_verify_opts.exact_p), with its members as they are.

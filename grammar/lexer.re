@@ -112,6 +112,7 @@ int st_lex(st_lexer *lx, st_token *t)
         "phase"          { return emit(lx, t, tok, TK_PHASE); }
         "using"          { return emit(lx, t, tok, TK_USING); }
         "layout"         { return emit(lx, t, tok, TK_LAYOUT); }
+        "from"           { return emit(lx, t, tok, TK_FROM); }
         "scratch"        { return emit(lx, t, tok, TK_SCRATCH); }
         "at"             { return emit(lx, t, tok, TK_AT); }
         "within"         { return emit(lx, t, tok, TK_WITHIN); }

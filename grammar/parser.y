@@ -14,7 +14,7 @@
 %start_symbol file
 
 /* Fix the token codes: keywords, then punctuation. */
-%token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT
+%token ALGORITHM IMPLEMENTS UNITS LET FN STEP FOR IN IF THEN SEND TO REDUCE COPY ALL UNIT PHASE USING LAYOUT FROM
        SCRATCH AT WITHIN REQUIRE SPLIT LANE.
 %token IDENT INT LBRACE RBRACE LPAREN RPAREN COMMA COLON SEMI ASSIGN DOTDOT.
 
@@ -391,6 +391,8 @@ lanes(L) ::= lanes(A) LANE(K) uset(U) block(B). {
     L = sl_cat(A, sl_one(s));
 }
 stmt(L) ::= REQUIRE(K) expr(E). { L = sl_one(st_new(ctx, ST_S_REQUIRE, K)); L.head->expr = E.e; }
+/* from RANKS: every rank that sends to me in this algorithm's body is among RANKS (core/st_plan.h) */
+stmt(L) ::= FROM(K) uset(U). { L = sl_one(st_new(ctx, ST_S_FROM, K)); L.head->units = U; }
 stmt(L) ::= LAYOUT(K) IDENT(F). {
     st_stmt *s = st_new(ctx, ST_S_LAYOUT, K);
     s->name = S(F), s->name_pos = P(F);

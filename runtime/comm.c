@@ -346,6 +346,10 @@ const char *stitch_comm_last_error(const stitch_comm_t *comm)
     return comm ? comm->last_error : "";
 }
 
+/* Ranks whose program this process has run to build plans, over all its communicators (STITCH_DEBUG shows it):
+ * p per whole schedule, 1 + the named senders per own plan. */
+static long long st_ranks_instantiated;
+
 static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, st_entry *e, const char *fn)
 {
     st_err err;
@@ -356,7 +360,19 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
                   .use = cat == &st_builtin_catalogue ? comm->use[algo->coll] : NULL};
     if (algo->flags & ST_ALGO_USES_SPLIT)
         in.split_set = 1, in.split_ppm = st_comm_split_ppm(comm, algo, topo);
-    if (st_sched_build_ex(cat, algo, &in, &e->sched, &err) != 0)
+    /* A process rank builds only its own part when the algorithm names its senders (`from`, st_sched_build_rank):
+     * O(its transfers) instead of every rank's. The threads engine keeps the whole schedule (st_backend). */
+    int runs = comm->p, rc = 1;
+    if (!comm->be->whole_schedule)
+        rc = st_sched_build_rank(cat, algo, &in, comm->rank, &e->sched, &runs, &err);
+    if (rc == 1)
+        runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);
+    long long total = __atomic_add_fetch(&st_ranks_instantiated, runs, __ATOMIC_RELAXED);
+    if (rc == 0 && st_debug())
+        fprintf(stderr, "stitch: rank %d of %d: plan of %s %s (root %d): %s, %d ranks instantiated (%lld so far)\n",
+                comm->rank, comm->p, algo->name, stitch_coll_name((stitch_coll_t)algo->coll), e->root,
+                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total);
+    if (rc != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
                             comm->p, e->root, topo ? topo->ngroups : 1, err.msg);

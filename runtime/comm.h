@@ -40,6 +40,10 @@ typedef struct st_backend {
     void (*abort)(stitch_comm_t *comm, const char *reason);
     /* Free what the backend owns (the job reference; the transports and control channels, saying goodbye). */
     void (*free)(stitch_comm_t *comm);
+    /* The engine reads peers' units where they are and needs every rank's transfers (threads: call.c's
+     * src_fresh), so a rank keeps the whole schedule; else (processes) it builds only its own plan when the
+     * algorithm names its senders (`from`, comm.c). */
+    int whole_schedule;
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */

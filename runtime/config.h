@@ -122,7 +122,7 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
  * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */
 stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen);
 
-/* STITCH_DEBUG is set (and not "0"): log the launcher, addresses, transports and groups to stderr. Read on
+/* STITCH_DEBUG is set (and not "0"): log the launcher, addresses, transports, groups and plans to stderr. Read on
  * every call, so it also works before any communicator exists (launcher detection). */
 int st_debug(void);
 

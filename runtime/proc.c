@@ -118,7 +118,7 @@ static void st_proc_backend_free(stitch_comm_t *comm)
     comm->proc = NULL;
 }
 
-static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free};
+static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free, 0};
 
 /* Takes reg (the communicator keeps its own copy). */
 static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg)

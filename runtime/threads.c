@@ -31,7 +31,7 @@ static void st_threads_free(stitch_comm_t *comm)
     comm->job = NULL;
 }
 
-static const st_backend st_threads_backend = {st_exec, st_threads_abort, st_threads_free};
+static const st_backend st_threads_backend = {st_exec, st_threads_abort, st_threads_free, 1};
 
 static void st_set_err(char *err, size_t errlen, const char *msg)
 {

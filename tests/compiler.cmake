@@ -130,6 +130,10 @@ stitch_cli(input_dev_zero RC 1 STDERR "^/dev/zero: error: not a regular file \\(
            ARGS check /dev/zero)
 stitch_cli(input_stdin RC 2 STDERR "reading standard input \\('-'\\) is not supported. name a file" ARGS check -)
 stitch_cli(check_ok RC 0 STDOUT_EMPTY ARGS check ${STITCH_DSL})
+stitch_cli(check_from_in_step RC 1 STDERR "from_in_step.dsl:4:10: error: 'from' inside a step"
+           ARGS check ${COMPILER_TESTS}/from_in_step.dsl)
+stitch_cli(check_own_plans RC 0 STDOUT "  ring +all_reduce +own plan \\(from\\)\n.*  ahc +all_reduce +whole schedule: a phase on a sub-communicator"
+           ARGS check -v ${STITCH_DSL})
 stitch_cli(check_verbose RC 0 STDOUT "algos.dsl: [0-9]+ algorithms OK" ARGS check -v ${STITCH_DSL})
 stitch_cli(check_bad RC 1 STDERR "bad.dsl:[0-9]+:[0-9]+: error: " ARGS check ${COMPILER_TESTS}/bad.dsl)
 stitch_cli(verify_ring RC 0
@@ -242,3 +246,12 @@ stitch_cli(verify_2d_2x4 RC 0 STDOUT "verified 5 \\(algorithm, collective\\) pai
            -a mesh_nhr_2d --layout 2x4)
 stitch_cli(verify_2d_2x4_split RC 0 STDOUT "verified 5 \\(algorithm, collective\\) pairs" ARGS verify ${STITCH_DSL}
            -a mesh_nhr_2d --layout 2x4 --split 0.3)
+
+# One rank's own plan (`from`, st_sched_build_rank) equals its part of the whole schedule, for every rank, p and
+# root of a grid; and the plan benchmark runs (tools/stitch_planbench.c; a smoke run at tiny p, not timed).
+add_test(NAME compiler.own_plan COMMAND stitch-planbench --check -n 1..40
+         -a ring,nhr,nb,rhd,mesh,mesh_oneshot,mesh_det,pipeline,level1)
+add_test(NAME compiler.own_plan_a2a COMMAND stitch-planbench --check -n 1..24 -c all_to_all -a pairwise,mesh)
+add_test(NAME compiler.own_plan_rooted COMMAND stitch-planbench --check -n 1..20 -c broadcast
+         -a ring,nhr,nb,rhd,mesh,nb_binary,nhr_oneshot)
+add_test(NAME compiler.planbench_smoke COMMAND stitch-planbench -n 16,33)

@@ -45,8 +45,14 @@ add_test(NAME proc.mpirun.np5.ahc.g2+3
 # a topology under mpirun: 2 + 3 ranks in rank order (--layout becomes stitch_config_t.topo on every rank)
 add_test(NAME proc.mpirun.np5.layout
          COMMAND ${PROC_LAUNCH} mpirun 5 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring --layout 2,3)
+# every process rank builds its own plan (`from`): ring at np 8 runs its own program and its left neighbour's, not
+# all 8 ranks', which the STITCH_DEBUG count shows on every rank
+add_test(NAME proc.mpirun.np8.own_plan
+         COMMAND ${PROC_LAUNCH} mpirun 8 STITCH_DEBUG=1 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a ring)
+set_tests_properties(proc.mpirun.np8.own_plan PROPERTIES
+                     ENVIRONMENT "LAUNCH_EXPECT=plan of ring all_reduce \\(root 0\\): own plan \\(from\\), 2 ranks instantiated")
 set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.np3 proc.mpirun.np5.ahc.g2+3
-                     proc.mpirun.np5.layout PROPERTIES
+                     proc.mpirun.np5.layout proc.mpirun.np8.own_plan PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 
 # stitch_comm_init_mpi (library stitch_mpi, built only when CMake finds MPI): a tiny MPI program under mpirun

@@ -439,8 +439,14 @@ static int run_check(const args *a)
 {
     unit u;
     int rc = compile_file(a->file, &u) == 0 ? 0 : EXIT_FAIL;
-    if (rc == 0 && a->seen[O_VERBOSE])
+    if (rc == 0 && a->seen[O_VERBOSE]) {
         printf("%s: %d algorithms OK\n", a->file, (int)u.cat->nalgos);
+        for (int32_t i = 0; i < u.cat->nalgos; i++) { /* which give a rank its own plan (`from`) */
+            const char *why = st_algo_own_plan(u.cat, i);
+            printf("  %-12s %-15s %s%s\n", u.cat->algos[i].name, st_coll_name(u.cat->algos[i].coll),
+                   why ? "whole schedule: " : "own plan (from)", why ? why : "");
+        }
+    }
     unit_free(&u);
     return rc;
 }
@@ -1154,7 +1160,8 @@ static const opt_spec emit_opts[] = {OPT_HELP, {O_OUTPUT, 'o', "output", 1}, {O_
 
 static const command commands[] = {
     {"check", "check FILE [-v]", "parse and check a .dsl file",
-     "Parse FILE and check every algorithm. Prints diagnostics to stderr; exits 1 on any error.\n\n"
+     "Parse FILE and check every algorithm. Prints diagnostics to stderr; exits 1 on any error. With -v, lists\n"
+     "which algorithms give a rank its own plan without the others' (`from`) and why the others do not.\n\n"
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},

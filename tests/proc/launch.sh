@@ -8,6 +8,7 @@
 #
 # Passes when every process exits 0 and every rank's closing line (rank 0: "N passed, 0 failed", the others:
 # "# rank R: N passed, 0 failed") says 0 failed. The whole run is bounded by $LAUNCH_TIMEOUT seconds (default 90).
+# With $LAUNCH_EXPECT set, every rank must also print a line matching that extended regex (e.g. a STITCH_DEBUG line).
 # Exit 77 (ctest SKIP_RETURN_CODE) with the reason when the launcher is not installed.
 set -uo pipefail
 
@@ -63,5 +64,8 @@ if [ "$rc" -ne 0 ]; then
 fi
 if [ "$verdicts" -ne "$np" ]; then
     echo "FAIL: $verdicts of $np ranks ended with '0 failed'"; exit 1
+fi
+if [ -n "${LAUNCH_EXPECT:-}" ] && [ "$(grep -cE "$LAUNCH_EXPECT" "$out")" -lt "$np" ]; then
+    echo "FAIL: fewer than $np lines match '$LAUNCH_EXPECT'"; exit 1
 fi
 echo "PASS: all $np ranks ended with '0 failed'"
