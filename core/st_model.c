@@ -420,7 +420,8 @@ static void log_bytes(rank_log *g, const sizing *z)
 static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
                             st_vm_cache *cache, st_err *err)
 {
-    st_vm_sink sink = {g, cache, log_step, log_send, log_within, log_lane};
+    st_vm_sink sink = {.ctx = g, .cache = cache, .step = log_step, .send = log_send, .within = log_within,
+                       .lane = log_lane};
     int64_t nunits, nscratch;
     memset(g, 0, sizeof *g);
     g->p = in->p, g->rank = r;
