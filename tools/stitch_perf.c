@@ -99,7 +99,7 @@ static void usage(FILE *f)
             "      --iters N              timed calls per size, >= 1 (default: 20)\n"
             "  -i, --inplace              in-place (default: out-of-place)\n"
             "  -t, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
-            "      --calibrate            no COLL: measure this machine's transport on 2 ranks (threads; under\n"
+            "      --calibrate            no COLL: measure this machine's transport on P ranks (threads; under\n"
             "                             a launcher, processes over $STITCH_TRANSPORT) and fit alpha, beta\n"
             "                             (ring all_gather) and gamma (the fp32 sum kernel); prints a topology\n"
             "                             snippet for --topo / STITCH_TOPO\n"
@@ -1174,8 +1174,10 @@ static void perf_proc_combine(struct bench *b, struct rank_state *rs)
 }
 
 /* ---- --calibrate ----------------------------------------------------------------------------------------------
- * alpha and beta from sweeps of ring all_gather on 2 ranks, without checking, 3 rounds with each size's best time: one step in which each rank sends its
- * block of m bytes (T = alpha + m beta). beta is the least-squares slope over the sizes from 64 KiB (where the
+ * alpha and beta from sweeps of ring all_gather on P ranks (2 by default, -n P, or a launcher's processes), without
+ * checking, 3 rounds with each size's best time: p-1 steps in which each rank sends a block of m = size/p bytes
+ * (T = (p-1)(alpha + m beta)). Calibrating at the p of the job matters where ranks outnumber cores: 4 threads on 2
+ * cores pay a wake-up per step that 2 do not (docs/performance.md). beta is the least-squares slope over the sizes from 64 KiB (where the
  * per-byte cost dominates), alpha the median over the sizes up to 4 KiB of what is left after beta. The all_gather
  * also copies a rank's own block, which the model takes as free, so beta carries that copy: it is the per-byte cost
  * of a step end to end, which is what the model's beta stands for on a machine whose links are memory copies.
@@ -1258,9 +1260,9 @@ static int calibrate(struct bench *b)
         const char *algo;
     } sweep[2] = {{STITCH_ALL_GATHER, "ring"}, {STITCH_ALL_REDUCE, "mesh"}};
     double slope[2], icpt[2];
-    if (b->o.nranks != 2) {
-        fprintf(stderr, PROG ": error: --calibrate runs on 2 ranks (-n 2, or a launcher's 2 processes), not %d\n",
-                b->o.nranks);
+    int p = b->o.nranks;
+    if (p < 2) {
+        fprintf(stderr, PROG ": error: --calibrate needs at least 2 ranks (-n 2, or a launcher's 2 processes)\n");
         return 2;
     }
     enum { REPS = 3, MAXSIZES = 32 };
@@ -1292,25 +1294,30 @@ static int calibrate(struct bench *b)
     }
     for (int i = 0; i < 2; i++) {
         size_t x[MAXSIZES];
-        for (int s = 0; s < b->nsizes; s++) /* bytes one rank sends per step: all_gather's block; the vector */
-            x[s] = i == 0 ? b->sizes[s] / 2 : b->sizes[s];
-        slope[i] = fit_slope(x, best[i], b->nsizes, 64 << 10);
-        icpt[i] = fit_intercept(x, best[i], b->nsizes, slope[i], 4 << 10);
+        double y[MAXSIZES];
+        for (int s = 0; s < b->nsizes; s++) { /* all_gather: one of its p-1 steps against the block; all_reduce: the
+                                                * whole call against the vector */
+            x[s] = i == 0 ? b->sizes[s] / (size_t)p : b->sizes[s];
+            y[s] = i == 0 ? best[i][s] / (p - 1) : best[i][s];
+        }
+        slope[i] = fit_slope(x, y, b->nsizes, 64 << 10);
+        icpt[i] = fit_intercept(x, y, b->nsizes, slope[i], 4 << 10);
     }
     double alpha = icpt[0], beta = slope[0], gamma = measure_gamma();
     int alpha_clamped = alpha <= 0 && best[0][0] > 0 && best[0][0] < 1e30;
-    if (alpha_clamped) /* beta's line passes below the small sizes: take the smallest message's time as alpha */
-        alpha = best[0][0];
+    if (alpha_clamped) /* beta's line passes below the small sizes: take the smallest message's step as alpha */
+        alpha = best[0][0] / (p - 1);
     const char *tp = b->proc ? getenv("STITCH_TRANSPORT") : "threads";
     tp = tp && tp[0] ? tp : "auto";
     if (!b->proc || b->me == 0) {
-        printf("# calibration (%s, 2 ranks): alpha %.3g s, beta %.4g s/B, gamma %.4g s/B (fp32 sum kernel)\n", tp,
-               alpha, beta, gamma);
-        printf("# check: mesh all_reduce measured slope %.4g s/B, intercept %.3g s; the model's beta + gamma/2 = "
-               "%.4g s/B, 2 alpha = %.3g s\n", slope[1], icpt[1], beta + gamma / 2, 2 * alpha);
+        printf("# calibration (%s, %d ranks): alpha %.3g s, beta %.4g s/B, gamma %.4g s/B (fp32 sum kernel)\n", tp,
+               p, alpha, beta, gamma);
+        printf("# check: mesh all_reduce measured slope %.4g s/B, intercept %.3g s; the model's "
+               "2(p-1)/p beta + (p-1)/p gamma = %.4g s/B, 2 alpha = %.3g s\n", slope[1], icpt[1],
+               2.0 * (p - 1) / p * beta + (double)(p - 1) / p * gamma, 2 * alpha);
         if (alpha_clamped)
             printf("# alpha: the fitted intercept was not positive (%.3g s): clamped to the time of the smallest "
-                   "all_gather (%zu B)\n", icpt[0], b->sizes[0]);
+                   "all_gather's step (%zu B)\n", icpt[0], b->sizes[0]);
         if (alpha <= 0 || beta <= 0)
             printf("# the fit is ill-conditioned here (alpha or beta <= 0): too much load or noise; rerun\n");
         printf("# a topology for --topo / STITCH_TOPO (layout: set the ranks):\n");
