@@ -18,7 +18,8 @@
 #    reduce_scatter and all_gather).
 # Prints one row per (size, algorithm): measured, predicted, predicted / measured; one row per size: the measured
 # fastest, model's pick, the pick's loss (its measured time over the fastest's, minus 1); and a summary line per
-# collective: hit rate, median |predicted / measured - 1|, worst loss. The load (uptime) is printed before and after.
+# collective: hit rate (and how often the pick is within 10% of the fastest, about the rounds' spread here), median
+# |predicted / measured - 1|, worst loss. The load (uptime) is printed before and after.
 # A benchmark (docs/performance.md, "Calibration and selection against measurement"), not a test: its figures move
 # with the load. Runs under `nice -n $NICE` (default -10 when root, else 0).
 set -euo pipefail
@@ -91,10 +92,10 @@ for coll in $COLLS; do
         for (r = 1; r <= nr; r++) if (pb >= lo[r] && pb <= hi[r]) pick = al[r]
         loss = ((b, pick) in t) ? t[b, pick] / t[b, best] - 1 : 0
         printf "%10d %14s %12.1f %14s %12s %7.0f%%\n", b, best, t[b, best], pick, ((b, pick) in t) ? sprintf("%.1f", t[b, pick]) : "-", 100 * loss
-        hits += pick == best; n++; if (pick != best && loss > worst) worst = loss
+        hits += pick == best; near += loss <= 0.1; n++; if (pick != best && loss > worst) worst = loss
       }
-      printf "# summary %s p=%d %s: model picked the measured fastest at %d of %d sizes (%.0f%%); median |pred/meas - 1| %.0f%% over %d points; worst loss %.0f%%\n",
-        C, P, M, hits, n, n ? 100 * hits / n : 0, ne ? 100 * median(err, ne) : 0, ne, 100 * worst
+      printf "# summary %s p=%d %s: model picked the measured fastest at %d of %d sizes (%.0f%%), within 10%% of it at %d; median |pred/meas - 1| %.0f%% over %d points; worst loss %.0f%%\n",
+        C, P, M, hits, n, n ? 100 * hits / n : 0, near, ne ? 100 * median(err, ne) : 0, ne, 100 * worst
     }' "$tmp/table.$coll" "$tmp/pred.$coll" "$tmp/meas.$coll"
 done
 echo "# load after: $(uptime)"
