@@ -1175,21 +1175,22 @@ static void perf_proc_combine(struct bench *b, struct rank_state *rs)
 
 /* ---- --calibrate ----------------------------------------------------------------------------------------------
  * alpha and beta from sweeps of ring all_gather on P ranks (2 by default, -n P, or a launcher's processes), without
- * checking, 3 rounds with each size's best time: p-1 steps in which each rank sends a block of m = size/p bytes
- * (T = (p-1)(alpha + m beta)). Calibrating at the p of the job matters where ranks outnumber cores: 4 threads on 2
- * cores pay a wake-up per step that 2 do not (docs/performance.md). beta is the least-squares slope over the sizes from 64 KiB (where the
- * per-byte cost dominates), alpha the median over the sizes up to 4 KiB of what is left after beta. The all_gather
- * also copies a rank's own block, which the model takes as free, so beta carries that copy: it is the per-byte cost
- * of a step end to end, which is what the model's beta stands for on a machine whose links are memory copies.
+ * checking, 3 rounds with each size's best time: p-1 steps in which each rank sends a block of m = size/p bytes (T =
+ * (p-1)(alpha + m beta)). Calibrating at the p of the job matters where ranks outnumber cores: 4 threads on 2 cores
+ * pay a wake-up per step that 2 do not (docs/performance.md). beta is the least-squares slope over the sizes from 64
+ * KiB (where the per-byte cost dominates), alpha the median over the sizes up to 4 KiB of what is left after beta. The
+ * all_gather also copies a rank's own block, which the model takes as free, so beta carries that copy: it is the
+ * per-byte cost of a step end to end, which is what the model's beta stands for on a machine whose links are memory
+ * copies.
  *
  * gamma is measured directly: the runtime's own fp32 sum kernel (reduce.c, the one a float all_reduce runs) over
  * buffers of 256 KiB .. 64 MiB, touched first, best of several runs per size, least-squares slope of time against
  * bytes. It used to be derived as 2 (mesh all_reduce's slope - beta), a difference of two noisy slopes that went
  * negative on the shared VM (all_reduce's copies are fused with its reduces, all_gather's are not). The mesh
- * all_reduce sweep still runs, as a check: its measured slope is printed next to the model's beta + gamma / 2.
- * A fit that is not positive is clamped and said so: alpha to the smallest all_gather's time (beta's line can pass
- * below the small sizes when the per-byte cost at 4 KiB is far from the large sizes'), gamma to 0 (omitted); the exit status
- * is 1 when alpha or beta is not positive. The figures are printed as a topology file's level. */
+ * all_reduce sweep still runs, as a check: its measured slope is printed next to the model's beta + gamma / 2. A fit
+ * that is not positive is clamped and said so: alpha to the smallest all_gather's time (beta's line can pass below the
+ * small sizes when the per-byte cost at 4 KiB is far from the large sizes'), gamma to 0 (omitted); the exit status is
+ * 1 when alpha or beta is not positive. The figures are printed as a topology file's level. */
 
 static double fit_slope(const size_t *x, const double *y, int n, size_t from)
 {
