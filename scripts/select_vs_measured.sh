@@ -51,7 +51,7 @@ echo "# topology (--topo):"; sed 's/^/#   /' "$tmp/topo.yaml"
 
 for coll in $COLLS; do
   : > "$tmp/meas.$coll"
-  for r in $(seq "$REPS"); do
+  for _ in $(seq "$REPS"); do
     for a in $ALGOS; do
       perf "$P" "$coll" -a "$a" -c 0 -b "$MIN" -e "$MAX" -f 4 -w 2 --iters "$ITERS" 2>/dev/null |
         awk -v a="$a" '/^ *[0-9]/ && NF >= 9 {print $1, a, $5}' >> "$tmp/meas.$coll" || true
