@@ -1185,9 +1185,11 @@ static void perf_proc_combine(struct bench *b, struct rank_state *rs)
  *
  * gamma is measured directly: the runtime's own fp32 sum kernel (reduce.c, the one a float all_reduce runs) over
  * buffers of 256 KiB .. 64 MiB, touched first, best of several runs per size, least-squares slope of time against
- * bytes. It used to be derived as 2 (mesh all_reduce's slope - beta), a difference of two noisy slopes that went
- * negative on the shared VM (all_reduce's copies are fused with its reduces, all_gather's are not). The mesh
- * all_reduce sweep still runs, as a check: its measured slope is printed next to the model's beta + gamma / 2. A fit
+ * bytes (threads: the main thread alone, the ranks idle; under a launcher every process at once, as the ranks of an
+ * all_reduce reduce). It used to be derived as 2 (mesh all_reduce's slope - beta), a difference of two noisy slopes
+ * that went negative on the shared VM (all_reduce's copies are fused with its reduces, all_gather's are not). The
+ * mesh all_reduce sweep still runs, as a check: its measured slope is printed next to the model's
+ * 2(p-1)/p beta + (p-1)/p gamma. A fit
  * that is not positive is clamped and said so: alpha to the smallest all_gather's time (beta's line can pass below the
  * small sizes when the per-byte cost at 4 KiB is far from the large sizes'), gamma to 0 (omitted); the exit status is
  * 1 when alpha or beta is not positive. The figures are printed as a topology file's level. */
