@@ -174,3 +174,9 @@ stitch_perf_test(all_reduce.mesh_nhr_2d.2x4.env0.3 RC 0 CLOSING "^[1-9][0-9]* pa
 stitch_perf_test(all_gather.mesh_nhr_2d.2x4.env1 RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
                  ENV HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=1
                  ARGS all_gather -a mesh_nhr_2d --layout 2x4 -d int32 -b 4 -e 256K -f 8 -c 1 ${PERF_COMMON})
+
+# ---- stitch-perf --calibrate and scripts/select_vs_measured.sh: a smoke run (2 ranks, 1-4 KiB, one round) that checks
+# the output is well formed (calibration, topology snippet, predicted and measured rows, summary), never its timing --
+add_test(NAME perf.select_vs_measured.smoke
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/select_vs_measured_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(perf.select_vs_measured.smoke PROPERTIES TIMEOUT 300 LABELS perf)
