@@ -8,8 +8,10 @@
  *
  * The costing is core/st_model's (docs/cost-model.md): per step and rank, each level the rank's transfers use
  * costs alpha + max(bytes out, bytes in) * beta, levels work at once, reductions cost gamma, a step is its slowest
- * rank, the collective the sum of its steps. The schedule is built here once and priced per size with
- * st_model_sched (the exact method), so a table of 42 size classes costs one instantiation per candidate.
+ * rank, the collective the sum of its steps, and a phase on sub-communicators (AHC's groups) lasts as long as its
+ * slowest group. It is st_model_predict_n, exactly what `stitchc sim` prints: the ranks' programs run once per
+ * candidate and every size class is priced from that run (every rank up to ST_MODEL_EXACT_MAX ranks, the
+ * representatives of a shift-symmetric algorithm above).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,24 +29,24 @@ int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, c
                          const st_sel_links *links, const size_t *bytes, int n, double *t)
 {
     (void)ctx;
-    st_sched s;
-    st_err err;
-    if (st_sched_build_ex(cat, a, in, &s, &err) != 0)
-        return 1; /* refused, or cannot be built for this p: no candidate either way */
     st_model m = {.nlevels = links->nlevels, .gamma = links->gamma};
     for (int k = 0; k < links->nlevels; k++)
         m.level[k].alpha = links->alpha[k], m.level[k].beta = links->beta[k];
-    st_model_opts opts = {.method = ST_MODEL_EXACT, .elem_size = 1};
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        st_model_result r;
-        if (st_model_sched(&s, in->topo, &m, st_model_bytes(a->coll, in->p, bytes[i]), &opts, &r, &err) != 0) {
-            rc = 1; /* not priced: no candidate */
-            break;
+    double *nb = malloc((size_t)n * sizeof *nb);
+    st_model_result *r = malloc((size_t)n * sizeof *r);
+    st_model_opts opts = {.method = ST_MODEL_AUTO, .elem_size = 1};
+    st_err err;
+    int rc = 1; /* out of memory, refused (a require), or not priced: no candidate either way */
+    if (nb && r) {
+        for (int i = 0; i < n; i++)
+            nb[i] = st_model_bytes(a->coll, in->p, bytes[i]);
+        if (st_model_predict_n(cat, a, in, &m, nb, n, &opts, r, &err) == 0) {
+            for (int i = 0; i < n; i++)
+                t[i] = r[i].time, st_model_result_free(&r[i]);
+            rc = 0;
         }
-        t[i] = r.time;
-        st_model_result_free(&r);
     }
-    st_sched_free(&s);
+    free(nb);
+    free(r);
     return rc;
 }
