@@ -719,19 +719,27 @@ static int outfile_close(outfile *o, int keep)
     return rc;
 }
 
-static int emit_files(const st_catalogue *cat, const args *a, const char *symbol)
+/* Open PATH.tmp (and the header's) before anything slow, so that an unwritable output is said at once, not after the
+ * verification. */
+static int emit_open(outfile *c, outfile *h, const args *a)
 {
-    outfile c = {0}, h = {0};
-    const char *hpath = a->val[O_HEADER];
-    int ok = outfile_open(&c, a->val[O_OUTPUT]) == 0 && (!hpath || outfile_open(&h, hpath) == 0);
-    if (ok && st_emit_c(cat, symbol, c.fp, hpath ? h.fp : NULL) != 0) {
-        tool_error("cannot write '%s'%s%s%s: %s", c.tmp, hpath ? " or '" : "", hpath ? h.tmp : "", hpath ? "'" : "",
+    return outfile_open(c, a->val[O_OUTPUT]) == 0 && (!a->val[O_HEADER] || outfile_open(h, a->val[O_HEADER]) == 0)
+               ? 0
+               : -1;
+}
+
+/* Write the tables when `ok` (else only remove the temporary files) and rename them into place. */
+static int emit_files(outfile *c, outfile *h, const st_catalogue *cat, const char *symbol, int ok)
+{
+    const char *hpath = h->path;
+    if (ok && st_emit_c(cat, symbol, c->fp, hpath ? h->fp : NULL) != 0) {
+        tool_error("cannot write '%s'%s%s%s: %s", c->tmp, hpath ? " or '" : "", hpath ? h->tmp : "", hpath ? "'" : "",
                    strerror(errno));
         ok = 0;
     }
     /* The header first: a build that sees the new .c also sees its header. */
-    int hrc = hpath ? outfile_close(&h, ok) : 0;
-    int crc = outfile_close(&c, ok && hrc == 0);
+    int hrc = hpath ? outfile_close(h, ok) : 0;
+    int crc = outfile_close(c, ok && hrc == 0);
     if (hpath && hrc == 0 && crc != 0)
         remove(hpath);
     return ok && hrc == 0 && crc == 0 ? 0 : -1;
@@ -788,11 +796,14 @@ static int run_emit(const args *a)
     if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &pmin, &pmax) != 0)
         return bad_ranks("emit", a->val[O_RANKS]);
     unit u;
+    outfile c = {0}, h = {0};
     int rc = EXIT_FAIL;
     if (compile_file(a->file, &u) == 0) {
         if (!verify)
             fprintf(stderr, "stitchc: note: '%s' is emitted without verification (--no-verify)\n", a->file);
-        if ((!verify || verify_for_emit(&u, a->file, pmin, pmax) == 0) && emit_files(u.cat, a, symbol) == 0)
+        int opened = emit_open(&c, &h, a) == 0;
+        int ok = opened && (!verify || verify_for_emit(&u, a->file, pmin, pmax) == 0);
+        if (emit_files(&c, &h, u.cat, symbol, ok) == 0)
             rc = 0;
     }
     unit_free(&u);
