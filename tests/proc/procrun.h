@@ -54,6 +54,10 @@ static void say(int out, const char *fmt, ...)
 static const char *groups_of_rank[MAXR]; /* STITCH_GROUPS per rank, set in the child before init; NULL: unset */
 static const stitch_config_t *config_of_rank[MAXR]; /* stitch_comm_init_rank's config per rank; NULL: none */
 static const char *env_of_rank[MAXR]; /* one more "NAME=value" per rank, put in the child's environment before init */
+/* Run in each child after stitch_comm_destroy, with its report pipe and the body's exit code; returns the code the
+ * child exits with (a test's own checks of what destroy left behind: the verbs emulator's leak counters). NULL:
+ * the body's code. */
+static int (*after_destroy)(int out, int rc);
 
 /* The settings the scenarios assume are the defaults, whatever the caller's shell exported (the ring sizes stay:
  * ctest sets them for the tinyring runs; tunables_env.h names what stays). */
@@ -102,7 +106,7 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
             }
             int rc = fn(comm, i, n, p[1]);
             stitch_comm_destroy(comm);
-            _exit(rc);
+            _exit(after_destroy ? after_destroy(p[1], rc) : rc);
         }
         close(p[1]);
         r->pid[i] = pid, r->fd[i] = p[0];

@@ -34,58 +34,34 @@
 
 enum { NP = 4 };
 
-/* ---- spawning: init, body, destroy, then the emulator's counters, all reported through the pipe ----------- */
+/* ---- spawning: procrun.h's spawn over verbs, then the emulator's counters, reported through the pipe ------ */
 
-typedef int (*vbody)(stitch_comm_t *comm, int rank, int n, int out);
 #ifdef ST_HAVE_FAKE
 static int use_fake;
 static const char *fault_spec; /* injected in rank 1 after init (st_fake_faults) */
+
+/* procrun.h's after_destroy: nothing of the emulator may outlive stitch_comm_destroy (exit 3 otherwise). */
+static int fake_leaks(int out, int rc)
+{
+    st_fake_live lv;
+    st_fake_counts(&lv);
+    if (lv.contexts || lv.pds || lv.mrs || lv.cqs || lv.qps || lv.channels) {
+        say(out, "leak after destroy: %d contexts, %d pds, %d mrs, %d cqs, %d qps, %d channels\n", lv.contexts,
+            lv.pds, lv.mrs, lv.cqs, lv.qps, lv.channels);
+        rc = rc ? rc : 3;
+    }
+    if (lv.cq_overruns)
+        say(out, "%ld CQ overruns\n", lv.cq_overruns), rc = rc ? rc : 3;
+    return rc;
+}
 #endif
 
-static void vspawn(run *r, int n, vbody fn)
+static void vspawn(run *r, int n, rank_fn fn)
 {
-    stitch_unique_id_t id;
-    memset(r, 0, sizeof *r);
-    r->n = n;
-    if (stitch_get_unique_id(&id) != STITCH_OK)
-        exit(1);
-    for (int i = 0; i < n; i++) {
-        int p[2];
-        if (pipe(p) != 0)
-            exit(1);
-        pid_t pid = fork();
-        if (pid < 0)
-            exit(1);
-        if (pid == 0) {
-            close(p[0]);
-            setenv("STITCH_TRANSPORT", "verbs", 1);
-            stitch_comm_t *comm = NULL;
-            char err[1024] = "";
-            stitch_status_t st = stitch_comm_init_rank(&comm, n, id, i, NULL, err, sizeof err);
-            if (st != STITCH_OK) {
-                say(p[1], "init: %s: %s\n", stitch_strerror(st), err);
-                _exit(2);
-            }
-            int rc = fn(comm, i, n, p[1]);
-            stitch_comm_destroy(comm);
 #ifdef ST_HAVE_FAKE
-            if (use_fake) {
-                st_fake_live lv;
-                st_fake_counts(&lv);
-                if (lv.contexts || lv.pds || lv.mrs || lv.cqs || lv.qps || lv.channels) {
-                    say(p[1], "leak after destroy: %d contexts, %d pds, %d mrs, %d cqs, %d qps, %d channels\n",
-                        lv.contexts, lv.pds, lv.mrs, lv.cqs, lv.qps, lv.channels);
-                    rc = rc ? rc : 3;
-                }
-                if (lv.cq_overruns)
-                    say(p[1], "%ld CQ overruns\n", lv.cq_overruns), rc = rc ? rc : 3;
-            }
+    after_destroy = use_fake ? fake_leaks : NULL;
 #endif
-            _exit(rc);
-        }
-        close(p[1]);
-        r->pid[i] = pid, r->fd[i] = p[0];
-    }
+    spawn(r, n, fn, "verbs");
 }
 
 /* ---- colls -------------------------------------------------------------------------------------------------- */
