@@ -435,6 +435,17 @@ static void expr(cg *g, const st_expr *e)
 
 static void stmts(cg *g, const st_stmt *s, where at);
 
+/* The end of a counted loop whose variable is in slot vs: vs += 1, back to top; the loop's exit jump jz lands here. */
+static void counted_loop_end(cg *g, int vs, int top, int jz)
+{
+    emit(g, ST_OP_LOAD, vs);
+    emit(g, ST_OP_PUSH, 1);
+    emit(g, ST_OP_ADD, 0);
+    emit(g, ST_OP_STORE, vs);
+    emit(g, ST_OP_JMP, top);
+    patch(g, jz, g->cat->ncode);
+}
+
 /* for var in lo .. hi: `body(g, arg)` compiles the loop body with var bound. */
 static void loop(cg *g, st_str var, st_pos var_pos, const st_expr *lo, const st_expr *hi,
                  void (*body)(cg *, const void *, where), const void *arg, where at)
@@ -456,12 +467,7 @@ static void loop(cg *g, st_str var, st_pos var_pos, const st_expr *lo, const st_
     emit(g, ST_OP_LE, 0);
     int jz = emit(g, ST_OP_JZ, 0);
     body(g, arg, at);
-    emit(g, ST_OP_LOAD, vslot);
-    emit(g, ST_OP_PUSH, 1);
-    emit(g, ST_OP_ADD, 0);
-    emit(g, ST_OP_STORE, vslot);
-    emit(g, ST_OP_JMP, top);
-    patch(g, jz, g->cat->ncode);
+    counted_loop_end(g, vslot, top, jz);
     unbind_to(g, mark);
 }
 
@@ -615,16 +621,6 @@ static int counted_loop_begin(cg *g, int bound_op, int *top, int *jz)
     emit(g, ST_OP_LT, 0);
     *jz = emit(g, ST_OP_JZ, 0);
     return vs;
-}
-
-static void counted_loop_end(cg *g, int vs, int top, int jz)
-{
-    emit(g, ST_OP_LOAD, vs);
-    emit(g, ST_OP_PUSH, 1);
-    emit(g, ST_OP_ADD, 0);
-    emit(g, ST_OP_STORE, vs);
-    emit(g, ST_OP_JMP, top);
-    patch(g, jz, g->cat->ncode);
 }
 
 /* `within group(x)`: the members of rank x's group in index order; `within index(x)`: the rank at x's index in
