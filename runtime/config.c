@@ -361,21 +361,28 @@ static stitch_status_t st_load_tcp_ring(const st_tunable *t, const char *env, co
     return st_parse_pow2(t->name, st_value(t, env), &out->tcp_ring_bytes, err, errlen);
 }
 
+/* An optional decimal from 0 to max: -1 when unset; `what` names what was expected ("microseconds"). */
+static stitch_status_t st_parse_optional(const st_tunable *t, const char *env, unsigned long long max,
+                                         const char *what, long *out, char *err, size_t errlen)
+{
+    const char *s = env;
+    unsigned long long v;
+    *out = -1;
+    if (!env)
+        return STITCH_OK;
+    if (!st_digits(&s, max, &v) || *s) {
+        snprintf(err, errlen, "%s='%s': expected %s between 0 and %llu", t->name, env, what, max);
+        return STITCH_ERR_CONFIG;
+    }
+    *out = (long)v;
+    return STITCH_OK;
+}
+
 /* STITCH_SPIN_US: microseconds, 0 to 10 s; unset is -1 (proc.c decides from the ranks per core). */
 static stitch_status_t st_load_spin(const st_tunable *t, const char *env, const stitch_config_t *config,
                                     st_settings *out, char *err, size_t errlen)
 {
-    const char *s = env;
-    unsigned long long us;
-    out->spin_us = -1;
-    if (!env)
-        return STITCH_OK;
-    if (!st_digits(&s, 10000000, &us) || *s) {
-        snprintf(err, errlen, "%s='%s': expected microseconds between 0 and 10000000", t->name, env);
-        return STITCH_ERR_CONFIG;
-    }
-    out->spin_us = (long)us;
-    return STITCH_OK;
+    return st_parse_optional(t, env, 10000000, "microseconds", &out->spin_us, err, errlen);
 }
 
 /* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
@@ -416,17 +423,10 @@ static stitch_status_t st_load_ib_dev(const st_tunable *t, const char *env, cons
 static stitch_status_t st_load_ib_gid(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
 {
-    const char *s = env;
-    unsigned long long v;
-    out->ib_gid_index = -1;
-    if (!env)
-        return STITCH_OK;
-    if (!st_digits(&s, 255, &v) || *s) {
-        snprintf(err, errlen, "%s='%s': expected a GID index between 0 and 255", t->name, env);
-        return STITCH_ERR_CONFIG;
-    }
+    long v;
+    stitch_status_t st = st_parse_optional(t, env, 255, "a GID index", &v, err, errlen);
     out->ib_gid_index = (int)v;
-    return STITCH_OK;
+    return st;
 }
 
 /* STITCH_IB_RING_BYTES: a power of two, 4 KiB to 8 MiB (a credit's immediate carries 24 bits of bytes). */

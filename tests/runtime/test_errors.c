@@ -367,6 +367,10 @@ static const env_case env_cases[] = {
     {"STITCH_SPIN_US", "-5", STITCH_ERR_CONFIG, "STITCH_SPIN_US='-5': expected microseconds between 0 and 10000000"},
     {"STITCH_SPIN_US", "10us", STITCH_ERR_CONFIG, "STITCH_SPIN_US='10us'"},
     {"STITCH_SPIN_US", "0", STITCH_OK, ""},
+    {"STITCH_IB_GID_INDEX", "256", STITCH_ERR_CONFIG,
+     "STITCH_IB_GID_INDEX='256': expected a GID index between 0 and 255"},
+    {"STITCH_IB_GID_INDEX", "1x", STITCH_ERR_CONFIG, "STITCH_IB_GID_INDEX='1x'"},
+    {"STITCH_IB_GID_INDEX", "3", STITCH_OK, ""},
     /* every numeric tunable: decimal digits only (no sign, blank, hex or exponent), nothing after the number or
      * its suffix, nothing empty, and no value whose suffix overflows (these wrapped to small values once) */
     {"STITCH_TIMEOUT", "0x10", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='0x10': expected a positive decimal number"},
