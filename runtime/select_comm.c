@@ -2,9 +2,10 @@
  * for the communicator's life, and logged once per (collective, size class) under STITCH_DEBUG.
  *
  * A table is built lazily because building one instantiates every candidate (policy model), and a communicator
- * that never calls a collective should not pay for it; after that a call's choice is a binary search. The state
- * is locked: stitch_comm_algorithm_for reads a communicator without taking it (comm.h), so two threads may ask for
- * the same collective's table at once. Settings that the table depends on (policy, links, STITCH_ONESHOT_BYTES,
+ * that never calls a collective should not pay for it; after that a call's choice is a binary search, without a
+ * lock once the table is published (built[] is stored with release, loaded with acquire). Building is locked:
+ * stitch_comm_algorithm_for reads a communicator without taking it (comm.h), so two threads may ask for the same
+ * collective's table at once. Settings that the table depends on (policy, links, STITCH_ONESHOT_BYTES,
  * determinism) are copied at creation; the groups and HCCL_ALGO's roles are the communicator's own.
  */
 #include <pthread.h>
@@ -87,12 +88,15 @@ static void st_sel_ensure(const stitch_comm_t *comm, st_sel_state *st, stitch_co
             fprintf(stderr, "stitch: rank %d: auto %s: %s; %s runs\n", comm->rank, stitch_coll_name(coll), why,
                     comm->algo[coll].algo ? comm->algo[coll].algo->name : "nothing");
     }
-    st->built[coll] = 1;
+    __atomic_store_n(&st->built[coll], 1, __ATOMIC_RELEASE); /* the table is never written again */
 }
 
 const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes)
 {
     int range;
+    /* Every auto call comes here: once the table is built, a lookup needs no lock (only the debug log's bits do). */
+    if (!st_debug() && __atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE))
+        return st_sel_lookup(&st->table[coll], bytes, &range);
     pthread_mutex_lock(&st->lock);
     st_sel_ensure(comm, st, coll);
     const st_algo *a = st_sel_lookup(&st->table[coll], bytes, &range);
