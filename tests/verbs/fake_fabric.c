@@ -269,6 +269,23 @@ void st_fake_set_time_div(unsigned div)
     fk_leave();
 }
 
+void st_fake_set_claim_hook(void (*hook)(void))
+{
+    fk_enter();
+    G.claim_hook = hook;
+    fk_leave();
+}
+
+int st_fake_qpn_visible(uint32_t qpn)
+{
+    if (!G.fab)
+        return 0;
+    for (int i = 0; i < FK_MAX_QPS; i++)
+        if (__atomic_load_n(&G.fab->qps[i].qpn, __ATOMIC_ACQUIRE) == qpn)
+            return 1;
+    return 0;
+}
+
 /* ---- GIDs: 0 link-local, 1 empty, 2 ::ffff:10.<dev>.<node/256>.<node%256+1>, the rest empty ------------------ */
 void fk_gid(int node, int dev, int index, union ibv_gid *gid)
 {

@@ -22,6 +22,7 @@
 #define FK_PAYLOAD 4096    /* largest packet payload (path MTU 4096) */
 #define FK_GIDS 16         /* GID table length */
 #define FK_PSN_MASK 0xffffffu
+#define FK_SLOT_CLAIMED 0xffffffffu /* a QP slot being filled in: no QPN (24 bits) matches it */
 #define FK_WINDOW 1024     /* most unacknowledged packets per QP */
 #define FK_MAGIC 0x5354464b41424931ull /* "STFKABI1" */
 
@@ -236,6 +237,7 @@ typedef struct fk_global {
     int qp_ordinal;
     int active_mtu;          /* enum ibv_mtu */
     uint64_t port_up_ns[FK_MAX_DEVS]; /* portdown with ms=: when the port comes back */
+    void (*claim_hook)(void); /* st_fake_set_claim_hook */
 } fk_global;
 
 extern fk_global G;

@@ -610,15 +610,22 @@ static struct ibv_qp *fk_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *i
         q->sq[i].sge = &q->sq_sge[(size_t)i * q->cap.max_send_sge];
     for (uint32_t i = 0; i < q->cap.max_recv_wr; i++)
         q->rq[i].sge = &q->rq_sge[(size_t)i * q->cap.max_recv_sge];
-    /* a slot in the fabric, with a QPN never used before in it */
+    /* a slot in the fabric, with a QPN never used before in it. The slot is claimed under the fabric's lock (marked
+     * FK_SLOT_CLAIMED, which no peer's QPN matches) before it is filled in under its own: a slot found free and
+     * claimed only later could be found free by another process in between, and the later of the two would
+     * overwrite the other's QPN, leaving its peers sending into the void until RETRY_EXC_ERR. */
     fk_fabric *f = G.fab;
     fk_plock(&f->lock);
     q->slot = -1;
     for (int i = 0; i < FK_MAX_QPS && q->slot < 0; i++)
-        if (!__atomic_load_n(&f->qps[i].qpn, __ATOMIC_ACQUIRE))
+        if (!__atomic_load_n(&f->qps[i].qpn, __ATOMIC_ACQUIRE)) {
             q->slot = i;
+            __atomic_store_n(&f->qps[i].qpn, FK_SLOT_CLAIMED, __ATOMIC_RELEASE);
+        }
     uint32_t qpn = f->next_qpn++ & FK_PSN_MASK;
     pthread_mutex_unlock(&f->lock);
+    if (G.claim_hook && q->slot >= 0)
+        G.claim_hook();
     if (q->slot < 0) {
         LOUD("create_qp: more than %d QPs in the fabric\n", FK_MAX_QPS);
         free(q->sq);

@@ -39,6 +39,7 @@
 #define ST_FAKEVERBS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "verbs.h"
 
@@ -68,5 +69,11 @@ void st_fake_counts(st_fake_live *out);
 /* Tunables for tests (also from the environment): the retry / RNR timers are the IB formulas divided by
  * STITCH_FAKE_TIME_DIV (default 16, so timeout=14 is 4.2 ms). */
 void st_fake_set_time_div(unsigned div);
+
+/* For the slot-claim race test: create_qp calls `hook` (in the creating process) after it has claimed its fabric
+ * slot and before it fills the slot in (NULL: none); st_fake_qpn_visible says whether a peer looking up `qpn`
+ * finds a slot holding it, as the engine's lookup does. */
+void st_fake_set_claim_hook(void (*hook)(void));
+int st_fake_qpn_visible(uint32_t qpn);
 
 #endif

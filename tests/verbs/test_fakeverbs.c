@@ -18,6 +18,10 @@
  * procs     fork: a parent and a child on a shared fabric (st_fake_fabric_create) exchange QPNs over a pipe, write
  *           to each other, the child blocks in poll() on its channel and is woken; a child stopped (SIGSTOP) far
  *           longer than the retry time is not taken for dead; then the child dies and the parent gets RETRY_EXC_ERR
+ * claim     two processes create QPs at once: the child creates its QP while the parent's create_qp holds a fabric
+ *           slot it has claimed but not filled in (st_fake_set_claim_hook); both QPNs must stay visible to peers.
+ *           Before the fix the two took the same slot and the child's QPN vanished: its peers' writes ended in
+ *           RETRY_EXC_ERR, about one run in a hundred of verbs.proc.colls
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -904,6 +908,53 @@ static void t_procs(void)
     no_leaks();
 }
 
+static int claim_go[2], claim_done[2];
+static uint32_t claim_child_qpn;
+
+/* Runs inside the parent's create_qp, between claiming a slot and filling it in: the child creates its QP now. */
+static void claim_hook(void)
+{
+    char go = 1;
+    REQUIRE(write(claim_go[1], &go, 1) == 1);
+    REQUIRE(read(claim_done[0], &claim_child_qpn, sizeof claim_child_qpn) == sizeof claim_child_qpn);
+}
+
+static void t_claim(void)
+{
+    char id[64];
+    REQUIRE(st_fake_fabric_create(id, sizeof id) == 0);
+    setenv("STITCH_FAKE_FABRIC", id, 1);
+    REQUIRE(pipe(claim_go) == 0 && pipe(claim_done) == 0);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        char go;
+        REQUIRE(read(claim_go[0], &go, 1) == 1);
+        pside s;
+        pside_open(&s);
+        uint32_t qpn = s.qp->qp_num;
+        REQUIRE(write(claim_done[1], &qpn, sizeof qpn) == sizeof qpn);
+        REQUIRE(read(claim_go[0], &go, 1) == 1); /* the parent has looked */
+        pside_close(&s);
+        _exit(0);
+    }
+    st_fake_set_claim_hook(claim_hook);
+    pside s;
+    pside_open(&s);
+    st_fake_set_claim_hook(NULL);
+    CHECK(st_fake_qpn_visible(s.qp->qp_num));
+    CHECK(st_fake_qpn_visible(claim_child_qpn));
+    CHECK(claim_child_qpn != s.qp->qp_num);
+    char go = 1;
+    REQUIRE(write(claim_go[1], &go, 1) == 1);
+    int status;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pside_close(&s);
+    st_fake_fabric_destroy(id);
+    no_leaks();
+}
+
 int main(int argc, char **argv)
 {
     V = st_fake_api();
@@ -916,7 +967,8 @@ int main(int argc, char **argv)
         void (*fn)(void);
     } cases[] = {{"basic", t_basic},   {"keys", t_keys},       {"states", t_states}, {"flush", t_flush},
                  {"rnr", t_rnr},       {"retry", t_retry},     {"limits", t_limits}, {"channel", t_channel},
-                 {"faults", t_faults}, {"threads", t_threads}, {"procs", t_procs}};
+                 {"faults", t_faults}, {"threads", t_threads}, {"procs", t_procs},
+                 {"claim", t_claim}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name)) {
             cases[i].fn();
