@@ -6,6 +6,8 @@
 #   make demo       deps + build, then verify and show the ring all_reduce for 5 ranks and benchmark it
 #   make test       deps + build + ctest without the `long` label
 #   make test-long  deps + build + ctest -L long (the long verification sweeps)
+#   make test-loaded  make test's ctest beside a CPU hog of twice the core count (scripts/with_hog.sh): what a
+#                   shared, oversubscribed CI machine does to the suite
 #   make test-rxe   deps + build + ctest -L rxe: the verbs tests on real kernel verbs (rdma_rxe) in a QEMU guest
 #                   (tests/rxe/run.sh; as root it installs qemu, busybox and rdma-core's userland, else skips)
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
@@ -42,7 +44,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long test-rxe sanitize werror install clean
+.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror install clean
 
 all: build
 
@@ -81,6 +83,9 @@ demo: deps build
 
 test: deps build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long
+
+test-loaded: deps build
+	scripts/with_hog.sh $(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long
 
 test-long: deps build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L long
