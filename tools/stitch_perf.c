@@ -23,8 +23,10 @@
  * timeout; the size counts as failed and the communicators are rebuilt before the next size. Every rank that saw a
  * failure, wherever it was (phase_name: init, check, warm-up, the benchmark's own barriers, the timed loop, combining
  * the results, rebuilding), is reported as "size S: rank R: PHASE: stitch_strerror: stitch_comm_last_error" (the
- * library's message names the rank that died or aborted), and the run still ends with "N passed, N failed". Buffers are allocated once at the largest size and touched by their own rank
- * thread (first touch is slow on the machines we run on), then reused for every size.
+ * library's message names the rank that died or aborted), and the run still ends with "N passed, N failed".
+ *
+ * Buffers are allocated once at the largest size and touched by their own rank thread (first touch is slow on the
+ * machines we run on), then reused for every size.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -688,7 +690,8 @@ static void barrier(struct rank_state *rs, int phase)
         perf_proc_barrier(rs);
     else
         pthread_barrier_wait(&rs->b->barrier);
-    synced(rs);
+    if (rs->status == STITCH_OK)
+        synced(rs);
 }
 
 static double now(void)
