@@ -329,12 +329,15 @@ const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t c
     return a ? a->name : NULL;
 }
 
-/* Takes no `busy`: it is meant for other threads. A destroyed handle is ignored. */
+/* Takes no `busy`: it is meant for other threads. A destroyed handle is ignored. The reason names the rank: in a
+ * thread job every rank shares one abort, and its peers' messages would not say who gave up. */
 void stitch_comm_abort(stitch_comm_t *comm)
 {
+    char reason[64];
     if (!st_comm_live(comm))
         return;
-    comm->be->abort(comm, "stitch_comm_abort was called");
+    snprintf(reason, sizeof reason, "stitch_comm_abort was called on rank %d", comm->rank);
+    comm->be->abort(comm, reason);
 }
 
 const char *stitch_comm_last_error(const stitch_comm_t *comm)

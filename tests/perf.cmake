@@ -92,7 +92,7 @@ stitch_perf_test(cli.bad_ranks RC 2 STDERR "^stitch-perf: error: invalid value '
 stitch_perf_test(cli.unknown_option RC 2 STDERR "^stitch-perf: error: unknown option '--frobnicate'"
                  ARGS all_reduce --frobnicate)
 stitch_perf_test(cli.missing_value RC 2 STDERR "^stitch-perf: error: option '-d' needs a value" ARGS all_reduce -d)
-stitch_perf_test(cli.bad_env_algo RC 2 ENV STITCH_ALGO=nope STDERR "^stitch-perf: error: stitch_comm_init_threads: "
+stitch_perf_test(cli.bad_env_algo RC 2 ENV STITCH_ALGO=nope STDERR "^stitch-perf: error: init: stitch_comm_init_threads: "
                  ARGS all_reduce -n 2 -b 8 -e 8)
 # -c 0 does not check: the #wrong column says N/A, and the run still passes. The last column names the algorithm
 # each size ran: auto's choice, under policy model mesh_oneshot for these small vectors.
@@ -155,6 +155,38 @@ foreach(layout 2,3 7,5,3 1,4)
     endforeach()
   endforeach()
 endforeach()
+
+# ---- a rank dies in one phase (the test hook STITCH_PERF_DIE_AT, tests/perf/die_at.sh): every survivor names
+# itself, the phase it was in and the dead rank (the library's message), and still ends with its closing line.
+# Thread mode: rank 2 of 4 threads aborts its communicator; process mode: rank 2 of 4 processes (STITCH_RANK/SIZE/
+# ROOT) SIGKILLs itself. -w 2 / --iters 2 / -c 0 -w 0 give each phase the second synchronisation that places the
+# survivors in it (tools/stitch_perf.c at phase_name). In thread mode a death at init or at a barrier is seen in
+# the next library call (the benchmark's pthread barriers cannot fail): warm-up and timed loop.
+set(DIE_AT ${CMAKE_CURRENT_SOURCE_DIR}/perf/die_at.sh)
+set(DIE_AT_ARGS all_reduce -a ring -d fp32 -o sum -b 1K -e 2K -f 2 --iters 2)
+foreach(mode threads proc)
+  foreach(case "init;init;warm-up;-c;0;-w;2" "check;check;check;-c;1;-w;2" "warm-up;warm-up;warm-up;-c;0;-w;2"
+               "barrier;barrier;timed-loop;-c;0;-w;0" "timed-loop;timed-loop;timed-loop;-c;0;-w;2")
+    list(GET case 0 phase)
+    list(GET case 1 proc_seen)
+    list(GET case 2 threads_seen)
+    list(SUBLIST case 3 -1 opts)
+    if(mode STREQUAL "threads")
+      set(name perf.die_at.threads.${phase})
+      add_test(NAME ${name} COMMAND ${DIE_AT} threads $<TARGET_FILE:stitch-perf> 4 2 ${phase} ${threads_seen}
+               ${DIE_AT_ARGS} ${opts})
+      set_tests_properties(${name} PROPERTIES TIMEOUT 150 LABELS perf)
+    else()
+      set(name proc.die_at.${phase})
+      add_test(NAME ${name} COMMAND ${DIE_AT} proc $<TARGET_FILE:stitch-perf> 4 2 ${phase} ${proc_seen}
+               ${DIE_AT_ARGS} ${opts})
+      set_tests_properties(${name} PROPERTIES TIMEOUT 150 LABELS "proc;perf" RUN_SERIAL TRUE)
+    endif()
+  endforeach()
+endforeach()
+stitch_perf_test(cli.bad_die_at RC 2 ENV STITCH_PERF_DIE_AT=2:warmup
+                 STDERR "^stitch-perf: error: bad STITCH_PERF_DIE_AT '2:warmup' \\(a test hook: RANK:PHASE"
+                 ARGS all_reduce -n 4)
 
 # ---- the long sweep: every algorithm x collective x dtype x op, in and out of place ---------------------------
 add_test(NAME perf.sweep

@@ -19,16 +19,21 @@
  * code that is distinct for every rank and every shift. Outputs are reset to the complement of the expected bytes
  * before the check run, so an element the collective never wrote is always counted wrong.
  *
- * Errors. A failing call prints stitch_strerror and stitch_comm_last_error and aborts the communicator, so the
- * other ranks fail fast instead of waiting for their timeout; the size counts as failed and the communicators are
- * rebuilt before the next size. Buffers are allocated once at the largest size and touched by their own rank
- * thread (first touch is slow on the machines we run on), then reused for every size.
+ * Errors. A failing call aborts the communicator, so the other ranks fail fast instead of waiting for their
+ * timeout; the size counts as failed and the communicators are rebuilt before the next size. Every rank that saw a
+ * failure, wherever it was (phase_name: init, check, warm-up, the benchmark's own barriers, the timed loop, combining
+ * the results, rebuilding), is reported as "size S: rank R: PHASE: stitch_strerror: stitch_comm_last_error" (the
+ * library's message names the rank that died or aborted), and the run still ends with "N passed, N failed".
+ *
+ * Buffers are allocated once at the largest size and touched by their own rank thread (first touch is slow on the
+ * machines we run on), then reused for every size.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +50,26 @@
 #define PROG "stitch-perf"
 #define MAX_RANKS 1024
 #define MAX_ALGOS 64
+
+/* ---- phases, and the test hook that kills a rank in one ---------------------------------------------------------
+ * What a rank is doing, for the message of a failure: each library call and each barrier of the benchmark belongs
+ * to one phase. "barrier" is the benchmark's own: the one opening a size, the ones around the timed loop and the one
+ * closing the size (thread mode: pthread barriers, which cannot fail; process mode: all_reduces of one double).
+ *
+ * STITCH_PERF_DIE_AT=R:PHASE is a test hook (tests/perf/die_at.sh, perf.die_at.*): rank R dies right after its
+ * first synchronisation (a library call or a barrier) in PHASE of the first size, or for init right after its
+ * communicator is made (process mode) or the opening barrier of the rank threads (thread mode). Dying after a
+ * synchronisation, not before, places the survivors: R finished a call every rank takes part in, so every rank has
+ * entered it, and none can finish the next one; they fail in PHASE when it holds a further synchronisation (hence
+ * the test's -w 2, --iters 2, and -c 0 -w 0 for barrier, whose first two are then the opening barrier and the one
+ * before the timed loop). In process mode rank R raises SIGKILL on itself. A thread cannot die alone, so in thread
+ * mode rank R aborts its communicator (stitch_comm_abort, which names it to the others) and makes no more calls in
+ * that size, still taking the benchmark's pthread barriers: its peers see what they would see of a dead peer in
+ * a thread job, an aborted communicator. */
+
+enum phase { PH_INIT, PH_CHECK, PH_WARMUP, PH_BARRIER, PH_TIMED, PH_RESULTS, PH_REBUILD, PH_COUNT };
+static const char *const phase_name[PH_COUNT] = {"init", "check", "warm-up", "barrier", "timed loop", "results",
+                                                 "rebuild"};
 
 /* ---- options ------------------------------------------------------------------------------------------------ */
 
@@ -67,6 +92,8 @@ struct opts {
     int nranks_given;   /* -n was given */
     int topo_layout;    /* topo came from --layout */
     int calibrate;      /* --calibrate: fit alpha, beta, gamma (calibrate()) instead of one benchmark */
+    int die_rank;       /* $STITCH_PERF_DIE_AT, the test hook: this rank dies in die_phase (-1: none) */
+    int die_phase;
 };
 
 static void usage(FILE *f)
@@ -251,6 +278,29 @@ static int topo_ranks(const struct opts *o)
     return p;
 }
 
+/* $STITCH_PERF_DIE_AT "R:PHASE", PHASE a phase_name with '-' for blanks (timed-loop). Unset: no rank dies. */
+static void parse_die_at(struct opts *o)
+{
+    const char *v = getenv("STITCH_PERF_DIE_AT");
+    char *end;
+    o->die_rank = -1;
+    if (v == NULL || v[0] == '\0')
+        return;
+    long r = strtol(v, &end, 10);
+    for (int ph = 0; end != v && *end == ':' && r >= 0 && r < MAX_RANKS && ph < PH_RESULTS; ph++) {
+        size_t n = strlen(phase_name[ph]);
+        int same = strlen(end + 1) == n;
+        for (size_t i = 0; same && i < n; i++)
+            same = end[1 + i] == (phase_name[ph][i] == ' ' ? '-' : phase_name[ph][i]);
+        if (same) {
+            o->die_rank = (int)r, o->die_phase = ph;
+            return;
+        }
+    }
+    bad_usage("bad STITCH_PERF_DIE_AT '%s' (a test hook: RANK:PHASE, PHASE one of init check warm-up barrier "
+              "timed-loop)", v);
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE };
@@ -294,6 +344,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         default: bad_usage("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
+    parse_die_at(o);
     if (o->calibrate && optind == argc)
         return; /* calibrate() sets the collectives */
     if (optind >= argc)
@@ -574,7 +625,11 @@ struct rank_state {
     double time;                 /* seconds per call of the last size */
     size_t wrong;
     stitch_status_t status;      /* first failure of the last size */
-    char error[512];
+    char error[1024];            /* its message (the library's) */
+    int phase;                   /* what this rank is doing (enum phase) */
+    int fail_phase;              /* where the first failure happened */
+    int size_index;              /* the size being run (the test hook fires in the first) */
+    int died;                    /* thread mode: the test hook has killed this rank (in the first size) */
     long long bad_index;         /* first wrong output element, -1 if none */
     double got, want;
     size_t *v;                   /* all_to_all_v: sendcounts, sdispls, recvcounts, rdispls (4 * p) */
@@ -601,13 +656,42 @@ struct bench {
     int nrec;
 };
 
-static void perf_proc_barrier(struct bench *b);
-static void barrier(struct bench *b)
+/* Record this size's first failure on this rank: its status, message and phase. */
+static void fail(struct rank_state *rs, stitch_status_t st, const char *msg)
 {
-    if (b->proc)
-        perf_proc_barrier(b);
+    if (rs->status != STITCH_OK)
+        return;
+    rs->status = st, rs->fail_phase = rs->phase;
+    snprintf(rs->error, sizeof rs->error, "%s", msg[0] ? msg : "(no detail)");
+}
+
+/* After each synchronisation (library call or barrier): the test hook STITCH_PERF_DIE_AT (comment at phase_name). */
+static void synced(struct rank_state *rs)
+{
+    const struct opts *o = &rs->b->o;
+    if (o->die_rank != rs->rank || o->die_phase != rs->phase || rs->died ||
+        (rs->phase != PH_INIT && rs->size_index != 0))
+        return;
+    if (rs->b->proc)
+        raise(SIGKILL);
+    rs->died = 1;
+    stitch_comm_abort(rs->b->comms[rs->rank]);
+    char msg[200];
+    snprintf(msg, sizeof msg, "killed here by the test hook STITCH_PERF_DIE_AT (thread mode: rank %d aborted its "
+             "communicator and makes no more calls in this size)", rs->rank);
+    fail(rs, STITCH_ERR_ABORTED, msg);
+}
+
+static void perf_proc_barrier(struct rank_state *rs);
+static void barrier(struct rank_state *rs, int phase)
+{
+    rs->phase = phase;
+    if (rs->b->proc)
+        perf_proc_barrier(rs);
     else
-        pthread_barrier_wait(&b->barrier);
+        pthread_barrier_wait(&rs->b->barrier);
+    if (rs->status == STITCH_OK)
+        synced(rs);
 }
 
 static double now(void)
@@ -619,8 +703,9 @@ static double now(void)
 
 /* ---- communicators ---------------------------------------------------------------------------------------------- */
 
-/* Returns 0, or the exit status to leave with (2 for a bad configuration such as STITCH_ALGO). */
-static int make_comms(struct bench *b)
+/* Returns 0, or the exit status to leave with (2 for a bad configuration such as STITCH_ALGO). `where` prefixes the
+ * error messages: "init", or "size S: rebuild". */
+static int make_comms(struct bench *b, const char *where)
 {
     stitch_config_t cfg = STITCH_CONFIG_INIT;
     char err[2048] = "";
@@ -632,8 +717,8 @@ static int make_comms(struct bench *b)
         if (!b->comms[b->me])
             return 1; /* made once by perf_proc_init; an aborted one is not rebuilt */
     } else if ((st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err)) != STITCH_OK) {
-        fprintf(stderr, PROG ": error: stitch_comm_init_threads: %s%s%s\n", stitch_strerror(st), err[0] ? ": " : "",
-                err);
+        fprintf(stderr, PROG ": error: %s: stitch_comm_init_threads: %s%s%s\n", where, stitch_strerror(st),
+                err[0] ? ": " : "", err);
         return st == STITCH_ERR_CONFIG ? 2 : 1;
     }
     for (int r = 0; b->o.algo != NULL && r < b->o.nranks; r++) {
@@ -641,8 +726,8 @@ static int make_comms(struct bench *b)
             continue;
         st = stitch_comm_set_algorithm(b->comms[r], b->o.coll, b->o.algo);
         if (st != STITCH_OK) {
-            fprintf(stderr, PROG ": error: stitch_comm_set_algorithm(%s): %s: %s\n", b->o.algo, stitch_strerror(st),
-                    stitch_comm_last_error(b->comms[r]));
+            fprintf(stderr, PROG ": error: %s: stitch_comm_set_algorithm(%s): %s: %s\n", where, b->o.algo,
+                    stitch_strerror(st), stitch_comm_last_error(b->comms[r]));
             return 1;
         }
     }
@@ -783,8 +868,8 @@ static stitch_status_t call(struct rank_state *rs, size_t count, const void *sen
     }
 }
 
-/* Run `n` calls; on the first failure record it, abort the communicator so peers fail fast, and stop. */
-static int run_calls(struct rank_state *rs, size_t count, int n)
+/* Run `n` calls of `phase`; on the first failure record it, abort the communicator so peers fail fast, and stop. */
+static int run_calls(struct rank_state *rs, size_t count, int n, int phase)
 {
     void *send, *recv;
     int p = rs->b->o.nranks;
@@ -793,12 +878,14 @@ static int run_calls(struct rank_state *rs, size_t count, int n)
         rs->v[q] = v_count(count, rs->rank, q), rs->v[p + q] = v_displ(count, q);
         rs->v[2 * p + q] = v_count(count, q, rs->rank), rs->v[3 * p + q] = v_displ(count, q);
     }
+    rs->phase = phase;
     for (int i = 0; i < n && rs->status == STITCH_OK; i++) {
         stitch_status_t st = call(rs, count, send, recv);
         if (st != STITCH_OK) {
-            rs->status = st;
-            snprintf(rs->error, sizeof rs->error, "%s", stitch_comm_last_error(rs->b->comms[rs->rank]));
+            fail(rs, st, stitch_comm_last_error(rs->b->comms[rs->rank]));
             stitch_comm_abort(rs->b->comms[rs->rank]);
+        } else {
+            synced(rs);
         }
     }
     return rs->status == STITCH_OK;
@@ -855,40 +942,37 @@ static void check_output(struct rank_state *rs, size_t count)
 static void check_size(struct rank_state *rs, size_t count)
 {
     fill_expected(rs, count);
-    barrier(rs->b);
+    barrier(rs, PH_CHECK);
     prepare_check(rs, count);
-    barrier(rs->b);
-    if (run_calls(rs, count, 1))
+    barrier(rs, PH_CHECK);
+    if (run_calls(rs, count, 1, PH_CHECK))
         check_output(rs, count);
 }
 
 static void time_size(struct rank_state *rs, size_t count)
 {
     const struct opts *o = &rs->b->o;
-    run_calls(rs, count, o->warmup);
-    barrier(rs->b);
+    run_calls(rs, count, o->warmup, PH_WARMUP);
+    barrier(rs, PH_BARRIER);
     double t0 = now();
-    run_calls(rs, count, o->iters);
-    barrier(rs->b);
+    run_calls(rs, count, o->iters, PH_TIMED);
+    barrier(rs, PH_BARRIER);
     rs->time = (now() - t0) / o->iters;
 }
 
 /* ---- reporting (rank 0, between barriers) --------------------------------------------------------------------- */
 
+/* Every rank that saw a failure, with the phase it was in (process mode: this rank alone). The causes come first,
+ * then the ranks that saw an abort: those name the rank that died or aborted, and where each survivor was. */
 static void report_errors(struct bench *b, size_t bytes)
 {
-    int printed = 0;
-    for (int pass = 0; pass < 2 && !printed; pass++) {
+    for (int pass = 0; pass < 2; pass++) {
         for (int r = 0; r < b->o.nranks; r++) {
             struct rank_state *rs = &b->ranks[r];
-            /* ranks aborted by a peer only echo the peer's failure: show them when nothing else explains it */
-            if (rs->status == STITCH_OK || (pass == 0 && rs->status == STITCH_ERR_ABORTED))
+            if (rs->status == STITCH_OK || (rs->status == STITCH_ERR_ABORTED) != (pass == 1))
                 continue;
-            fprintf(stderr, PROG ": error: size %zu: rank %d: %s: %s\n", bytes, r, stitch_strerror(rs->status),
-                    rs->error[0] ? rs->error : "(no detail)");
-            printed = 1;
-            if (pass == 1)
-                break;
+            fprintf(stderr, PROG ": error: size %zu: rank %d: %s: %s: %s\n", bytes, r, phase_name[rs->fail_phase],
+                    stitch_strerror(rs->status), rs->error);
         }
     }
     for (int r = 0; r < b->o.nranks; r++) {
@@ -919,9 +1003,11 @@ static void report_row(struct bench *b, size_t bytes)
     }
     if (b->proc)
         t = b->all_time, wrong = b->all_wrong, failed_calls = b->all_failed;
+    if (failed_calls) /* the calls that were timed, if any, did not all run */
+        t = 0;
     double algbw = t > 0 ? (double)bytes / t / 1e9 : 0, busbw = algbw * busbw_factor(o);
     if (b->rec)
-        b->rec[b->nrec++] = t;
+        b->rec[b->nrec++] = failed_calls ? 1e30 : t; /* --calibrate keeps the best: a failed row never is */
     char wrong_col[32];
     if (failed_calls)
         snprintf(wrong_col, sizeof wrong_col, "error");
@@ -945,11 +1031,14 @@ static void report_row(struct bench *b, size_t bytes)
 }
 
 /* After a failed call the communicators are aborted for good: make new ones for the next size. */
-static void rebuild_comms(struct bench *b)
+static void rebuild_comms(struct bench *b, size_t bytes)
 {
+    char where[64];
+    snprintf(where, sizeof where, "size %zu: %s", bytes, phase_name[PH_REBUILD]);
     destroy_comms(b);
-    if (make_comms(b) != 0) {
-        fprintf(stderr, PROG ": error: could not rebuild the communicators; the remaining sizes are not run\n");
+    if (make_comms(b, where) != 0) {
+        fprintf(stderr, PROG ": error: %s: the communicators could not be rebuilt; the remaining sizes are not run\n",
+                where);
         b->fatal = 1;
     }
 }
@@ -957,6 +1046,7 @@ static void rebuild_comms(struct bench *b)
 static void reset_rank(struct rank_state *rs)
 {
     rs->time = 0, rs->wrong = 0, rs->status = STITCH_OK, rs->error[0] = '\0', rs->bad_index = -1;
+    rs->fail_phase = PH_INIT;
 }
 
 static void perf_proc_combine(struct bench *b, struct rank_state *rs);
@@ -964,24 +1054,26 @@ static void *rank_main(void *arg)
 {
     struct rank_state *rs = arg;
     struct bench *b = rs->b;
+    /* reset at the end of a size, not the start: a failure in init (the test hook in thread mode) is this size's */
     for (int s = 0; s < b->nsizes; s++) {
         size_t count = api_count(&b->o, b->sizes[s]);
-        reset_rank(rs);
-        barrier(b);
+        rs->size_index = s;
+        barrier(rs, PH_BARRIER);
         if (b->o.check)
             check_size(rs, count);
         time_size(rs, count);
-        barrier(b);
+        barrier(rs, PH_BARRIER);
         if (b->proc)
             perf_proc_combine(b, rs);
         if (rs->rank == 0 || b->proc) {
             report_row(b, b->sizes[s]);
-            if (b->rebuild)
-                rebuild_comms(b);
+            if (b->rebuild && !b->proc) /* process mode: the failure set b->fatal, nothing is rebuilt */
+                rebuild_comms(b, b->sizes[s]);
             if (b->fatal)
                 b->failed += b->nsizes - s - 1;
         }
-        barrier(b);
+        barrier(rs, PH_BARRIER);
+        reset_rank(rs);
         if (b->fatal)
             break;
     }
@@ -1018,13 +1110,18 @@ static void *rank_thread(void *arg)
 {
     struct rank_state *rs = arg;
     struct bench *b = rs->b;
+    rs->phase = PH_INIT;
     int ok = alloc_rank(rs, b->sizes[b->nsizes - 1]);
     if (!ok) {
-        fprintf(stderr, PROG ": error: rank %d: out of memory for the buffers of %zu bytes\n", rs->rank,
+        fprintf(stderr, PROG ": error: rank %d: init: out of memory for the buffers of %zu bytes\n", rs->rank,
                 b->sizes[b->nsizes - 1]);
         __atomic_store_n(&b->fatal, 1, __ATOMIC_SEQ_CST);
     }
-    barrier(b);
+    barrier(rs, PH_INIT);
+    if (b->proc && rs->status != STITCH_OK) { /* the opening barrier failed: no size is run */
+        fprintf(stderr, PROG ": error: rank %d: init: %s: %s\n", rs->rank, stitch_strerror(rs->status), rs->error);
+        b->fatal = 1;
+    }
     if (!b->fatal)
         rank_main(rs);
     free(rs->buf_a);
@@ -1130,11 +1227,14 @@ static int perf_proc_init(struct bench *b)
     stitch_comm_t *comm = NULL;
     stitch_status_t st = stitch_comm_init_env(&comm, &cfg, err, sizeof err);
     if (st != STITCH_OK) {
-        fprintf(stderr, PROG ": error: stitch_comm_init_env (%s): %s: %s\n", stitch_launcher(), stitch_strerror(st), err);
+        fprintf(stderr, PROG ": error: init: stitch_comm_init_env (%s): %s: %s\n", stitch_launcher(),
+                stitch_strerror(st), err);
         return 1;
     }
     b->proc = 1, b->me = stitch_comm_rank(comm), b->o.nranks = stitch_comm_size(comm);
     b->comms[b->me] = comm;
+    if (b->o.die_rank == b->me && b->o.die_phase == PH_INIT) /* the test hook (comment at phase_name) */
+        raise(SIGKILL);
     if (b->o.root >= b->o.nranks)
         bad_usage("-r %d is not a rank of this job (0..%d)", b->o.root, b->o.nranks - 1);
     if (b->o.nranks > MAX_RANKS) {
@@ -1148,11 +1248,16 @@ static int perf_proc_init(struct bench *b)
     return 0;
 }
 
-static void perf_proc_barrier(struct bench *b)
+/* After this rank's first failure the communicator is aborted: later barriers are skipped, not failed again. */
+static void perf_proc_barrier(struct rank_state *rs)
 {
     double x = 0;
-    if (!b->fatal && stitch_all_reduce(&x, &x, 1, STITCH_FP64, STITCH_SUM, b->comms[b->me]) != STITCH_OK)
-        b->fatal = 1;
+    stitch_comm_t *c = rs->b->comms[rs->b->me];
+    if (rs->status != STITCH_OK || rs->b->fatal)
+        return;
+    stitch_status_t st = stitch_all_reduce(&x, &x, 1, STITCH_FP64, STITCH_SUM, c);
+    if (st != STITCH_OK)
+        fail(rs, st, stitch_comm_last_error(c));
 }
 
 static void perf_proc_combine(struct bench *b, struct rank_state *rs)
@@ -1160,17 +1265,18 @@ static void perf_proc_combine(struct bench *b, struct rank_state *rs)
     double mx[2] = {rs->time, rs->status != STITCH_OK}, sum = (double)rs->wrong;
     stitch_comm_t *c = b->comms[b->me];
     b->all_time = mx[0], b->all_wrong = rs->wrong, b->all_failed = mx[1] != 0;
-    if (rs->status == STITCH_OK && !b->fatal &&
-        stitch_all_reduce(mx, mx, 2, STITCH_FP64, STITCH_MAX, c) == STITCH_OK &&
-        stitch_all_reduce(&sum, &sum, 1, STITCH_FP64, STITCH_SUM, c) == STITCH_OK) {
-        b->all_time = mx[0], b->all_wrong = (size_t)sum, b->all_failed = mx[1] != 0;
-        return;
+    rs->phase = PH_RESULTS;
+    if (rs->status == STITCH_OK && !b->fatal) {
+        stitch_status_t st = stitch_all_reduce(mx, mx, 2, STITCH_FP64, STITCH_MAX, c);
+        if (st == STITCH_OK)
+            st = stitch_all_reduce(&sum, &sum, 1, STITCH_FP64, STITCH_SUM, c);
+        if (st == STITCH_OK) {
+            b->all_time = mx[0], b->all_wrong = (size_t)sum, b->all_failed = mx[1] != 0;
+            return;
+        }
+        fail(rs, st, stitch_comm_last_error(c)); /* my calls went through but a peer's did not */
     }
     b->all_failed = 1, b->fatal = 1;
-    if (rs->status == STITCH_OK) { /* my calls went through but a peer's did not */
-        rs->status = STITCH_ERR_ABORTED;
-        snprintf(rs->error, sizeof rs->error, "%s", stitch_comm_last_error(c));
-    }
 }
 
 /* ---- --calibrate ----------------------------------------------------------------------------------------------
@@ -1286,7 +1392,7 @@ static int calibrate(struct bench *b)
         b->rec = calloc((size_t)b->nsizes, sizeof *b->rec), b->nrec = 0;
         if (!b->proc)
             destroy_comms(b);
-        int rc = b->rec && b->nsizes <= MAXSIZES ? make_comms(b) : 1;
+        int rc = b->rec && b->nsizes <= MAXSIZES ? make_comms(b, phase_name[PH_INIT]) : 1;
         if (rc != 0)
             return rc;
         print_header(b);
@@ -1351,7 +1457,7 @@ int main(int argc, char **argv)
         return rc;
     }
     b->sizes = size_list(&b->o, &b->nsizes);
-    int rc = make_comms(b);
+    int rc = make_comms(b, phase_name[PH_INIT]);
     if (rc != 0)
         return rc;
     b->expect = b->o.check ? alloc_touched(b->sizes[b->nsizes - 1]) : NULL;

@@ -252,8 +252,8 @@ stitch_status_t stitch_comm_init_rank(stitch_comm_t **comm, int nranks, stitch_u
 stitch_status_t stitch_comm_init_env(stitch_comm_t **comm, const stitch_config_t *config, char *err, size_t errlen);
 const char *stitch_launcher(void);
 
-/* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED.
- * Never blocks; safe from any thread. */
+/* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED; their
+ * message says "stitch_comm_abort was called on rank R". Never blocks; safe from any thread. */
 void stitch_comm_abort(stitch_comm_t *comm);
 
 const char *stitch_strerror(stitch_status_t status);
