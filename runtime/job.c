@@ -29,6 +29,8 @@
 #define ST_YIELDS 16
 #define ST_SLEEP_SLICE_MS 50
 
+void (*st_job_preempt)(void);
+
 st_job *st_job_new(int p)
 {
     st_job *job = calloc(1, sizeof *job);
@@ -82,7 +84,9 @@ const char *st_job_reason(const st_job *job)
 
 void st_post(st_slot *slot, uint32_t value)
 {
+    ST_PREEMPT();
     atomic_store(&slot->posted, value);
+    ST_PREEMPT();
     if (atomic_load(&slot->sleepers) != 0)
         st_futex(&slot->posted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
@@ -90,6 +94,7 @@ void st_post(st_slot *slot, uint32_t value)
 int st_slot_borrow(st_job *job, st_slot *slot)
 {
     atomic_fetch_add(&slot->readers, 1); /* seq_cst against st_job_abort's store, then the owner's drain */
+    ST_PREEMPT();
     if (!atomic_load(&job->abort.state))
         return 0;
     atomic_fetch_sub(&slot->readers, 1);
@@ -98,6 +103,7 @@ int st_slot_borrow(st_job *job, st_slot *slot)
 
 void st_slot_return(st_slot *slot)
 {
+    ST_PREEMPT();
     atomic_fetch_sub_explicit(&slot->readers, 1, memory_order_release);
 }
 
@@ -212,8 +218,10 @@ static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, con
         if (!st_slice(dl, &ts))
             return STITCH_ERR_TIMEOUT;
         atomic_fetch_add(&slot->sleepers, 1);
+        ST_PREEMPT();
         uint32_t seen = atomic_load(&slot->posted);
         long rc = 0;
+        ST_PREEMPT();
         if (!st_reached(seen, target) && !atomic_load(&job->abort.state))
             rc = st_futex(&slot->posted, FUTEX_WAIT_PRIVATE, seen, &ts);
         int e = errno;
@@ -229,6 +237,7 @@ static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, con
 stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno)
 {
     stitch_status_t st;
+    ST_PREEMPT();
     for (int i = 0; i < ST_SPINS; i++) {
         if (st_ready(job, slot, target, &st))
             return st;

@@ -28,16 +28,28 @@
 #include "st_steptab.h"
 #include "stitch.h"
 
+/* The call whose fingerprint a slot's fp[i] holds, as its owner remembers it: its number, its base and the peers
+ * of its plan (its entry's list, which lives as long as the communicator). Until each of those peers has posted
+ * base + 2 (it passes its check of the call before it posts after step 0) the fingerprint must stay. */
+typedef struct st_fp_kept {
+    uint64_t seq;
+    uint32_t base;
+    int npeers;
+    const int32_t *peers;
+} st_fp_kept;
+
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
     st_where where;        /* where my blocks are (call.h); valid once posted reaches the call's base + 1, until
                             * the call ends */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
-                            * still checking its fingerprint (it finished the call without waiting for that rank) */
+                            * still checking its fingerprint (it finished the call without waiting for that rank);
+                            * further ahead it waits (st_fp_kept) */
     _Atomic uint64_t calls;             /* progress: calls this rank has entered (the last is number calls - 1) */
     _Atomic uint32_t call_base, call_steps; /* that call's first value of `posted` and its number of steps */
     _Alignas(64) _Atomic uint32_t readers; /* peers reading this rank's buffers now (st_slot_borrow) */
+    _Alignas(64) st_fp_kept kept[2];       /* the owner's own: who may still check fp[i] (exec.c) */
 } st_slot;
 
 typedef struct st_job {
@@ -81,6 +93,16 @@ void st_slot_drain(st_slot *slot);
 /* Describe the ranks furthest behind rank `me` (all ranks compared by `posted`, which every rank counts alike):
  * "rank 3, which has not entered call number 5", with their call and step. */
 void st_job_behind(st_job *job, int me, char *buf, size_t len);
+
+/* Tests only (tests/runtime/test_threads_stress.c): when set, called at every point of the post/wait/borrow
+ * protocol where a rank being preempted could expose a race (the test's hook yields or naps at random); NULL in a
+ * program, which then pays one predictable branch per point. Set before any communicator exists. */
+extern void (*st_job_preempt)(void);
+#define ST_PREEMPT()                                                                                           \
+    do {                                                                                                       \
+        if (__builtin_expect(st_job_preempt != NULL, 0))                                                       \
+            st_job_preempt();                                                                                  \
+    } while (0)
 
 void st_deadline_start(st_deadline *dl, int timeout_ms);
 int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */

@@ -1,0 +1,336 @@
+/* test_threads_stress.c - thread ranks that run ahead of each other, by any number of calls, under forced
+ * preemption: results exact and no error of any kind.
+ *
+ * Each batch is one communicator of p thread ranks making a long sequence of calls that every rank derives from
+ * the batch's seed alone (so the arguments agree): rooted collectives with rotating or random roots, counts from 0
+ * up to a few segments, several collectives interleaved. A rank with nothing to do in a call (a count-0 call, a
+ * leaf of a tree, a scatter's receiver) can finish it long before the others and run on, which is what issue 18
+ * item 1 was about: the fingerprints a peer still had to check were overwritten two calls later. To make every
+ * interleaving likely rather than lucky, the engine's preemption hook (job.h's st_job_preempt) yields or naps at
+ * random at every post, wait, borrow and fingerprint write, and each rank naps at random between calls.
+ *
+ * `segments` runs the two shapes that once timed out under heavy oversubscription (issue 18 item 9: all_to_all
+ * mesh at p = 6 and reduce_scatter nhr at p = 7 with 4 KiB segments, thousands of steps per call) the same way.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "runner.h"
+#include "stitch.h"
+
+#define MAXP 9
+#define MAXCOUNT 1500 /* elements of int32 per rank and block: 6 KB, two segments of the smallest size */
+#define GUARD 8
+
+/* ---- randomness ---------------------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 33, x *= 0xc4ceb9fe1a85ec53ull, x ^= x >> 33;
+    return x;
+}
+
+static _Thread_local uint64_t local_rng; /* each thread's own stream: delays, not arguments */
+
+static uint64_t local_rnd(void)
+{
+    if (!local_rng)
+        local_rng = mix((uint64_t)(uintptr_t)&local_rng ^ (uint64_t)st_now() * 1000003u) | 1;
+    local_rng ^= local_rng << 13, local_rng ^= local_rng >> 7, local_rng ^= local_rng << 17;
+    return local_rng;
+}
+
+static void nap_us(long us)
+{
+    nanosleep(&(struct timespec){0, us * 1000}, NULL);
+}
+
+/* The engine's hook: mostly nothing (the run must stay short), often a yield, sometimes a nap that lets every
+ * other rank run for a while. */
+static void preempt(void)
+{
+    uint64_t x = local_rnd() % 1024;
+    if (x < 96)
+        sched_yield();
+    else if (x < 100)
+        nap_us((long)(local_rnd() % 200));
+}
+
+/* ---- one batch ----------------------------------------------------------------------------------------- */
+
+typedef struct call {
+    stitch_coll_t coll;
+    int root;
+    size_t count;
+} call;
+
+typedef struct batch {
+    int p, ncalls;
+    uint64_t seed;
+    const stitch_coll_t *colls; /* the collectives the batch mixes */
+    int ncolls;
+    stitch_comm_t **comms;
+    stitch_status_t st[MAXP];
+    int failed_call[MAXP];
+    char err[MAXP][600];
+} batch;
+
+static const size_t counts[] = {0, 1, 1, 2, 3, 7, 17, 64, 100, MAXCOUNT};
+
+/* Call i of the batch: the same on every rank. Roots rotate (i % p) with a random one now and then. */
+static call call_of(const batch *b, int i)
+{
+    uint64_t x = mix(b->seed ^ (uint64_t)i * 0x9e3779b97f4a7c15ull);
+    call c;
+    c.coll = b->colls[x % (uint64_t)b->ncolls];
+    c.root = (x >> 8) % 5 == 0 ? (int)((x >> 16) % (uint64_t)b->p) : i % b->p;
+    c.count = counts[(x >> 24) % (sizeof counts / sizeof *counts)];
+    return c;
+}
+
+static int32_t value(int i, int r, size_t j)
+{
+    return (int32_t)(((size_t)i * 7 + (size_t)r * 13 + j) % 1000);
+}
+
+static stitch_status_t run_call(const batch *b, int r, int i, const call *c, int32_t *send, int32_t *recv)
+{
+    stitch_comm_t *comm = b->comms[r];
+    int p = b->p, root = c->root, me_root = r == root;
+    size_t n = c->count;
+    switch (c->coll) {
+    case STITCH_SCATTER:
+        for (size_t k = 0; me_root && k < (size_t)p * n; k++)
+            send[k] = value(i, root, k);
+        return stitch_scatter(me_root ? send : NULL, recv, n, STITCH_INT32, root, comm);
+    case STITCH_GATHER:
+        for (size_t k = 0; k < n; k++)
+            send[k] = value(i, r, k);
+        return stitch_gather(send, me_root ? recv : NULL, n, STITCH_INT32, root, comm);
+    case STITCH_BROADCAST:
+        for (size_t k = 0; me_root && k < n; k++)
+            send[k] = value(i, root, k);
+        return stitch_broadcast(me_root ? send : NULL, recv, n, STITCH_INT32, root, comm);
+    default: /* reduce */
+        for (size_t k = 0; k < n; k++)
+            send[k] = value(i, r, k);
+        return stitch_reduce(send, me_root ? recv : NULL, n, STITCH_INT32, STITCH_SUM, root, comm);
+    }
+}
+
+/* The result of call i at rank r, element k of what it receives; -1: none expected (recv left alone). */
+static long expected(const batch *b, int r, int i, const call *c, size_t k)
+{
+    int p = b->p, root = c->root;
+    size_t n = c->count;
+    switch (c->coll) {
+    case STITCH_SCATTER: return k < n ? value(i, root, (size_t)r * n + k) : -1;
+    case STITCH_GATHER: return r == root && k < (size_t)p * n ? value(i, (int)(k / (n ? n : 1)), k % (n ? n : 1)) : -1;
+    case STITCH_BROADCAST: return k < n ? value(i, root, k) : -1;
+    default: {
+        if (r != root || k >= n)
+            return -1;
+        long sum = 0;
+        for (int q = 0; q < p; q++)
+            sum += value(i, q, k);
+        return sum;
+    }
+    }
+}
+
+#define UNTOUCHED (-777)
+
+static int check_call(batch *b, int r, int i, const call *c, const int32_t *recv, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        long want = expected(b, r, i, c, k);
+        if (want < 0)
+            want = UNTOUCHED;
+        if (recv[k] != want) {
+            snprintf(b->err[r], sizeof b->err[r], "call %d (%s, root %d, count %zu): rank %d element %zu is %d, "
+                     "expected %ld", i, stitch_coll_name(c->coll), c->root, c->count, r, k, recv[k], want);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void rank_main(void *ctx, int r)
+{
+    batch *b = ctx;
+    size_t len = (size_t)b->p * MAXCOUNT + GUARD;
+    int32_t *send = malloc(len * sizeof *send), *recv = malloc(len * sizeof *recv);
+    CHECK(send && recv, "out of memory");
+    b->failed_call[r] = -1;
+    for (int i = 0; i < b->ncalls; i++) {
+        call c = call_of(b, i);
+        for (size_t k = 0; k < len; k++)
+            recv[k] = UNTOUCHED;
+        uint64_t d = local_rnd() % 64; /* let this rank fall behind, or run ahead, now and then */
+        if (d == 0)
+            nap_us((long)(local_rnd() % 500));
+        else if (d < 8)
+            sched_yield();
+        stitch_status_t st = run_call(b, r, i, &c, send, recv);
+        if (st != STITCH_OK) {
+            b->st[r] = st, b->failed_call[r] = i;
+            snprintf(b->err[r], sizeof b->err[r], "%s", stitch_comm_last_error(b->comms[r]));
+            break;
+        }
+        if (!check_call(b, r, i, &c, recv, len)) {
+            b->st[r] = STITCH_ERR_INTERNAL, b->failed_call[r] = i;
+            break;
+        }
+    }
+    free(send);
+    free(recv);
+}
+
+/* Run a batch of `ncalls` on p ranks with `algo` (a stitch_config_t.algo string); fail the test with the first
+ * rank's error. */
+static void run_batch(int p, const char *algo, const stitch_coll_t *colls, int ncolls, int ncalls, uint64_t seed)
+{
+    stitch_comm_t *comms[MAXP];
+    stitch_config_t cfg = {0};
+    char err[1024];
+    cfg.algo = algo;
+    cfg.timeout_ms = 60000; /* a real hang still ends the test (its alarm); slowness must not */
+    stitch_status_t st = stitch_comm_init_threads(p, &cfg, comms, err, sizeof err);
+    CHECK(st == STITCH_OK, "init p=%d algo %s: %s", p, algo, err);
+    batch b = {.p = p, .ncalls = ncalls, .seed = seed, .colls = colls, .ncolls = ncolls, .comms = comms};
+    st_run_ranks(p, rank_main, &b);
+    for (int r = 0; r < p; r++)
+        CHECK(b.st[r] == STITCH_OK, "p=%d %s seed %llu: rank %d failed at call %d: %s: %s", p, algo,
+              (unsigned long long)seed, r, b.failed_call[r], stitch_strerror(b.st[r]), b.err[r]);
+    for (int r = 0; r < p; r++)
+        stitch_comm_destroy(comms[r]);
+}
+
+/* ---- the tests ----------------------------------------------------------------------------------------- */
+
+static const stitch_coll_t rooted[] = {STITCH_SCATTER, STITCH_GATHER, STITCH_BROADCAST, STITCH_REDUCE};
+
+/* The issue's program: scatter of one element, root i % p, mesh at p = 3 (10 of 10 runs failed). */
+static void scatter_mesh(void)
+{
+    st_job_preempt = preempt;
+    run_batch(3, "scatter=mesh", rooted, 1, 400, 1);
+}
+
+/* Every algorithm of every rooted collective, several p, the four collectives interleaved where the algorithm
+ * implements them (others run their default). */
+static void rooted_all(void)
+{
+    st_job_preempt = preempt;
+    static const char *const algos[] = {"ring", "mesh", "nhr", "nb", "nb_binary", "nhr_oneshot", "rhd",
+                                        "level0", "level1", "hier", "mesh_nhr_2d"};
+    static const int ps[] = {2, 3, 4, 5, 7, 9, 6, 8};
+    int np = (int)(sizeof ps / sizeof *ps);
+    for (int a = 0; a < (int)(sizeof algos / sizeof *algos); a++) {
+        char spec[256] = "";
+        for (int c = 0; c < 4; c++) {
+            const char *names[64];
+            int n = stitch_algorithms(rooted[c], names, 64);
+            for (int k = 0; k < n; k++)
+                if (strcmp(names[k], algos[a]) == 0)
+                    snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s=%s", *spec ? "," : "",
+                             stitch_coll_name(rooted[c]), algos[a]);
+        }
+        for (int k = 0; k < 2; k++)
+            run_batch(ps[(a * 2 + k) % np], spec, rooted, 4, 150, (uint64_t)(a * 2 + k) + 100);
+    }
+}
+
+/* Count-0 calls right after rooted ones: the rank that has nothing to do skips the count-0 call at once. */
+static const stitch_coll_t scatter_only[] = {STITCH_SCATTER};
+
+static void count_zero(void)
+{
+    st_job_preempt = preempt;
+    run_batch(4, "scatter=nhr", scatter_only, 1, 400, 7); /* counts include 0 three times in ten */
+    run_batch(3, "scatter=mesh,broadcast=nb_binary,reduce=nhr_oneshot,gather=mesh", rooted, 4, 400, 8);
+}
+
+/* Many small segments, many steps per call (issue 18 item 9's shapes), with the hook. */
+typedef struct seg_team {
+    int p;
+    stitch_coll_t coll;
+    size_t count;
+    int ncalls;
+    stitch_comm_t **comms;
+    stitch_status_t st[MAXP];
+    char err[MAXP][600];
+} seg_team;
+
+static void seg_main(void *ctx, int r)
+{
+    seg_team *t = ctx;
+    size_t n = t->count * (size_t)t->p;
+    int32_t *send = malloc(n * sizeof *send), *recv = malloc(n * sizeof *recv);
+    CHECK(send && recv, "out of memory");
+    for (int i = 0; i < t->ncalls && t->st[r] == STITCH_OK; i++) {
+        for (size_t k = 0; k < n; k++)
+            send[k] = value(i, r, k);
+        stitch_status_t st = t->coll == STITCH_ALL_TO_ALL
+                                 ? stitch_all_to_all(send, recv, t->count, STITCH_INT32, t->comms[r])
+                                 : stitch_reduce_scatter(send, recv, t->count, STITCH_INT32, STITCH_SUM, t->comms[r]);
+        if (st != STITCH_OK) {
+            t->st[r] = st;
+            snprintf(t->err[r], sizeof t->err[r], "%s", stitch_comm_last_error(t->comms[r]));
+            break;
+        }
+        for (size_t k = 0; k < (t->coll == STITCH_ALL_TO_ALL ? n : t->count); k++) {
+            long want = 0;
+            if (t->coll == STITCH_ALL_TO_ALL) /* block q of mine is block r of q's */
+                want = value(i, (int)(k / t->count), (size_t)r * t->count + k % t->count);
+            else
+                for (int q = 0; q < t->p; q++)
+                    want += value(i, q, (size_t)r * t->count + k);
+            if (recv[k] != want) {
+                t->st[r] = STITCH_ERR_INTERNAL;
+                snprintf(t->err[r], sizeof t->err[r], "call %d element %zu is %d, expected %ld", i, k, recv[k],
+                         want);
+                break;
+            }
+        }
+    }
+    free(send);
+    free(recv);
+}
+
+static void run_segments(int p, stitch_coll_t coll, const char *algo, size_t count, int ncalls)
+{
+    stitch_comm_t *comms[MAXP];
+    stitch_config_t cfg = {0};
+    char err[1024];
+    cfg.algo = algo;
+    cfg.timeout_ms = 60000;
+    setenv("STITCH_SEGMENT_BYTES", "4096", 1);
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "init: %s", err);
+    seg_team t = {.p = p, .coll = coll, .count = count, .ncalls = ncalls, .comms = comms};
+    st_run_ranks(p, seg_main, &t);
+    for (int r = 0; r < p; r++)
+        CHECK(t.st[r] == STITCH_OK, "%s p=%d: rank %d: %s: %s", algo, p, r, stitch_strerror(t.st[r]), t.err[r]);
+    for (int r = 0; r < p; r++)
+        stitch_comm_destroy(comms[r]);
+}
+
+static void segments(void)
+{
+    st_job_preempt = preempt;
+    run_segments(6, STITCH_ALL_TO_ALL, "all_to_all=mesh", 1024 * 6, 2);     /* 4 KiB segments of 144 KiB */
+    run_segments(7, STITCH_REDUCE_SCATTER, "reduce_scatter=nhr", 1024 * 7, 2);
+}
+
+int main(int argc, char **argv)
+{
+    static const st_test tests[] = {
+        {"scatter_mesh", scatter_mesh, 120},
+        {"count_zero", count_zero, 120},
+        {"rooted_all", rooted_all, 240},
+        {"segments", segments, 120},
+    };
+    return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
+}
