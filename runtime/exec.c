@@ -47,7 +47,6 @@ typedef struct st_ctx {
     stitch_comm_t *comm; /* m.comm and m.a, by their short names */
     const st_args *a;
     uint32_t base;
-    st_deadline dl;
 } st_ctx;
 
 static const st_xfer *st_x(const st_ctx *c, int32_t i)
@@ -110,7 +109,8 @@ static stitch_status_t st_kept_error(st_ctx *c, stitch_status_t st, int peer, ui
 static stitch_status_t st_wait_peer(st_ctx *c, int peer, uint32_t g)
 {
     int sys_errno = 0;
-    stitch_status_t st = st_wait(c->comm->job, &c->comm->job->slots[peer], c->base + 1 + g, &c->dl, &sys_errno);
+    stitch_status_t st = st_wait(c->comm->job, &c->comm->job->slots[peer], c->base + 1 + g, c->comm->timeout_ms,
+                                &sys_errno);
     ST_PREEMPT(); /* between seeing the post and reading what it covers */
     return st == STITCH_OK ? st : st_wait_error(c, st, peer, g, sys_errno);
 }
@@ -317,7 +317,7 @@ static stitch_status_t st_wait_checked(st_ctx *c)
     st_fp_kept *k = &job->slots[c->comm->rank].kept[c->m.fp.seq & 1];
     for (int i = 0; i < k->npeers; i++) {
         int q = k->peers[i], sys_errno = 0;
-        stitch_status_t st = st_wait(job, &job->slots[q], k->base + 2, &c->dl, &sys_errno);
+        stitch_status_t st = st_wait(job, &job->slots[q], k->base + 2, c->comm->timeout_ms, &sys_errno);
         if (st != STITCH_OK)
             return st_kept_error(c, st, q, k->seq, sys_errno);
     }
@@ -353,7 +353,6 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
         return st;
     c.comm = comm, c.a = a;
     c.base = comm->base;
-    st_deadline_start(&c.dl, comm->timeout_ms);
     if ((st = st_run_call(&c)) == STITCH_OK)
         comm->base = c.base + 1 + st_total_steps(&c);
     return st;

@@ -104,11 +104,22 @@ extern void (*st_job_preempt)(void);
             st_job_preempt();                                                                                  \
     } while (0)
 
+/* How a wait spends its time (job.c): `spins` pauses, then `yields` sched_yields, then futex sleeps of at most
+ * `slice_ms` each. Tests only may change it, before any communicator exists: no spins or yields send every wait
+ * that is not over at once to sleep, and a long slice turns a lost wake-up (which the slice would hide as a 50 ms
+ * delay) into a timeout. */
+typedef struct st_job_waiting {
+    int spins, yields, slice_ms;
+} st_job_waiting;
+extern st_job_waiting st_job_wait;
+
 void st_deadline_start(st_deadline *dl, int timeout_ms);
 int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */
 
-/* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT, or
- * STITCH_ERR_SYSTEM with the errno in *sys_errno. */
-stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno);
+/* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT once this wait has
+ * lasted timeout_ms (< 0: never), or STITCH_ERR_SYSTEM with the errno in *sys_errno. The timeout is per wait, not
+ * per call: a call of thousands of steps on a machine 10x oversubscribed may take far longer than the timeout while
+ * every peer keeps posting, and only a peer that stops for the whole timeout is a failure. */
+stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, int timeout_ms, int *sys_errno);
 
 #endif

@@ -9,8 +9,14 @@
  * interleaving likely rather than lucky, the engine's preemption hook (job.h's st_job_preempt) yields or naps at
  * random at every post, wait, borrow and fingerprint write, and each rank naps at random between calls.
  *
- * `segments` runs the two shapes that once timed out under heavy oversubscription (issue 18 item 9: all_to_all
- * mesh at p = 6 and reduce_scatter nhr at p = 7 with 4 KiB segments, thousands of steps per call) the same way.
+ * Lost wake-ups (issue 18 item 9): every test runs with the sleep slice raised to 10 minutes (job.h's
+ * st_job_wait), so a post whose wake-up is lost leaves its waiter asleep until the call's timeout, and the batch
+ * fails instead of losing 50 ms; `rooted_sleepy` and `segments` also send every unfinished wait straight to the
+ * futex (no spins, no yields), with the hook in each window of the sleepers/posted protocol. `segments` runs the
+ * two shapes that once timed out under heavy oversubscription (all_to_all mesh at p = 6, reduce_scatter nhr at
+ * p = 7, 4 KiB segments). What had timed out was not a lost wake-up but the deadline: it covered the whole call,
+ * and a call of thousands of steps took longer than that on a loaded machine while every rank progressed.
+ * `long_call` makes such a call (one rank naps at every protocol point) and demands that it succeed.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -56,6 +62,21 @@ static void preempt(void)
         sched_yield();
     else if (x < 100)
         nap_us((long)(local_rnd() % 200));
+}
+
+/* The hook at every protocol point, and sleeps without the slice that would turn a lost wake-up into a 50 ms
+ * delay: a wake-up lost here makes the waiter sleep until its call's deadline, and the batch fail. */
+static void hooks(void)
+{
+    st_job_preempt = preempt;
+    st_job_wait.slice_ms = 600000;
+}
+
+/* hooks(), and every wait that is not over at its first look goes to sleep on the futex. */
+static void sleepy_hooks(void)
+{
+    hooks();
+    st_job_wait.spins = st_job_wait.yields = 0;
 }
 
 /* ---- one batch ----------------------------------------------------------------------------------------- */
@@ -215,7 +236,7 @@ static const stitch_coll_t rooted[] = {STITCH_SCATTER, STITCH_GATHER, STITCH_BRO
 /* The issue's program: scatter of one element, root i % p, mesh at p = 3 (10 of 10 runs failed). */
 static void scatter_mesh(void)
 {
-    st_job_preempt = preempt;
+    hooks();
     run_batch(3, "scatter=mesh", rooted, 1, 400, 1);
 }
 
@@ -223,7 +244,7 @@ static void scatter_mesh(void)
  * implements them (others run their default). */
 static void rooted_all(void)
 {
-    st_job_preempt = preempt;
+    hooks();
     static const char *const algos[] = {"ring", "mesh", "nhr", "nb", "nb_binary", "nhr_oneshot", "rhd",
                                         "level0", "level1", "hier", "mesh_nhr_2d"};
     static const int ps[] = {2, 3, 4, 5, 7, 9, 6, 8};
@@ -243,12 +264,21 @@ static void rooted_all(void)
     }
 }
 
+/* Mixed rooted batches with every unfinished wait going to sleep: the futex protocol (post, sleepers, wake) on
+ * every step, with the hook in each of its windows. */
+static void rooted_sleepy(void)
+{
+    sleepy_hooks();
+    run_batch(5, "scatter=nb,gather=ring,broadcast=nb_binary,reduce=rhd", rooted, 4, 300, 21);
+    run_batch(8, "scatter=nhr,gather=mesh,broadcast=nhr,reduce=nhr_oneshot", rooted, 4, 200, 22);
+}
+
 /* Count-0 calls right after rooted ones: the rank that has nothing to do skips the count-0 call at once. */
 static const stitch_coll_t scatter_only[] = {STITCH_SCATTER};
 
 static void count_zero(void)
 {
-    st_job_preempt = preempt;
+    hooks();
     run_batch(4, "scatter=nhr", scatter_only, 1, 400, 7); /* counts include 0 three times in ten */
     run_batch(3, "scatter=mesh,broadcast=nb_binary,reduce=nhr_oneshot,gather=mesh", rooted, 4, 400, 8);
 }
@@ -319,9 +349,51 @@ static void run_segments(int p, stitch_coll_t coll, const char *algo, size_t cou
 
 static void segments(void)
 {
-    st_job_preempt = preempt;
+    sleepy_hooks();
     run_segments(6, STITCH_ALL_TO_ALL, "all_to_all=mesh", 1024 * 6, 2);     /* 4 KiB segments of 144 KiB */
     run_segments(7, STITCH_REDUCE_SCATTER, "reduce_scatter=nhr", 1024 * 7, 2);
+}
+
+/* A call much longer than the timeout whose ranks never stop posting succeeds: the timeout is how long one wait
+ * for a peer lasts (job.h), not the call's length (issue 18 item 9: big calls on a loaded machine timed out while
+ * every rank progressed). Rank 0 naps at every protocol point, so the call takes at least 2.5x the timeout however
+ * fast the machine is, while no single wait comes near it. */
+static _Thread_local int slow_rank;
+static long naps; /* rank 0's only */
+
+static void nap_if_slow(void)
+{
+    if (slow_rank)
+        nap_us(2000), naps++;
+}
+
+static void slow_main(void *ctx, int r)
+{
+    seg_team *t = ctx;
+    slow_rank = r == 0;
+    seg_main(t, r);
+}
+
+static void long_call(void)
+{
+    st_job_preempt = nap_if_slow;
+    stitch_comm_t *comms[2];
+    stitch_config_t cfg = {0};
+    char err[1024];
+    cfg.algo = "all_to_all=mesh";
+    cfg.timeout_ms = 1500;
+    setenv("STITCH_SEGMENT_BYTES", "4096", 1);
+    CHECK(stitch_comm_init_threads(2, &cfg, comms, err, sizeof err) == STITCH_OK, "init: %s", err);
+    seg_team t = {.p = 2, .coll = STITCH_ALL_TO_ALL, .count = 1024 * 64, .ncalls = 1, .comms = comms};
+    double t0 = st_now();
+    st_run_ranks(2, slow_main, &t);
+    double took = st_now() - t0;
+    for (int r = 0; r < 2; r++)
+        CHECK(t.st[r] == STITCH_OK, "rank %d after %.1f s: %s: %s", r, took, stitch_strerror(t.st[r]), t.err[r]);
+    CHECK(naps * 2 > 3750, "rank 0 napped %ld x 2 ms, not 2.5x the timeout: the test proves nothing", naps);
+    printf("# %ld naps of 2 ms, %.1f s\n", naps, took);
+    for (int r = 0; r < 2; r++)
+        stitch_comm_destroy(comms[r]);
 }
 
 int main(int argc, char **argv)
@@ -330,7 +402,9 @@ int main(int argc, char **argv)
         {"scatter_mesh", scatter_mesh, 120},
         {"count_zero", count_zero, 120},
         {"rooted_all", rooted_all, 240},
+        {"rooted_sleepy", rooted_sleepy, 120},
         {"segments", segments, 120},
+        {"long_call", long_call, 120},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }
