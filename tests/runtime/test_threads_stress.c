@@ -23,35 +23,11 @@
 #include <stdint.h>
 
 #include "job.h"
+#include "rooted_stream.h"
 #include "runner.h"
 #include "stitch.h"
 
 #define MAXP 9
-#define MAXCOUNT 1500 /* elements of int32 per rank and block: 6 KB, two segments of the smallest size */
-#define GUARD 8
-
-/* ---- randomness ---------------------------------------------------------------------------------------- */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 33, x *= 0xc4ceb9fe1a85ec53ull, x ^= x >> 33;
-    return x;
-}
-
-static _Thread_local uint64_t local_rng; /* each thread's own stream: delays, not arguments */
-
-static uint64_t local_rnd(void)
-{
-    if (!local_rng)
-        local_rng = mix((uint64_t)(uintptr_t)&local_rng ^ (uint64_t)st_now() * 1000003u) | 1;
-    local_rng ^= local_rng << 13, local_rng ^= local_rng >> 7, local_rng ^= local_rng << 17;
-    return local_rng;
-}
-
-static void nap_us(long us)
-{
-    nanosleep(&(struct timespec){0, us * 1000}, NULL);
-}
 
 /* The engine's hook: mostly nothing (the run must stay short), often a yield, sometimes a nap that lets every
  * other rank run for a while. */
@@ -81,132 +57,18 @@ static void sleepy_hooks(void)
 
 /* ---- one batch ----------------------------------------------------------------------------------------- */
 
-typedef struct call {
-    stitch_coll_t coll;
-    int root;
-    size_t count;
-} call;
-
 typedef struct batch {
-    int p, ncalls;
-    uint64_t seed;
-    const stitch_coll_t *colls; /* the collectives the batch mixes */
-    int ncolls;
+    rs_stream s;
     stitch_comm_t **comms;
     stitch_status_t st[MAXP];
     int failed_call[MAXP];
     char err[MAXP][600];
 } batch;
 
-static const size_t counts[] = {0, 1, 1, 2, 3, 7, 17, 64, 100, MAXCOUNT};
-
-/* Call i of the batch: the same on every rank. Roots rotate (i % p) with a random one now and then. */
-static call call_of(const batch *b, int i)
-{
-    uint64_t x = mix(b->seed ^ (uint64_t)i * 0x9e3779b97f4a7c15ull);
-    call c;
-    c.coll = b->colls[x % (uint64_t)b->ncolls];
-    c.root = (x >> 8) % 5 == 0 ? (int)((x >> 16) % (uint64_t)b->p) : i % b->p;
-    c.count = counts[(x >> 24) % (sizeof counts / sizeof *counts)];
-    return c;
-}
-
-static int32_t value(int i, int r, size_t j)
-{
-    return (int32_t)(((size_t)i * 7 + (size_t)r * 13 + j) % 1000);
-}
-
-static stitch_status_t run_call(const batch *b, int r, int i, const call *c, int32_t *send, int32_t *recv)
-{
-    stitch_comm_t *comm = b->comms[r];
-    int p = b->p, root = c->root, me_root = r == root;
-    size_t n = c->count;
-    switch (c->coll) {
-    case STITCH_SCATTER:
-        for (size_t k = 0; me_root && k < (size_t)p * n; k++)
-            send[k] = value(i, root, k);
-        return stitch_scatter(me_root ? send : NULL, recv, n, STITCH_INT32, root, comm);
-    case STITCH_GATHER:
-        for (size_t k = 0; k < n; k++)
-            send[k] = value(i, r, k);
-        return stitch_gather(send, me_root ? recv : NULL, n, STITCH_INT32, root, comm);
-    case STITCH_BROADCAST:
-        for (size_t k = 0; me_root && k < n; k++)
-            send[k] = value(i, root, k);
-        return stitch_broadcast(me_root ? send : NULL, recv, n, STITCH_INT32, root, comm);
-    default: /* reduce */
-        for (size_t k = 0; k < n; k++)
-            send[k] = value(i, r, k);
-        return stitch_reduce(send, me_root ? recv : NULL, n, STITCH_INT32, STITCH_SUM, root, comm);
-    }
-}
-
-/* The result of call i at rank r, element k of what it receives; -1: none expected (recv left alone). */
-static long expected(const batch *b, int r, int i, const call *c, size_t k)
-{
-    int p = b->p, root = c->root;
-    size_t n = c->count;
-    switch (c->coll) {
-    case STITCH_SCATTER: return k < n ? value(i, root, (size_t)r * n + k) : -1;
-    case STITCH_GATHER: return r == root && k < (size_t)p * n ? value(i, (int)(k / (n ? n : 1)), k % (n ? n : 1)) : -1;
-    case STITCH_BROADCAST: return k < n ? value(i, root, k) : -1;
-    default: {
-        if (r != root || k >= n)
-            return -1;
-        long sum = 0;
-        for (int q = 0; q < p; q++)
-            sum += value(i, q, k);
-        return sum;
-    }
-    }
-}
-
-#define UNTOUCHED (-777)
-
-static int check_call(batch *b, int r, int i, const call *c, const int32_t *recv, size_t len)
-{
-    for (size_t k = 0; k < len; k++) {
-        long want = expected(b, r, i, c, k);
-        if (want < 0)
-            want = UNTOUCHED;
-        if (recv[k] != want) {
-            snprintf(b->err[r], sizeof b->err[r], "call %d (%s, root %d, count %zu): rank %d element %zu is %d, "
-                     "expected %ld", i, stitch_coll_name(c->coll), c->root, c->count, r, k, recv[k], want);
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static void rank_main(void *ctx, int r)
 {
     batch *b = ctx;
-    size_t len = (size_t)b->p * MAXCOUNT + GUARD;
-    int32_t *send = malloc(len * sizeof *send), *recv = malloc(len * sizeof *recv);
-    CHECK(send && recv, "out of memory");
-    b->failed_call[r] = -1;
-    for (int i = 0; i < b->ncalls; i++) {
-        call c = call_of(b, i);
-        for (size_t k = 0; k < len; k++)
-            recv[k] = UNTOUCHED;
-        uint64_t d = local_rnd() % 64; /* let this rank fall behind, or run ahead, now and then */
-        if (d == 0)
-            nap_us((long)(local_rnd() % 500));
-        else if (d < 8)
-            sched_yield();
-        stitch_status_t st = run_call(b, r, i, &c, send, recv);
-        if (st != STITCH_OK) {
-            b->st[r] = st, b->failed_call[r] = i;
-            snprintf(b->err[r], sizeof b->err[r], "%s", stitch_comm_last_error(b->comms[r]));
-            break;
-        }
-        if (!check_call(b, r, i, &c, recv, len)) {
-            b->st[r] = STITCH_ERR_INTERNAL, b->failed_call[r] = i;
-            break;
-        }
-    }
-    free(send);
-    free(recv);
+    b->st[r] = rs_run_rank(&b->s, b->comms[r], r, b->err[r], sizeof b->err[r], &b->failed_call[r]);
 }
 
 /* Run a batch of `ncalls` on p ranks with `algo` (a stitch_config_t.algo string); fail the test with the first
@@ -220,7 +82,7 @@ static void run_batch(int p, const char *algo, const stitch_coll_t *colls, int n
     cfg.timeout_ms = 60000; /* a real hang still ends the test (its alarm); slowness must not */
     stitch_status_t st = stitch_comm_init_threads(p, &cfg, comms, err, sizeof err);
     CHECK(st == STITCH_OK, "init p=%d algo %s: %s", p, algo, err);
-    batch b = {.p = p, .ncalls = ncalls, .seed = seed, .colls = colls, .ncolls = ncolls, .comms = comms};
+    batch b = {.s = {p, ncalls, seed, colls, ncolls}, .comms = comms};
     st_run_ranks(p, rank_main, &b);
     for (int r = 0; r < p; r++)
         CHECK(b.st[r] == STITCH_OK, "p=%d %s seed %llu: rank %d failed at call %d: %s: %s", p, algo,
