@@ -12,7 +12,8 @@
  * check the fingerprint of every peer of the plan up front (not at first contact: a rank whose call has fewer
  * steps could otherwise leave a peer waiting for a step that never comes, instead of a prompt mismatch; a peer
  * that only sends to me may finish the call and publish the next one's fingerprint before I look, hence two
- * fingerprints per slot, by call parity);
+ * fingerprints per slot, by call parity, and a rank about to overwrite one waits until the peers of that call
+ * have checked it: st_wait_checked);
  * then for each step g: (a) wait until the ranks that read from me at step
  * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
  * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
