@@ -12,7 +12,8 @@
  * check the fingerprint of every peer of the plan up front (not at first contact: a rank whose call has fewer
  * steps could otherwise leave a peer waiting for a step that never comes, instead of a prompt mismatch; a peer
  * that only sends to me may finish the call and publish the next one's fingerprint before I look, hence two
- * fingerprints per slot, by call parity);
+ * fingerprints per slot, by call parity, and a rank about to overwrite one waits until the peers of that call
+ * have checked it: st_wait_checked);
  * then for each step g: (a) wait until the ranks that read from me at step
  * g - 1 have posted base + 1 + g (they are done reading, I may overwrite), (b) for each transfer into me wait for
  * its source to post base + 1 + g (its step g - 1 is complete, its data is the step's input) and apply it,
@@ -47,7 +48,6 @@ typedef struct st_ctx {
     stitch_comm_t *comm; /* m.comm and m.a, by their short names */
     const st_args *a;
     uint32_t base;
-    st_deadline dl;
 } st_ctx;
 
 static const st_xfer *st_x(const st_ctx *c, int32_t i)
@@ -87,11 +87,32 @@ static stitch_status_t st_wait_error(st_ctx *c, stitch_status_t st, int peer, ui
                         strerror(sys_errno));
 }
 
+/* Rank `peer` did not check my fingerprint of call number `seq` (st_wait_checked). */
+static stitch_status_t st_kept_error(st_ctx *c, stitch_status_t st, int peer, uint64_t seq, int sys_errno)
+{
+    stitch_comm_t *comm = c->comm;
+    const char *fn = c->a->fn;
+    char behind[200];
+    if (st == STITCH_ERR_ABORTED)
+        return st_comm_error(comm, st, "%s: communicator aborted while rank %d waited for rank %d to check its "
+                             "call number %llu: %s", fn, comm->rank, peer, (unsigned long long)seq,
+                             st_job_reason(comm->job));
+    if (st != STITCH_ERR_TIMEOUT)
+        return st_comm_fail(comm, st, "%s: rank %d: futex wait on rank %d's counter failed: %s", fn, comm->rank,
+                            peer, strerror(sys_errno));
+    st_job_behind(comm->job, comm->rank, behind, sizeof behind);
+    return st_comm_fail(comm, st, "%s: rank %d timed out after %d ms before call number %llu waiting for rank %d, "
+                        "which has not checked call number %llu; furthest behind: %s", fn, comm->rank,
+                        comm->timeout_ms, (unsigned long long)c->m.fp.seq, peer, (unsigned long long)seq, behind);
+}
+
 /* Wait for rank `peer` to post base + 1 + g. */
 static stitch_status_t st_wait_peer(st_ctx *c, int peer, uint32_t g)
 {
     int sys_errno = 0;
-    stitch_status_t st = st_wait(c->comm->job, &c->comm->job->slots[peer], c->base + 1 + g, &c->dl, &sys_errno);
+    stitch_status_t st = st_wait(c->comm->job, &c->comm->job->slots[peer], c->base + 1 + g, c->comm->timeout_ms,
+                                &sys_errno);
+    ST_PREEMPT(); /* between seeing the post and reading what it covers */
     return st == STITCH_OK ? st : st_wait_error(c, st, peer, g, sys_errno);
 }
 
@@ -283,15 +304,40 @@ static stitch_status_t st_run_steps(st_ctx *c)
     return STITCH_OK;
 }
 
+/* Before my fingerprint of this call goes into fp[seq & 1]: the peers of the call whose fingerprint is there
+ * (the last one of the same parity that posted, two calls ago or more) must have checked it. A rank runs ahead of
+ * a peer that is still checking it whenever it has nothing to wait for (a scatter's receiver, a leaf, count-0
+ * calls in between), so with two slots it would otherwise overwrite a fingerprint still to be read, and the peer
+ * would see a mismatch that is not there. Waiting, rather than keeping every call's fingerprint until all have
+ * read it, bounds the memory; it costs nothing in step with the peers, and it cannot deadlock: I wait for peers
+ * to post base' + 2 of an earlier call while my own counter is already past it (every wait in this engine is for
+ * a value my counter has reached, so the rank furthest behind never waits). Then this call is remembered. */
+static stitch_status_t st_wait_checked(st_ctx *c)
+{
+    st_job *job = c->comm->job;
+    st_fp_kept *k = &job->slots[c->comm->rank].kept[c->m.fp.seq & 1];
+    for (int i = 0; i < k->npeers; i++) {
+        int q = k->peers[i], sys_errno = 0;
+        stitch_status_t st = st_wait(job, &job->slots[q], k->base + 2, c->comm->timeout_ms, &sys_errno);
+        if (st != STITCH_OK)
+            return st_kept_error(c, st, q, k->seq, sys_errno);
+    }
+    *k = (st_fp_kept){c->m.fp.seq, c->base, st_total_steps(c) ? c->m.e->npeers : 0, c->m.e->peers};
+    return STITCH_OK;
+}
+
 static stitch_status_t st_run_call(st_ctx *c)
 {
     st_slot *me = &c->comm->job->slots[c->comm->rank];
-    stitch_status_t st;
+    stitch_status_t st = st_wait_checked(c);
+    if (st != STITCH_OK)
+        return st_fail_call(c, st);
     atomic_store_explicit(&me->call_base, c->base, memory_order_relaxed); /* progress, for st_job_behind */
     atomic_store_explicit(&me->call_steps, st_total_steps(c), memory_order_relaxed);
     atomic_store_explicit(&me->calls, c->m.fp.seq + 1, memory_order_relaxed);
     me->where = c->m.mine;
     me->fp[c->m.fp.seq & 1] = c->m.fp;
+    ST_PREEMPT();
     st_call_segment_begin(&c->m, 0);
     st_post(me, c->base + 1);
     st = st_run_steps(c);
@@ -308,7 +354,6 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
         return st;
     c.comm = comm, c.a = a;
     c.base = comm->base;
-    st_deadline_start(&c.dl, comm->timeout_ms);
     if ((st = st_run_call(&c)) == STITCH_OK)
         comm->base = c.base + 1 + st_total_steps(&c);
     return st;

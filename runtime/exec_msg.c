@@ -46,8 +46,9 @@
  * block in st_proc_block (futex on the shm doorbell or poll on the sockets), always in slices short enough to
  * honour the deadline and notice a dead peer (control channels, proc.c). When the host has more ranks than
  * cores the spin yields the core after every poll, so the peer we wait for, often queued on our own core, runs
- * at once. The clock is read every 16th poll only, and the call's deadline starts at the first such read (a small
- * call that never waits that long reads no clock at all). 8 ranks on 2 cores still progress.
+ * at once. The clock is read every 16th poll only, and the deadline starts at the first such read since the
+ * call last moved (a small call that never waits that long reads no clock at all): a call fails only after the
+ * whole timeout without progress. 8 ranks on 2 cores still progress.
  *
  * Timeouts. The peer a rank waits for may itself wait for another, so the peer a timeout would name is often an
  * innocent neighbour of the stalled rank. Every step publishes where the rank is (pr->prog: call, segment, step),
@@ -640,8 +641,9 @@ static stitch_status_t st_mtimeout(st_mctx *c)
 
 /* Nothing moved: poll again while the spin budget lasts (pr->spin_ns; yielding when oversubscribed), then say
  * *sleep: the caller arms the doorbell, looks once more and blocks (st_mstep). The clock is read on every 16th
- * fruitless poll only (a small call's wait is usually shorter), and the call's deadline starts at its first such
- * read: the timeout counts from when the call first waits, microseconds after it began. */
+ * fruitless poll only (a small call's wait is usually shorter), and the deadline starts at the first such read
+ * after the call last moved (st_mstep): the timeout is how long the call goes without progress, not its length,
+ * which on a loaded machine may be many timeouts for a call of thousands of segments (issue 18 item 9). */
 static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 {
     if (st_abort_is(&c->pr->abort))
@@ -687,7 +689,7 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
                 st_proc_disarm(c->pr), armed = 0;
             if (st != STITCH_OK || (sends_done && recvs_done))
                 return st;
-            spins = 0;
+            spins = 0, c->timing = 0; /* progress: the timeout counts from the next idle look */
             continue;
         }
         if (armed) { /* the look after arming found nothing either: sleep (st_proc_block disarms) */

@@ -4,7 +4,10 @@
  * spin a few hundred times with a pause (a peer on another core usually posts within microseconds), then yield
  * the core a few times (lets the peer we wait for run on ours), then sleep on the futex. Sleeps are bounded
  * (ST_SLEEP_SLICE_MS) so the deadline is honoured and an abort that races with falling asleep is still seen;
- * st_job_abort also wakes every slot explicitly, so aborts are normally noticed at once.
+ * st_job_abort also wakes every slot explicitly, so aborts are normally noticed at once. (That race is the one
+ * wake-up this protocol can lose: the abort's store and wake land between a sleeper's look at the abort state and
+ * its FUTEX_WAIT, which then waits on an unchanged `posted`. A post cannot be lost; see below.) The timeout is
+ * per wait and counts from the first sleep (job.h).
  *
  * Memory order: the owner's seq_cst store of `posted` followed by its load of `sleepers`, against the waiter's
  * increment of `sleepers` followed by its load of `posted`, guarantees that either the waiter sees the new value
@@ -28,6 +31,9 @@
 #define ST_SPINS 400
 #define ST_YIELDS 16
 #define ST_SLEEP_SLICE_MS 50
+
+void (*st_job_preempt)(void);
+st_job_waiting st_job_wait = {ST_SPINS, ST_YIELDS, ST_SLEEP_SLICE_MS};
 
 st_job *st_job_new(int p)
 {
@@ -82,7 +88,9 @@ const char *st_job_reason(const st_job *job)
 
 void st_post(st_slot *slot, uint32_t value)
 {
+    ST_PREEMPT();
     atomic_store(&slot->posted, value);
+    ST_PREEMPT();
     if (atomic_load(&slot->sleepers) != 0)
         st_futex(&slot->posted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
@@ -90,6 +98,7 @@ void st_post(st_slot *slot, uint32_t value)
 int st_slot_borrow(st_job *job, st_slot *slot)
 {
     atomic_fetch_add(&slot->readers, 1); /* seq_cst against st_job_abort's store, then the owner's drain */
+    ST_PREEMPT();
     if (!atomic_load(&job->abort.state))
         return 0;
     atomic_fetch_sub(&slot->readers, 1);
@@ -98,6 +107,7 @@ int st_slot_borrow(st_job *job, st_slot *slot)
 
 void st_slot_return(st_slot *slot)
 {
+    ST_PREEMPT();
     atomic_fetch_sub_explicit(&slot->readers, 1, memory_order_release);
 }
 
@@ -180,7 +190,7 @@ int st_deadline_passed(const st_deadline *dl)
 /* Time left before the deadline, capped at one sleep slice; 0 when it has passed. */
 static int st_slice(const st_deadline *dl, struct timespec *ts)
 {
-    long long left_ns = (long long)ST_SLEEP_SLICE_MS * 1000000LL;
+    long long left_ns = (long long)st_job_wait.slice_ms * 1000000LL;
     if (!dl->forever) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -204,16 +214,21 @@ static int st_ready(st_job *job, st_slot *slot, uint32_t target, stitch_status_t
     return 0;
 }
 
-static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno)
+/* The clock starts here: a wait that ends while spinning or yielding never reads it. */
+static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, int timeout_ms, int *sys_errno)
 {
     stitch_status_t st;
     struct timespec ts;
+    st_deadline dl;
+    st_deadline_start(&dl, timeout_ms);
     while (!st_ready(job, slot, target, &st)) {
-        if (!st_slice(dl, &ts))
+        if (!st_slice(&dl, &ts))
             return STITCH_ERR_TIMEOUT;
         atomic_fetch_add(&slot->sleepers, 1);
+        ST_PREEMPT();
         uint32_t seen = atomic_load(&slot->posted);
         long rc = 0;
+        ST_PREEMPT();
         if (!st_reached(seen, target) && !atomic_load(&job->abort.state))
             rc = st_futex(&slot->posted, FUTEX_WAIT_PRIVATE, seen, &ts);
         int e = errno;
@@ -226,18 +241,19 @@ static stitch_status_t st_sleep(st_job *job, st_slot *slot, uint32_t target, con
     return st;
 }
 
-stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno)
+stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, int timeout_ms, int *sys_errno)
 {
     stitch_status_t st;
-    for (int i = 0; i < ST_SPINS; i++) {
+    ST_PREEMPT();
+    for (int i = 0; i < st_job_wait.spins; i++) {
         if (st_ready(job, slot, target, &st))
             return st;
         __builtin_ia32_pause();
     }
-    for (int i = 0; i < ST_YIELDS; i++) {
+    for (int i = 0; i < st_job_wait.yields; i++) {
         if (st_ready(job, slot, target, &st))
             return st;
         sched_yield();
     }
-    return st_sleep(job, slot, target, dl, sys_errno);
+    return st_sleep(job, slot, target, timeout_ms, sys_errno);
 }

@@ -28,16 +28,28 @@
 #include "st_steptab.h"
 #include "stitch.h"
 
+/* The call whose fingerprint a slot's fp[i] holds, as its owner remembers it: its number, its base and the peers
+ * of its plan (its entry's list, which lives as long as the communicator). Until each of those peers has posted
+ * base + 2 (it passes its check of the call before it posts after step 0) the fingerprint must stay. */
+typedef struct st_fp_kept {
+    uint64_t seq;
+    uint32_t base;
+    int npeers;
+    const int32_t *peers;
+} st_fp_kept;
+
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
     st_where where;        /* where my blocks are (call.h); valid once posted reaches the call's base + 1, until
                             * the call ends */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
-                            * still checking its fingerprint (it finished the call without waiting for that rank) */
+                            * still checking its fingerprint (it finished the call without waiting for that rank);
+                            * further ahead it waits (st_fp_kept) */
     _Atomic uint64_t calls;             /* progress: calls this rank has entered (the last is number calls - 1) */
     _Atomic uint32_t call_base, call_steps; /* that call's first value of `posted` and its number of steps */
     _Alignas(64) _Atomic uint32_t readers; /* peers reading this rank's buffers now (st_slot_borrow) */
+    _Alignas(64) st_fp_kept kept[2];       /* the owner's own: who may still check fp[i] (exec.c) */
 } st_slot;
 
 typedef struct st_job {
@@ -82,11 +94,32 @@ void st_slot_drain(st_slot *slot);
  * "rank 3, which has not entered call number 5", with their call and step. */
 void st_job_behind(st_job *job, int me, char *buf, size_t len);
 
+/* Tests only (tests/runtime/test_threads_stress.c): when set, called at every point of the post/wait/borrow
+ * protocol where a rank being preempted could expose a race (the test's hook yields or naps at random); NULL in a
+ * program, which then pays one predictable branch per point. Set before any communicator exists. */
+extern void (*st_job_preempt)(void);
+#define ST_PREEMPT()                                                                                           \
+    do {                                                                                                       \
+        if (__builtin_expect(st_job_preempt != NULL, 0))                                                       \
+            st_job_preempt();                                                                                  \
+    } while (0)
+
+/* How a wait spends its time (job.c): `spins` pauses, then `yields` sched_yields, then futex sleeps of at most
+ * `slice_ms` each. Tests only may change it, before any communicator exists: no spins or yields send every wait
+ * that is not over at once to sleep, and a long slice turns a lost wake-up (which the slice would hide as a 50 ms
+ * delay) into a timeout. */
+typedef struct st_job_waiting {
+    int spins, yields, slice_ms;
+} st_job_waiting;
+extern st_job_waiting st_job_wait;
+
 void st_deadline_start(st_deadline *dl, int timeout_ms);
 int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */
 
-/* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT, or
- * STITCH_ERR_SYSTEM with the errno in *sys_errno. */
-stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_deadline *dl, int *sys_errno);
+/* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT once this wait has
+ * lasted timeout_ms (< 0: never), or STITCH_ERR_SYSTEM with the errno in *sys_errno. The timeout is per wait, not
+ * per call: a call of thousands of steps on a machine 10x oversubscribed may take far longer than the timeout while
+ * every peer keeps posting, and only a peer that stops for the whole timeout is a failure. */
+stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, int timeout_ms, int *sys_errno);
 
 #endif

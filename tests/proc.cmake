@@ -114,3 +114,14 @@ set_tests_properties(proc.errors.argerror PROPERTIES TIMEOUT 120 LABELS proc RUN
 add_test(NAME proc.mpirun.np8.mesh_nhr_2d.g2x4
          COMMAND ${PROC_LAUNCH} mpirun 8 STITCH_GROUPS=4,4 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a mesh_nhr_2d)
 set_tests_properties(proc.mpirun.np8.mesh_nhr_2d.g2x4 PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
+# The threads stress's rooted streams in process mode (tests/proc/test_proc_stress.c, issue 18 item 1): rotating
+# and random roots, count-0 calls, tree algorithms, ranks napping at random between calls; results exact.
+add_executable(test_proc_stress ${PROC_TESTS}/test_proc_stress.c)
+target_link_libraries(test_proc_stress PRIVATE stitch)
+target_include_directories(test_proc_stress PRIVATE ${CMAKE_SOURCE_DIR}/tests/runtime)
+target_compile_options(test_proc_stress PRIVATE -UNDEBUG)
+foreach(sc scatter_mesh mixed)
+  add_test(NAME proc.stress.${sc} COMMAND test_proc_stress ${sc})
+  set_tests_properties(proc.stress.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()

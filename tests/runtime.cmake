@@ -83,3 +83,11 @@ set_tests_properties(runtime.abort_free.long PROPERTIES TIMEOUT 7200 LABELS "run
 # The runtime's boundaries (backend state touched only by its backend; no private header named like a system one).
 add_test(NAME runtime.structure COMMAND ${CMAKE_COMMAND} -DSRC=${CMAKE_SOURCE_DIR} -P ${RUNTIME_TESTS}/check_structure.cmake)
 set_tests_properties(runtime.structure PROPERTIES LABELS runtime)
+
+# Thread ranks running any number of calls ahead of each other (issue 18 items 1 and 9): thousands of rooted calls
+# with rotating roots, count-0 calls and tree algorithms, and many-segment all_to_all / reduce_scatter, under the
+# engine's preemption hook (job.h's st_job_preempt) and sleeps with no slice to hide a lost wake-up, results exact;
+# and a call 2.5x longer than its timeout that keeps moving succeeds. ~14 s at load 20 on the 2-core VM.
+stitch_runtime_test(threads_stress)
+add_test(NAME runtime.threads_stress COMMAND test_runtime_threads_stress)
+set_tests_properties(runtime.threads_stress PROPERTIES TIMEOUT 300 LABELS runtime)

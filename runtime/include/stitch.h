@@ -126,7 +126,9 @@ typedef struct stitch_config {
     const char *algo;  /* algorithm for every collective, e.g. "ring", or "all_reduce=rhd,..."; NULL: $STITCH_ALGO,
                         * else "auto": chosen per call by size (all_reduce: mesh_oneshot for small messages, ring
                         * above; the others ring, or the catalogue's first where there is no ring) */
-    int timeout_ms;    /* per collective; 0: $STITCH_TIMEOUT (seconds), else 300 s; < 0 waits forever */
+    int timeout_ms;    /* how long a collective may go without progress (its peers not moving) before it fails;
+                        * a long call that keeps moving never times out. 0: $STITCH_TIMEOUT (seconds), else
+                        * 300 s; < 0 waits forever */
     const char *groups; /* ranks grouped into servers for topology-aware algorithms (pipeline): "3x2" is 3 groups
                          * of 2 consecutive ranks, "2,2,2" gives the sizes; NULL: $STITCH_GROUPS, else one group
                          * (process mode: one group per host, whatever the ranks' order) */
