@@ -1,0 +1,28 @@
+# verifyrange.cmake - nothing runs unproved (issue 18, items 2, 3 and 5): catalogues emitted for a range run
+# outside it only after a proof, every root a call uses is proved, and stitch_comm_set_algorithm refuses an
+# algorithm whose `require` does not hold (tests/verifyrange/test_verifyrange.c says what each scenario checks).
+set(VERIFYRANGE_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/verifyrange)
+
+add_executable(test_verifyrange ${VERIFYRANGE_TESTS}/test_verifyrange.c)
+# late33 with stitch_add_dsl's default range (emit's 1..32), as a user's project would write it
+stitch_add_dsl(test_verifyrange ${VERIFYRANGE_TESTS}/late33.dsl NAME st_test_late33)
+stitch_add_dsl(test_verifyrange ${VERIFYRANGE_TESTS}/root5.dsl RANKS 1..64 NAME st_test_root5)
+stitch_add_dsl(test_verifyrange ${VERIFYRANGE_TESTS}/even.dsl RANKS 1..8 NAME st_test_even)
+target_link_libraries(test_verifyrange PRIVATE stitch)
+target_compile_definitions(test_verifyrange PRIVATE ALGO_DIR="${VERIFYRANGE_TESTS}")
+target_compile_options(test_verifyrange PRIVATE -UNDEBUG)
+
+foreach(sc late33 root5 require large)
+  add_test(NAME verifyrange.${sc} COMMAND test_verifyrange ${sc})
+  set_tests_properties(verifyrange.${sc} PROPERTIES TIMEOUT 120 LABELS runtime)
+endforeach()
+
+# stitchc verify names the roots it sampled above p = 32, and --all-roots tries every one (root5 fails at p = 33)
+add_test(NAME verifyrange.stitchc.sampled
+         COMMAND stitchc verify ${VERIFYRANGE_TESTS}/root5.dsl --ranks 30..40)
+set_tests_properties(verifyrange.stitchc.sampled PROPERTIES TIMEOUT 60 LABELS compiler
+  PASS_REGULAR_EXPRESSION "every root up to p = 32, then roots 0\\.\\.3, p/2, p-2, p-1 only \\(--all-roots")
+add_test(NAME verifyrange.stitchc.all_roots
+         COMMAND stitchc verify ${VERIFYRANGE_TESTS}/root5.dsl --ranks 30..40 --all-roots)
+set_tests_properties(verifyrange.stitchc.all_roots PROPERTIES TIMEOUT 60 LABELS compiler
+  PASS_REGULAR_EXPRESSION "root5 broadcast is wrong for p = 33, root 5")
