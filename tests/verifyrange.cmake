@@ -26,3 +26,7 @@ add_test(NAME verifyrange.stitchc.all_roots
          COMMAND stitchc verify ${VERIFYRANGE_TESTS}/root5.dsl --ranks 30..40 --all-roots)
 set_tests_properties(verifyrange.stitchc.all_roots PROPERTIES TIMEOUT 60 LABELS compiler
   PASS_REGULAR_EXPRESSION "root5 broadcast is wrong for p = 33, root 5")
+# an algorithm that needs equal groups and lacks `require uniform()`: the counterexample says what to add
+add_test(NAME verifyrange.stitchc.require_hint COMMAND stitchc verify ${VERIFYRANGE_TESTS}/samering.dsl --ranks 1..8)
+set_tests_properties(verifyrange.stitchc.require_hint PROPERTIES TIMEOUT 60 LABELS compiler
+  PASS_REGULAR_EXPRESSION "note: samering all_gather holds on the layouts of equal groups tried before [0-9,]+; if it needs groups of equal size, add `require uniform\\(\\)`")
