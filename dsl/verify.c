@@ -814,7 +814,8 @@ static void roots_text(const st_algo *al, const tally *t, int pmax, char *buf, s
     else if (rs < 0 || pmax <= all)
         snprintf(buf, len, "%s", ", roots");
     else if (rs)
-        snprintf(buf, len, ", every root up to p = %d, then roots 0, 1, p/2, p-1 only (--all-roots: every root)", all);
+        snprintf(buf, len, ", every root up to p = %d, then roots 0, 1, p/2, p-1 only (--all-roots: every root)",
+                 all);
     else
         snprintf(buf, len, ", every root up to p = %d, then roots 0..3, p/2, p-2, p-1 only%s (--all-roots: every "
                  "root)", all, pmax > 64 ? " (0, 1, p/2, p-1 above p = 64)" : "");
@@ -899,8 +900,8 @@ static int verify_layout(const st_catalogue *cat, const st_algo *al, const st_la
         st_layout_format(l, shape, sizeof shape);
     int rc = verify_roots(cat, al, l->p, al->flags & ST_ALGO_USES_TOPO ? &topo : NULL, shape, t, out);
     if (rc < 0 && (al->flags & ST_ALGO_USES_TOPO) && t->done > 0 && !equal_groups(&topo))
-        fprintf(out, "%s:%d: note: %s %s holds on the layouts of equal groups tried before %s; if it needs groups of "
-                "equal size, add `require uniform()` to it (`require uniform(k)` for level k), so that unequal "
+        fprintf(out, "%s:%d: note: %s %s holds on the layouts of equal groups tried before %s; if it needs "
+                "groups of equal size, add `require uniform()` to it (`require uniform(k)` for level k), so that unequal "
                 "layouts refuse it instead of running it wrong\n", cat->file, al->line, al->name,
                 st_coll_name(al->coll), shape);
     free(mem);
@@ -1035,6 +1036,10 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         if (o->exact_p > 0) {
             bad = verify_roots(cat, al, o->exact_p, uses_topo ? o->exact_topo : NULL, "the communicator's groups", &t,
                                out) < 0;
+            if (bad && uses_topo && o->exact_topo && !equal_groups(o->exact_topo))
+                fprintf(out, "%s:%d: note: the communicator's groups are of unequal sizes; if %s %s needs groups of "
+                        "equal size, add `require uniform()` to it (`require uniform(k)` for level k), so that such "
+                        "a communicator refuses it instead\n", cat->file, al->line, al->name, st_coll_name(al->coll));
             pmax = o->exact_p;
             if (!bad && t.refused > 0)
                 fprintf(out, "not applicable: %s %s for p = %d (its `require` does not hold)\n", al->name,

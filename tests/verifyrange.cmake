@@ -30,3 +30,11 @@ set_tests_properties(verifyrange.stitchc.all_roots PROPERTIES TIMEOUT 60 LABELS 
 add_test(NAME verifyrange.stitchc.require_hint COMMAND stitchc verify ${VERIFYRANGE_TESTS}/samering.dsl --ranks 1..8)
 set_tests_properties(verifyrange.stitchc.require_hint PROPERTIES TIMEOUT 60 LABELS compiler
   PASS_REGULAR_EXPRESSION "note: samering all_gather holds on the layouts of equal groups tried before [0-9,]+; if it needs groups of equal size, add `require uniform\\(\\)`")
+# the same algorithm loaded at run time on unequal groups: init fails, and the counterexample says what to add
+add_test(NAME verifyrange.algofile.require_hint
+         COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf>
+                 "-DARGS=all_gather|-a|samering|-n|3|--groups|1,2|-b|4K|-e|4K|-c|1|-w|0|--iters|1" -DRC=2
+                 -DSTDOUT_EMPTY=1 "-DENV=STITCH_ALGO_FILE=${VERIFYRANGE_TESTS}/samering.dsl"
+                 "-DSTDERR=samering.dsl:3: note: the communicator's groups are of unequal sizes; if samering all_gather needs groups of equal size, add `require uniform\\(\\)`"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
+set_tests_properties(verifyrange.algofile.require_hint PROPERTIES TIMEOUT 60 LABELS runtime)

@@ -83,7 +83,8 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_ALL_ROOTS, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_BYTES, O_INTRA, O_INTER, O_METHOD,
+              O_SYMBOL, O_NO_VERIFY, O_ALL_ROOTS, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_BYTES, O_INTRA,
+              O_INTER, O_METHOD,
               O_DTYPE, O_LATENCY, O_BANDWIDTH, O_REDUCE_BW, O_COUNT };
 
 typedef struct opt_spec {
@@ -1180,7 +1181,8 @@ static const command commands[] = {
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},
-    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [--split R] [--all-roots] [-v]",
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [--split R]"
+     " [--all-roots] [-v]",
      "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
