@@ -10,7 +10,9 @@
 #
 # stitch_compile_dsl(<target> <file.dsl> <symbol> [RANKS A..B | NO_VERIFY])
 #   runs `stitchc emit` on the file, which verifies every algorithm for p in RANKS (default: emit's, 1..32) and
-#   fails the build on a counterexample (NO_VERIFY skips that, and stitchc prints a note), then writes C tables
+#   fails the build on a counterexample (NO_VERIFY skips that, and stitchc prints a note), then writes C tables,
+#   which record the range verified (none with NO_VERIFY): the runtime proves any plan outside it before its first
+#   use and refuses one that is wrong (runtime/proof.c);
 #   `const stitch_catalogue_t <symbol>` and a header <symbol>.h declaring it. The tables are compiled into <target>
 #   (they are data only: nothing to link but libstitch) and <symbol>.h is put on <target>'s include path. The table
 #   source alone sees st_steptab.h, so the program sees no more of libstitch than stitch.h.

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 8
+#define ST_TABLE_VERSION 9
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -173,6 +173,12 @@ typedef struct stitch_catalogue {
     int32_t nfuncs;
     const st_algo *algos;
     int32_t nalgos;
+    /* The rank counts `stitchc emit` proved every algorithm for, with the verifier's default roots and layouts
+     * (dsl/verify.h: every root up to p = 32, then a sample; every even grouping S x L and the default sweep of
+     * layouts); 0, 0: none (compiled at run time, or emitted with --no-verify). Not part of the hash: it says what
+     * was proved, not what runs. The runtime proves any instantiation this does not cover before running it
+     * (dsl/verify.h: st_verify_covers, st_verify_inst; runtime/proof.c). */
+    int32_t verified_pmin, verified_pmax;
 } st_catalogue;
 
 /* Limits that keep instantiation bounded whatever the table says. */

@@ -797,21 +797,41 @@ typedef struct tally {
     int32_t split_ppm;
     int sample;         /* a composite in the default sweep: fewer roots, groupings and layouts (st_verify); -1:
                          * every root whatever p (exact_p) */
+    int all_roots;      /* every root whatever p (`stitchc verify --all-roots`); the rest of the sample stays */
     int nsteps, nxfers; /* of the last one verified */
     int done, refused;
     int fast;           /* instantiations whose every rank's own plan (`from`) was proved equal to its part */
 } tally;
 
+/* ", roots" when every root of every p was tried, else which roots were: above some p they are a sample, and a
+ * reader of the summary must not take it for a proof of every root (`--all-roots` tries them all). */
+static void roots_text(const st_algo *al, const tally *t, int pmax, char *buf, size_t len)
+{
+    int rs = t->all_roots ? -1 : t->sample;
+    int all = rs ? ST_VERIFY_ALL_ROOTS_COMPOSITE : ST_VERIFY_ALL_ROOTS;
+    if (!st_coll_rooted(al->coll))
+        snprintf(buf, len, "%s", "");
+    else if (rs < 0 || pmax <= all)
+        snprintf(buf, len, "%s", ", roots");
+    else if (rs)
+        snprintf(buf, len, ", every root up to p = %d, then roots 0, 1, p/2, p-1 only (--all-roots: every root)",
+                 all);
+    else
+        snprintf(buf, len, ", every root up to p = %d, then roots 0..3, p/2, p-2, p-1 only%s (--all-roots: every "
+                 "root)", all, pmax > 64 ? " (0, 1, p/2, p-1 above p = 64)" : "");
+}
+
 /* Verify every root (or sample) of p on topology `topo` (NULL: none), described as `shape`. */
 static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const st_topo *topo, const char *shape,
                         tally *t, FILE *out)
 {
-    int rc = 0;
+    int rc = 0, rs = t->all_roots ? -1 : t->sample;
     /* the 2D split ratio: the one given, else the default 0.5 and, for small p, the ends and two inner values */
     static const int32_t splits[] = {ST_SPLIT_DEFAULT_PPM, 0, 300000, 375000, 1000000};
     int nsplits = !(al->flags & ST_ALGO_USES_SPLIT) || t->split_set ? 1 : p <= ST_VERIFY_SPLIT_SWEEP_P ? 5 : 1;
-    for (int k = 0; k < nsplits && rc <= 0; k++)
-        for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
+    /* a refusal (rc 1) goes on to the next root; a failure (-1) stops, so that no later root's success hides it */
+    for (int k = 0; k < nsplits && rc >= 0; k++)
+        for (int root = next_root(al, p, -1, rs); root < p && rc >= 0; root = next_root(al, p, root, rs)) {
             st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use, .split_set = 1,
                           .split_ppm = t->split_set ? t->split_ppm : splits[k]};
             int fast = 0;
@@ -851,6 +871,18 @@ static int verify_p(const st_catalogue *cat, const st_algo *al, int p, tally *t,
     return rc < 0 ? -1 : 0;
 }
 
+/* Whether every level of topo has groups of one size. */
+static int equal_groups(const st_topo *topo)
+{
+    for (int k = 0; k + 1 < st_topo_nlevels(topo); k++) {
+        st_topo_level l = st_topo_level_of(topo, k);
+        for (int g = 1; l.first && g < l.ngroups; g++)
+            if (l.first[g + 1] - l.first[g] != l.first[1] - l.first[0])
+                return 0;
+    }
+    return 1;
+}
+
 /* Verify on one layout: its p, and its topology for a topology-aware algorithm. Returns 0, 1 (refused), -1. */
 static int verify_layout(const st_catalogue *cat, const st_algo *al, const st_layout *l, const char *name,
                          tally *t, FILE *out)
@@ -867,6 +899,11 @@ static int verify_layout(const st_catalogue *cat, const st_algo *al, const st_la
     else
         st_layout_format(l, shape, sizeof shape);
     int rc = verify_roots(cat, al, l->p, al->flags & ST_ALGO_USES_TOPO ? &topo : NULL, shape, t, out);
+    if (rc < 0 && (al->flags & ST_ALGO_USES_TOPO) && t->done > 0 && !equal_groups(&topo))
+        fprintf(out, "%s:%d: note: %s %s holds on the layouts of equal groups tried before %s; if it needs "
+                "groups of equal size, add `require uniform()` to it (`require uniform(k)` for level k), so that unequal "
+                "layouts refuse it instead of running it wrong\n", cat->file, al->line, al->name,
+                st_coll_name(al->coll), shape);
     free(mem);
     return rc;
 }
@@ -993,12 +1030,16 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
          * layouts and --sweep long get everything */
         int sample = !o->layouts && !o->exact_p && o->sweep != ST_SWEEP_LONG && is_composite(cat, i, 0);
         tally t = {.use = o->use, .split_set = o->split_set, .split_ppm = o->split_ppm,
-                   .sample = o->exact_p > 0 ? -1 : sample};
+                   .sample = o->exact_p > 0 ? -1 : sample, .all_roots = o->all_roots};
         int bad = 0, pmax = o->pmax;
         char range[64];
         if (o->exact_p > 0) {
             bad = verify_roots(cat, al, o->exact_p, uses_topo ? o->exact_topo : NULL, "the communicator's groups", &t,
                                out) < 0;
+            if (bad && uses_topo && o->exact_topo && !equal_groups(o->exact_topo))
+                fprintf(out, "%s:%d: note: the communicator's groups are of unequal sizes; if %s %s needs groups of "
+                        "equal size, add `require uniform()` to it (`require uniform(k)` for level k), so that such "
+                        "a communicator refuses it instead\n", cat->file, al->line, al->name, st_coll_name(al->coll));
             pmax = o->exact_p;
             if (!bad && t.refused > 0)
                 fprintf(out, "not applicable: %s %s for p = %d (its `require` does not hold)\n", al->name,
@@ -1038,13 +1079,86 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
         char refused[64] = "";
         if (t.refused)
             snprintf(refused, sizeof refused, ", %d refused by require", t.refused);
+        char roots[160];
+        roots_text(al, &t, pmax, roots, sizeof roots);
         if (!bad && t.done > 0)
             fprintf(out, "verified %-12s %-15s %s%s%s%s%s   (p = %d: %d steps, %d transfers)  %.3f s\n",
-                    al->name, st_coll_name(al->coll), range, st_coll_rooted(al->coll) ? ", roots" : "",
+                    al->name, st_coll_name(al->coll), range, roots,
                     uses_topo ? (o->layouts ? "" : o->sweep == ST_SWEEP_NONE ? ", SxL groupings"
                                  : ", SxL groupings and layouts") : "",
                     refused, t.fast == t.done ? ", own plans (from)" : t.fast ? ", some own plans (from)" : "", pmax, t.nsteps, t.nxfers,
                     (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
     return matched ? failed : -1;
+}
+
+/* ---- what an emitted catalogue proved, and the proof of one instantiation (the runtime's) ------------------- */
+
+/* S groups of L consecutive ranks on two levels, as verify_p builds them: *L is set. */
+static int uniform_groups(const st_topo *topo, int p, int *L)
+{
+    if (!topo || (topo->nlevels != 0 && topo->nlevels != 2) || topo->ngroups < 1 || p % topo->ngroups)
+        return 0;
+    *L = p / topo->ngroups;
+    for (int g = 0; g <= topo->ngroups; g++)
+        if (topo->first[g] != g * *L)
+            return 0;
+    for (int x = 0; x < p; x++)
+        if (topo->members[x] != x)
+            return 0;
+    return 1;
+}
+
+/* Whether the default verification of cat->verified_pmin..verified_pmax (what `stitchc emit` runs) instantiated
+ * exactly `in`: the same p, root, groups, roles and split ratio. Mirrors st_verify's choices for a range
+ * (next_root, try_grouping, the composites' sample of p), so the two cannot drift apart. */
+int st_verify_covers(const st_catalogue *cat, int ai, const st_inst *in)
+{
+    const st_algo *al = &cat->algos[ai];
+    int p = in->p, L = p, sample = is_composite(cat, ai, 0);
+    if (cat->verified_pmax <= 0 || p < cat->verified_pmin || p > cat->verified_pmax)
+        return 0;
+    for (int i = 0; in->use && i < cat->nalgos; i++)
+        if (in->use[i] >= 0)
+            return 0; /* a role replaced: a composition the range never saw */
+    if ((al->flags & ST_ALGO_USES_SPLIT) && in->split_set && in->split_ppm != ST_SPLIT_DEFAULT_PPM) {
+        static const int32_t swept[] = {0, 300000, 375000, 1000000};
+        int hit = 0;
+        for (int k = 0; k < 4 && p <= ST_VERIFY_SPLIT_SWEEP_P; k++)
+            hit |= in->split_ppm == swept[k];
+        if (!hit)
+            return 0;
+    }
+    if ((al->flags & ST_ALGO_USES_TOPO) && !(uniform_groups(in->topo, p, &L) && try_grouping(p, L)))
+        return 0; /* no groups, unequal or permuted ones: proved per communicator, not from the range */
+    if (sample && !(p <= 32 || p % 12 == 0 || p == cat->verified_pmax))
+        return 0;
+    for (int r = next_root(al, p, -1, sample); r < p; r = next_root(al, p, r, sample))
+        if (r == in->root)
+            return 1;
+    return 0;
+}
+
+int st_verify_inst(const st_catalogue *cat, int ai, const st_inst *in, char *err, size_t errlen)
+{
+    char *report = NULL;
+    size_t len = 0;
+    int nsteps, nxfers, fast;
+    FILE *mem = open_memstream(&report, &len);
+    if (!mem) {
+        snprintf(err, errlen, "%s: out of memory verifying %s", cat->file, cat->algos[ai].name);
+        return -1;
+    }
+    int rc = verify_one(cat, &cat->algos[ai], in, in->topo ? "the communicator's groups" : NULL, &nsteps, &nxfers,
+                        &fast, mem);
+    if (fclose(mem) != 0) {
+        free(report);
+        snprintf(err, errlen, "%s: out of memory verifying %s", cat->file, cat->algos[ai].name);
+        return -1;
+    }
+    while (len > 0 && report[len - 1] == '\n')
+        report[--len] = '\0';
+    snprintf(err, errlen, "%s", rc < 0 ? report : "");
+    free(report);
+    return rc;
 }

@@ -23,6 +23,7 @@
 #ifndef ST_VERIFY_H
 #define ST_VERIFY_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -55,6 +56,7 @@ typedef struct st_verify_opts {
                          * p = exact_p on exact_topo (NULL: one group), every root; a refusal is a note, as with
                          * given layouts (the runtime's loader, runtime/catalogue.c) */
     const st_topo *exact_topo;
+    int all_roots;      /* every root of every p, not the sample above p = ST_VERIFY_ALL_ROOTS (`--all-roots`) */
 } st_verify_opts;
 
 #define ST_VERIFY_SPLIT_SWEEP_P 16
@@ -71,6 +73,16 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out);
  * units and `at`); `-` is a rank that holds nothing. Ends with `# the postcondition holds` or `# error at
  * FILE:LINE[:COL]: ...` (the verifier's message; the state is printed up to the failing step). Returns 0, or -1
  * when out of memory. */
+/* What an emitted catalogue proves at run time. `stitchc emit` records the range it verified (st_catalogue's
+ * verified_pmin..verified_pmax, by the default options above); st_verify_covers says whether that verification
+ * instantiated exactly `in` (the same p, root, groups, roles and split ratio) for algorithm ai of cat: 1 yes, 0 no
+ * (no record, p outside it, a root or a layout it did not sample). The runtime proves whatever is not covered
+ * with st_verify_inst before it runs it: 0 verified, 1 a `require` refuses it, -1 wrong, with the verifier's
+ * `FILE:LINE[:COL]: error: ...` line in err. */
+struct st_inst;
+int st_verify_covers(const st_catalogue *cat, int ai, const struct st_inst *in);
+int st_verify_inst(const st_catalogue *cat, int ai, const struct st_inst *in, char *err, size_t errlen);
+
 struct st_sched;
 int st_verify_holdings(const struct st_sched *s, FILE *out);
 

@@ -8,8 +8,9 @@
  * emitted tables agree at the process-mode hash check. Errors are the compiler's `FILE:LINE:COL: error: ...`
  * lines, without the source excerpts, which STITCH_DEBUG prints to stderr too.
  *
- * Tables emitted at build time were verified then (stitch_compile_dsl, p = 1..32); a loaded file was not, so the
- * registry verifies every loaded catalogue for the exact communicator that will run it (st_cat_verify: its p,
+ * Tables emitted at build time were verified then, for the range they record (stitch_compile_dsl, p = 1..32 by
+ * default; outside it the runtime proves each plan before its first use, runtime/proof.c); a loaded file was not,
+ * so the registry verifies every loaded catalogue for the exact communicator that will run it (st_cat_verify: its p,
  * its groups at every level with their actual members, every root) before init returns, and init fails with the
  * verifier's counterexample otherwise: nothing unproved runs.
  *

@@ -21,6 +21,7 @@
 #include "comm.h"
 #include "config.h"
 #include "exec.h"
+#include "proof.h"
 #include "registry.h"
 #include "st_topofile.h"
 
@@ -264,12 +265,57 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
     return stitch_comm_level_groups(comm, 0, sizes, max);
 }
 
+/* How `algo` is instantiated on this communicator for `root`: its p and groups, and for the built-in catalogue the
+ * roles the configuration replaces; the 2D split ratio where the algorithm reads it. */
+static st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root)
+{
+    const st_topo *topo = st_groups_topo(comm->groups);
+    const st_catalogue *cat = st_reg_cat(comm->reg, algo);
+    st_inst in = {.p = comm->p, .root = root, .topo = topo,
+                  .use = cat == &st_builtin_catalogue ? comm->use[algo->coll] : NULL};
+    if (algo->flags & ST_ALGO_USES_SPLIT)
+        in.split_set = 1, in.split_ppm = st_comm_split_ppm(comm, algo, topo);
+    return in;
+}
+
+/* 0 when `algo` can run on this communicator, else -1 with why: its `require` refuses the communicator's p or
+ * groups, which the first call would otherwise find (and abort every rank with). An algorithm that reads the root
+ * may require one; it is tried with root 0 only, so such a refusal is left to the call that names the root. */
+static int st_comm_refuses(const stitch_comm_t *comm, const st_algo *algo, char *why, size_t len)
+{
+    st_inst in = st_comm_inst(comm, algo, 0);
+    const st_catalogue *cat = st_reg_cat(comm->reg, algo);
+    st_sched s;
+    st_err err = {0};
+    if (st_sched_build_ex(cat, algo, &in, &s, &err) == 0) {
+        st_sched_free(&s);
+        return 0;
+    }
+    if (!err.refused || (algo->flags & ST_ALGO_USES_ROOT))
+        return 0; /* another fault: the call reports it, as it would have */
+    int sizes[8], n = stitch_comm_groups(comm, sizes, 8), o = 0;
+    char groups[80] = "";
+    for (int g = 0; g < n && g < 8 && o < (int)sizeof groups - 12; g++)
+        o += snprintf(groups + o, sizeof groups - (size_t)o, "%s%d", g ? "," : "", sizes[g]);
+    snprintf(why, len, "algorithm '%s' of %s cannot run on this communicator (p = %d, groups %s%s): %s:%d: %s",
+             algo->name, stitch_coll_name((stitch_coll_t)algo->coll), comm->p, groups, n > 8 ? ",..." : "",
+             cat->file, err.line ? err.line : algo->line, err.msg);
+    return -1;
+}
+
 static stitch_status_t st_set_one(stitch_comm_t *comm, stitch_coll_t coll, const char *name)
 {
+    st_choice before = comm->algo[coll];
+    char why[768];
     if (st_choice_set(comm->reg, &comm->algo[coll], coll, name) != 0) {
         char msg[ST_NAMES_LEN + 200];
         st_unknown_algo(comm->reg, msg, sizeof msg, "stitch_comm_set_algorithm", name, coll);
         return st_comm_error(comm, STITCH_ERR_UNKNOWN_ALGORITHM, "%s", msg);
+    }
+    if (!comm->algo[coll].is_auto && st_comm_refuses(comm, comm->algo[coll].algo, why, sizeof why) != 0) {
+        comm->algo[coll] = before;
+        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "stitch_comm_set_algorithm: %s (the choice is unchanged)",
+                             why);
     }
     return STITCH_OK;
 }
@@ -283,8 +329,21 @@ static stitch_status_t st_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll,
         return st_set_one(comm, coll, name);
     /* every collective that has an algorithm of that name; an error only when none has */
     int found = 0;
-    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+    st_choice before[STITCH_COLL_COUNT];
+    char why[768];
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        before[c] = comm->algo[c];
         found |= st_choice_set(comm->reg, &comm->algo[c], (stitch_coll_t)c, name) == 0;
+    }
+    for (int c = 0; found && c < STITCH_COLL_COUNT; c++) {
+        const st_choice *now = &comm->algo[c];
+        int unchanged = now->algo == before[c].algo && !before[c].is_auto;
+        if (now->is_auto || unchanged || st_comm_refuses(comm, now->algo, why, sizeof why) == 0)
+            continue;
+        memcpy(comm->algo, before, sizeof before); /* all or nothing */
+        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "stitch_comm_set_algorithm: %s (no choice is changed)",
+                             why);
+    }
     if (found)
         return STITCH_OK;
     char msg[ST_NAMES_LEN + 200];
@@ -356,13 +415,16 @@ static long long st_ranks_instantiated;
 static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, st_entry *e, const char *fn)
 {
     st_err err;
-    char why[512];
+    char why[1536];
     const st_topo *topo = st_groups_topo(comm->groups);
     const st_catalogue *cat = st_reg_cat(comm->reg, algo);
-    st_inst in = {.p = comm->p, .root = e->root, .topo = topo,
-                  .use = cat == &st_builtin_catalogue ? comm->use[algo->coll] : NULL};
-    if (algo->flags & ST_ALGO_USES_SPLIT)
-        in.split_set = 1, in.split_ppm = st_comm_split_ppm(comm, algo, topo);
+    st_inst in = st_comm_inst(comm, algo, e->root);
+    /* nothing runs unproved: an instantiation the catalogue's verification did not cover is verified first */
+    stitch_status_t proved = st_proof_check(cat, algo, &in, st_reg_exact(comm->reg, cat), why, sizeof why);
+    if (proved != STITCH_OK)
+        return st_comm_fail(comm, proved, "%s: algorithm '%s' of %s was not proved for %d ranks (root %d) and fails "
+                            "verification for them, so it does not run: %s", fn, algo->name,
+                            stitch_coll_name((stitch_coll_t)algo->coll), comm->p, e->root, why);
     /* A process rank builds only its own part when the algorithm names its senders (`from`, st_sched_build_rank):
      * O(its transfers) instead of every rank's. The threads engine keeps the whole schedule (st_backend). */
     int runs = comm->p, rc = 1;

@@ -50,6 +50,7 @@ struct st_reg {
     struct {
         const st_catalogue *cat;
         int first; /* the number of cat->algos[0] */
+        int exact; /* compiled at run time and verified for this communicator's shape, every root (st_reg_verify) */
     } c[];
 };
 
@@ -167,13 +168,21 @@ stitch_status_t st_reg_new(const stitch_config_t *config, const char *algo_file,
     return STITCH_OK;
 }
 
-stitch_status_t st_reg_verify(const st_reg *reg, int p, const st_topo *topo, char *err, size_t errlen)
+stitch_status_t st_reg_verify(st_reg *reg, int p, const st_topo *topo, char *err, size_t errlen)
 {
     stitch_status_t st = STITCH_OK;
     for (int k = 1; k < reg->ncats && st == STITCH_OK; k++)
-        if (st_cat_is_loaded(reg->c[k].cat))
-            st = st_cat_verify(reg->c[k].cat, p, topo, err, errlen);
+        if (st_cat_is_loaded(reg->c[k].cat) && (st = st_cat_verify(reg->c[k].cat, p, topo, err, errlen)) == STITCH_OK)
+            reg->c[k].exact = 1;
     return st;
+}
+
+int st_reg_exact(const st_reg *reg, const st_catalogue *cat)
+{
+    for (int k = 0; k < reg->ncats; k++)
+        if (reg->c[k].cat == cat)
+            return reg->c[k].exact;
+    return 0;
 }
 
 st_reg *st_reg_dup(const st_reg *reg)

@@ -27,8 +27,12 @@ typedef struct st_reg st_reg;
 stitch_status_t st_reg_new(const stitch_config_t *config, const char *algo_file, st_reg **out, char *err,
                            size_t errlen);
 /* Verify every catalogue of reg that was compiled at run time for exactly this communicator: p ranks on topo
- * (NULL: one group). STITCH_ERR_CONFIG with the verifier's counterexample in err (catalogue.c). */
-stitch_status_t st_reg_verify(const st_reg *reg, int p, const st_topo *topo, char *err, size_t errlen);
+ * (NULL: one group), every root. STITCH_ERR_CONFIG with the verifier's counterexample in err (catalogue.c). The
+ * registry remembers which it proved (st_reg_exact), so that their plans are not proved again (proof.h); emitted
+ * catalogues are proved by the range they record, and per plan outside it. */
+stitch_status_t st_reg_verify(st_reg *reg, int p, const st_topo *topo, char *err, size_t errlen);
+/* 1 when `cat` is one of reg's and st_reg_verify proved it for this communicator's exact shape. */
+int st_reg_exact(const st_reg *reg, const st_catalogue *cat);
 st_reg *st_reg_dup(const st_reg *reg); /* NULL when out of memory */
 void st_reg_free(st_reg *reg);
 

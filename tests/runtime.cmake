@@ -61,7 +61,7 @@ add_test(NAME runtime.select COMMAND test_runtime_select)
 set_tests_properties(runtime.select PROPERTIES TIMEOUT 180 LABELS runtime)
 
 # The runtime on a topology (STITCH_TOPO, stitch_config_t.topo): groups at every level in threads mode (a level
-# all_gather of tests/runtime/levels.dsl must be right on three levels, and its copy broken after two levels wrong),
+# all_gather of tests/runtime/levels.dsl must be right on three levels, and its copy broken after two levels refused),
 # pipeline on servers-2x8.yaml, the topology/groups precedence, every error's message, stitch_topo_ranks, and process
 # mode's placement by host name on a made-up bootstrap table.
 stitch_runtime_test(topology)

@@ -83,7 +83,8 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 /* ---- options ------------------------------------------------------------------------------------------------- */
 
 enum opt_id { O_HELP, O_VERBOSE, O_ALGO, O_COLL, O_RANKS, O_NRANKS, O_ROOT, O_GROUPS, O_FORMAT, O_OUTPUT, O_HEADER,
-              O_SYMBOL, O_NO_VERIFY, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_BYTES, O_INTRA, O_INTER, O_METHOD,
+              O_SYMBOL, O_NO_VERIFY, O_ALL_ROOTS, O_LAYOUT, O_TOPO, O_SWEEP, O_USE, O_SPLIT, O_BYTES, O_INTRA,
+              O_INTER, O_METHOD,
               O_DTYPE, O_LATENCY, O_BANDWIDTH, O_REDUCE_BW, O_COUNT };
 
 typedef struct opt_spec {
@@ -472,7 +473,8 @@ static int count_pairs(const st_catalogue *cat, const st_verify_opts *o)
 
 static int run_verify(const args *a)
 {
-    st_verify_opts o = {.algo = a->val[O_ALGO], .coll = -1, .pmin = 1, .pmax = 64, .verbose = a->seen[O_VERBOSE]};
+    st_verify_opts o = {.algo = a->val[O_ALGO], .coll = -1, .pmin = 1, .pmax = 64, .verbose = a->seen[O_VERBOSE],
+                        .all_roots = a->seen[O_ALL_ROOTS]};
     if (a->val[O_COLL] && parse_coll("verify", a->val[O_COLL], &o.coll) != 0)
         return EXIT_USAGE;
     if (a->val[O_RANKS] && parse_ranks(a->val[O_RANKS], &o.pmin, &o.pmax) != 0)
@@ -803,6 +805,8 @@ static int run_emit(const args *a)
             fprintf(stderr, "stitchc: note: '%s' is emitted without verification (--no-verify)\n", a->file);
         int opened = emit_open(&c, &h, a) == 0;
         int ok = opened && (!verify || verify_for_emit(&u, a->file, pmin, pmax) == 0);
+        if (ok && verify) /* the tables say what was proved, so the runtime proves the rest (st_verify_covers) */
+            u.cat->verified_pmin = pmin, u.cat->verified_pmax = pmax;
         if (emit_files(&c, &h, u.cat, symbol, ok) == 0)
             rc = 0;
     }
@@ -1154,7 +1158,8 @@ static const opt_spec check_opts[] = {OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, 
 static const opt_spec verify_opts[] = {
     OPT_HELP, {O_VERBOSE, 'v', "verbose", 0}, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1},
     {O_RANKS, 0, "ranks", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1}, {O_SWEEP, 0, "sweep", 1},
-    {O_GROUPS, 'g', "groups", 1}, {O_USE, 0, "use", 1}, {O_SPLIT, 0, "split", 1}, OPT_END};
+    {O_GROUPS, 'g', "groups", 1}, {O_USE, 0, "use", 1}, {O_SPLIT, 0, "split", 1},
+    {O_ALL_ROOTS, 0, "all-roots", 0}, OPT_END};
 static const opt_spec show_opts[] = {
     OPT_HELP, {O_ALGO, 'a', "algorithm", 1}, {O_COLL, 'c', "collective", 1}, {O_NRANKS, 'n', "ranks", 1},
     {O_ROOT, 0, "root", 1}, {O_GROUPS, 'g', "groups", 1}, {O_LAYOUT, 'l', "layout", 1}, {O_TOPO, 't', "topo", 1},
@@ -1176,13 +1181,15 @@ static const command commands[] = {
      "  -v, --verbose   print 'FILE: N algorithms OK' on success\n"
      "  -h, --help      this text\n",
      check_opts, run_check},
-    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [--split R] [-v]",
+    {"verify", "verify FILE [-a ALGO] [-c COLL] [--ranks A..B | --layout L | --topo T.yaml] [--sweep S] [--use R=A] [--split R]"
+     " [--all-roots] [-v]",
      "prove the algorithms correct for a range of rank counts",
      "Compile FILE and prove each (algorithm, collective) pair for every p in the range: the collective's\n"
      "postcondition, no double reduction, sends only of held units, no read/write conflicts in a step, and\n"
      "everything the runtime checks before it runs a plan (where each rank keeps each block). Rooted\n"
-     "collectives are tried with every root up to p = 32, then a sample (roots 0, 1, p/2, p-1 and more;\n"
-     "docs/language.md, section 7). Algorithms that ask the topology are tried with every even grouping\n"
+     "collectives are tried with every root up to p = 32, then a sample (roots 0..3, p/2, p-2, p-1 up to\n"
+     "p = 64, then 0, 1, p/2, p-1; docs/language.md, section 7), which each summary line names; --all-roots\n"
+     "tries every root. Algorithms that ask the topology are tried with every even grouping\n"
      "S x L of each p, then on a sweep of layouts, unequal ones included; an instantiation that the\n"
      "algorithm's `require` refuses is skipped and counted.\n"
      "Exits 0 when everything is verified, 1 otherwise (with the smallest counterexample).\n\n"
@@ -1199,6 +1206,7 @@ static const command commands[] = {
      "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "      --split R           algorithms that read the 2D split ratio (split_ratio) are verified with this R\n"
      "                          only (default: R = 0.5 everywhere, and 0, 0.3, 0.375 and 1 up to p = 16)\n"
+     "      --all-roots         rooted collectives: every root of every p, not a sample above p = 32\n"
      "  -v, --verbose           one line per pair\n"
      "  -h, --help              this text\n",
      verify_opts, run_verify},
