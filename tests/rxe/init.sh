@@ -50,12 +50,17 @@ mount -t sysfs sys /host/sys || fail "mount /host/sys"
 mount -t devtmpfs dev /host/dev || fail "mount /host/dev"
 # One tmpfs holds every overlay's upper and work directories (overlayfs wants them on one file system).
 mount -t tmpfs -o mode=755 scratch /scratch || fail "tmpfs on /scratch"
+# A host without one of them (a bare container) gets a plain tmpfs there, as it has nothing to shadow.
 for d in tmp dev/shm run; do
     u=/scratch/$(echo $d | tr / _)
     mkdir -p "$u/upper" "$u/work" "/host/$d" 2>/dev/null
     chmod 1777 "$u/upper"
-    mount -t overlay -o "lowerdir=/hostro/$d,upperdir=$u/upper,workdir=$u/work" overlay "/host/$d" ||
-        fail "overlay on /$d (the host's /$d under a tmpfs)"
+    if [ -d "/hostro/$d" ]; then
+        mount -t overlay -o "lowerdir=/hostro/$d,upperdir=$u/upper,workdir=$u/work" overlay "/host/$d" ||
+            fail "overlay on /$d (the host's /$d under a tmpfs)"
+    else
+        mount -t tmpfs -o mode=1777 tmpfs "/host/$d" || fail "tmpfs on /$d"
+    fi
 done
 
 hostname rxe-guest
