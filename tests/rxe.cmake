@@ -1,12 +1,12 @@
 # rxe.cmake - tier 2 of issue 11: tests on real kernel verbs (rdma_rxe, soft-RoCE) inside a QEMU guest under TCG,
 # booted by tests/rxe/run.sh (read its opening comment): the host's tree read-only over 9p, rxe0 on the guest's
-# eth0, the test's command run chrooted into the host's tree. The guest's kernel, initramfs and run folders live in
-# the build tree's rxe/ (RXE_CACHE). Each test is one guest boot (10 s to a minute of wall time on these 2-core
-# VMs before the command, with the load; guest timing means nothing). Root installs the Debian packages (run.sh's
-# RXE_PKGS); without root or packages the tests skip (77), and STITCH_REQUIRE_RXE=1 (.ci/run) makes that a failure.
-# Labels "rxe;long": kept out of the default run (`make test` and the usual `ctest -LE long`: nine guest boots take
-# 15 to 25 minutes on these 2-core VMs), run by `make test-rxe` (ctest -L rxe), which .ci/run runs as root after
-# `make test`; `make test-long` runs them too.
+# eth0, the test's command run chrooted into the host's tree, which the guest sees whole (/tmp included). The
+# guest's kernel, initramfs and run folders live in the build tree's rxe/ (RXE_CACHE). Each test is one guest boot
+# (10 s to a minute of wall time on these 2-core VMs before the command, with the load; guest timing means nothing).
+# Root installs the Debian packages (run.sh's RXE_PKGS); without root or packages the tests skip (77), and
+# STITCH_REQUIRE_RXE=1 (.ci/run) makes that a failure. Labels "rxe;long": kept out of the default run (`make test`
+# and the usual `ctest -LE long`: ten guest boots take 15 to 25 minutes on these 2-core VMs), run by `make test-rxe`
+# (ctest -L rxe), which .ci/run runs as root after `make test`; `make test-long` runs them too.
 set(RXE_RUN ${CMAKE_CURRENT_SOURCE_DIR}/rxe/run.sh)
 set(RXE_CACHE ${CMAKE_BINARY_DIR}/rxe)
 set(RXE_TESTS)
@@ -16,6 +16,11 @@ set(RXE_TESTS)
 add_test(NAME rxe.smoke COMMAND ${RXE_RUN} ${RXE_CACHE} -- ${CMAKE_CURRENT_SOURCE_DIR}/rxe/smoke.sh
          $<TARGET_FILE:stitch-info>)
 list(APPEND RXE_TESTS rxe.smoke)
+
+# rxe.paths (issue 25): rxe.smoke again, from a copy of what it needs laid out as a checkout under /tmp with a space
+# in its path (tests/rxe/paths.sh): the guest must see a build tree there, and take no path from its command line.
+add_test(NAME rxe.paths COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/rxe/paths.sh ${RXE_CACHE} $<TARGET_FILE:stitch-info>)
+list(APPEND RXE_TESTS rxe.paths)
 
 # rxe.colls.COLL: stitch-perf on 4 processes (torchrun-style, tests/proc/launch.sh judges every rank's "0 failed")
 # over verbs on rxe0, every element checked, 8 B to 256 KiB; each rank's STITCH_DEBUG summary must say 3 peers over

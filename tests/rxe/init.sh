@@ -4,58 +4,71 @@
 #   1. loads the modules listed in /modules.list, in that order (run.sh resolved their dependencies on the host;
 #      the initramfs has no modprobe, so nothing auto-loads, crc32_generic included: rdma_rxe asks the crypto API
 #      for "crc32" and `rdma link add` fails with ENOENT without it),
-#   2. mounts the host's root read-only over virtio-9p at /host (tag hostroot) and the run folder read-write at its
-#      host path inside it (tag rxerun), then proc, sysfs, devtmpfs and tmpfs for /tmp, /dev/shm and /run (stitch's
-#      process mode needs writable shared memory and Unix sockets),
+#   2. mounts the run folder (tag rxerun) read-write at /rxe, outside the chroot, and the host's root read-only
+#      over virtio-9p at /host (tag hostroot), then proc, sysfs and devtmpfs in it; /tmp, /dev/shm and /run (stitch's
+#      process mode needs writable shared memory and Unix sockets) become overlays: the host's directory (seen
+#      through /hostro, a bind of the 9p root taken before anything is mounted in /host) under a tmpfs of the
+#      guest's own. The guest so sees everything of the host's, a checkout under /tmp included (issue 25), and its
+#      writes there stay in the guest,
 #   3. addresses eth0 (QEMU's slirp user network, 10.0.2.15/24) and lo, creates rxe0 on eth0 with the host's
 #      `rdma` tool, waits for its port to be ACTIVE,
-#   4. runs the run folder's cmd.sh chrooted into /host, its output into out.log, and writes its exit status to rc
-#      (both in the run folder, so the host reads them), then powers off.
-# The kernel command line carries rxe.run=<run folder's host path>. Every failure before the command writes
-# "RXE-INIT-FAIL: why" to the console and to the run folder's rc file as `init: why`, then powers off: the host
-# reports it and never waits for the timeout. Nothing here is timed: under TCG guest time means nothing.
+#   4. runs the run folder's cmd.sh (given to bash as its -c script, so the run folder need not be visible in the
+#      chroot) chrooted into /host, its output into out.log, and writes its exit status to rc (both in the run
+#      folder, so the host reads them), then powers off.
+# Nothing comes on the kernel command line: a path there would be split at its spaces. Every failure before the
+# command writes "RXE-INIT-FAIL: why" to the console and, once /rxe is mounted, to its rc file as `init: why`,
+# then powers off: the host reports it and never waits for the timeout. Nothing here is timed: under TCG guest
+# time means nothing.
 /bin/busybox --install -s /bin
 export PATH=/bin
 
 off() { sync; poweroff -f; reboot -f; }
 fail() {
     echo "RXE-INIT-FAIL: $*"
-    [ -n "$run" ] && [ -d "/host$run" ] && echo "init: $*" > "/host$run/rc" 2>/dev/null
+    [ -f /rxe/cmd.sh ] && echo "init: $*" > /rxe/rc 2>/dev/null
     off
 }
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-run=
-for w in $(cat /proc/cmdline); do
-    case $w in rxe.run=*) run=${w#rxe.run=} ;; esac
-done
 
 while read -r m; do
     insmod "/lib/modules/$m.ko" 2>/tmp/insmod.err || fail "insmod $m: $(cat /tmp/insmod.err)"
 done < /modules.list
 
-[ -n "$run" ] || fail "no rxe.run=<folder> on the kernel command line"
-mkdir -p /host
 # msize 512 KiB: far fewer round trips than the 8 KiB default when the guest loads the host's binaries.
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,ro hostroot /host || fail "mount of the host root over 9p"
+opts=trans=virtio,version=9p2000.L,msize=524288
+mkdir -p /rxe /host /hostro /scratch
+mount -t 9p -o $opts rxerun /rxe || fail "mount of the run folder over 9p (tag rxerun)"
+[ -f /rxe/cmd.sh ] || fail "no cmd.sh in the run folder"
+mount -t 9p -o $opts,ro hostroot /host || fail "mount of the host root over 9p"
+# Before anything is mounted in /host: /hostro/tmp is the host's /tmp, /hostro/dev/shm the host's /dev/shm.
+mount -o bind /host /hostro || fail "bind of /host on /hostro"
 mount -t proc proc /host/proc || fail "mount /host/proc"
 mount -t sysfs sys /host/sys || fail "mount /host/sys"
 mount -t devtmpfs dev /host/dev || fail "mount /host/dev"
-for d in /host/tmp /host/dev/shm /host/run; do
-    mkdir -p "$d" 2>/dev/null
-    mount -t tmpfs -o mode=1777 tmpfs "$d" || fail "tmpfs on $d"
+# One tmpfs holds every overlay's upper and work directories (overlayfs wants them on one file system).
+mount -t tmpfs -o mode=755 scratch /scratch || fail "tmpfs on /scratch"
+# A host without one of them (a bare container) gets a plain tmpfs there, as it has nothing to shadow.
+for d in tmp dev/shm run; do
+    u=/scratch/$(echo $d | tr / _)
+    mkdir -p "$u/upper" "$u/work" "/host/$d" 2>/dev/null
+    chmod 1777 "$u/upper"
+    if [ -d "/hostro/$d" ]; then
+        mount -t overlay -o "lowerdir=/hostro/$d,upperdir=$u/upper,workdir=$u/work" overlay "/host/$d" ||
+            fail "overlay on /$d (the host's /$d under a tmpfs)"
+    else
+        mount -t tmpfs -o mode=1777 tmpfs "/host/$d" || fail "tmpfs on /$d"
+    fi
 done
-# After the tmpfs mounts, so a run folder under /tmp is not hidden by them (mkdir only matters there).
-mkdir -p "/host$run" 2>/dev/null
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 rxerun "/host$run" || fail "mount of the run folder $run"
 
 hostname rxe-guest
 ip link set lo up || fail "lo up"
 ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up || fail "eth0 (virtio-net) up"
 ip route add default via 10.0.2.2 2>/dev/null
-chroot /host rdma link add rxe0 type rxe netdev eth0 > /tmp/rdma.err 2>&1 || fail "rdma link add rxe0: $(cat /tmp/rdma.err)"
+chroot /host rdma link add rxe0 type rxe netdev eth0 > /tmp/rdma.err 2>&1 ||
+    fail "rdma link add rxe0: $(cat /tmp/rdma.err)"
 i=0
 until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
     i=$((i + 1))
@@ -64,9 +77,9 @@ until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
 done
 echo "RXE-INIT-READY: rxe0 $(cat /sys/class/infiniband/rxe0/ports/1/state) on eth0"
 
-chroot /host /bin/bash "$run/cmd.sh" > "/host$run/out.log" 2>&1
+chroot /host /bin/bash -c "$(cat /rxe/cmd.sh)" rxe-cmd > /rxe/out.log 2>&1
 rc=$?
-echo "$rc" > "/host$run/rc"
+echo "$rc" > /rxe/rc
 echo "RXE-GUEST-RC: $rc"
-umount "/host$run"
+umount /rxe
 off

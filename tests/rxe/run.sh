@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # run.sh - run a command on real kernel verbs: a QEMU guest booting Debian's stock 6.1 kernel with rdma_rxe
 # (soft-RoCE) on a virtio NIC, the host's root read-only over virtio-9p, rxe0 created on eth0, the command run
-# chrooted into the host's tree (so binaries built here run unchanged). Tier 2 of issue 11; the recipe is
-# ../shared/research/rdma-testing.md section 4.
+# chrooted into the host's tree (so binaries built here run unchanged). The guest's /tmp, /dev/shm and /run are the
+# host's under a writable tmpfs of its own (overlays, init.sh), so a checkout anywhere, /tmp included, is seen as it
+# is on the host; no path travels on the kernel command line, so spaces in paths are fine (test rxe.paths). Tier 2
+# of issue 11; the recipe is ../shared/research/rdma-testing.md section 4.
 #
 #   run.sh CACHE_DIR [--] COMMAND [ARG...]   boot, run COMMAND in the guest (in this directory, with this
 #                                             shell's STITCH_*, HCCL_*, ASAN_/UBSAN_/LSAN_OPTIONS), print its
@@ -41,8 +43,8 @@ RXE_KERNEL=${RXE_KERNEL:-6.1.0-57-amd64}
 RXE_PKGS="qemu-system-x86 busybox-static libibverbs1 ibverbs-providers ibverbs-utils iproute2 util-linux coreutils"
 # The modules the guest loads (their dependencies are added from each module's modinfo). crc32_generic is
 # nobody's declared dependency but rdma_rxe needs a "crc32" from the crypto API and there is no modprobe to
-# load it on demand.
-RXE_MODULES="virtio_pci virtio_net 9pnet_virtio 9p crc32_generic rdma_rxe"
+# load it on demand. overlay: the guest's /tmp, /dev/shm and /run (init.sh).
+RXE_MODULES="virtio_pci virtio_net 9pnet_virtio 9p overlay crc32_generic rdma_rxe"
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 skip() {
@@ -160,13 +162,15 @@ chmod 755 "$run"
 limit=${RXE_TIMEOUT:-600}
 t0=$(date +%s%N)
 # No option ROM on the NIC (romfile=): nothing network-boots, and ipxe is not needed. panic=-1 with -no-reboot
-# turns a guest panic into QEMU exiting instead of a hang.
+# turns a guest panic into QEMU exiting instead of a hang. no_timer_check: on a loaded host the emulated 8254 can
+# miss the kernel's IO-APIC timer check, which then panics ("IO-APIC + timer doesn't work!", seen here at a load of
+# 18 on 2 cores). QEMU's option syntax escapes a comma by doubling it.
 timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg,thread=multi -smp "${RXE_SMP:-2}" -m "${RXE_MEM:-2048}" \
     -kernel "$kdir/boot/vmlinuz-$RXE_KERNEL" -initrd "$initrd" \
-    -append "console=ttyS0 rdinit=/init panic=-1 quiet rxe.run=$run" \
+    -append "console=ttyS0 rdinit=/init panic=-1 no_timer_check quiet" \
     -display none -monitor none -serial "file:$run/console.log" -no-reboot \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-    -virtfs "local,path=$run,mount_tag=rxerun,security_model=none,multidevs=remap" \
+    -virtfs "local,path=${run//,/,,},mount_tag=rxerun,security_model=none,multidevs=remap" \
     -netdev user,id=n0 -device virtio-net-pci,netdev=n0,romfile= \
     < /dev/null > "$run/qemu.log" 2>&1
 qrc=$?
