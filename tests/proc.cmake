@@ -110,6 +110,12 @@ target_link_libraries(test_proc_errors PRIVATE stitch)
 target_compile_options(test_proc_errors PRIVATE -UNDEBUG)
 add_test(NAME proc.errors.argerror COMMAND test_proc_errors argerror)
 set_tests_properties(proc.errors.argerror PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+# One rank's init fails before its bootstrap (one scenario per cause): every rank fails within seconds naming it
+# and why, not after the 300 s timeout with a bootstrap error.
+foreach(sc algo_missing algo_malformed algo_fifo topo segment)
+  add_test(NAME proc.errors.init.${sc} COMMAND test_proc_errors init.${sc})
+  set_tests_properties(proc.errors.init.${sc} PROPERTIES TIMEOUT 60 LABELS proc RUN_SERIAL TRUE)
+endforeach()
 # The 2D Mesh+NHR split (spec 10) in process mode: two hosts' worth of groups of 4 from STITCH_GROUPS
 add_test(NAME proc.mpirun.np8.mesh_nhr_2d.g2x4
          COMMAND ${PROC_LAUNCH} mpirun 8 STITCH_GROUPS=4,4 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a mesh_nhr_2d)
