@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "select.h"
+#include "st_sched.h"
 #include "st_steptab.h"
 #include "tp_verbs.h"
 #include "transport.h"
@@ -217,6 +218,21 @@ stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroup
     }
     *ngroups = n;
     return STITCH_OK;
+}
+
+int st_groups_count(const char *spec)
+{
+    char *end;
+    long a = strtol(spec, &end, 10), n = a;
+    if ((*end == 'x' || *end == 'X') && a > 0 && a <= ST_MAX_RANKS)
+        n = a * strtol(end + 1, NULL, 10);
+    else
+        for (const char *s = end; *s == ',' && n > 0 && n <= ST_MAX_RANKS; s = end)
+            n += strtol(s + 1, &end, 10);
+    int *sizes = n > 0 && n <= ST_MAX_RANKS ? malloc(sizeof *sizes * (size_t)n) : NULL;
+    int ng, ok = sizes && st_parse_groups(spec, (int)n, sizes, &ng, NULL, 0) == STITCH_OK; /* its rules decide */
+    free(sizes);
+    return ok ? (int)n : -1;
 }
 
 /* ---- the loaders, one per tunable, named by tunables.def --------------------------------------------------------

@@ -128,6 +128,10 @@ stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings
  * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */
 stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen);
 
+/* The number of ranks a groups spec adds up to ("3x2": 6, "2,3": 5), or -1 when it is malformed for every count
+ * (what stitch-info can check before any communicator exists). */
+int st_groups_count(const char *spec);
+
 /* STITCH_DEBUG is set (and not "0"): log the launcher, addresses, transports, groups and plans to stderr. Read on
  * every call, so it also works before any communicator exists (launcher detection). */
 int st_debug(void);
