@@ -328,9 +328,6 @@ int st_boot_detect(st_boot_env *e, char *err, size_t errlen)
         snprintf(err, errlen, "STITCH_ROOT='%s': expected host:port", root);
         return -1;
     }
-    if (st_debug())
-        fprintf(stderr, "stitch: rank %d of %d: bootstrap from %s (tried openmpi, mpich, slurm, torchrun, stitch), "
-                "root %s:%d\n", e->rank, e->size, e->launcher, e->root_host, e->root_port);
     return 1;
 }
 
