@@ -810,8 +810,10 @@ static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const
     /* the 2D split ratio: the one given, else the default 0.5 and, for small p, the ends and two inner values */
     static const int32_t splits[] = {ST_SPLIT_DEFAULT_PPM, 0, 300000, 375000, 1000000};
     int nsplits = !(al->flags & ST_ALGO_USES_SPLIT) || t->split_set ? 1 : p <= ST_VERIFY_SPLIT_SWEEP_P ? 5 : 1;
-    for (int k = 0; k < nsplits && rc <= 0; k++)
-        for (int root = next_root(al, p, -1, t->sample); root < p && rc <= 0; root = next_root(al, p, root, t->sample)) {
+    /* the first counterexample (-1) ends it, as does a refusal (1): going on would print one error per root and let
+     * a later root's pass overwrite the verdict */
+    for (int k = 0; k < nsplits && rc == 0; k++)
+        for (int root = next_root(al, p, -1, t->sample); root < p && rc == 0; root = next_root(al, p, root, t->sample)) {
             st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use, .split_set = 1,
                           .split_ppm = t->split_set ? t->split_ppm : splits[k]};
             int fast = 0;
