@@ -25,7 +25,8 @@
 # stitch_comm_set_algorithm). The tables are C: the project must enable the C language.
 #
 # Paths: stitchc runs in the top source directory with the file's path relative to it, so the tables and the
-# runtime's messages name `algos.dsl` or `src/mine.dsl`, not a path of the build machine.
+# runtime's messages name `algos.dsl` or `src/mine.dsl`, not a path of the build machine; a file outside the
+# source tree (generated into the build tree, or elsewhere) is named by its absolute path.
 include_guard(GLOBAL)
 
 function(stitch_compile_dsl target dsl symbol)
@@ -57,6 +58,9 @@ function(stitch_compile_dsl target dsl symbol)
   endif()
   get_filename_component(abs ${dsl} ABSOLUTE)
   file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${abs}) # the path the tables (and runtime errors) name
+  if(rel MATCHES "^\\.\\./" OR IS_ABSOLUTE "${rel}")
+    set(rel ${abs}) # outside the source tree: its absolute path, not ../../../../tmp/x.dsl
+  endif()
   set(out ${dir}/${symbol}.c)
   set(hdr ${dir}/catalogues/${symbol}.h)
   file(MAKE_DIRECTORY ${dir}/catalogues)

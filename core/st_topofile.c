@@ -154,6 +154,15 @@ static int yaml_fail(ctx *c, yaml_parser_t *y, const char *text, size_t len)
     return fail_at(c, line, col, "%s", problem);
 }
 
+/* The explicit tag of a node's event (`!!python/object:os.system`, `!foo`); NULL when it has none. */
+static const char *event_tag(const yaml_event_t *ev)
+{
+    const yaml_char_t *t = ev->type == YAML_SCALAR_EVENT           ? ev->data.scalar.tag
+                           : ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.tag
+                                                                   : ev->data.mapping_start.tag;
+    return (const char *)t;
+}
+
 /* Parse the one document of the text into *root. */
 static int build_tree(ctx *c, const char *text, size_t len, node **root)
 {
@@ -187,6 +196,17 @@ static int build_tree(ctx *c, const char *text, size_t len, node **root)
         case YAML_SCALAR_EVENT:
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
+            if (event_tag(&ev)) { /* !!python/object:..., !!str: a type we never want to interpret, or to ignore */
+                char q[200];
+                const char *tag = event_tag(&ev), *core = "tag:yaml.org,2002:";
+                char shown[300];
+                snprintf(shown, sizeof shown, "%s%s", strncmp(tag, core, strlen(core)) ? "" : "!!",
+                         tag + (strncmp(tag, core, strlen(core)) ? 0 : strlen(core))); /* as written: !!str */
+                tag = shown;
+                fail_at(c, line, col, "YAML tags (here '%s') are not supported in a topology file: write the plain "
+                        "value", quote(q, tag, strlen(tag)));
+                goto fail_ev;
+            }
             if (!(n = calloc(1, sizeof *n)))
                 goto oom;
             n->line = line, n->col = col;
@@ -351,8 +371,14 @@ static const unit bandwidth_units[] = {{"B/s", 1},       {"KB/s", 1e3},         
                                        {"GiB/s", 1073741824.0}, {"Gb/s", 1e9 / 8}, {NULL, 0}};
 static const unit latency_units[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {NULL, 0}};
 
+/* What a quantity may be: a bandwidth from 1 B/s to 1 PB/s, a latency from 0 to 1000 s. Beyond them a figure is
+ * a typo (1e-320 B/s, 1e308 ms), and would make every prediction of the cost model inf or 0. */
+#define ST_BW_MIN 1.0
+#define ST_BW_MAX 1e15
+#define ST_LAT_MAX 1e3
+
 /* `56 GB/s`, `6.25 GB/s`, `1 us`, `1.5e3 ns`: a decimal number, optional spaces, a unit of the table (exact
- * case: Gb/s is bits, GB/s bytes). Bandwidths must be > 0, latencies >= 0. */
+ * case: Gb/s is bits, GB/s bytes). Bandwidths must be > 0, latencies >= 0, both within the limits above. */
 static int get_quantity(ctx *c, const node *n, const char *what, const unit *units, int positive, double *out)
 {
     char q[200], list[200];
@@ -420,6 +446,9 @@ static int get_quantity(ctx *c, const node *n, const char *what, const unit *uni
     if (!isfinite(v) || (positive && v <= 0))
         return fail_at(c, n->line, n->col, "%s must be %s, not '%s'", what, positive ? "positive" : "finite",
                        quote(q, n->s, n->len));
+    if (positive ? v < ST_BW_MIN || v > ST_BW_MAX : v > ST_LAT_MAX)
+        return fail_at(c, n->line, n->col, "%s '%s' is out of range: %s", what, quote(q, n->s, n->len),
+                       positive ? "1 B/s to 1 PB/s (1e15 B/s)" : "0 to 1000 s");
     *out = v;
     return 0;
 }
@@ -469,6 +498,9 @@ static int get_int(ctx *c, const node *n, const char *what, long long *out)
     char q[200];
     if (want_scalar(c, n, what))
         return -1;
+    if (!n->plain) /* "2" is text in YAML: a count written as one is a slip (a generator quoting everything) */
+        return fail_at(c, n->line, n->col, "expected %s (a whole number), not the quoted text '%s': write numbers "
+                       "without quotes", what, quote(q, n->s, n->len));
     const char *p = n->s;
     int neg = *p == '-';
     p += neg;

@@ -44,6 +44,8 @@ typedef struct absstate {
     int nomem;
     char msg[600];
     int line, col;         /* where the failure points: a send's line and column, or the algorithm's line */
+    char lint[300];        /* the first transfer that changed nothing (a warning, not a failure); "" when none */
+    int lint_line, lint_col;
     FILE *trace;           /* the holdings view: what every unit holds, printed after each step */
 } absstate;
 
@@ -333,8 +335,9 @@ static int check_step(absstate *a, int step)
     return 0;
 }
 
-/* Pass B of a step: apply the transfers in schedule order. The destination's cell exists (pass A made it). */
-static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
+/* Pass B of a step: apply the transfers in schedule order. The destination's cell exists (pass A made it). *same
+ * is cleared unless the transfer copies what the destination already holds. */
+static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du, int *same)
 {
     char have[120], brings[120];
     cell *dc = cell_of(a, x->dst, du, 0), *sc = cell_of(a, x->src, u, 0);
@@ -342,6 +345,7 @@ static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
     const uint64_t *v = set_of(a, sc);
     dc->wxfer = (int32_t)(x - a->s->xfers);
     if (x->op == ST_X_COPY) {
+        *same &= !empty(a, d) && dc->tag == sc->tag && memcmp(d, v, sizeof(uint64_t) * a->W) == 0;
         memcpy(d, v, sizeof(uint64_t) * a->W);
         dc->tag = sc->tag;
         return 0;
@@ -363,18 +367,47 @@ static int apply_unit(absstate *a, int step, const st_xfer *x, int u, int du)
     return 0;
 }
 
+/* A step whose every transfer copies what its destination already holds changes nothing: right, but a redundant
+ * step (one ring step too many, most often). The first such step is kept for a warning (not a failure). A step
+ * where only some transfers are redundant is not: a broadcast's all_gather phase hands the root its own pieces. */
+static void lint_step(absstate *a, int step, const st_xfer *first, int first_du, int nsame, int n)
+{
+    char have[120];
+    if (a->lint[0] || n == 0 || nsame != n)
+        return;
+    set_text(a, value(a, first->dst, first_du), have, sizeof have);
+    snprintf(a->lint, sizeof a->lint, "step %d changes nothing: each of its %d transfers sends data its destination "
+             "already holds (here rank %d's send to rank %d, whose unit %d holds %s): a redundant step", step, n,
+             first->src, first->dst, first_du, have);
+    a->lint_line = first->line, a->lint_col = first->col;
+}
+
 static int apply_step(absstate *a, int step)
 {
     const st_sched *s = a->s;
+    const st_xfer *first = NULL;
+    int n = 0, nsame = 0, first_du = 0;
     for (int i = s->step_first[step]; i < s->step_first[step + 1]; i++) {
         const st_xfer *x = &s->xfers[i];
         if (x->src == x->dst && !st_xfer_mapped(x))
             continue;
         unit_pairs it = pairs_of(s, x);
-        for (int u, du; next_pair(&it, &u, &du);)
-            if ((x->src != x->dst || u != du) && apply_unit(a, step, x, u, du))
+        int same = x->op == ST_X_COPY, pairs = 0;
+        for (int u, du; next_pair(&it, &u, &du);) {
+            if (x->src == x->dst && u == du)
+                continue;
+            if (!first && !pairs)
+                first_du = du;
+            pairs++;
+            if (apply_unit(a, step, x, u, du, &same))
                 return -1;
+        }
+        if (pairs) {
+            first = first ? first : x;
+            n++, nsame += same;
+        }
     }
+    lint_step(a, step, first, first_du, nsame, n);
     return 0;
 }
 
@@ -708,9 +741,10 @@ static void inst_text(const st_algo *al, const st_inst *in, const char *shape, c
         snprintf(buf + o, len - (size_t)o, " as %s", shape);
 }
 
-/* Verify one instantiation. Returns 0, 1 when a `require` refused it, or -1 with the failure printed. */
+/* Verify one instantiation. Returns 0, 1 when a `require` refused it, or -1 with the failure printed. A transfer
+ * that changes nothing is a warning (`FILE:LINE:COL: warning:`), printed once per algorithm (*warned). */
 static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst *in, const char *shape,
-                      int *nsteps, int *nxfers, int *fast, FILE *out)
+                      int *nsteps, int *nxfers, int *fast, int *warned, FILE *out)
 {
     st_sched s;
     st_err err;
@@ -732,6 +766,11 @@ static int verify_one(const st_catalogue *cat, const st_algo *al, const st_inst 
     if (rc == 0)
         rc = fast_check(&a, &s, in, &snd, fast);
     st_senders_free(&snd);
+    if (rc == 0 && a.lint[0] && !*warned) { /* once per algorithm: the first instantiation that shows it */
+        *warned = 1;
+        fprintf(out, "%s:%d:%d: warning: %s %s for %s: %s\n", cat->file, a.lint_line, a.lint_col, al->name,
+                st_coll_name(al->coll), what, a.lint);
+    }
     if (rc && a.col > 0)
         fprintf(out, "%s:%d:%d: error: %s %s is wrong for %s: %s\n", cat->file, a.line, a.col, al->name,
                 st_coll_name(al->coll), what, a.msg);
@@ -801,6 +840,7 @@ typedef struct tally {
     int nsteps, nxfers; /* of the last one verified */
     int done, refused;
     int fast;           /* instantiations whose every rank's own plan (`from`) was proved equal to its part */
+    int warned;         /* a redundant transfer was reported (once per algorithm) */
 } tally;
 
 /* ", roots" when every root of every p was tried, else which roots were: above some p they are a sample, and a
@@ -835,7 +875,7 @@ static int verify_roots(const st_catalogue *cat, const st_algo *al, int p, const
             st_inst in = {.p = p, .root = root, .topo = topo, .use = t->use, .split_set = 1,
                           .split_ppm = t->split_set ? t->split_ppm : splits[k]};
             int fast = 0;
-            rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, &fast, out);
+            rc = verify_one(cat, al, &in, shape, &t->nsteps, &t->nxfers, &fast, &t->warned, out);
             if (rc == 1)
                 t->refused++;
             else if (rc == 0)
@@ -1143,14 +1183,14 @@ int st_verify_inst(const st_catalogue *cat, int ai, const st_inst *in, char *err
 {
     char *report = NULL;
     size_t len = 0;
-    int nsteps, nxfers, fast;
+    int nsteps, nxfers, fast, warned = 1; /* a run-time proof reports errors only: lint is stitchc's */
     FILE *mem = open_memstream(&report, &len);
     if (!mem) {
         snprintf(err, errlen, "%s: out of memory verifying %s", cat->file, cat->algos[ai].name);
         return -1;
     }
     int rc = verify_one(cat, &cat->algos[ai], in, in->topo ? "the communicator's groups" : NULL, &nsteps, &nxfers,
-                        &fast, mem);
+                        &fast, &warned, mem);
     if (fclose(mem) != 0) {
         free(report);
         snprintf(err, errlen, "%s: out of memory verifying %s", cat->file, cat->algos[ai].name);

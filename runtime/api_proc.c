@@ -98,6 +98,9 @@ stitch_status_t stitch_comm_init_env(stitch_comm_t **comm, const stitch_config_t
         st_put_err(err, errlen, msg);
         return STITCH_ERR_CONFIG;
     }
+    if (st_debug()) /* here, once per communicator: stitch_launcher detects too, as often as it is asked */
+        fprintf(stderr, "stitch: rank %d of %d: bootstrap from %s (tried openmpi, mpich, slurm, torchrun, stitch), "
+                "root %s:%d\n", e.rank, e.size, e.launcher, e.root_host, e.root_port);
     return st_proc_comm_new(&e, config, comm, err, errlen);
 }
 

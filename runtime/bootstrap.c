@@ -44,6 +44,13 @@
  * full), each with its own 2 s deadline, so silent or slow connections delay no real rank. Rejections are logged,
  * the first 3 per acceptor; the rest are counted and summed up once.
  *
+ * A rank that failed init before its bootstrap (a bad setting or catalogue: proc.c) still joins phase 1 with its
+ * entry marked failed and a report of why, on its authenticated link under its own mac; the root relays the first
+ * such report (or its own failure) to every rank already waiting and to each later one as it arrives, in place of
+ * the table. So one rank's mistake fails the job within the time the ranks take to arrive, every rank naming it,
+ * instead of leaving the others to time out blaming the bootstrap. A rank that cannot authenticate (another
+ * secret) cannot report, and is reported by nobody: the others time out, as before.
+ *
  * Everything here blocks (init is not a hot path) but every read, write, connect and accept waits with poll
  * against a deadline, so no phase can hang.
  */
@@ -321,9 +328,6 @@ int st_boot_detect(st_boot_env *e, char *err, size_t errlen)
         snprintf(err, errlen, "STITCH_ROOT='%s': expected host:port", root);
         return -1;
     }
-    if (st_debug())
-        fprintf(stderr, "stitch: rank %d of %d: bootstrap from %s (tried openmpi, mpich, slurm, torchrun, stitch), "
-                "root %s:%d\n", e->rank, e->size, e->launcher, e->root_host, e->root_port);
     return 1;
 }
 
@@ -943,8 +947,108 @@ static int st_root_take(st_boot *b, st_acceptor *a, st_link *l, const struct tim
     return 0;
 }
 
-/* Phase 1 at the root: collect everyone's info, send the table back, each copy with its link's mac. */
-static int st_root_gather(st_boot *b, st_acceptor *a, const struct timespec *at, char *err, size_t errlen)
+/* After the gather the root sends each rank a verdict, then its payload and mac: the table (ST_V_TABLE, len the
+ * table's size, mac 'T' over the table), or a failure (ST_V_FAIL: the failed rank, its status and the text that
+ * names it, mac 'F' over verdict and text). A rank that failed init sends the root the same failure frame after its
+ * entry, under 'R'. The labels keep one kind of frame from being taken for another. */
+typedef struct st_verdict {
+    uint32_t kind, len;
+    int32_t status, rank;
+} st_verdict;
+enum { ST_V_TABLE = 1, ST_V_FAIL = 2 };
+#define ST_FAIL_TEXT 1024
+
+/* The first failure the job heard of: the rank, its status, and the sentence every rank reports. */
+typedef struct st_failure {
+    int rank;
+    stitch_status_t status;
+    char text[ST_FAIL_TEXT];
+} st_failure;
+
+static uint64_t st_fail_mac(const uint64_t key[2], char label, const st_link *l, const st_verdict *v, const char *text)
+{
+    char buf[sizeof *v + ST_FAIL_TEXT];
+    memcpy(buf, v, sizeof *v);
+    memcpy(buf + sizeof *v, text, v->len);
+    return st_link_mac(key, label, l, buf, sizeof *v + v->len);
+}
+
+static int st_fail_send(const uint64_t key[2], char label, const st_link *l, const st_failure *f,
+                        const struct timespec *at, char *err, size_t errlen)
+{
+    st_verdict v = {ST_V_FAIL, (uint32_t)strnlen(f->text, ST_FAIL_TEXT - 1), (int32_t)f->status, f->rank};
+    uint64_t mac = st_fail_mac(key, label, l, &v, f->text);
+    if (st_io_all(l->fd, &v, sizeof v, 1, at, err, errlen) != 0 ||
+        st_io_all(l->fd, (void *)f->text, v.len, 1, at, err, errlen) != 0)
+        return -1;
+    return st_io_all(l->fd, &mac, sizeof mac, 1, at, err, errlen);
+}
+
+/* The text and mac of a failure whose verdict `v` was read; 0 with *f filled, -1 with why. */
+static int st_fail_recv(const uint64_t key[2], char label, const st_link *l, const st_verdict *v, st_failure *f,
+                        const struct timespec *at, char *err, size_t errlen)
+{
+    uint64_t mac;
+    if (v->kind != ST_V_FAIL || v->len >= ST_FAIL_TEXT || v->status == STITCH_OK) {
+        snprintf(err, errlen, "a malformed failure report");
+        return -1;
+    }
+    if (st_io_all(l->fd, f->text, v->len, 0, at, err, errlen) != 0 ||
+        st_io_all(l->fd, &mac, sizeof mac, 0, at, err, errlen) != 0)
+        return -1;
+    f->text[v->len] = '\0';
+    if (mac != st_fail_mac(key, label, l, v, f->text)) {
+        snprintf(err, errlen, "a failure report without a valid mac");
+        return -1;
+    }
+    f->rank = v->rank, f->status = (stitch_status_t)v->status;
+    return 0;
+}
+
+/* The first failure wins: rank r's, said as the others will say it. */
+static void st_failure_set(st_failure *f, const st_boot *b, int r, stitch_status_t status, const char *why)
+{
+    if (f->rank >= 0)
+        return;
+    f->rank = r, f->status = status;
+    snprintf(f->text, sizeof f->text, "rank %d of %d (pid %u on %.64s) failed init: %.900s", r, b->size, b->peers[r].pid,
+             b->peers[r].hostname, why);
+}
+
+/* The root heard of a failure: tell every rank that waits for the table, and let it go (fd -2: arrived, done). */
+static void st_root_tell(const st_boot *b, st_link *links, const st_failure *f, const struct timespec *at)
+{
+    char why[160];
+    for (int i = 1; i < b->size; i++)
+        if (links[i].fd >= 0) {
+            (void)st_fail_send(b->key, 'F', &links[i], f, at, why, sizeof why);
+            close(links[i].fd);
+            links[i].fd = -2;
+        }
+}
+
+/* A rank that failed init sent its entry: read its report (after the entry, on the same link). */
+static void st_root_hear(st_boot *b, st_acceptor *a, st_link *l, st_failure *f, const struct timespec *at)
+{
+    st_verdict v;
+    st_failure got;
+    char why[160];
+    if (st_io_all(l->fd, &v, sizeof v, 0, at, why, sizeof why) != 0 || v.rank != l->h.rank ||
+        st_fail_recv(b->key, 'R', l, &v, &got, at, why, sizeof why) != 0) {
+        if (v.rank != l->h.rank)
+            snprintf(why, sizeof why, "its report names another rank");
+        st_acc_log(a, "rank %d failed init, but its report was unreadable: %s", l->h.rank, why);
+        st_failure_set(f, b, l->h.rank, STITCH_ERR_CONFIG, "(its report was unreadable)");
+        return;
+    }
+    st_failure_set(f, b, l->h.rank, got.status, got.text);
+}
+
+/* Phase 1 at the root: collect everyone's info, send the table back, each copy with its link's mac. When a rank
+ * failed init (the root itself, or one whose entry says so), every rank that has arrived is told at once and every
+ * later one as it arrives; -3 then, with the failure in *f. */
+static int st_root_gather(st_boot *b, st_acceptor *a, const st_boot_opts *o, st_failure *f,
+                          const struct timespec *at, char *err, size_t errlen)
 {
     st_link *links = malloc(sizeof *links * (size_t)b->size);
     size_t tl = sizeof *b->peers * (size_t)b->size;
@@ -955,23 +1059,31 @@ static int st_root_gather(st_boot *b, st_acceptor *a, const struct timespec *at,
     }
     for (int i = 0; i < b->size; i++)
         links[i].fd = -1;
+    if (o->fail)
+        st_failure_set(f, b, 0, o->fail_status, o->fail);
     while (rc == 0 && got < b->size) {
         st_link l;
         if (st_acceptor_next(a, &l, at, err, errlen) != 0) {
             snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived; %d connections rejected, "
                      "see the log)", got, b->size, a->rejected);
             rc = -1;
-        } else if (l.h.channel != ST_CH_BOOT || l.h.rank == 0 || links[l.h.rank].fd >= 0) {
+        } else if (l.h.channel != ST_CH_BOOT || l.h.rank == 0 || links[l.h.rank].fd != -1) {
             st_link_refuse(a, &l, l.h.channel != ST_CH_BOOT ? "a premature mesh hello" : "a duplicate hello");
         } else if (st_root_take(b, a, &l, at) != 0) {
             close(l.fd);
         } else {
+            if (b->peers[l.h.rank].failed)
+                st_root_hear(b, a, &l, f, at), close(l.fd), l.fd = -2;
             links[l.h.rank] = l, got++;
         }
+        if (f->rank >= 0)
+            st_root_tell(b, links, f, at);
     }
-    for (int i = 1; rc == 0 && i < b->size; i++) {
+    for (int i = 1; rc == 0 && f->rank < 0 && i < b->size; i++) {
+        st_verdict v = {ST_V_TABLE, (uint32_t)tl, 0, 0};
         uint64_t mac = st_link_mac(b->key, 'T', &links[i], b->peers, tl);
-        if (st_io_all(links[i].fd, b->peers, tl, 1, at, err, errlen) != 0 ||
+        if (st_io_all(links[i].fd, &v, sizeof v, 1, at, err, errlen) != 0 ||
+            st_io_all(links[i].fd, b->peers, tl, 1, at, err, errlen) != 0 ||
             st_io_all(links[i].fd, &mac, sizeof mac, 1, at, err, errlen) != 0)
             rc = -1;
     }
@@ -979,16 +1091,43 @@ static int st_root_gather(st_boot *b, st_acceptor *a, const struct timespec *at,
         if (links[i].fd >= 0)
             close(links[i].fd);
     free(links);
-    return rc;
+    if (f->rank >= 0 && rc != 0) /* the failure is the news; the ranks that never came are a footnote */
+        snprintf(f->text + strlen(f->text), sizeof f->text - strlen(f->text), " (and %d of %d ranks never "
+                 "arrived at the root)", b->size - got, b->size);
+    return f->rank >= 0 ? -3 : rc;
 }
 
-static int st_leaf_gather(st_boot *b, const struct sockaddr_in *root, const struct timespec *at, char *err,
-                          size_t errlen)
+/* The root's answer to my entry: the table, or the failure of a rank (-3, in *f). */
+static int st_leaf_verdict(st_boot *b, const st_link *l, st_failure *f, const struct timespec *at, char *err,
+                           size_t errlen)
+{
+    st_verdict v;
+    uint64_t mac;
+    size_t tl = sizeof *b->peers * (size_t)b->size;
+    if (st_io_all(l->fd, &v, sizeof v, 0, at, err, errlen) != 0)
+        return -1;
+    if (v.kind == ST_V_FAIL)
+        return st_fail_recv(b->key, 'F', l, &v, f, at, err, errlen) == 0 ? -3 : -1;
+    if (v.kind != ST_V_TABLE || v.len != tl) {
+        snprintf(err, errlen, "a malformed answer (kind %u, %u bytes)", v.kind, v.len);
+        return -1;
+    }
+    if (st_io_all(l->fd, b->peers, tl, 0, at, err, errlen) != 0 ||
+        st_io_all(l->fd, &mac, sizeof mac, 0, at, err, errlen) != 0)
+        return -1;
+    if (mac != st_link_mac(b->key, 'T', l, b->peers, tl)) {
+        snprintf(err, errlen, "the peer table does not carry a valid mac");
+        return -1;
+    }
+    return 0;
+}
+
+static int st_leaf_gather(st_boot *b, const st_boot_opts *o, const struct sockaddr_in *root, st_failure *f,
+                          const struct timespec *at, char *err, size_t errlen)
 {
     char why[300];
     st_link l;
     uint64_t mac;
-    size_t tl = sizeof *b->peers * (size_t)b->size;
     int fd = st_dial(root, b->key, ST_CH_BOOT, b->rank, b->size, 0, at, &l, why, sizeof why);
     if (fd < 0) {
         snprintf(err, errlen, "rank %d: root: %s", b->rank, why);
@@ -998,13 +1137,14 @@ static int st_leaf_gather(st_boot *b, const struct sockaddr_in *root, const stru
     int rc = st_io_all(fd, &b->peers[b->rank], sizeof *b->peers, 1, at, why, sizeof why);
     if (rc == 0)
         rc = st_io_all(fd, &mac, sizeof mac, 1, at, why, sizeof why);
-    if (rc == 0)
-        rc = st_io_all(fd, b->peers, tl, 0, at, why, sizeof why);
-    if (rc == 0)
-        rc = st_io_all(fd, &mac, sizeof mac, 0, at, why, sizeof why);
-    if (rc == 0 && mac != st_link_mac(b->key, 'T', &l, b->peers, tl))
-        rc = -1, snprintf(why, sizeof why, "the peer table does not carry a valid mac");
-    if (rc != 0)
+    if (rc == 0 && o->fail) { /* my report; I wait for nothing more */
+        st_failure_set(f, b, b->rank, o->fail_status, o->fail);
+        snprintf(f->text, sizeof f->text, "%s", o->fail);
+        rc = st_fail_send(b->key, 'R', &l, f, at, why, sizeof why) == 0 ? -3 : -1;
+    } else if (rc == 0) {
+        rc = st_leaf_verdict(b, &l, f, at, why, sizeof why);
+    }
+    if (rc == -1)
         snprintf(err, errlen, "rank %d: exchange with the root: %s", b->rank, why);
     close(fd);
     return rc;
@@ -1103,7 +1243,7 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, c
     }
     me->ip = ip, me->port = sa.sin_port, me->pid = (uint32_t)getpid();
     me->host = st_host_id(me->hostname, sizeof me->hostname);
-    me->tag = o->tag, me->cats = o->cats, me->verbs = (uint8_t)o->verbs;
+    me->tag = o->tag, me->cats = o->cats, me->verbs = (uint8_t)o->verbs, me->failed = o->fail != NULL;
     snprintf(me->cats_text, sizeof me->cats_text, "%s", o->cats_text ? o->cats_text : "");
     return lfd;
 }
@@ -1186,9 +1326,14 @@ static void st_hex(const unsigned char *b, size_t n, char *out)
 static int st_boot_key(const st_boot_env *e, const st_boot_opts *o, const struct sockaddr_in *root, st_boot *b,
                        int *ufd, unsigned char local[16], const struct timespec *at, char *err, size_t errlen)
 {
-    static int warned;
+    static int warned, warned_empty;
     char hex[33];
     *ufd = -1;
+    if (o->secret_empty && e->rank == 0 && !warned_empty++)
+        fprintf(stderr, "stitch: warning: STITCH_SECRET is set but empty, which means unset: this job runs on %s\n",
+                e->secret_kind == ST_SECRET_RANDOM ? "the unique id's secret"
+                : ntohl(root->sin_addr.s_addr) >> 24 == 127 ? "a secret the root hands to this uid's processes"
+                                                           : "its job id, which is no secret");
     if (o->secret && *o->secret) {
         st_derive_key(o->secret, b->key);
         return 0;
@@ -1218,6 +1363,7 @@ stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot
     struct sockaddr_in root;
     struct timespec at;
     char why[400];
+    st_failure f = {-1, STITCH_OK, ""};
     st_acceptor a = {.lfd = -1, .ufd = -1, .rank = e->rank, .size = e->size, .key = out->key};
     st_deadline_in(&at, o->timeout_ms < 0 ? 24 * 3600 * 1000 : o->timeout_ms);
     if (st_boot_alloc(out, e->rank, e->size) != 0) {
@@ -1235,7 +1381,8 @@ stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot
         rc = sys = a.lfd < 0;
     }
     if (rc == 0)
-        rc = e->rank == 0 ? st_root_gather(out, &a, &at, why, sizeof why) : st_leaf_gather(out, &root, &at, why, sizeof why);
+        rc = e->rank == 0 ? st_root_gather(out, &a, o, &f, &at, why, sizeof why)
+                          : st_leaf_gather(out, o, &root, &f, &at, why, sizeof why);
     if (a.ufd >= 0) { /* every rank has the local secret now: stop handing it out */
         close(a.ufd);
         a.ufd = -1;
@@ -1245,6 +1392,11 @@ stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot
     st_acceptor_close(&a);
     if (a.lfd >= 0)
         close(a.lfd);
+    if (rc == -3) { /* a rank failed init: its words, not the bootstrap's */
+        snprintf(err, errlen, "%s", f.text);
+        st_boot_close(out);
+        return f.status;
+    }
     if (rc != 0) {
         snprintf(err, errlen, "bootstrap (%s, root %s:%d, rank %d of %d): %s", e->launcher, e->root_host,
                  e->root_port, e->rank, e->size, why);

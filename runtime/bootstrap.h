@@ -44,7 +44,7 @@ typedef struct st_peer_info {
     uint32_t ip;       /* network order */
     uint16_t port;     /* network order */
     uint8_t verbs;     /* st_boot_opts.verbs: the link layer of a usable RDMA device (tp_verbs.h), 0: none */
-    uint8_t pad;
+    uint8_t failed;    /* st_boot_opts.fail was set: the rank's report of why follows its entry */
     uint32_t pid;
     uint64_t host;     /* identity of the host (hostname, boot id, network namespace): equal means shm works */
     uint64_t tag;      /* the caller's st_boot_opts.tag, for checks of what every rank must agree on */
@@ -73,9 +73,16 @@ typedef struct st_boot_opts {
     uint64_t cats;        /* published as my st_peer_info.cats (registry.c checks that every rank agrees) */
     const char *cats_text; /* published as my st_peer_info.cats_text; NULL: "" */
     int verbs;            /* published as my st_peer_info.verbs (proc.c probes the device before the bootstrap) */
+    const char *fail;     /* not NULL: this rank failed init (why); it joins phase 1 only to tell the job */
+    stitch_status_t fail_status;
+    int secret_empty;     /* STITCH_SECRET was set but empty: rank 0 warns */
 } st_boot_opts;
 
-/* Run the three phases. On failure nothing is left open. */
+/* Run the three phases. On failure nothing is left open. A rank that failed init before its bootstrap (o->fail)
+ * still runs phase 1, so that the root learns why: the root then tells every rank, at once or as it arrives, and
+ * every rank's st_boot_run returns the failed rank's status with "rank R (pid, host) failed init: why" in err, the
+ * first failure reported. The failed rank's own call returns its o->fail_status. The report and the root's word
+ * travel on authenticated links, with macs, like the table. */
 stitch_status_t st_boot_run(const st_boot_env *e, const st_boot_opts *o, st_boot *out, char *err, size_t errlen);
 void st_boot_close(st_boot *b); /* closes the sockets still owned (entries set to -1 are skipped) */
 

@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "select.h"
+#include "st_sched.h"
 #include "st_steptab.h"
 #include "tp_verbs.h"
 #include "transport.h"
@@ -219,6 +220,21 @@ stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroup
     return STITCH_OK;
 }
 
+int st_groups_count(const char *spec)
+{
+    char *end;
+    long a = strtol(spec, &end, 10), n = a;
+    if ((*end == 'x' || *end == 'X') && a > 0 && a <= ST_MAX_RANKS)
+        n = a * strtol(end + 1, NULL, 10);
+    else
+        for (const char *s = end; *s == ',' && n > 0 && n <= ST_MAX_RANKS; s = end)
+            n += strtol(s + 1, &end, 10);
+    int *sizes = n > 0 && n <= ST_MAX_RANKS ? malloc(sizeof *sizes * (size_t)n) : NULL;
+    int ng, ok = sizes && st_parse_groups(spec, (int)n, sizes, &ng, NULL, 0) == STITCH_OK; /* its rules decide */
+    free(sizes);
+    return ok ? (int)n : -1;
+}
+
 /* ---- the loaders, one per tunable, named by tunables.def --------------------------------------------------------
  * Each gets the variable's value (env, NULL when unset) and the declaration (t: the name for messages, the
  * default text), and sets its fields of out whether or not the variable is set. */
@@ -323,15 +339,11 @@ static stitch_status_t st_load_topo(const st_tunable *t, const char *env, const 
     return STITCH_OK;
 }
 
-/* STITCH_ALGO_FILE: a path, read at init by the registry (runtime/catalogue.c); set but empty is malformed. */
+/* STITCH_ALGO_FILE: a path, read at init by the registry (runtime/catalogue.c). */
 static stitch_status_t st_load_algo_file(const st_tunable *t, const char *env, const stitch_config_t *config,
                                          st_settings *out, char *err, size_t errlen)
 {
     out->algo_file = env;
-    if (env && !*env) {
-        snprintf(err, errlen, "%s is set but empty (a .dsl file to load, or unset)", t->name);
-        return STITCH_ERR_CONFIG;
-    }
     return STITCH_OK;
 }
 
@@ -447,18 +459,18 @@ static stitch_status_t st_load_ibverbs_lib(const st_tunable *t, const char *env,
                                            st_settings *out, char *err, size_t errlen)
 {
     (void)out;
-    if (env && !*env) {
-        snprintf(err, errlen, "%s is set but empty: expected a path or library name", t->name);
-        return STITCH_ERR_CONFIG;
-    }
     return STITCH_OK;
 }
 
-/* STITCH_SECRET: unset or empty is NULL (bootstrap.c then uses the launcher's or the id's). */
+/* STITCH_SECRET: unset (or empty) is NULL: bootstrap.c then uses the launcher's or the id's, and warns where
+ * that is no secret. An empty one is flagged: it is likely a mistake (STITCH_SECRET=$UNSET_VARIABLE), and rank 0
+ * says so whatever the mode (bootstrap.c). */
 static stitch_status_t st_load_secret(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
 {
-    out->secret = env && *env ? env : NULL;
+    const char *raw = getenv(t->name);
+    out->secret = env;
+    out->secret_empty = raw && !*raw;
     if (out->secret && strlen(out->secret) > ST_SECRET_MAX) {
         /* never cut: two secrets that differ only past the cut would make the same key */
         snprintf(err, errlen, "%s: %zu characters, at most %d", t->name, strlen(out->secret), ST_SECRET_MAX);
@@ -642,6 +654,8 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
     for (int i = 0; i < ST_TUNABLE_COUNT; i++) {
         const st_tunable *t = &st_tunables[i];
         const char *env = getenv(t->name);
+        if (env && !*env)
+            env = NULL; /* set but empty is unset, for every variable (HCCL's rule for its own; tunables.def) */
         if (origin) {
             const char *comm = st_config_text(i, config, origin->buf[i], sizeof origin->buf[i]);
             origin->source[i] = comm ? ST_SRC_COMM : env ? ST_SRC_ENV : ST_SRC_DEFAULT;
@@ -652,6 +666,26 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
             return st;
     }
     return STITCH_OK;
+}
+
+stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings *out)
+{
+    static const int need[] = {ST_T_STITCH_TIMEOUT, ST_T_STITCH_SOCKET_IFNAME, ST_T_STITCH_SECRET};
+    char why[256];
+    stitch_status_t st = STITCH_OK;
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; k < sizeof need / sizeof *need; k++) {
+        const st_tunable *t = &st_tunables[need[k]];
+        const char *env = getenv(t->name);
+        if (t->load(t, env && *env ? env : NULL, config, out, why, sizeof why) != STITCH_OK) {
+            st = STITCH_ERR_CONFIG; /* a bad one keeps its default (timeout) or none (ifname, secret) */
+            if (need[k] == ST_T_STITCH_TIMEOUT)
+                st_parse_timeout(t->name, t->def, &out->timeout_ms, why, sizeof why);
+            else if (need[k] == ST_T_STITCH_SECRET)
+                out->secret = NULL;
+        }
+    }
+    return st;
 }
 
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)

@@ -92,6 +92,7 @@ typedef struct st_settings {
     char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */
     const char *socket_ifname;                 /* interface spec for tcp and the bootstrap; NULL: not set */
     const char *secret;                        /* the job's shared secret; NULL: the launcher's or the id's */
+    int secret_empty;                          /* STITCH_SECRET is set but empty (so secret is NULL): warned */
     const char *ib_dev;                        /* STITCH_IB_DEV (tp_verbs.h's st_ib_dev_match); NULL: any */
     int ib_gid_index;                          /* STITCH_IB_GID_INDEX; -1: chosen (st_gid_pick) */
     size_t ib_ring_bytes;                      /* STITCH_IB_RING_BYTES: each verbs receive ring, 4 KiB to 8 MiB */
@@ -118,9 +119,18 @@ stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out
 stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
                                         char *err, size_t errlen);
 
+/* Only what a bootstrap needs (STITCH_TIMEOUT, STITCH_SOCKET_IFNAME, STITCH_SECRET), for a rank whose settings
+ * failed to load but which must still reach the rendezvous to tell the others why (proc.c). A malformed one of
+ * these three leaves its default (the timeout) or none; STITCH_ERR_CONFIG then, else STITCH_OK. */
+stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings *out);
+
 /* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups
  * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */
 stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen);
+
+/* The number of ranks a groups spec adds up to ("3x2": 6, "2,3": 5), or -1 when it is malformed for every count
+ * (what stitch-info can check before any communicator exists). */
+int st_groups_count(const char *spec);
 
 /* STITCH_DEBUG is set (and not "0"): log the launcher, addresses, transports, groups and plans to stderr. Read on
  * every call, so it also works before any communicator exists (launcher detection). */

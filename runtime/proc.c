@@ -80,7 +80,7 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, cons
     char cats[64], counts[160], notes[256];
     st_reg_describe(reg, cats, sizeof cats);
     st_boot_opts o = {timeout_ms, s->socket_ifname, tag, st_tp_need_data, (void *)s, s->secret, st_reg_hash(reg),
-                      cats, ST_VERBS_NONE};
+                      cats, ST_VERBS_NONE, NULL, STITCH_OK, s->secret_empty};
 #ifdef STITCH_HAVE_VERBS
     int vi = st_tp_find("verbs");
     if (s->transport == ST_TP_AUTO || s->transport == vi) /* a device to offer the peers (tp_verbs.c) */
@@ -151,29 +151,61 @@ static stitch_status_t st_proc_join(stitch_comm_t *comm, const st_boot_env *env,
     return st == STITCH_OK ? st_placement_apply(pl, s, &comm->proc->boot, &comm->proc->groups, err, errlen) : st;
 }
 
+/* This rank failed init before its bootstrap (st, why): the others would wait for it until their timeout, then
+ * blame the bootstrap. So it still runs phase 1, with what it needs of its settings (st_settings_load_boot), to give
+ * the root its reason; the root tells every rank (bootstrap.h). What the bootstrap itself says is not this rank's
+ * news: its caller gets its own reason. */
+static void st_proc_report(const st_boot_env *env, const stitch_config_t *config, stitch_status_t st,
+                           const char *why)
+{
+    st_settings s;
+    st_boot b;
+    char ignored[1200];
+    (void)st_settings_load_boot(config, &s);
+    st_boot_opts o = {s.timeout_ms, s.socket_ifname, 0, NULL, NULL, s.secret, 0, NULL, ST_VERBS_NONE, why, st,
+                      s.secret_empty};
+    if (st_boot_run(env, &o, &b, ignored, sizeof ignored) == STITCH_OK) /* cannot be: a failed rank gets no table */
+        st_boot_close(&b);
+}
+
+/* Settings, catalogues, algorithms and the placement: what a rank finds out alone, before the bootstrap. */
+static stitch_status_t st_proc_prepare(const st_boot_env *env, const stitch_config_t *config, st_settings *s,
+                                       st_choice *algo, st_reg **reg, st_placement *pl, char *why, size_t whylen)
+{
+    stitch_status_t st = st_settings_load(config, s, why, whylen);
+    if (st == STITCH_OK && (st = st_reg_new(config, s->algo_file, reg, why, whylen)) == STITCH_OK)
+        st = st_resolve_algos(*reg, s, algo, why, whylen);
+    if (st == STITCH_OK && (st = st_placement_init(pl, s, env->size, why, whylen)) != STITCH_OK)
+        st_placement_free(pl);
+    if (st != STITCH_OK) {
+        st_reg_free(*reg);
+        *reg = NULL;
+    }
+    return st;
+}
+
 stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
                                  char *err, size_t errlen)
 {
     st_settings s;
     st_choice algo[STITCH_COLL_COUNT];
     st_reg *reg = NULL;
+    st_placement pl;
     char why[1536];
-    stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
-    if (st == STITCH_OK && (st = st_reg_new(config, s.algo_file, &reg, why, sizeof why)) == STITCH_OK)
-        st = st_resolve_algos(reg, &s, algo, why, sizeof why);
+    stitch_status_t st = st_proc_prepare(env, config, &s, algo, &reg, &pl, why, sizeof why);
     if (st != STITCH_OK) {
+        st_proc_report(env, config, st, why);
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
-        st_reg_free(reg);
         return st;
     }
     stitch_comm_t *comm = st_proc_shell(env, &s, algo, reg); /* takes reg */
     if (!comm) {
+        st_placement_free(&pl);
+        st_proc_report(env, config, STITCH_ERR_NO_MEMORY, "out of memory");
         snprintf(err, errlen, "stitch_comm_init_rank: out of memory");
         return STITCH_ERR_NO_MEMORY;
     }
-    st_placement pl;
-    if ((st = st_placement_init(&pl, &s, env->size, why, sizeof why)) == STITCH_OK)
-        st = st_proc_join(comm, env, &s, &pl, why, sizeof why);
+    st = st_proc_join(comm, env, &s, &pl, why, sizeof why);
     /* a catalogue compiled at run time is verified once the groups are known (every rank holds the same table and
      * groups, so every rank comes to the same verdict) */
     if (st == STITCH_OK)

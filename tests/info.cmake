@@ -33,6 +33,14 @@ stitch_info_test(hccl_algo_ahc RC 0 ENV "HCCL_ALGO=level0:NA|level1:AHC"
 # Done means: HCCL_ALGO='level1:FOO' exits 1 naming HCCL_ALGO
 stitch_info_test(hccl_algo_bad RC 1 ENV "HCCL_ALGO=level1:FOO"
                  STDERR "^stitch-info: HCCL_ALGO='level1:FOO': algo config is invalid, algo FOO is not supported .*; expected level0:NA;level1:<algo> or ")
+# STITCH_GROUPS as init checks it (issue 18): malformed exits 1; with --selection its groups shape the table, and
+# a -n they do not add up to exits 1 with init's message
+stitch_info_test(groups_bad RC 1 ENV "STITCH_GROUPS=2,,2"
+                 STDERR "^stitch-info: STITCH_GROUPS='2,,2': expected SxL \\(S groups of L ranks\\) or group sizes")
+stitch_info_test(groups_selection RC 0 STDERR_EMPTY ENV "STITCH_GROUPS=3x2" ARGS --selection
+                 STDOUT "Selection table \\(policy model; 6 ranks; groups 3x2;")
+stitch_info_test(groups_selection_n RC 1 ENV "STITCH_GROUPS=3x2" ARGS --selection -n 5
+                 STDERR "^stitch-info: STITCH_GROUPS='3x2': expected SxL \\(S groups of L ranks, S \\* L = 5\\)")
 stitch_info_test(bad_timeout RC 1 ENV "STITCH_TIMEOUT=5s" STDERR "^stitch-info: STITCH_TIMEOUT='5s': expected a positive")
 stitch_info_test(bad_split_ratio RC 1 ENV "HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=1.5"
                  STDERR "^stitch-info: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO='1.5': out of range")

@@ -21,12 +21,13 @@ endforeach()
 # The bootstrap against a rogue client on loopback (tests/proc/test_rogue.c): one that knows only the port (and the
 # job id) cannot join or read the table, on the root's port or a rank's own; 80 silent or garbage connections do
 # not stall a job; a rank refuses an impostor root; a rank with another secret fails at once saying so; a job across
-# hosts without STITCH_SECRET warns once.
+# hosts without STITCH_SECRET warns once; so does rank 0 of a job with STITCH_SECRET set but empty;
+# STITCH_DEBUG's bootstrap line comes once per init, however often stitch_launcher() is asked.
 add_executable(test_rogue ${PROC_TESTS}/test_rogue.c)
 target_link_libraries(test_rogue PRIVATE stitch)
 target_include_directories(test_rogue PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core)
 target_compile_options(test_rogue PRIVATE -UNDEBUG)
-foreach(sc join stall pairwise impostor wrong_secret warn)
+foreach(sc join stall pairwise impostor wrong_secret warn empty_secret debug_once)
   add_test(NAME proc.rogue.${sc} COMMAND test_rogue ${sc})
   set_tests_properties(proc.rogue.${sc} PROPERTIES TIMEOUT 60 LABELS proc RUN_SERIAL TRUE)
 endforeach()
@@ -110,6 +111,12 @@ target_link_libraries(test_proc_errors PRIVATE stitch)
 target_compile_options(test_proc_errors PRIVATE -UNDEBUG)
 add_test(NAME proc.errors.argerror COMMAND test_proc_errors argerror)
 set_tests_properties(proc.errors.argerror PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+# One rank's init fails before its bootstrap (one scenario per cause): every rank fails within seconds naming it
+# and why, not after the 300 s timeout with a bootstrap error.
+foreach(sc algo_missing algo_malformed algo_fifo topo segment)
+  add_test(NAME proc.errors.init.${sc} COMMAND test_proc_errors init.${sc})
+  set_tests_properties(proc.errors.init.${sc} PROPERTIES TIMEOUT 60 LABELS proc RUN_SERIAL TRUE)
+endforeach()
 # The 2D Mesh+NHR split (spec 10) in process mode: two hosts' worth of groups of 4 from STITCH_GROUPS
 add_test(NAME proc.mpirun.np8.mesh_nhr_2d.g2x4
          COMMAND ${PROC_LAUNCH} mpirun 8 STITCH_GROUPS=4,4 -- $<TARGET_FILE:stitch-perf> ${PROC_PERF} -a mesh_nhr_2d)

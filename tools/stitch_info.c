@@ -10,7 +10,8 @@
  * loaded by the library's own loader (st_settings_load_origin), so a malformed value fails here with the message
  * communicator creation would give, naming the variable, and exit status 1. Algorithm names are checked against
  * the built-in catalogue only: a communicator given its own catalogues may know more, so an unknown name is a
- * warning here (stderr), not a failure. Then the verbs devices the transport sees: per device its ports (state, link
+ * warning here (stderr), not a failure. STITCH_GROUPS is checked as init checks it: a spec malformed for every
+ * rank count exits 1 with the reason. Then the verbs devices the transport sees: per device its ports (state, link
  * layer, active MTU, LID) and non-empty GIDs, or why there are none (no libibverbs, no device). Bad command lines
  * exit 2.
  *
@@ -30,7 +31,8 @@
  *
  * prints only auto's decision (runtime/select.h): per collective, size ranges without gaps or overlaps and the
  * algorithm each runs, built by the runtime's own code for P ranks (default 8) in one group, or the topology's
- * ranks and groups (its link figures feed policy model); a collective forced by STITCH_ALGO or HCCL_ALGO shows
+ * ranks and groups (its link figures feed policy model), or STITCH_GROUPS's groups (P defaults to their ranks; a
+ * P they do not add up to exits 1 with init's message); a collective forced by STITCH_ALGO or HCCL_ALGO shows
  * its one algorithm. Exit 1 when a table cannot be built.
  */
 #include <stdio.h>
@@ -157,14 +159,48 @@ static void print_selection(const st_settings *s)
 
 /* ---- --selection: auto's table per collective ------------------------------------------------------------- */
 
-/* The groups of a topology setting (or p ranks in one group) as a communicator of p ranks would have them. */
-static int selection_shape(const char *topo, int p, st_topofile *tf, st_groups *g, char *err, size_t len)
+/* STITCH_GROUPS (s->groups) as init checks it: malformed for every rank count, or (p > 0) not adding up to p, is
+ * an error with init's message; 0 with the sizes in *sizes (malloc'd) and their count, p = what they add up to. */
+static int check_groups(const st_settings *s, int *p, int **sizes, int *ngroups, char *err, size_t len)
+{
+    int n = st_groups_count(s->groups);
+    char why[512];
+    *sizes = NULL, *ngroups = 0;
+    if (n < 0) {
+        snprintf(err, len, "%s='%s': expected SxL (S groups of L ranks) or group sizes such as \"2,2\", adding up to "
+                 "the communicator's ranks", s->groups_source, s->groups);
+        return -1;
+    }
+    *p = *p > 0 ? *p : n;
+    if (!(*sizes = malloc(sizeof **sizes * (size_t)*p)) ||
+        st_parse_groups(s->groups, *p, *sizes, ngroups, why, sizeof why) != STITCH_OK) {
+        snprintf(err, len, "%s=%s", s->groups_source, *sizes ? why : "out of memory"); /* as placement.c says it */
+        free(*sizes), *sizes = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The groups of a topology setting, or of STITCH_GROUPS, or p ranks in one group, as a communicator of p ranks
+ * would have them (*p: the ranks, when the setting decides). */
+static int selection_shape(const st_settings *s, const char *topo, int *p, st_topofile *tf, st_groups *g, char *err,
+                           size_t len)
 {
     memset(g, 0, sizeof *g);
     memset(tf, 0, sizeof *tf);
+    if (!topo && s->groups) {
+        int *sizes, ng;
+        if (check_groups(s, p, &sizes, &ng, err, len) != 0)
+            return -1;
+        int rc = ng > 1 && st_groups_uniform(g, *p, ng, sizes) != 0;
+        free(sizes);
+        if (rc)
+            snprintf(err, len, "out of memory");
+        return -rc;
+    }
     if (!topo)
         return 0;
-    if (st_topo_setting_load(NULL, topo, p, tf, err, len) != STITCH_OK)
+    if (st_topo_setting_load(NULL, topo, *p, tf, err, len) != STITCH_OK)
         return -1;
     if (tf->layout.nlevels > 1 && st_groups_layout(g, &tf->layout, NULL) != 0) {
         snprintf(err, len, "out of memory");
@@ -183,7 +219,7 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     char err[1024];
     int rc = 0;
     topo = topo ? topo : s->topo;
-    if (selection_shape(topo, p, &tf, &g, err, sizeof err) != 0) {
+    if (selection_shape(s, topo, &p, &tf, &g, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
@@ -198,7 +234,8 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     }
     env.reg = reg;
     printf("\nSelection table (policy %s; %d ranks; %s%s; bytes = count x dtype size per call):\n",
-           st_sel_policy_name(env.policy), p, topo ? "topology " : "one group", topo ? topo : "");
+           st_sel_policy_name(env.policy), p, topo ? "topology " : s->groups ? "groups " : "one group",
+           topo ? topo : s->groups ? s->groups : "");
     for (int c = 0; !rc && c < STITCH_COLL_COUNT; c++) {
         st_sel_table t;
         if (st_hccl_use(s, &st_builtin_catalogue, (stitch_coll_t)c, &use[c]) != 0) {
@@ -431,6 +468,13 @@ int main(int argc, char **argv)
     }
     if (selection)
         return print_selection_tables(&s, topo, (int)p, policy ? st_sel_policy_find(policy) : -1);
+    int gp = 0, *gsizes, ng;
+    if (s.groups && check_groups(&s, &gp, &gsizes, &ng, err, sizeof err) != 0) { /* as init would refuse it */
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    if (s.groups)
+        free(gsizes);
     printf("stitch %d.%d (libstitch; step tables format %d)\n\n", STITCH_VERSION_MAJOR, STITCH_VERSION_MINOR,
            ST_TABLE_VERSION);
     print_algorithms();

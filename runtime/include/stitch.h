@@ -241,7 +241,9 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
  * rank, and each calls stitch_comm_init_rank. stitch_comm_init_env reads a launcher's environment instead (Open
  * MPI, MPICH Hydra, Slurm, torchrun, or STITCH_RANK/STITCH_SIZE/STITCH_ROOT=host:port, in that order);
  * stitch_launcher names the launcher found ("openmpi", ...) or returns NULL. Both block until every rank has
- * joined or the timeout passes. A job across hosts started by a launcher needs STITCH_SECRET (the same on every
+ * joined or the timeout passes. A rank whose init fails (a bad setting, STITCH_ALGO_FILE or STITCH_TOPO) still
+ * joins the rendezvous to say why, and every rank then fails with its status and "rank R of N (...) failed init:
+ * why" (so that rank, too, waits for the others to arrive). A job across hosts started by a launcher needs STITCH_SECRET (the same on every
  * rank) to keep others out; runtime/bootstrap.c says what each mode guarantees without it. Environment:
  * STITCH_TRANSPORT=auto|shm|tcp, STITCH_SOCKET_IFNAME, STITCH_SECRET,
  * STITCH_SPIN_US, STITCH_SHM_RING_BYTES, STITCH_TCP_RING_BYTES, STITCH_DEBUG (runtime/tunables.def declares them all),

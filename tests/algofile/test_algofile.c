@@ -13,7 +13,7 @@
  *                file and a loaded catalogue fails init naming both
  *   errors       adversarial files through stitch_catalogue_load and STITCH_ALGO_FILE: missing, a directory, a FIFO
  *                (must not block), /dev/zero, empty, 17 MiB, binary junk, a syntax error (FILE:LINE:COL), a built-in
- *                name, a file that fails verification at init, STITCH_ALGO_FILE set but empty
+ *                name, a file that fails verification at init, STITCH_ALGO_FILE set but empty (which is unset)
  *   proc         STITCH_ALGO_FILE on 4 processes (shm) and 2 (tcp), star forced, data checked
  *   proc.differ  rank 3 loads double_ring.dsl, the others star.dsl: every rank fails init naming both files
  *   proc.wrong   every rank loads wrong.dsl: every rank fails init with the verifier's counterexample
@@ -360,9 +360,10 @@ static int sc_errors(void)
               contains(err, "lonely all_reduce is wrong for p = 2", "wrong.dsl in config->catalogues");
         stitch_catalogue_free(cat);
     }
-    setenv("STITCH_ALGO_FILE", "", 1);
-    ok &= stitch_comm_init_threads(2, NULL, comms, err, sizeof err) == STITCH_ERR_CONFIG &&
-          contains(err, "STITCH_ALGO_FILE is set but empty", "empty variable");
+    setenv("STITCH_ALGO_FILE", "", 1); /* empty is unset, as for every variable (tunables.def) */
+    ok &= stitch_comm_init_threads(2, NULL, comms, err, sizeof err) == STITCH_OK;
+    for (int i = 0; i < 2 && ok; i++)
+        stitch_comm_destroy(comms[i]);
     unsetenv("STITCH_ALGO_FILE");
     snprintf(path, sizeof path, "rm -rf '%s'", tmpdir);
     ok &= system(path) == 0;

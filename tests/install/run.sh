@@ -9,7 +9,8 @@
 #      Makefile and `pkg-config --cflags --libs stitch`; both binaries run `star` (algos_extra.dsl, not in algos.dsl)
 #      on 1..8 thread ranks and check the sums, and load the staged libstitch.so, not the build tree's; a third build
 #      links stitch::stitch_static (the complete libstitch.a) and loads no libstitch.so;
-#   4. stitch_add_dsl on a wrong algorithm fails the build with stitchc's counterexample (FILE:LINE: error: ...).
+#   4. stitch_add_dsl on a wrong algorithm fails the build with stitchc's counterexample (FILE:LINE: error: ...),
+#      the file named as given inside the project and by its absolute path outside it.
 #
 #   run.sh BUILD_DIR SOURCE_DIR CMAKE C_COMPILER SANITIZE
 # Exit 0 when all holds, 1 with what failed, 77 (skip, with the reason) in a sanitizer build: the staged shared
@@ -105,7 +106,10 @@ project(bad LANGUAGES C)
 find_package(stitch REQUIRED)
 file(WRITE ${CMAKE_BINARY_DIR}/main.c "int main(void) { return 0; }\n")
 add_executable(bad ${CMAKE_BINARY_DIR}/main.c)
-stitch_add_dsl(bad bad.dsl RANKS 1..4)
+if(NOT BAD_DSL)
+  set(BAD_DSL bad.dsl)
+endif()
+stitch_add_dsl(bad ${BAD_DSL} RANKS 1..4)
 target_link_libraries(bad PRIVATE stitch::stitch)
 CMAKE
 "$cmake" -S "$work/bad" -B "$work/bad/build" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
@@ -116,6 +120,15 @@ fi
 grep -q "^bad.dsl:2: error: half all_reduce is wrong for p = 2" "$work/bad.log" || {
     cat "$work/bad.log"; fail "the failed build does not show stitchc's counterexample"; }
 grep "error: half" "$work/bad.log"
+# the same file outside the project's source tree: named by its absolute path, not ../../../..
+mkdir -p "$work/outside" && cp "$work/bad/bad.dsl" "$work/outside/bad.dsl"
+"$cmake" -S "$work/bad" -B "$work/bad/build-outside" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_C_COMPILER="$cc" \
+    -DBAD_DSL="$work/outside/bad.dsl" >"$work/bad-outside.log" 2>&1 || { cat "$work/bad-outside.log"; fail "the outside-file project did not configure"; }
+if "$cmake" --build "$work/bad/build-outside" >>"$work/bad-outside.log" 2>&1; then
+    cat "$work/bad-outside.log"; fail "a wrong algorithm outside the source tree built"
+fi
+grep -q "^$work/outside/bad.dsl:2: error: half all_reduce is wrong for p = 2" "$work/bad-outside.log" || {
+    cat "$work/bad-outside.log"; fail "a file outside the source tree is not named by its absolute path"; }
 
 echo "== examples/app with pkg-config --cflags --libs stitch (examples/app/Makefile)"
 mkdir -p "$work/app-pc"

@@ -1,7 +1,7 @@
 /* test_rogue.c - the bootstrap against an attacker who can reach its ports (loopback only), and against a rank with
  * the wrong secret.
  *
- *   test_rogue [scenario ...]     scenarios: join stall pairwise impostor wrong_secret warn (default: all)
+ *   test_rogue [scenario ...]     scenarios: join stall pairwise impostor wrong_secret warn empty_secret debug_once (default: all)
  *
  *   join          a launcher job (STITCH_RANK/SIZE/ROOT on loopback, no STITCH_SECRET): a rogue that knows the
  *                 port and everything public (the job id the key was once derived from) is refused by the root
@@ -15,6 +15,8 @@
  *   impostor      a rogue that holds the root's port (unique id) and answers like a root: the rank refuses it
  *                 (mutual authentication) and fails at once, naming it
  *   wrong_secret  one rank of three with a different STITCH_SECRET fails at once saying so; the others time out
+ *   debug_once    STITCH_DEBUG=1, stitch_launcher() asked twice before init: rank 0 logs its bootstrap line once
+ *   empty_secret  STITCH_SECRET= on every rank: the job runs as without one, and rank 0 says once that it is empty
  *   warn          a launcher job rooted at the host's non-loopback address warns once without STITCH_SECRET (its
  *                 key is public), not at all with it; both complete (skipped where the host has only loopback)
  *
@@ -47,6 +49,7 @@ typedef struct job {
     char host[128];
     const char *secret[MAXR]; /* STITCH_SECRET per rank; NULL: unset */
     char errfile[64];         /* rank 0's stderr goes here when set */
+    int debug;                /* STITCH_DEBUG=1, and stitch_launcher() asked twice before init (as stitch-perf does) */
 } job;
 
 static int free_port(void)
@@ -118,6 +121,8 @@ static void fork_rank(run *r, job *j, int i)
             snprintf(v, sizeof v, "%d", i), setenv("STITCH_RANK", v, 1);
             snprintf(v, sizeof v, "%d", j->n), setenv("STITCH_SIZE", v, 1);
             snprintf(v, sizeof v, "%s:%d", j->host, j->port), setenv("STITCH_ROOT", v, 1);
+            if (j->debug && (setenv("STITCH_DEBUG", "1", 1) != 0 || !stitch_launcher() || !stitch_launcher()))
+                _exit(8);
             st = stitch_comm_init_env(&comm, NULL, err, sizeof err);
         } else {
             st = stitch_comm_init_rank(&comm, j->n, j->id, i, NULL, err, sizeof err);
@@ -409,9 +414,52 @@ static int sc_warn(void)
     return ok;
 }
 
+/* STITCH_SECRET= (set, empty) on every rank of a loopback launcher job: empty means unset, as for every variable,
+ * and the job runs; but rank 0 says so once, as a secret set to nothing is likely a mistake. */
+static int sc_empty_secret(void)
+{
+    job j;
+    run r;
+    job_init(&j, 2, 1);
+    memset(&r, 0, sizeof r);
+    snprintf(j.errfile, sizeof j.errfile, "/tmp/stitch-rogue-%d.err", (int)getpid());
+    j.secret[0] = j.secret[1] = "";
+    setenv("STITCH_TIMEOUT", "10", 1);
+    fork_rank(&r, &j, 0);
+    fork_rank(&r, &j, 1);
+    reap(&r, 20);
+    unsetenv("STITCH_TIMEOUT");
+    int lines = count_lines(j.errfile, "STITCH_SECRET is set but empty");
+    printf("# empty_secret: rank 0 warned %d times\n", lines);
+    unlink(j.errfile);
+    return all_ok(&r, "empty_secret") && lines == 1;
+}
+
+/* STITCH_DEBUG=1 in a launcher job whose ranks ask stitch_launcher() before init: rank 0 logs its bootstrap line
+ * once, from init, not once per question. */
+static int sc_debug_once(void)
+{
+    job j;
+    run r;
+    job_init(&j, 2, 1);
+    memset(&r, 0, sizeof r);
+    snprintf(j.errfile, sizeof j.errfile, "/tmp/stitch-rogue-%d.err", (int)getpid());
+    j.debug = 1;
+    setenv("STITCH_TIMEOUT", "10", 1);
+    fork_rank(&r, &j, 0);
+    fork_rank(&r, &j, 1);
+    reap(&r, 20);
+    unsetenv("STITCH_TIMEOUT");
+    int lines = count_lines(j.errfile, "bootstrap from stitch");
+    printf("# debug_once: rank 0 logged its bootstrap line %d times\n", lines);
+    unlink(j.errfile);
+    return all_ok(&r, "debug_once") && lines == 1;
+}
+
 static const proc_scenario scenarios[] = {
     {"join", sc_join}, {"stall", sc_stall}, {"pairwise", sc_pairwise}, {"impostor", sc_impostor},
-    {"wrong_secret", sc_wrong_secret}, {"warn", sc_warn},
+    {"wrong_secret", sc_wrong_secret}, {"warn", sc_warn}, {"empty_secret", sc_empty_secret},
+    {"debug_once", sc_debug_once},
 };
 
 int main(int argc, char **argv)

@@ -327,7 +327,6 @@ typedef struct env_case {
 
 static const env_case env_cases[] = {
     {"STITCH_ALGO", "garbage", STITCH_ERR_CONFIG, "STITCH_ALGO: unknown algorithm 'garbage' (known: auto; all_reduce: "},
-    {"STITCH_ALGO", "", STITCH_ERR_CONFIG, "STITCH_ALGO='': malformed item"},
     {"STITCH_ALGO", "all_reduce=", STITCH_ERR_CONFIG, "malformed item 'all_reduce='"},
     {"STITCH_ALGO", "bcast=ring", STITCH_ERR_CONFIG, "unknown collective 'bcast' (known: all_reduce, "},
     {"STITCH_ALGO", "broadcast=nb_binary,all_to_all=pairwise", STITCH_OK, ""},
@@ -346,7 +345,6 @@ static const env_case env_cases[] = {
     {"STITCH_TIMEOUT", "-1", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='-1'"},
     {"STITCH_TIMEOUT", "5s", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='5s'"},
     {"STITCH_TIMEOUT", "nan", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='nan'"},
-    {"STITCH_TIMEOUT", "", STITCH_ERR_CONFIG, "STITCH_TIMEOUT=''"},
     {"STITCH_TIMEOUT", "0.25", STITCH_OK, ""},
     {"STITCH_SEGMENT_BYTES", "12", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='12'"},
     {"STITCH_SEGMENT_BYTES", "256k", STITCH_OK, ""},
@@ -372,7 +370,7 @@ static const env_case env_cases[] = {
     {"STITCH_IB_GID_INDEX", "1x", STITCH_ERR_CONFIG, "STITCH_IB_GID_INDEX='1x'"},
     {"STITCH_IB_GID_INDEX", "3", STITCH_OK, ""},
     /* every numeric tunable: decimal digits only (no sign, blank, hex or exponent), nothing after the number or
-     * its suffix, nothing empty, and no value whose suffix overflows (these wrapped to small values once) */
+     * its suffix, and no value whose suffix overflows (these wrapped to small values once) */
     {"STITCH_TIMEOUT", "0x10", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='0x10': expected a positive decimal number"},
     {"STITCH_TIMEOUT", "inf", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='inf'"},
     {"STITCH_TIMEOUT", "1e3", STITCH_ERR_CONFIG, "STITCH_TIMEOUT='1e3'"},
@@ -392,25 +390,20 @@ static const env_case env_cases[] = {
     {"STITCH_SEGMENT_BYTES", "0x1000", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='0x1000'"},
     {"STITCH_SEGMENT_BYTES", "4kk", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='4kk'"},
     {"STITCH_SEGMENT_BYTES", "k", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='k'"},
-    {"STITCH_SEGMENT_BYTES", "", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES=''"},
     {"STITCH_SEGMENT_BYTES", "1025m", STITCH_ERR_CONFIG, "STITCH_SEGMENT_BYTES='1025m'"},
     {"STITCH_ONESHOT_BYTES", "18014398509481984k", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES='18014398509481984k'"},
     {"STITCH_ONESHOT_BYTES", "17592186044416m", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES='17592186044416m'"},
     {"STITCH_ONESHOT_BYTES", " 0", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES=' 0'"},
-    {"STITCH_ONESHOT_BYTES", "", STITCH_ERR_CONFIG, "STITCH_ONESHOT_BYTES=''"},
     {"STITCH_SHM_RING_BYTES", "17592186044417m", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES='17592186044417m'"},
     {"STITCH_SHM_RING_BYTES", "18014398509481988k", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES='18014398509481988k'"},
     {"STITCH_SHM_RING_BYTES", "+64k", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES='+64k'"},
-    {"STITCH_SHM_RING_BYTES", "", STITCH_ERR_CONFIG, "STITCH_SHM_RING_BYTES=''"},
     {"STITCH_TCP_RING_BYTES", "17592186044417m", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES='17592186044417m'"},
     {"STITCH_TCP_RING_BYTES", " 64k", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES=' 64k'"},
-    {"STITCH_TCP_RING_BYTES", "", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES=''"},
     {"STITCH_SPIN_US", " 5", STITCH_ERR_CONFIG, "STITCH_SPIN_US=' 5'"},
     {"STITCH_SPIN_US", "+5", STITCH_ERR_CONFIG, "STITCH_SPIN_US='+5'"},
     {"STITCH_SPIN_US", "0x10", STITCH_ERR_CONFIG, "STITCH_SPIN_US='0x10'"},
     {"STITCH_SPIN_US", "99999999999999999999", STITCH_ERR_CONFIG, "STITCH_SPIN_US='9999"},
     {"STITCH_SPIN_US", "10000001", STITCH_ERR_CONFIG, "STITCH_SPIN_US='10000001'"},
-    {"STITCH_SPIN_US", "", STITCH_ERR_CONFIG, "STITCH_SPIN_US=''"},
     {"STITCH_SECRET", "a-secret-of-256-characters-is-too-long-"
                       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
@@ -459,6 +452,28 @@ static void test_config_values(void)
         CHECK(st == STITCH_OK, "%s='%s': %s", value_cases[i].var, value_cases[i].value, err);
         CHECK(setting_of(&s, value_cases[i].var) == value_cases[i].want, "%s='%s' gave %zu, want %zu",
               value_cases[i].var, value_cases[i].value, setting_of(&s, value_cases[i].var), value_cases[i].want);
+    }
+}
+
+/* One rule for every variable: set but empty is unset (HCCL's rule for its own variables). Each tunable set to ""
+ * loads exactly what the unset environment loads; only STITCH_SECRET's is flagged, for rank 0's warning. */
+static void test_empty_is_unset(void)
+{
+    st_settings unset, empty;
+    char err[512] = "";
+    CHECK(st_settings_load(NULL, &unset, err, sizeof err) == STITCH_OK, "unset: %s", err);
+    for (int i = 0; st_tunable_decl_of(i); i++) {
+        const char *var = st_tunable_decl_of(i)->name;
+        err[0] = '\0';
+        setenv(var, "", 1);
+        stitch_status_t st = st_settings_load(NULL, &empty, err, sizeof err);
+        unsetenv(var);
+        int flagged = empty.secret_empty;
+        empty.secret_empty = 0;
+        CHECK(st == STITCH_OK, "%s='': %s (empty should mean unset)", var, err);
+        CHECK(st != STITCH_OK || memcmp(&unset, &empty, sizeof unset) == 0, "%s='' loads other settings than unset",
+              var);
+        CHECK(flagged == (strcmp(var, "STITCH_SECRET") == 0), "%s='': secret_empty %d", var, flagged);
     }
 }
 
@@ -740,6 +755,7 @@ static const st_test tests[] = {
     {"bad_init", test_bad_init, 10},
     {"auto_choice", test_auto_choice, 10},
     {"unknown_algorithm", test_unknown_algorithm, 10},
+    {"empty_is_unset", test_empty_is_unset, 10},
     {"environment", test_environment, 10},
     {"config_values", test_config_values, 10},
     {"mismatch", test_mismatch, 60},

@@ -215,7 +215,7 @@ static void test_split_ratio(void)
         const char *value;
         double want;
     } good[] = {{"0", 0}, {"1", 1}, {"0.5", 0.5}, {"00.25", 0.25}, {"1.000", 1}, {"0.125", 0.125}};
-    static const char *const badfmt[] = {"", ".5", "5.", "-0.1", "+0.1", "1e-1", "0.5x", " 0.5", "0.5 ", "1..2",
+    static const char *const badfmt[] = {".5", "5.", "-0.1", "+0.1", "1e-1", "0.5x", " 0.5", "0.5 ", "1..2",
                                          "0.1.2", "inf", "nan", "0x1"};
     st_settings s;
     stitch_status_t st;

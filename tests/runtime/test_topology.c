@@ -231,7 +231,6 @@ static void test_errors(void)
          "but the communicator has 4"},
         {"[2,1],[3]", NULL, NULL, NULL, 5,
          "STITCH_TOPO='[2,1],[3]': the topology has 6 ranks (layout [2,1],[3]) but the communicator has 5"},
-        {"", NULL, NULL, NULL, 2, "STITCH_TOPO='': empty: expected a topology file"},
         {"[2,3", NULL, NULL, NULL, 5, "STITCH_TOPO='[2,3': bad layout '[2,3': column 5: expected ']'"},
         {"2,0", NULL, NULL, NULL, 2, "STITCH_TOPO='2,0': bad layout '2,0': column 4: a group must hold at least 1"},
     };

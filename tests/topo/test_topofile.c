@@ -86,6 +86,25 @@ static const struct bad {
      "t.yaml:2:26: error: bandwidth 'fast' does not start with a number (e.g. 25 GB/s)"},
     {"levels:\n  - {name: s, bandwidth: 5 GB/s, latency: -1 us}\nlayout: 8\n", 0,
      "t.yaml:2:43: error: latency must be 0 or more, not '-1 us'"},
+    /* out of range: subnormal, or so large that every prediction is inf (issue 18) */
+    {"levels:\n  - {name: s, bandwidth: 1e-320 B/s, latency: 1 us}\nlayout: 8\n", 0,
+     "t.yaml:2:26: error: bandwidth '1e-320 B/s' is out of range: 1 B/s to 1 PB/s (1e15 B/s)"},
+    {"levels:\n  - {name: s, bandwidth: 5 GB/s, latency: 1e308 ms}\nlayout: 8\n", 0,
+     "t.yaml:2:43: error: latency '1e308 ms' is out of range: 0 to 1000 s"},
+    {"levels:\n  - {name: s, bandwidth: 2e6 GB/s, latency: 1 us}\nlayout: 8\n", 0,
+     "t.yaml:2:26: error: bandwidth '2e6 GB/s' is out of range: 1 B/s to 1 PB/s (1e15 B/s)"},
+    {L2 "reduce_bandwidth: 0.5 B/s\nlayout: [2, 3]\n", 0, "t.yaml:4:19: error: reduce_bandwidth '0.5 B/s' is out of range: 1 B/s to 1 PB/s (1e15 B/s)"},
+    /* tags: refused, never ignored */
+    {L2 "layout: !!python/object:os.system [2, 3]\n", 0,
+     "t.yaml:4:9: error: YAML tags (here '!!python/object:os.system') are not supported in a topology file: write the "
+     "plain value"},
+    {"levels:\n  - {name: !!str s, bandwidth: 5 GB/s, latency: 1 us}\nlayout: 8\n", 0,
+     "t.yaml:2:12: error: YAML tags (here '!!str') are not supported in a topology file: write the plain value"},
+    /* quoted counts are text */
+    {L2 "layout: [\"2\", 3]\n", 0,
+     "t.yaml:4:10: error: expected a count of ranks (a whole number), not the quoted text '2': write numbers without quotes"},
+    {L2 "layout: [{host: a, ranks: '2'}, {host: b, ranks: 3}]\n", 0, "t.yaml:4:27: error: expected a count of ranks (a whole number), not the quoted text '2': write numbers "
+     "without quotes"},
     /* sizes */
     {L2 "layout: [2, 0]\n", 0, "t.yaml:4:13: error: a group must hold at least 1 rank, not 0"},
     {L2 "layout: [2, -3]\n", 0, "t.yaml:4:13: error: a group must hold at least 1 rank, not -3"},

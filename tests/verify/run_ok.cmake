@@ -1,7 +1,10 @@
 # run_ok.cmake - `stitchc verify` must accept an algorithm (the idioms that docs/language.md recommends).
 # -DSTITCHC=... -DFILE=tests/verify/ok/x.dsl. The file's `# ranks: ` line lists the ranges to verify, separated by
-# spaces (`1 2 4 8` or `3..9`); each must verify with exit status 0.
+# spaces (`1 2 4 8` or `3..9`); each must verify with exit status 0. A `# warning: ` line is a lint warning the
+# output must hold (a redundant step is right, but worth a word); without one, the output must hold no warning.
 file(STRINGS ${FILE} ranks REGEX "^# ranks: ")
+file(STRINGS ${FILE} warning REGEX "^# warning: ")
+string(REGEX REPLACE "^# warning: " "" warning "${warning}")
 string(REGEX REPLACE "^# ranks: " "" ranks "${ranks}")
 separate_arguments(ranks)
 if(NOT ranks)
@@ -14,5 +17,14 @@ foreach(range ${ranks})
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "stitchc verify ${name} --ranks ${range}: exit ${rc}, expected 0; got:\n${out}${err}")
+  endif()
+  string(FIND "${out}${err}" "${warning}" at)
+  string(FIND "${out}${err}" "warning:" any)
+  if((warning AND at EQUAL -1) OR (NOT warning AND NOT any EQUAL -1))
+    set(want "no warning")
+    if(warning)
+      set(want "the warning\n  ${warning}")
+    endif()
+    message(FATAL_ERROR "stitchc verify ${name} --ranks ${range}: expected ${want}\ngot:\n${out}${err}")
   endif()
 endforeach()
