@@ -37,6 +37,8 @@
  * no valid answer (an impostor holding a port, another job) fails at once (STITCH_ERR_CONFIG); a rank whose hello
  * fails the mac is told so (the answer's status) and fails at once, naming STITCH_SECRET. On the boot channel the
  * rank's entry and the table carry macs too; later frames on the channels do not (they are not encrypted either).
+ * The messages, their macs and every check on what a peer sends are in handshake.c, apart from the sockets, so
+ * that they can be fuzzed (tests/fuzz/fuzz_bootmsg.c); an accepted entry's strings are cut to their fields there.
  * The root listens on the root address only (where that is not an address of this host: on every interface,
  * said on stderr), other ranks on their own address.
  *
