@@ -31,7 +31,7 @@ for name in "$@"; do
   if [ $rc -ne 0 ]; then
     failed="$failed $name"
     echo "fuzz: $name FAILED (exit $rc) after $runs executions; the input and the report:" >&2
-    ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* 2>/dev/null >&2
+    ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* >&2 2>/dev/null
     grep -m1 -E "ERROR|runtime error|SUMMARY" "$work/log" >&2
   fi
   echo "fuzz: $name: $runs executions in $took s ($rate/s)"
