@@ -13,16 +13,23 @@
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
 #   make werror     deps + build everything (tests included) with -Werror (STITCH_WERROR=ON), once with gcc into
 #                   build-werror-gcc/ and once with clang into build-werror-clang/
+#   make fuzz       deps + a libFuzzer tree (clang, STITCH_FUZZ=ON) in build-fuzz/, then each fuzz target for
+#                   FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz): frontend, topofile, bootmsg,
+#                   algofile; it prints the executions per target and in all, and fails on a crash
+#                   (scripts/fuzz.sh says where the input is). The long form: `make fuzz FUZZ_SECONDS=3600`
 #   make install    build, then install into PREFIX (default /usr/local; DESTDIR=/some/stage stages it there):
 #                   README.md, "Install and use from your project"
 #   make clean      remove the build trees
 #
-# Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
+# Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
 # the one CMake found when it first configured it (CC=clang make test, on a fresh tree, builds with clang).
 
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 WERROR_DIR ?= build-werror
+FUZZ_DIR   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= frontend topofile bootmsg algofile
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= 2
 CMAKE      ?= cmake
@@ -31,7 +38,7 @@ PREFIX     ?= /usr/local
 
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
-# the network-namespace tests; clang for `make werror` (and the libFuzzer target of the front end).
+# the network-namespace tests; clang for `make werror` and `make fuzz` (libFuzzer).
 DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev
 # The PyTorch backend (bindings/torch) and its test (ctest label torch): Debian's torch 1.13, which is for
 # /usr/bin/python3, its C++ headers and libraries, pybind11, Python's headers and g++ (about 1 GB with what they
@@ -44,7 +51,11 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
+<<<<<<< HEAD
 .PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror install clean
+=======
+.PHONY: all build deps demo test test-long test-rxe sanitize werror fuzz install clean
+>>>>>>> fuzz
 
 all: build
 
@@ -108,8 +119,14 @@ werror: deps
 	$(CMAKE) -S . -B $(WERROR_DIR)-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=clang -DSTITCH_WERROR=ON
 	$(CMAKE) --build $(WERROR_DIR)-clang -j$(JOBS)
 
+# Only the fuzz binaries are built in that tree (everything in it is instrumented, so the rest would be slow).
+fuzz: deps
+	$(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=clang -DSTITCH_FUZZ=ON
+	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS) --target $(addprefix fuzz-,$(FUZZ_TARGETS))
+	scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 install: build
 	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(WERROR_DIR)-gcc $(WERROR_DIR)-clang
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(WERROR_DIR)-gcc $(WERROR_DIR)-clang $(FUZZ_DIR)

@@ -225,7 +225,7 @@ static int32_t stretch(const builder *b, const wmark *w, int nw, int k)
 static int check_marks(builder *b, st_err *err)
 {
     char what[300];
-    const wmark *w = b->w + b->wfirst[b->rank], *w0 = b->w;
+    const wmark *w0 = b->w, *w = w0 ? w0 + b->wfirst[b->rank] : NULL; /* no marks at all: NULL + 0 is undefined */
     int nw = b->nw - b->wfirst[b->rank], nw0 = b->wfirst[1], depth = 0;
     if (b->rank == 0) {
         b->seglen = malloc(sizeof(int32_t) * ((size_t)nw + 1));
@@ -283,6 +283,14 @@ static void ranks_text(const int32_t *v, int n, char *buf, size_t len)
         snprintf(buf + o, len - o, "}");
 }
 
+/* The members of mark w. A schedule whose phases all have no members has no list at all (b->mem NULL), and NULL + 0
+ * is undefined: an empty one then. */
+static const int32_t *members_of(const builder *b, const wmark *w)
+{
+    static const int32_t none[1];
+    return b->mem ? b->mem + w->m0 : none;
+}
+
 /* Every member of a phase's part must run it with the same members, in the same order. */
 static int check_members(builder *b, st_err *err)
 {
@@ -295,20 +303,20 @@ static int check_members(builder *b, st_err *err)
             continue;
         for (int x = 0; x < p; x++) {
             const wmark *w = &b->w[b->wfirst[x] + k];
-            h[x] = hash_ranks(b->mem + w->m0, w->n);
+            h[x] = hash_ranks(members_of(b, w), w->n);
         }
         for (int x = 0; x < p; x++) {
             const wmark *w = &b->w[b->wfirst[x] + k];
-            const int32_t *mx = b->mem + w->m0;
+            const int32_t *mx = members_of(b, w);
             for (int i = 0; i < w->n; i++) {
                 int y = mx[i];
                 const wmark *v = &b->w[b->wfirst[y] + k];
                 if (v->n == w->n && h[y] == h[x] &&
-                    (i > 0 || memcmp(b->mem + v->m0, mx, sizeof(int32_t) * (size_t)w->n) == 0))
+                    (i > 0 || memcmp(members_of(b, v), mx, sizeof(int32_t) * (size_t)w->n) == 0))
                     continue;
                 char mine[120], theirs[120], what[400];
                 ranks_text(mx, w->n, mine, sizeof mine);
-                ranks_text(b->mem + v->m0, v->n, theirs, sizeof theirs);
+                ranks_text(members_of(b, v), v->n, theirs, sizeof theirs);
                 b->rank = x;
                 if (v->n == 0)
                     snprintf(what, sizeof what, "rank %d runs a phase with the members %s, but rank %d sits it out",

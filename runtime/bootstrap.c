@@ -37,6 +37,8 @@
  * no valid answer (an impostor holding a port, another job) fails at once (STITCH_ERR_CONFIG); a rank whose hello
  * fails the mac is told so (the answer's status) and fails at once, naming STITCH_SECRET. On the boot channel the
  * rank's entry and the table carry macs too; later frames on the channels do not (they are not encrypted either).
+ * The messages, their macs and every check on what a peer sends are in handshake.c, apart from the sockets, so
+ * that they can be fuzzed (tests/fuzz/fuzz_bootmsg.c); an accepted entry's strings are cut to their fields there.
  * The root listens on the root address only (where that is not an address of this host: on every interface,
  * said on stderr), other ranks on their own address.
  *
@@ -78,34 +80,9 @@
 
 #include "bootstrap.h"
 #include "config.h"
+#include "handshake.h"
 
-#define ST_BOOT_MAGIC 0x53544231u /* "STB1" */
 #define ST_HANDSHAKE_MS 2000
-
-enum { ST_CH_BOOT, ST_CH_CTRL, ST_CH_DATA };
-
-/* Connector -> acceptor, after the acceptor's 16-byte nonce: who I am, my nonce, my proof. */
-typedef struct st_hello {
-    uint32_t magic, channel;
-    int32_t rank, size;
-    unsigned char nonce[16];
-    uint64_t mac; /* SipHash of the first 16 bytes under the link's 'C' key */
-} st_hello;
-
-/* Acceptor -> connector: accepted (status 0, with the acceptor's proof) or why not (no proof: nothing to prove). */
-typedef struct st_answer {
-    uint32_t magic, status;
-    int32_t rank, pad; /* the acceptor's rank */
-    uint64_t mac;      /* SipHash of these 16 bytes and the hello's first 16 under the link's 'A' key */
-} st_answer;
-enum { ST_REJ_SECRET = 1, ST_REJ_FIT = 2, ST_REJ_DUP = 3 };
-
-/* One authenticated (or authenticating) connection: its hello and both nonces, from which its keys derive. */
-typedef struct st_link {
-    int fd, refused;              /* refused: the connector's handshake failed on the secret (either side's) */
-    st_hello h;
-    unsigned char na[16], nc[16]; /* the acceptor's and the connector's nonce */
-} st_link;
 
 /* A connection whose hello has not arrived yet. */
 typedef struct st_pend {
@@ -621,46 +598,6 @@ stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen
 
 /* ---- handshakes ------------------------------------------------------------------------------------------- */
 
-/* Both sides prove knowledge of the key over the two fresh nonces, each under its own derived key (a label per
- * direction and per frame), so nothing recorded from one connection is accepted on another and neither side's
- * proof can be reflected back as the other's. */
-static void st_conn_key(const uint64_t key[2], char label, const st_link *l, uint64_t out[2])
-{
-    unsigned char buf[34];
-    buf[0] = (unsigned char)label;
-    memcpy(buf + 2, l->na, 16);
-    memcpy(buf + 18, l->nc, 16);
-    for (int i = 0; i < 2; i++) {
-        buf[1] = (unsigned char)i;
-        out[i] = st_siphash(key, buf, sizeof buf);
-    }
-}
-
-static uint64_t st_link_mac(const uint64_t key[2], char label, const st_link *l, const void *msg, size_t len)
-{
-    uint64_t k[2];
-    st_conn_key(key, label, l, k);
-    return st_siphash(k, msg, len);
-}
-
-static uint64_t st_answer_mac(const uint64_t key[2], const st_link *l, const st_answer *a)
-{
-    unsigned char buf[32];
-    memcpy(buf, a, 16);        /* magic, status, rank, pad */
-    memcpy(buf + 16, &l->h, 16); /* the hello it answers: magic, channel, rank, size */
-    return st_link_mac(key, 'A', l, buf, sizeof buf);
-}
-
-static const char *st_reject_text(uint32_t status)
-{
-    switch (status) {
-    case ST_REJ_SECRET: return "wrong job secret (its hello's mac does not verify)";
-    case ST_REJ_FIT: return "its rank, size or channel does not fit this job";
-    case ST_REJ_DUP: return "the acceptor already has that rank's connection";
-    default: return "rejected";
-    }
-}
-
 /* Connector side, on a connected socket: read the acceptor's nonce, send my hello with my nonce, check the
  * acceptor's answer. 0 with *l filled; -1 with a message (the acceptor's rejection, or its failed proof). */
 static int st_dial_hello(int fd, const uint64_t key[2], uint32_t channel, int rank, int size, int peer,
@@ -681,19 +618,8 @@ static int st_dial_hello(int fd, const uint64_t key[2], uint32_t channel, int ra
     if (st_io_all(fd, &l->h, sizeof l->h, 1, at, err, errlen) != 0 ||
         st_io_all(fd, &a, sizeof a, 0, at, err, errlen) != 0)
         return -1;
-    l->refused = 1;
-    if (a.magic == ST_BOOT_MAGIC && a.status != 0) {
-        snprintf(err, errlen, "it rejected this rank's hello: %s%s", st_reject_text(a.status),
-                 a.status == ST_REJ_SECRET ? "; every rank of a job needs the same STITCH_SECRET (or none)" : "");
-        return -1;
-    }
-    if (a.magic != ST_BOOT_MAGIC || a.rank != peer || a.mac != st_answer_mac(key, l, &a)) {
-        snprintf(err, errlen, "it did not prove that it knows the job secret: not rank %d of this job (another job "
-                 "on that port, or an impostor)", peer);
-        return -1;
-    }
-    l->refused = 0;
-    return 0;
+    l->refused = st_answer_check(key, l, &a, peer, err, errlen) != 0;
+    return l->refused ? -1 : 0;
 }
 
 /* Dial `sa` and run the connector's handshake; the fd, or -1 with a message. */
@@ -813,18 +739,10 @@ static int st_pend_read(st_acceptor *a, int i, st_link *out)
     }
     if ((p->got += (size_t)n) < sizeof p->l.h)
         return 0;
-    st_hello *h = &p->l.h;
-    memcpy(p->l.nc, h->nonce, sizeof p->l.nc);
     char why[160];
-    if (h->magic != ST_BOOT_MAGIC || h->mac != st_link_mac(a->key, 'C', &p->l, h, 16)) {
-        st_pend_drop(a, i, h->magic == ST_BOOT_MAGIC ? ST_REJ_SECRET : 0,
-                     h->magic != ST_BOOT_MAGIC ? "not a stitch hello" : "wrong job secret (bad mac)");
-        return 0;
-    }
-    if (h->size != a->size || h->rank < 0 || h->rank >= a->size || h->channel > ST_CH_DATA) {
-        snprintf(why, sizeof why, "rank %d of %d (channel %u) does not fit this job of %d ranks", h->rank, h->size,
-                 h->channel, a->size);
-        st_pend_drop(a, i, ST_REJ_FIT, why);
+    int status = st_hello_check(a->key, &p->l, a->size, why, sizeof why);
+    if (status != 0) {
+        st_pend_drop(a, i, status < 0 ? 0 : (uint32_t)status, why);
         return 0;
     }
     *out = p->l;
@@ -940,8 +858,8 @@ static int st_root_take(st_boot *b, st_acceptor *a, st_link *l, const struct tim
         st_acc_log(a, "dropped rank %d during its exchange: %s", l->h.rank, why);
         return -1;
     }
-    if (mac != st_link_mac(b->key, 'I', l, &b->peers[l->h.rank], sizeof *b->peers)) {
-        st_acc_log(a, "dropped rank %d: its entry does not carry a valid mac", l->h.rank);
+    if (st_peers_check(b->key, l, 'I', &b->peers[l->h.rank], 1, mac, why, sizeof why) != 0) {
+        st_acc_log(a, "dropped rank %d: %s", l->h.rank, why);
         return -1;
     }
     return 0;
@@ -1115,11 +1033,7 @@ static int st_leaf_verdict(st_boot *b, const st_link *l, st_failure *f, const st
     if (st_io_all(l->fd, b->peers, tl, 0, at, err, errlen) != 0 ||
         st_io_all(l->fd, &mac, sizeof mac, 0, at, err, errlen) != 0)
         return -1;
-    if (mac != st_link_mac(b->key, 'T', l, b->peers, tl)) {
-        snprintf(err, errlen, "the peer table does not carry a valid mac");
-        return -1;
-    }
-    return 0;
+    return st_peers_check(b->key, l, 'T', b->peers, (size_t)b->size, mac, err, errlen) == 0 ? 0 : -1;
 }
 
 static int st_leaf_gather(st_boot *b, const st_boot_opts *o, const struct sockaddr_in *root, st_failure *f,

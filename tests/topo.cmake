@@ -2,33 +2,13 @@
 #
 #   topo.loader           every topologies/*.yaml example loads; a table of malformed texts each with its exact
 #                         `t.yaml:LINE:COL: error:`; FIFO, directory, missing file; --layout texts; level queries
-#   fuzz_replay_topofile  the loader's fuzz entry point over tests/fuzz/corpus/topofile (no sanitizer needed)
-#   fuzz-topofile         libFuzzer binary, built only when the C compiler is clang
 #   topo.cli.*            stitchc verify/show with --layout and --topo; a malformed topology exits 1
+# The loader's fuzz target and the replay of its corpus: fuzz.cmake.
 add_executable(test_topofile ${CMAKE_CURRENT_SOURCE_DIR}/topo/test_topofile.c)
 target_link_libraries(test_topofile PRIVATE stitch_topofile)
 target_compile_options(test_topofile PRIVATE -UNDEBUG)
 add_test(NAME topo.loader COMMAND test_topofile ${CMAKE_SOURCE_DIR}/topologies)
 set_tests_properties(topo.loader PROPERTIES TIMEOUT 60) # a FIFO must not hang the suite
-
-add_executable(fuzz-replay-topofile ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/replay.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_topofile.c)
-target_link_libraries(fuzz-replay-topofile PRIVATE stitch_topofile)
-target_compile_options(fuzz-replay-topofile PRIVATE -UNDEBUG)
-add_test(NAME fuzz_replay_topofile COMMAND fuzz-replay-topofile ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/topofile)
-
-if(CMAKE_C_COMPILER_ID MATCHES "Clang")
-  # As for the front end: the loader and the layout builder compiled again with coverage for libFuzzer.
-  add_library(stitch_topofile_fuzz STATIC ${CMAKE_SOURCE_DIR}/core/st_topofile.c ${CMAKE_SOURCE_DIR}/core/st_topo.c
-              ${CMAKE_SOURCE_DIR}/core/st_readfile.c)
-  target_include_directories(stitch_topofile_fuzz PUBLIC ${CMAKE_SOURCE_DIR}/core)
-  target_compile_options(stitch_topofile_fuzz PRIVATE -fsanitize=fuzzer-no-link,address,undefined
-                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-  target_link_libraries(stitch_topofile_fuzz PUBLIC PkgConfig::YAML m)
-  add_executable(fuzz-topofile ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_topofile.c)
-  target_compile_options(fuzz-topofile PRIVATE -fsanitize=fuzzer,address,undefined -UNDEBUG)
-  target_link_options(fuzz-topofile PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(fuzz-topofile PRIVATE stitch_topofile_fuzz)
-endif()
 
 set(ST_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
 stitch_cli(topo_verify_layout RC 0 STDOUT "verified 84 \\(algorithm, collective\\) pairs for p = 5..5"

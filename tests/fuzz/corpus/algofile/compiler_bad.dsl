@@ -1,0 +1,2 @@
+algorithm @@@ {
+  this is not stitch
