@@ -167,6 +167,13 @@ static stitch_status_t st_cuda_upload(void *dst, const void *src, size_t bytes, 
                        "cudaMemcpyAsync", err, len);
 }
 
+static stitch_status_t st_cuda_download(void *dst, const void *src, size_t bytes, void *stream, char *err,
+                                        size_t len)
+{
+    return st_cuda_err(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream),
+                       "cudaMemcpyAsync", err, len);
+}
+
 static stitch_status_t st_cuda_launch(const st_drun *r, uint32_t nblocks, void *stream, char *err, size_t len)
 {
     st_cuda_kernel<<<nblocks, ST_CUDA_THREADS, 0, (cudaStream_t)stream>>>(*r);
@@ -207,6 +214,7 @@ extern "C" const st_dev_ops st_dev_cuda = {
     st_cuda_alloc_async,
     st_cuda_free_async,
     st_cuda_upload,
+    st_cuda_download,
     st_cuda_launch,
     st_cuda_query,
     st_cuda_sync,

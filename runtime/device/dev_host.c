@@ -157,6 +157,7 @@ const st_dev_ops st_dev_host = {
     .alloc_async = st_host_alloc_async,
     .free_async = st_host_free_async,
     .upload = st_host_upload,
+    .download = st_host_upload,
     .launch = st_host_launch,
     .query = st_host_query,
     .sync = st_host_query,

@@ -36,6 +36,8 @@ typedef struct st_dev_ops {
     stitch_status_t (*alloc_async)(int device, size_t bytes, void *stream, void **out, char *err, size_t len);
     void (*free_async)(int device, void *p, void *stream);
     stitch_status_t (*upload)(void *dst, const void *src, size_t bytes, void *stream, char *err, size_t len);
+    /* Device to host, stream-ordered (stitch-perf and the tests read results back; then they synchronize). */
+    stitch_status_t (*download)(void *dst, const void *src, size_t bytes, void *stream, char *err, size_t len);
     stitch_status_t (*launch)(const st_drun *r, uint32_t nblocks, void *stream, char *err, size_t len);
     /* An error the stream's work hit (a kernel fault), without waiting: STITCH_OK while none. */
     stitch_status_t (*query)(void *stream, char *err, size_t len);
@@ -43,6 +45,11 @@ typedef struct st_dev_ops {
     /* The device's copy rate's reference: a stream-ordered device-to-device copy (stitch-perf's bound). */
     stitch_status_t (*copy)(void *dst, const void *src, size_t bytes, void *stream, char *err, size_t len);
 } st_dev_ops;
+
+/* The entry called `name`, or NULL with why (unknown name; "cuda" in a build without the toolkit). */
+const st_dev_ops *st_dev_find(const char *name, char *why, size_t len);
+/* For stitch-info: whether the CUDA entry is built, and why not. */
+const char *st_dev_cuda_build_note(void);
 
 extern const st_dev_ops st_dev_host;
 extern const st_dev_ops st_dev_cuda; /* only in builds with the CUDA backend (STITCH_HAVE_CUDA) */

@@ -30,10 +30,6 @@
 #include "comm.h"
 #include "dev_ops.h"
 
-/* The entry called `name`, or NULL with why (unknown name; "cuda" in a build without the toolkit). */
-const st_dev_ops *st_dev_find(const char *name, char *why, size_t len);
-/* For stitch-info: whether the CUDA entry is built, and why not. */
-const char *st_dev_cuda_build_note(void);
 
 /* ---- programs (dev_prog.c) --------------------------------------------------------------------------------- */
 
