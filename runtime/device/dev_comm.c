@@ -218,7 +218,7 @@ static stitch_status_t st_dev_launch(stitch_comm_t *comm, const st_args *a, cons
         return st_comm_fail(comm, STITCH_ERR_DEVICE, "%s: rank %d (device %d): launch failed: %s", a->fn, comm->rank,
                             d->device, err);
     comm->base += 1 + p->steps;
-    d->arrive += (p->steps + 1) * nblocks; /* the steps' barriers and the publication's */
+    d->arrive += (p->steps + 1 + p->syncs) * nblocks; /* every barrier: steps, publication, syncs */
     return STITCH_OK;
 }
 

@@ -33,7 +33,7 @@
 
 /* ---- the program and what ranks share ------------------------------------------------------------------ */
 
-enum { ST_DOP_PUBLISH, ST_DOP_WAIT, ST_DOP_MOVE, ST_DOP_STEP };
+enum { ST_DOP_PUBLISH, ST_DOP_WAIT, ST_DOP_MOVE, ST_DOP_STEP, ST_DOP_SYNC }; /* SYNC: a barrier, no post */
 enum { ST_DX_COPY, ST_DX_REDUCE, ST_DX_REDUCE3 }; /* dst = src; dst = dst op src; dst = in op src */
 
 /* Kinds of a reference: my call's buffers (USER: sendbuf and recvbuf, as offsets from the lower of the two, so
@@ -374,8 +374,8 @@ ST_DL int st_dl_run(const st_drun *r, uint32_t blk, uint32_t nblk, uint32_t tid,
         case ST_DOP_MOVE:
             st_dl_do_move(r, o, w, nw);
             break;
-        default: /* PUBLISH, STEP: every block of mine is done with what came before (the copy-in, the step), then
-                  * block 0 publishes where my blocks are (PUBLISH) and posts */
+        default: /* PUBLISH, STEP, SYNC: every block of mine is done with what came before (the copy-in, the step,
+                  * the last segment's copies), then block 0 publishes where my blocks are (PUBLISH) and posts */
             epoch++;
             ST_DL_SYNC();
             if (tid == 0) {
@@ -384,7 +384,7 @@ ST_DL int st_dl_run(const st_drun *r, uint32_t blk, uint32_t nblk, uint32_t tid,
                 if (ok && blk == 0 && o->code == ST_DOP_PUBLISH)
                     for (int k = 0; k < 4; k++)
                         mine->where[k] = r->where[k];
-                if (ok && blk == 0)
+                if (ok && blk == 0 && o->code != ST_DOP_SYNC)
                     st_dl_store(&mine->posted, r->base + o->target);
             }
             if (!ST_DL_ALL(ok))

@@ -208,6 +208,10 @@ static void st_rec_call(struct st_rec *R, st_call *m)
         st_call_segment_end(m);
     else
         st_rec_readers(R, m, m->nsteps - 1, total);
+    if (m->a->coll == STITCH_REDUCE_SCATTER || m->a->coll == STITCH_SCATTER) { /* finish reads what others wrote */
+        st_emit_sync(R, ST_DOP_SYNC, m->me, 0, total);
+        R->p->syncs++;
+    }
     st_call_finish(m);
 }
 

@@ -36,7 +36,8 @@
 typedef struct st_dprog {
     st_dop *ops;
     uint32_t nops, cap;
-    uint32_t steps;           /* STEP ops: barriers, and the counter's advance is steps + 1 */
+    uint32_t steps;           /* STEP ops: the counter's advance is steps + 1 */
+    uint32_t syncs;           /* SYNC ops: barriers without a post (the rank's barriers are steps + 1 + syncs) */
     size_t need[ST_K_COUNT];  /* bytes of SCRATCH and UNITS the program reaches */
     uint8_t wk[4];            /* what I publish (ST_W_*): kinds and offsets */
     uint64_t woff[4];
