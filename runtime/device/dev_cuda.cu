@@ -103,7 +103,17 @@ static stitch_status_t st_cuda_map_peer(int device, int peer, char *err, size_t 
     cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
     if (e == cudaErrorPeerAccessAlreadyEnabled)
         e = cudaSuccess, cudaGetLastError();
-    return st_cuda_err(e, "cudaDeviceEnablePeerAccess", err, len);
+    if ((st = st_cuda_err(e, "cudaDeviceEnablePeerAccess", err, len)) != STITCH_OK)
+        return st;
+    /* scratch comes from the peer's default pool (cudaMallocAsync), which peer access does not open by itself */
+    cudaMemPool_t pool;
+    cudaMemAccessDesc d;
+    memset(&d, 0, sizeof d);
+    d.location.type = cudaMemLocationTypeDevice, d.location.id = device, d.flags = cudaMemAccessFlagsProtReadWrite;
+    if ((st = st_cuda_err(cudaDeviceGetDefaultMemPool(&pool, peer), "cudaDeviceGetDefaultMemPool", err, len)) !=
+        STITCH_OK)
+        return st;
+    return st_cuda_err(cudaMemPoolSetAccess(pool, &d, 1), "cudaMemPoolSetAccess", err, len);
 }
 
 static stitch_status_t st_cuda_stream_new(int device, void **out, char *err, size_t len)

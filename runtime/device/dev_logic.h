@@ -265,6 +265,28 @@ ST_DL void st_dl_put(unsigned char *p, const st_dl_chunk *c, size_t bytes)
 }
 #endif
 
+/* d = a op s over the len bytes of a chunk. A whole chunk has a trip count known at compile time per element size,
+ * so the device keeps the chunk in registers instead of indexing it in local memory. */
+#define ST_DL_LANES(ES)                                                                                        \
+    for (int i = 0; i < ST_DL_CHUNK / (ES); i++)                                                               \
+        st_dl_elem(r->dtype, r->op, (unsigned char *)d + i * (ES), (const unsigned char *)a + i * (ES),       \
+                   (const unsigned char *)s + i * (ES));
+ST_DL void st_dl_chunk_op(const st_drun *r, st_dl_chunk *d, const st_dl_chunk *a, const st_dl_chunk *s, uint64_t len)
+{
+    uint64_t es = r->esize;
+    if (len == ST_DL_CHUNK && es == 4) {
+        ST_DL_LANES(4)
+    } else if (len == ST_DL_CHUNK && es == 2) {
+        ST_DL_LANES(2)
+    } else if (len == ST_DL_CHUNK && es == 8) {
+        ST_DL_LANES(8)
+    } else {
+        for (uint64_t i = 0; i < len; i += es)
+            st_dl_elem(r->dtype, r->op, (unsigned char *)d + i, (const unsigned char *)a + i,
+                       (const unsigned char *)s + i);
+    }
+}
+
 /* Apply n elements: dst = src, dst = dst op src, or dst = in op src. Worker `w` of `nw` takes the 16-byte
  * chunks of the destination buffer (by offset from its base: `dabs` is the byte offset of dst there) whose index
  * is w modulo nw. */
@@ -288,9 +310,7 @@ ST_DL void st_dl_move(const st_drun *r, int xop, unsigned char *dst, uint64_t da
             continue;
         }
         st_dl_get(&a, xop == ST_DX_REDUCE3 ? in + at : dst + at, len);
-        for (uint64_t i = 0; i < len; i += es)
-            st_dl_elem(r->dtype, r->op, (unsigned char *)&d + i, (const unsigned char *)&a + i,
-                       (const unsigned char *)&s + i);
+        st_dl_chunk_op(r, &d, &a, &s, len);
         st_dl_put(dst + at, &d, len);
     }
 }

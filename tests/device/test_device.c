@@ -110,8 +110,20 @@ static void *dev_of(void *host, const bufs *h, const bufs *d, size_t bytes)
     return p >= h->a && p < h->a + bytes ? d->a + (p - h->a) : d->b + (p - h->b);
 }
 
-static void run_case(team *t, int r, const coll_case *c, bufs *h, bufs *d, size_t bytes)
+/* Bytes of each of a rank's two buffers a case reaches (setup's layout, in-place forms included). */
+static size_t case_bytes(const coll_case *c, int p, int r)
 {
+    size_t nin, nout, es = stitch_dtype_size(c->dtype);
+    extents(c, p, r, &nin, &nout);
+    size_t n = nin > nout ? nin : nout, pn = (size_t)p * c->count;
+    n = n > pn ? n : pn;
+    return (n + (size_t)p * 3 + (size_t)c->shift + 1) * es;
+}
+
+static void run_case(team *t, int r, const coll_case *c, bufs *h, bufs *d, size_t most)
+{
+    size_t bytes = case_bytes(c, t->p, r);
+    bytes = bytes < most ? bytes : most;
     void *send, *recv;
     char what[600];
     size_t bad, nin, nout;
@@ -138,7 +150,7 @@ static void member_main(void *ctx, int rank)
     team *t = ctx;
     size_t most = 0;
     for (int i = 0; i < t->ncases; i++) {
-        size_t need = (size_t)t->p * (t->cases[i].count + 3) * stitch_dtype_size(t->cases[i].dtype) + 64;
+        size_t need = case_bytes(&t->cases[i], t->p, rank) + 64;
         most = need > most ? need : most;
     }
     most = (most + 63) & ~(size_t)63;
