@@ -186,15 +186,15 @@ static stitch_status_t st_dev_program(stitch_comm_t *comm, const char *fn, const
     return STITCH_OK;
 }
 
-/* The call's channels: one per block_bytes of the vector a rank holds, at most the entry's max_blocks (p ranks
- * of one device need p times that resident at once). */
-static uint32_t st_dev_blocks(const st_dev_ops *ops, const st_args *a, int p)
+/* The call's channels: one per block_bytes of the vector a rank holds, at most the rank's max_blocks (the ranks
+ * of one device are resident at once). */
+static uint32_t st_dev_blocks(const st_dcomm *d, const st_args *a, int p)
 {
     size_t bytes = a->count * stitch_dtype_size(a->dtype);
     if (a->coll != STITCH_ALL_REDUCE && a->coll != STITCH_BROADCAST && a->coll != STITCH_REDUCE)
         bytes *= (size_t)p;
-    size_t n = bytes / ops->block_bytes + 1;
-    return (uint32_t)(n < ops->max_blocks ? n : ops->max_blocks);
+    size_t n = bytes / d->job->ops->block_bytes + 1;
+    return (uint32_t)(n < d->max_blocks ? n : d->max_blocks);
 }
 
 static stitch_status_t st_dev_launch(stitch_comm_t *comm, const st_args *a, const st_dprog *p)
@@ -213,7 +213,7 @@ static stitch_status_t st_dev_launch(stitch_comm_t *comm, const st_args *a, cons
     for (int k = 0; k < 4; k++)
         r.where[k] = p->wk[k] == ST_K_NONE ? 0 : r.bases[p->wk[k]] + p->woff[k];
     r.timeout_ns = comm->timeout_ms < 0 ? 0 : (uint64_t)comm->timeout_ms * 1000000u;
-    uint32_t nblocks = st_dev_blocks(d->job->ops, a, comm->p);
+    uint32_t nblocks = st_dev_blocks(d, a, comm->p);
     if (d->job->ops->launch(&r, nblocks, d->stream, err, sizeof err) != STITCH_OK)
         return st_comm_fail(comm, STITCH_ERR_DEVICE, "%s: rank %d (device %d): launch failed: %s", a->fn, comm->rank,
                             d->device, err);
@@ -293,7 +293,8 @@ static st_djob *st_djob_new(const st_dev_ops *ops, int nranks, int device, char 
     return j;
 }
 
-static stitch_status_t st_dev_attach(stitch_comm_t *comm, st_djob *job, int device, char *why, size_t len)
+static stitch_status_t st_dev_attach(stitch_comm_t *comm, st_djob *job, int device, int sharing, char *why,
+                                     size_t len)
 {
     st_dcomm *d = calloc(1, sizeof *d);
     if (!d) {
@@ -301,6 +302,11 @@ static stitch_status_t st_dev_attach(stitch_comm_t *comm, st_djob *job, int devi
         return STITCH_ERR_NO_MEMORY;
     }
     d->job = job, d->device = device;
+    d->max_blocks = job->ops->max_blocks;
+    if (job->ops->device_blocks && job->ops->device_blocks / (uint32_t)sharing < d->max_blocks)
+        d->max_blocks = job->ops->device_blocks / (uint32_t)sharing;
+    if (d->max_blocks == 0)
+        d->max_blocks = 1;
     atomic_fetch_add(&job->refs, 1);
     comm->dev = d;
     comm->be = &st_dev_backend;
@@ -346,8 +352,12 @@ stitch_status_t stitch_comm_init_devices(int nranks, const char *backend, const 
     }
     st_djob *job = st_djob_new(ops, nranks, dev[0], why, sizeof why);
     st = job ? st_dev_peers(ops, nranks, dev, why, sizeof why) : STITCH_ERR_DEVICE;
-    for (int i = 0; i < nranks && st == STITCH_OK; i++)
-        st = st_dev_attach(made[i], job, dev[i], why, sizeof why);
+    for (int i = 0; i < nranks && st == STITCH_OK; i++) {
+        int sharing = 0;
+        for (int j = 0; j < nranks; j++)
+            sharing += dev[j] == dev[i];
+        st = st_dev_attach(made[i], job, dev[i], sharing, why, sizeof why);
+    }
     st_djob_unref(job); /* each rank holds its own reference */
     if (st != STITCH_OK) {
         for (int i = 0; i < nranks; i++)

@@ -2,8 +2,9 @@
  *
  * The kernel is the interpreter of dev_logic.h, one launch per rank and call: blocks are the rank's channels,
  * ST_CUDA_THREADS threads each. Ranks sharing a GPU each launch on their own stream and spin on each other's
- * flags, so their kernels must be resident together: a rank uses at most 16 blocks (dev_comm.c), and 8 ranks'
- * 128 blocks of 512 threads fit an H100/H200 (132 SMs, 2048 threads each) with room to spare.
+ * flags, so their kernels must be resident together: the ranks of one device share 128 blocks (dev_comm.c: at
+ * most 64 per rank, 128 / ranks per device), which fit an H100/H200 (132 SMs, 4 blocks of 512 threads each)
+ * with room to spare.
  *
  * Nothing on the enqueue path waits for the device: scratch and programs are allocated and freed stream-ordered
  * (cudaMallocAsync/cudaFreeAsync; cudaFree would wait for every kernel, including peers' kernels that wait for
@@ -210,7 +211,8 @@ static stitch_status_t st_cuda_copy(void *dst, const void *src, size_t bytes, vo
 extern "C" const st_dev_ops st_dev_cuda = {
     "cuda",
     256u << 10,
-    16,
+    64,
+    128, /* 128 blocks of 512 threads: a quarter of an H100/H200's 132 SMs x 4 slots, enough to saturate HBM */
     st_cuda_probe,
     st_cuda_bind,
     st_cuda_alloc,

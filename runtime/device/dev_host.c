@@ -144,6 +144,7 @@ const st_dev_ops st_dev_host = {
     .name = "host",
     .block_bytes = 64, /* several channels from a few elements on: the tests exercise the channels' logic */
     .max_blocks = 3,
+    .device_blocks = 0,
     .probe = st_host_probe,
     .bind = st_host_bind,
     .alloc = st_host_alloc,

@@ -265,6 +265,46 @@ ST_DL void st_dl_put(unsigned char *p, const st_dl_chunk *c, size_t bytes)
 }
 #endif
 
+/* A whole aligned chunk in registers: a op s, lane by lane at offsets known at compile time. */
+#ifdef __CUDACC__
+typedef uint4 st_dl_vec;
+ST_DL st_dl_vec st_dl_ld16(const unsigned char *p)
+{
+    return __ldcg((const uint4 *)p);
+}
+ST_DL void st_dl_st16(unsigned char *p, st_dl_vec v)
+{
+    __stcg((uint4 *)p, v);
+}
+#else
+typedef struct st_dl_vec {
+    uint64_t w[2];
+} st_dl_vec;
+ST_DL st_dl_vec st_dl_ld16(const unsigned char *p)
+{
+    st_dl_vec v;
+    memcpy(&v, p, 16);
+    return v;
+}
+ST_DL void st_dl_st16(unsigned char *p, st_dl_vec v)
+{
+    memcpy(p, &v, 16);
+}
+#endif
+
+ST_DL void st_dl_chunk_op(const st_drun *r, st_dl_chunk *d, const st_dl_chunk *a, const st_dl_chunk *s,
+                          uint64_t len);
+
+ST_DL st_dl_vec st_dl_op16(const st_drun *r, st_dl_vec a, st_dl_vec s)
+{
+    st_dl_chunk ca, cs, cd;
+    st_dl_vec d;
+    memcpy(&ca, &a, 16), memcpy(&cs, &s, 16);
+    st_dl_chunk_op(r, &cd, &ca, &cs, ST_DL_CHUNK);
+    memcpy(&d, &cd, 16);
+    return d;
+}
+
 /* d = a op s over the len bytes of a chunk. A whole chunk has a trip count known at compile time per element size,
  * so the device keeps the chunk in registers instead of indexing it in local memory. */
 #define ST_DL_LANES(ES)                                                                                        \
@@ -287,31 +327,71 @@ ST_DL void st_dl_chunk_op(const st_drun *r, st_dl_chunk *d, const st_dl_chunk *a
     }
 }
 
+/* One chunk at a time, any length and alignment: the ends of a move and misaligned pieces. */
+ST_DL void st_dl_move_chunk(const st_drun *r, int xop, unsigned char *dst, const unsigned char *src,
+                            const unsigned char *in, uint64_t at, uint64_t len)
+{
+    st_dl_chunk s, a, d;
+    st_dl_get(&s, src + at, len);
+    if (xop == ST_DX_COPY) {
+        st_dl_put(dst + at, &s, len);
+        return;
+    }
+    st_dl_get(&a, xop == ST_DX_REDUCE3 ? in + at : dst + at, len);
+    st_dl_chunk_op(r, &d, &a, &s, len);
+    st_dl_put(dst + at, &d, len);
+}
+
 /* Apply n elements: dst = src, dst = dst op src, or dst = in op src. Worker `w` of `nw` takes the 16-byte
  * chunks of the destination buffer (by offset from its base: `dabs` is the byte offset of dst there) whose index
- * is w modulo nw. */
+ * is w modulo nw. Whole chunks whose three addresses are 16-byte aligned go ST_DL_BATCH at a time, all their
+ * loads issued before any store, so a thread keeps several reads in flight (what saturates HBM); safe because a
+ * move's destination never overlaps its sources other than itself (a reduce reads the destination chunk it then
+ * writes, in the same thread). */
+#define ST_DL_BATCH 4
 ST_DL void st_dl_move(const st_drun *r, int xop, unsigned char *dst, uint64_t dabs, const unsigned char *src,
                       const unsigned char *in, uint64_t n, uint32_t w, uint32_t nw)
 {
     uint64_t es = r->esize, bytes = n * es;
     uint64_t first = dabs / ST_DL_CHUNK, last = (dabs + bytes + ST_DL_CHUNK - 1) / ST_DL_CHUNK;
-    uint64_t c0 = first + ((w + nw - first % nw) % nw);
-    for (uint64_t c = c0; c < last; c += nw) {
+    uint64_t c = first + ((w + nw - first % nw) % nw);
+    const unsigned char *a = xop == ST_DX_REDUCE3 ? in : dst;
+    /* the whole chunks: from the first chunk boundary at or after dst, to the last before its end */
+    uint64_t full_lo = (dabs + ST_DL_CHUNK - 1) / ST_DL_CHUNK, full_hi = (dabs + bytes) / ST_DL_CHUNK;
+    uint64_t skew = ST_DL_CHUNK - dabs % ST_DL_CHUNK;
+    int aligned = ((uintptr_t)(dst + (dabs % ST_DL_CHUNK ? skew : 0)) % ST_DL_CHUNK) == 0 &&
+                  ((uintptr_t)(src + (dabs % ST_DL_CHUNK ? skew : 0)) % ST_DL_CHUNK) == 0 &&
+                  (xop == ST_DX_COPY || ((uintptr_t)(a + (dabs % ST_DL_CHUNK ? skew : 0)) % ST_DL_CHUNK) == 0);
+    for (; c < last; c += nw) {
+        if (aligned && c >= full_lo && c + (uint64_t)(ST_DL_BATCH - 1) * nw < full_hi)
+            break; /* a batch of whole aligned chunks from here on */
         uint64_t lo = c * ST_DL_CHUNK, hi = lo + ST_DL_CHUNK;
-        if (lo < dabs)
-            lo = dabs;
-        if (hi > dabs + bytes)
-            hi = dabs + bytes;
-        uint64_t at = lo - dabs, len = hi - lo;
-        st_dl_chunk s, a, d;
-        st_dl_get(&s, src + at, len);
-        if (xop == ST_DX_COPY) {
-            st_dl_put(dst + at, &s, len);
-            continue;
+        lo = lo < dabs ? dabs : lo;
+        hi = hi > dabs + bytes ? dabs + bytes : hi;
+        st_dl_move_chunk(r, xop, dst, src, in, lo - dabs, hi - lo);
+    }
+    for (; aligned && c + (uint64_t)(ST_DL_BATCH - 1) * nw < full_hi; c += (uint64_t)nw * ST_DL_BATCH) {
+        st_dl_vec sv[ST_DL_BATCH], av[ST_DL_BATCH];
+        uint64_t at = c * ST_DL_CHUNK - dabs, step = (uint64_t)nw * ST_DL_CHUNK;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+        for (int k = 0; k < ST_DL_BATCH; k++) {
+            sv[k] = st_dl_ld16(src + at + k * step);
+            if (xop != ST_DX_COPY)
+                av[k] = st_dl_ld16(a + at + k * step);
         }
-        st_dl_get(&a, xop == ST_DX_REDUCE3 ? in + at : dst + at, len);
-        st_dl_chunk_op(r, &d, &a, &s, len);
-        st_dl_put(dst + at, &d, len);
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+        for (int k = 0; k < ST_DL_BATCH; k++)
+            st_dl_st16(dst + at + k * step, xop == ST_DX_COPY ? sv[k] : st_dl_op16(r, av[k], sv[k]));
+    }
+    for (; c < last; c += nw) { /* what is left after the batches */
+        uint64_t lo = c * ST_DL_CHUNK, hi = lo + ST_DL_CHUNK;
+        lo = lo < dabs ? dabs : lo;
+        hi = hi > dabs + bytes ? dabs + bytes : hi;
+        st_dl_move_chunk(r, xop, dst, src, in, lo - dabs, hi - lo);
     }
 }
 

@@ -17,7 +17,9 @@ extern "C" {
 
 typedef struct st_dev_ops {
     const char *name; /* "cuda", "host": what stitch_comm_init_devices and stitch-perf --device take */
-    uint32_t block_bytes, max_blocks; /* a call's channels: one per block_bytes it moves, at most max_blocks */
+    /* A call's channels (blocks): one per block_bytes it moves, at most max_blocks, and at most device_blocks
+     * shared by the ranks of one device (0: no such bound), which must all be resident at once. */
+    uint32_t block_bytes, max_blocks, device_blocks;
     /* Usable here? 1 with the number of devices, or 0 with why ("no CUDA device: cudaGetDeviceCount: ..."). */
     int (*probe)(int *ndevices, char *why, size_t len);
     /* Make `device` current for the calling thread. */

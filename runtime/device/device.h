@@ -73,6 +73,7 @@ typedef struct st_dcomm {
     void *scratch, *units;     /* device memory of the SCRATCH and UNITS kinds, grown stream-ordered */
     size_t scratch_size, units_size;
     uint32_t arrive;           /* my slot's arrive counter between calls */
+    uint32_t max_blocks;       /* my channels at most: the entry's bound, and my share of my device's */
     void *prog;                /* the last program uploaded (device memory), reused while the call repeats */
     st_dop *last;              /* its host copy, to compare with */
     size_t last_bytes;
