@@ -83,7 +83,8 @@ target_include_directories(stitch_shared INTERFACE ${st_public_include})
 add_library(stitch_static STATIC ${st_objects})
 set_target_properties(stitch_static PROPERTIES OUTPUT_NAME stitch EXPORT_NAME stitch_static
                       ARCHIVE_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/static)
-target_link_libraries(stitch_static INTERFACE Threads::Threads m ${YAML_LIBRARIES})
+target_link_libraries(stitch_static INTERFACE Threads::Threads m ${YAML_LIBRARIES}
+                      $<$<TARGET_EXISTS:stitch_cuda>:CUDA::cudart_static>)
 target_include_directories(stitch_static INTERFACE ${st_public_include})
 
 install(TARGETS stitch_shared stitch_static stitchc EXPORT stitchTargets

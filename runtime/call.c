@@ -232,7 +232,7 @@ static void st_copy_in(const st_call *c, size_t k)
         dst = (char *)c->mine.alt + ((a->rdispls ? a->rdispls[me] : (size_t)me * a->count) + off) * es;
     }
     if (src && src != dst && n)
-        memcpy(dst, src, n * es);
+        st_call_move(c, ST_X_COPY, dst, NULL, src, n);
 }
 
 void st_call_segment_begin(st_call *c, size_t k)
@@ -257,7 +257,7 @@ void st_call_segment_end(st_call *c)
     for (int u = first; u < last; u++) {
         size_t off, len = st_unit_len(c, u, &off);
         if (c->fresh[u] && len)
-            memcpy(st_unit_mine(c, u, off), st_unit_src(c, u, off), len * c->esize);
+            st_call_move(c, ST_X_COPY, st_unit_mine(c, u, off), NULL, st_unit_src(c, u, off), len);
         c->fresh[u] = 0;
     }
 }
@@ -267,9 +267,9 @@ void st_call_finish(const st_call *c)
     const st_args *a = c->a;
     size_t bytes = a->count * c->esize, mine = (size_t)c->me * bytes;
     if (a->coll == STITCH_REDUCE_SCATTER)
-        memcpy(a->recv, c->mine.work + mine, bytes);
+        st_call_move(c, ST_X_COPY, a->recv, NULL, c->mine.work + mine, a->count);
     if (a->coll == STITCH_SCATTER && c->me == a->root && (const char *)a->send + mine != a->recv)
-        memcpy(a->recv, (const char *)a->send + mine, bytes);
+        st_call_move(c, ST_X_COPY, a->recv, NULL, (const char *)a->send + mine, a->count);
 }
 
 stitch_status_t st_call_open(st_call *c, stitch_comm_t *comm, const st_args *a)

@@ -91,6 +91,7 @@ struct stitch_comm {
     char last_error[512];
     struct st_job *job;   /* the threads backend's (threads.c, exec.c) */
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */
+    struct st_dcomm *dev; /* the device backend's (device/dev_comm.c), beside the job it was made from */
 };
 
 /* A new communicator of backend `be` for rank `rank` of p with the settings and a copy of the registry, its cache

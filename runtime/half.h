@@ -13,28 +13,35 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t st_f32_bits(float f)
+/* The device engine's step logic (device/dev_logic.h) reduces with these same conversions on the GPU. */
+#ifdef __CUDACC__
+#define ST_HALF_FN static __host__ __device__ inline
+#else
+#define ST_HALF_FN static inline
+#endif
+
+ST_HALF_FN uint32_t st_f32_bits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
 }
 
-static inline float st_bits_f32(uint32_t u)
+ST_HALF_FN float st_bits_f32(uint32_t u)
 {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-static inline float st_bf16_to_f32(uint16_t h)
+ST_HALF_FN float st_bf16_to_f32(uint16_t h)
 {
     return st_bits_f32((uint32_t)h << 16);
 }
 
 /* Round the low 16 bits away, to nearest even; a NaN keeps its sign and top payload bits and is made quiet so
  * that truncation cannot turn it into an infinity. */
-static inline uint16_t st_f32_to_bf16(float f)
+ST_HALF_FN uint16_t st_f32_to_bf16(float f)
 {
     uint32_t u = st_f32_bits(f);
     uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
@@ -45,12 +52,12 @@ static inline uint16_t st_f32_to_bf16(float f)
 
 /* Every path is computed and the right one picked with masks (st_pick), so the reduction loops have no
  * control flow and vectorise; the discarded float operations cannot trap under the default environment. */
-static inline uint32_t st_pick(uint32_t mask, uint32_t yes, uint32_t no)
+ST_HALF_FN uint32_t st_pick(uint32_t mask, uint32_t yes, uint32_t no)
 {
     return (yes & mask) | (no & ~mask);
 }
 
-static inline float st_fp16_to_f32(uint16_t h)
+ST_HALF_FN float st_fp16_to_f32(uint16_t h)
 {
     const uint32_t shifted_exp = 0x7c00u << 13;
     uint32_t o = (uint32_t)(h & 0x7fffu) << 13;
@@ -65,7 +72,7 @@ static inline float st_fp16_to_f32(uint16_t h)
     return st_bits_f32(o | (uint32_t)(h & 0x8000u) << 16);
 }
 
-static inline uint16_t st_f32_to_fp16(float in)
+ST_HALF_FN uint16_t st_f32_to_fp16(float in)
 {
     const uint32_t f32_inf = 255u << 23, f16_max = (127u + 16u) << 23;
     const uint32_t denorm_magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;

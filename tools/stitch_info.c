@@ -45,6 +45,7 @@
 #include "registry.h"
 #include "select.h"
 #include "st_topofile.h"
+#include "dev_ops.h"
 #include "tp_verbs.h"
 #include "stitch.h"
 
@@ -74,6 +75,21 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0, or 1 when a variable's value is malformed (the message names it, as communicator\n"
             "creation would) or the topology does not load (its FILE:LINE:COL: error), 2 for a bad command line.\n");
+}
+
+/* The device layer's entries (docs/devices.md): the CUDA one built or not and why, and its devices here. */
+static void print_devices(void)
+{
+    char why[300];
+    int n = stitch_device_count("cuda", why, sizeof why);
+    printf("devices: cuda %s", st_dev_cuda_build_note());
+    if (n >= 0)
+        printf("; %d device%s here\n", n, n == 1 ? "" : "s");
+    else if (strstr(st_dev_cuda_build_note(), "not built"))
+        printf("\n");
+    else
+        printf("; none usable here: %s\n", why);
+    printf("devices: host (the device engine on host threads, for tests) built\n");
 }
 
 static void print_algorithms(void)
@@ -486,6 +502,7 @@ int main(int argc, char **argv)
 #else
     printf("verbs: not built (no <infiniband/verbs.h> at build time: libibverbs-dev)\n");
 #endif
+    print_devices();
     if (topo)
         return print_topology(topo, NULL);
     return s.topo ? print_topology(s.topo, s.topo_source) : 0;

@@ -45,6 +45,7 @@
 
 #include "stitch.h"
 
+#include "dev_ops.h" /* --device: the device layer's table, for buffers and the copy bound */
 #include "reduce.h" /* --calibrate times the runtime's own reduce kernel (private header: linked statically) */
 
 #define PROG "stitch-perf"
@@ -94,6 +95,7 @@ struct opts {
     int calibrate;      /* --calibrate: fit alpha, beta, gamma (calibrate()) instead of one benchmark */
     int die_rank;       /* $STITCH_PERF_DIE_AT, the test hook: this rank dies in die_phase (-1: none) */
     int die_phase;
+    const char *device; /* --device cuda|host: device communicators and device buffers (NULL: host API) */
 };
 
 static void usage(FILE *f)
@@ -130,6 +132,10 @@ static void usage(FILE *f)
             "                             a launcher, processes over $STITCH_TRANSPORT) and fit alpha, beta\n"
             "                             (ring all_gather) and gamma (the fp32 sum kernel); prints a topology\n"
             "                             snippet for --topo / STITCH_TOPO\n"
+            "      --device NAME          device communicators (stitch_comm_init_devices): cuda, or host (the\n"
+            "                             device engine on host threads); buffers in device memory; two more\n"
+            "                             columns: the device's copy rate (device-to-device copy of the same\n"
+            "                             size) and ratio = ranks per device * busbw / copy\n"
             "  -h, --help                 print this help and exit\n"
             "\n"
             "The size column is the bytes of the largest buffer (all_reduce, broadcast, reduce: count * size of\n"
@@ -303,7 +309,7 @@ static void parse_die_at(struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE };
+    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE };
     static const struct option longopts[] = {
         {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
         {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
@@ -313,7 +319,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"inplace", no_argument, NULL, 'i'},        {"timeout", required_argument, NULL, 't'},
         {"root", required_argument, NULL, 'r'},     {"groups", required_argument, NULL, OPT_GROUPS},
         {"topo", required_argument, NULL, OPT_TOPO}, {"layout", required_argument, NULL, OPT_LAYOUT},
-        {"calibrate", no_argument, NULL, OPT_CALIBRATE},
+        {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"device", required_argument, NULL, OPT_DEVICE},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
@@ -338,6 +344,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case OPT_TOPO: set_topo(o, "--topo", optarg, 0); break;
         case OPT_LAYOUT: set_topo(o, "--layout", optarg, 1); break;
         case OPT_CALIBRATE: o->calibrate = 1; break;
+        case OPT_DEVICE: o->device = optarg; break;
         case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
@@ -633,6 +640,8 @@ struct rank_state {
     long long bad_index;         /* first wrong output element, -1 if none */
     double got, want;
     size_t *v;                   /* all_to_all_v: sendcounts, sdispls, recvcounts, rdispls (4 * p) */
+    unsigned char *dev_a, *dev_b; /* --device: the device copies of buf_a and buf_b, what the calls take */
+    size_t size_a, size_b;
 };
 
 struct bench {
@@ -654,6 +663,9 @@ struct bench {
     int verdict_fd;          /* launcher mode, rank != 0: the real stdout, for the closing line (-1: none) */
     double *rec;             /* --calibrate: each size's time, in order (NULL: not recorded) */
     int nrec;
+    const st_dev_ops *dops;  /* --device: the entry; ndev devices, per_dev ranks on each */
+    int ndev, per_dev;
+    double copy_time;        /* --device: rank 0's device-to-device copy of the current size, seconds */
 };
 
 /* Record this size's first failure on this rank: its status, message and phase. */
@@ -716,8 +728,12 @@ static int make_comms(struct bench *b, const char *where)
     if (b->proc) {
         if (!b->comms[b->me])
             return 1; /* made once by perf_proc_init; an aborted one is not rebuilt */
-    } else if ((st = stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err)) != STITCH_OK) {
-        fprintf(stderr, PROG ": error: %s: stitch_comm_init_threads: %s%s%s\n", where, stitch_strerror(st),
+    } else if ((st = b->o.device ? stitch_comm_init_devices(b->o.nranks, b->o.device, NULL, &cfg, b->comms, err,
+                                                            sizeof err)
+                                 : stitch_comm_init_threads(b->o.nranks, &cfg, b->comms, err, sizeof err)) !=
+               STITCH_OK) {
+        fprintf(stderr, PROG ": error: %s: %s: %s%s%s\n", where,
+                b->o.device ? "stitch_comm_init_devices" : "stitch_comm_init_threads", stitch_strerror(st),
                 err[0] ? ": " : "", err);
         return st == STITCH_ERR_CONFIG ? 2 : 1;
     }
@@ -868,6 +884,50 @@ static stitch_status_t call(struct rank_state *rs, size_t count, const void *sen
     }
 }
 
+/* --device: a host buffer's address as the device copy's (the same offset), else itself. */
+static void *dev_ptr(const struct rank_state *rs, void *p)
+{
+    unsigned char *h = p;
+    if (!rs->b->dops || !h)
+        return p;
+    return h >= rs->buf_a && h < rs->buf_a + rs->size_a ? rs->dev_a + (h - rs->buf_a) : rs->dev_b + (h - rs->buf_b);
+}
+
+/* --device: wait for the rank's stream; an asynchronous failure counts as the calls'. */
+static void dev_sync(struct rank_state *rs)
+{
+    if (!rs->b->dops || rs->status != STITCH_OK)
+        return;
+    stitch_status_t st = stitch_comm_synchronize(rs->b->comms[rs->rank]);
+    if (st != STITCH_OK)
+        fail(rs, st, stitch_comm_last_error(rs->b->comms[rs->rank]));
+}
+
+/* --device: copy both buffers to (up) or from the device, in the rank's stream, and wait. */
+static void dev_move(struct rank_state *rs, int up)
+{
+    const st_dev_ops *ops = rs->b->dops;
+    stitch_comm_t *comm = rs->b->comms[rs->rank];
+    char err[300];
+    if (!ops)
+        return;
+    void *stream = stitch_comm_stream(comm);
+    stitch_status_t st = STITCH_OK;
+    if (rs->size_a)
+        st = up ? ops->upload(rs->dev_a, rs->buf_a, rs->size_a, stream, err, sizeof err)
+                : ops->download(rs->buf_a, rs->dev_a, rs->size_a, stream, err, sizeof err);
+    if (st == STITCH_OK && rs->size_b)
+        st = up ? ops->upload(rs->dev_b, rs->buf_b, rs->size_b, stream, err, sizeof err)
+                : ops->download(rs->buf_b, rs->dev_b, rs->size_b, stream, err, sizeof err);
+    if (st == STITCH_OK)
+        st = ops->sync(stream, err, sizeof err);
+    if (st != STITCH_OK) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "copying the buffers %s the device: %s", up ? "to" : "from", err);
+        fail(rs, st, msg);
+    }
+}
+
 /* Run `n` calls of `phase`; on the first failure record it, abort the communicator so peers fail fast, and stop. */
 static int run_calls(struct rank_state *rs, size_t count, int n, int phase)
 {
@@ -879,6 +939,7 @@ static int run_calls(struct rank_state *rs, size_t count, int n, int phase)
         rs->v[2 * p + q] = v_count(count, q, rs->rank), rs->v[3 * p + q] = v_displ(count, q);
     }
     rs->phase = phase;
+    send = dev_ptr(rs, send), recv = dev_ptr(rs, recv);
     for (int i = 0; i < n && rs->status == STITCH_OK; i++) {
         stitch_status_t st = call(rs, count, send, recv);
         if (st != STITCH_OK) {
@@ -944,8 +1005,13 @@ static void check_size(struct rank_state *rs, size_t count)
     fill_expected(rs, count);
     barrier(rs, PH_CHECK);
     prepare_check(rs, count);
+    dev_move(rs, 1);
     barrier(rs, PH_CHECK);
-    if (run_calls(rs, count, 1, PH_CHECK))
+    if (run_calls(rs, count, 1, PH_CHECK)) {
+        dev_sync(rs);
+        dev_move(rs, 0);
+    }
+    if (rs->status == STITCH_OK)
         check_output(rs, count);
 }
 
@@ -953,11 +1019,39 @@ static void time_size(struct rank_state *rs, size_t count)
 {
     const struct opts *o = &rs->b->o;
     run_calls(rs, count, o->warmup, PH_WARMUP);
+    dev_sync(rs);
     barrier(rs, PH_BARRIER);
     double t0 = now();
     run_calls(rs, count, o->iters, PH_TIMED);
+    dev_sync(rs);
     barrier(rs, PH_BARRIER);
     rs->time = (now() - t0) / o->iters;
+}
+
+/* --device, rank 0 while the others wait: the device's copy rate for `bytes` (a device-to-device copy between the
+ * rank's two buffers, or within one in place), the bound the collective's ratio is taken against. */
+static void time_copy(struct rank_state *rs, size_t bytes)
+{
+    struct bench *b = rs->b;
+    char err[300];
+    void *stream = stitch_comm_stream(b->comms[rs->rank]);
+    unsigned char *dst = rs->size_b ? rs->dev_b : rs->dev_a + rs->size_a / 2, *src = rs->dev_a;
+    size_t n = rs->size_b ? (bytes < rs->size_a && bytes < rs->size_b ? bytes : rs->size_a < rs->size_b ? rs->size_a
+                             : rs->size_b)
+                          : (bytes < rs->size_a / 2 ? bytes : rs->size_a / 2);
+    b->copy_time = 0;
+    if (n == 0)
+        return;
+    for (int i = 0; i < b->o.warmup && b->dops->copy(dst, src, n, stream, err, sizeof err) == STITCH_OK; i++)
+        ;
+    if (b->dops->sync(stream, err, sizeof err) != STITCH_OK)
+        return;
+    double t0 = now();
+    for (int i = 0; i < b->o.iters; i++)
+        if (b->dops->copy(dst, src, n, stream, err, sizeof err) != STITCH_OK)
+            return;
+    if (b->dops->sync(stream, err, sizeof err) == STITCH_OK)
+        b->copy_time = (now() - t0) / b->o.iters * (double)bytes / (double)n;
 }
 
 /* ---- reporting (rank 0, between barriers) --------------------------------------------------------------------- */
@@ -1015,9 +1109,14 @@ static void report_row(struct bench *b, size_t bytes)
         snprintf(wrong_col, sizeof wrong_col, "%zu", wrong);
     else
         snprintf(wrong_col, sizeof wrong_col, "N/A");
-    printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s  %s\n", bytes, bytes / esize_of(o),
+    printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s  %s", bytes, bytes / esize_of(o),
            stitch_dtype_name(o->dtype), reduces(o->coll) ? stitch_op_name(o->op) : "none", t * 1e6,
            algbw, busbw, wrong_col, row_algo(b, bytes));
+    if (b->dops) {
+        double copy = b->copy_time > 0 ? (double)bytes / b->copy_time / 1e9 : 0;
+        printf("  %10.1f  %6.2f", copy, copy > 0 ? b->per_dev * busbw / copy : 0);
+    }
+    printf("\n");
     fflush(stdout);
     if (failed_calls || wrong)
         report_errors(b, bytes);
@@ -1062,6 +1161,8 @@ static void *rank_main(void *arg)
         if (b->o.check)
             check_size(rs, count);
         time_size(rs, count);
+        if (b->dops && rs->rank == 0)
+            time_copy(rs, b->sizes[s]);
         barrier(rs, PH_BARRIER);
         if (b->proc)
             perf_proc_combine(b, rs);
@@ -1091,6 +1192,34 @@ static unsigned char *alloc_touched(size_t bytes)
     return p;
 }
 
+/* --device: the device copies of the rank's buffers, on its device. */
+static int alloc_device(struct rank_state *rs)
+{
+    const st_dev_ops *ops = rs->b->dops;
+    int dev = stitch_comm_device(rs->b->comms[rs->rank]);
+    char err[300];
+    void *a = NULL, *bb = NULL;
+    if (ops->alloc(dev, rs->size_a ? rs->size_a : 64, &a, err, sizeof err) != STITCH_OK ||
+        (rs->size_b && ops->alloc(dev, rs->size_b, &bb, err, sizeof err) != STITCH_OK)) {
+        fprintf(stderr, PROG ": error: rank %d: device %d: %s\n", rs->rank, dev, err);
+        if (a)
+            ops->free(dev, a);
+        return 0;
+    }
+    rs->dev_a = a, rs->dev_b = bb;
+    return 1;
+}
+
+static void free_device(struct rank_state *rs)
+{
+    int dev = stitch_comm_device(rs->b->comms[rs->rank]);
+    if (rs->dev_a)
+        rs->b->dops->free(dev, rs->dev_a);
+    if (rs->dev_b)
+        rs->b->dops->free(dev, rs->dev_b);
+    rs->dev_a = rs->dev_b = NULL;
+}
+
 /* Runs in the rank's own thread before the sizes loop, so each rank first-touches its own pages. */
 static int alloc_rank(struct rank_state *rs, size_t maxbytes)
 {
@@ -1101,6 +1230,9 @@ static int alloc_rank(struct rank_state *rs, size_t maxbytes)
         a = a > bb ? a : bb, bb = 0;
     rs->buf_a = alloc_touched(a * es);
     rs->buf_b = o->inplace ? NULL : alloc_touched(bb * es);
+    rs->size_a = a * es, rs->size_b = o->inplace ? 0 : bb * es;
+    if (rs->b->dops && !alloc_device(rs))
+        return 0;
     rs->v = o->coll == STITCH_ALL_TO_ALL_V ? calloc(4 * (size_t)o->nranks, sizeof *rs->v) : NULL;
     return rs->buf_a != NULL && (o->inplace || rs->buf_b != NULL) &&
            (o->coll != STITCH_ALL_TO_ALL_V || rs->v != NULL);
@@ -1124,6 +1256,10 @@ static void *rank_thread(void *arg)
     }
     if (!b->fatal)
         rank_main(rs);
+    if (b->dops) { /* device buffers are freed once no rank's call can read them (--device: threads only) */
+        pthread_barrier_wait(&b->barrier);
+        free_device(rs);
+    }
     free(rs->buf_a);
     free(rs->buf_b);
     free(rs->v);
@@ -1178,8 +1314,12 @@ static void print_header(const struct bench *b)
     printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
            o->maxbytes, o->factor, o->warmup, o->iters, o->check);
     printf("#\n");
-    printf("# %10s  %12s  %8s  %6s  %10s  %11s  %11s  %6s  %s\n", "size", "count", "type", "redop", "time(us)",
-           "algbw(GB/s)", "busbw(GB/s)", "#wrong", "algorithm");
+    if (b->dops)
+        printf("# device: %s, %d device%s here, %d rank%s per device; copy: a device-to-device copy of the same size "
+               "(GB/s); ratio: %d * busbw / copy\n", o->device, b->ndev, b->ndev == 1 ? "" : "s", b->per_dev,
+               b->per_dev == 1 ? "" : "s", b->per_dev);
+    printf("# %10s  %12s  %8s  %6s  %10s  %11s  %11s  %6s  %s%s\n", "size", "count", "type", "redop", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "#wrong", "algorithm", b->dops ? "  copy(GB/s)   ratio" : "");
     fflush(stdout);
 }
 
@@ -1457,6 +1597,17 @@ int main(int argc, char **argv)
         return rc;
     }
     b->sizes = size_list(&b->o, &b->nsizes);
+    if (b->o.device) {
+        char why[300];
+        if (b->proc)
+            bad_usage("--device runs the ranks as threads of one process (not under a launcher)");
+        b->ndev = stitch_device_count(b->o.device, why, sizeof why);
+        if (b->ndev < 1 || !(b->dops = st_dev_find(b->o.device, why, sizeof why))) {
+            fprintf(stderr, PROG ": error: --device %s: %s\n", b->o.device, why);
+            return 1;
+        }
+        b->per_dev = (b->o.nranks + b->ndev - 1) / b->ndev;
+    }
     int rc = make_comms(b, phase_name[PH_INIT]);
     if (rc != 0)
         return rc;

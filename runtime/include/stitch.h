@@ -67,7 +67,8 @@ const char *stitch_version(void);
     X(ERR_SYSTEM, -8, "system call failed")                                                                    \
     X(ERR_INTERNAL, -9, "internal error")                                                                      \
     X(ERR_CONFIG, -10, "invalid configuration")                                                                \
-    X(ERR_INVALID_USAGE, -11, "communicator used wrongly (destroyed, or in use by another thread)")
+    X(ERR_INVALID_USAGE, -11, "communicator used wrongly (destroyed, or in use by another thread)")            \
+    X(ERR_DEVICE, -12, "device (accelerator) runtime error")
 
 typedef enum stitch_status {
 #define STITCH_STATUS_ENUM(name, value, text) STITCH_##name = value,
@@ -257,6 +258,33 @@ stitch_status_t stitch_comm_init_rank(stitch_comm_t **comm, int nranks, stitch_u
                                       const stitch_config_t *config, char *err, size_t errlen);
 stitch_status_t stitch_comm_init_env(stitch_comm_t **comm, const stitch_config_t *config, char *err, size_t errlen);
 const char *stitch_launcher(void);
+
+/* ---- device communicators (docs/devices.md) ----------------------------------------------------------------
+ * Ranks as threads of one process, each on an accelerator, NCCL's way: the collectives above take DEVICE
+ * pointers of the rank's device and are enqueued on the communicator's stream; they return at once, without
+ * waiting for the device. Several ranks may share one device (each has its own stream and buffers). An error the
+ * device finds later (a peer that never called: timeout; a fault) is reported by the rank's next call and by
+ * stitch_comm_get_async_error; the communicator is then aborted.
+ * backend: "cuda" (NULL means "cuda"), or "host" (the same engine on host threads and host memory: for tests, its
+ * calls complete before they return, so every rank must call from its own thread). devices[i] is rank i's device
+ * (NULL: rank i on device i modulo the number of devices: on one GPU every rank shares it). Fails with
+ * STITCH_ERR_UNSUPPORTED when the backend is not built (stitch-info says why) and STITCH_ERR_DEVICE when no device
+ * is usable, with the reason in err. all_to_all_v is not supported on devices yet. */
+stitch_status_t stitch_comm_init_devices(int nranks, const char *backend, const int *devices,
+                                         const stitch_config_t *config, stitch_comm_t **comms, char *err,
+                                         size_t errlen);
+/* Devices of the backend here, or -1 with why (not built, no driver, no device). */
+int stitch_device_count(const char *backend, char *why, size_t len);
+/* The stream the rank's collectives are enqueued on (a cudaStream_t); NULL restores the rank's own stream, made at
+ * init. The caller keeps its stream alive until the communicator is destroyed or given another. */
+stitch_status_t stitch_comm_set_stream(stitch_comm_t *comm, void *stream);
+void *stitch_comm_stream(const stitch_comm_t *comm);
+int stitch_comm_device(const stitch_comm_t *comm); /* the rank's device; -1 for a host communicator */
+/* STITCH_OK, with *async_error the error the device found in an earlier call (STITCH_OK while none; the message in
+ * stitch_comm_last_error), without waiting. */
+stitch_status_t stitch_comm_get_async_error(stitch_comm_t *comm, stitch_status_t *async_error);
+/* Wait until the calls enqueued on the rank's stream are done; their error, if any. */
+stitch_status_t stitch_comm_synchronize(stitch_comm_t *comm);
 
 /* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED; their
  * message says "stitch_comm_abort was called on rank R". Never blocks; safe from any thread. */
