@@ -31,6 +31,8 @@
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
+    _Atomic int32_t cpu;   /* the CPU this rank ran on when it last posted, -1 unknown: a waiter on the same CPU
+                            * yields instead of pausing (job.c); written only when it changes */
     st_where where;        /* where my blocks are (call.h); valid once posted reaches the call's base + 1, until
                             * the call ends */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
@@ -46,6 +48,8 @@ typedef struct st_job {
     st_abort abort;          /* the communicators' abort (abort.h): every rank's comm->abort points here */
     st_slot *slots;
     st_groups groups;        /* STITCH_TOPO or STITCH_GROUPS (or the config fields); none: one group of all ranks */
+    long spin_ns;            /* how long a wait polls before it sleeps (st_job_set_spin) */
+    int oversubscribed;      /* more ranks than cores: a polling wait yields the core after every poll */
 } st_job;
 
 typedef struct st_deadline {
@@ -56,6 +60,9 @@ typedef struct st_deadline {
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
 void st_job_free(st_job *job);  /* at once: a job no communicator was made for */
+/* How waits poll before they sleep: spin_us microseconds (STITCH_SPIN_US), or when negative the process
+ * engine's default, 500 us, 1000 us when the job has more ranks than the machine has cores. */
+void st_job_set_spin(st_job *job, long spin_us);
 
 /* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
 void st_job_abort(st_job *job, const char *reason);
