@@ -12,13 +12,15 @@
  * the woken thread on the waker's core (wake-affine): the two ranks then share one core while the other runs
  * other work. A waiter that only paused would hold the core its peer needs for its whole budget, sleep, be woken
  * onto the same core, and so on: 1-4 ms per 8-byte all_reduce at p = 2 on a loaded 2-core VM (perf stat: 0.33
- * CPUs used, 5 migrations in 23 s). But a waiter that yields often gives its core to other processes for a
- * slice when the peer runs elsewhere: yielding every 16 polls cost 24-35 us a call with the ranks bound to
- * their own cores on that loaded VM, where processes that only pause took 0.8 us. So each slot says which CPU
- * its rank last posted from (sched_getcpu, a few ns), and a waiter yields after every poll while that is its own
- * CPU, else pauses, yielding once every ST_YIELD_EVERY polls (~22 us here) for a peer that was woken onto its
- * core and has not posted since. The old phases (400 pauses, 34 us on this VM's EPYC, then 16 yields, then the
- * futex) ended most small calls in a yield or a sleep: 2-28 us on a quiet VM, 130-160 us on a loaded one.
+ * CPUs used, 5 migrations in 23 s). But a waiter that yields while its peer runs elsewhere gives its core to
+ * other processes for a slice: yielding every 16 polls cost 24-35 us a call with the ranks bound to their own
+ * cores on that loaded VM, where processes that only pause took 0.8 us (and a yield every 256 polls still
+ * looked worse than none: 1.1-9.5 us against 1.2-6.5, 8 interleaved runs). So each slot says which CPU its
+ * rank last posted from (sched_getcpu, a few ns), and a waiter yields after every poll while that is its own
+ * CPU, else only pauses. A peer woken onto my core that has not posted since is not seen: that costs one
+ * budget, after which I sleep, it runs and posts from my CPU, and from then on we yield to each other. The old
+ * phases (400 pauses, 34 us on this VM's EPYC, then 16 yields, then the futex) ended most small calls in a
+ * yield or a sleep: 2-28 us on a quiet VM, 130-160 us on a loaded one.
  *
  * Memory order: the owner's seq_cst store of `posted` followed by its load of `sleepers`, against the waiter's
  * increment of `sleepers` followed by its load of `posted`, guarantees that either the waiter sees the new value
@@ -43,7 +45,6 @@
 #define ST_SPINS 400
 #define ST_YIELDS 16
 #define ST_CLOCK_EVERY 64
-#define ST_YIELD_EVERY 256
 #define ST_WHERE_EVERY 16
 #define ST_SLEEP_SLICE_MS 50
 
@@ -276,7 +277,7 @@ stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_de
             return st;
         if (i % ST_WHERE_EVERY == 1)
             beside = atomic_load_explicit(&slot->cpu, memory_order_relaxed) == sched_getcpu();
-        if (job->oversubscribed || beside || i % ST_YIELD_EVERY == 0)
+        if (job->oversubscribed || beside)
             sched_yield();
         else
             __builtin_ia32_pause();
