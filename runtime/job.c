@@ -275,8 +275,10 @@ stitch_status_t st_wait(st_job *job, st_slot *slot, uint32_t target, const st_de
     for (long i = 1;; i++) {
         if (st_ready(job, slot, target, &st))
             return st;
-        if (i % ST_WHERE_EVERY == 1)
-            beside = atomic_load_explicit(&slot->cpu, memory_order_relaxed) == sched_getcpu();
+        if (i % ST_WHERE_EVERY == 1) { /* -1 (not known yet, or no getcpu) is never beside */
+            int cpu = sched_getcpu();
+            beside = cpu >= 0 && atomic_load_explicit(&slot->cpu, memory_order_relaxed) == cpu;
+        }
         if (job->oversubscribed || beside)
             sched_yield();
         else
