@@ -316,6 +316,11 @@ static int st_fp_field(const st_fingerprint *f, int i, char *buf, size_t len)
 
 int st_fp_differ(const st_fingerprint *mine, const st_fingerprint *theirs, char *mine_s, char *theirs_s, size_t len)
 {
+    /* the text only when something differs: formatting every field cost ~1 us per peer on every call */
+    if (mine->seq == theirs->seq && mine->coll == theirs->coll && mine->count == theirs->count &&
+        mine->dtype == theirs->dtype && mine->op == theirs->op && mine->root == theirs->root &&
+        mine->algo == theirs->algo)
+        return 0;
     for (int i = 0; st_fp_field(mine, i, mine_s, len); i++) {
         st_fp_field(theirs, i, theirs_s, len);
         if (strcmp(mine_s, theirs_s) != 0 || (i == 6 && mine->algo != theirs->algo))

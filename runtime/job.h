@@ -41,6 +41,8 @@ typedef struct st_fp_kept {
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
+    _Atomic int32_t cpu;   /* the CPU this rank ran on when it last posted, -1 unknown: a waiter on the same CPU
+                            * yields instead of pausing (job.c); written only when it changes */
     st_where where;        /* where my blocks are (call.h); valid once posted reaches the call's base + 1, until
                             * the call ends */
     st_fingerprint fp[2];  /* by the parity of the call number: a peer may be one call ahead of a rank that is
@@ -58,6 +60,8 @@ typedef struct st_job {
     st_abort abort;          /* the communicators' abort (abort.h): every rank's comm->abort points here */
     st_slot *slots;
     st_groups groups;        /* STITCH_TOPO or STITCH_GROUPS (or the config fields); none: one group of all ranks */
+    long spin_ns;            /* how long a wait polls before it sleeps (st_job_set_spin) */
+    int oversubscribed;      /* more ranks than cores: a polling wait yields the core after every poll */
 } st_job;
 
 typedef struct st_deadline {
@@ -68,6 +72,9 @@ typedef struct st_deadline {
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
 void st_job_free(st_job *job);  /* at once: a job no communicator was made for */
+/* How waits poll before they sleep: spin_us microseconds (STITCH_SPIN_US), or when negative the process
+ * engine's default, 500 us, 1000 us when the job has more ranks than the machine has cores. */
+void st_job_set_spin(st_job *job, long spin_us);
 
 /* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
 void st_job_abort(st_job *job, const char *reason);
@@ -104,10 +111,11 @@ extern void (*st_job_preempt)(void);
             st_job_preempt();                                                                                  \
     } while (0)
 
-/* How a wait spends its time (job.c): `spins` pauses, then `yields` sched_yields, then futex sleeps of at most
- * `slice_ms` each. Tests only may change it, before any communicator exists: no spins or yields send every wait
- * that is not over at once to sleep, and a long slice turns a lost wake-up (which the slice would hide as a 50 ms
- * delay) into a timeout. */
+/* How a wait spends its time (job.c): it polls for the job's spin budget (STITCH_SPIN_US), then futex-sleeps in
+ * slices of at most `slice_ms`; a borrow drain pauses `spins` times, then yields `yields` times, then naps. Tests
+ * only may change it, before any communicator exists: no spins and no yields send every wait that is not over at
+ * once to sleep, and a long slice turns a lost wake-up (which the slice would hide as a 50 ms delay) into a
+ * timeout. */
 typedef struct st_job_waiting {
     int spins, yields, slice_ms;
 } st_job_waiting;

@@ -44,8 +44,10 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
                                      st_groups *groups, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
-    if (job)
+    if (job) {
         job->groups = *groups, *groups = (st_groups){{0}, NULL};
+        st_job_set_spin(job, s->spin_us);
+    }
     stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
     int r = 0;
     for (; job && made && r < nranks; r++) {

@@ -13,6 +13,10 @@
 #   ALGO=ring scripts/bench_vs_mpi.sh ...                          force stitch's algorithm (default: auto)
 #   REPEAT=5 scripts/bench_vs_mpi.sh ...                           runs per side, the median shown (default 3)
 #
+# A third stitch column runs the same sizes with ranks as threads of one process (stitch-perf -n NP --bind:
+# rank r's thread bound to CPU r mod CPUs, as mpirun binds its processes by default when np <= cores; above that
+# neither side is bound), interleaved with the others; its x is its time over MPI's shared-memory time.
+#
 # The x columns are time ratios, stitch's time over MPI's on the same transport (1.00: as fast; below 1: faster),
 # so small sizes, whose bandwidths round to 0, compare too. The last column is the algorithm stitch ran (auto
 # picks by size). Needs mpicc/mpirun (Debian: openmpi-bin libopenmpi-dev); skips with a reason otherwise.
@@ -62,7 +66,8 @@ side() {
 }
 
 for np in 2 4; do
-  : > "$TMP/mpi"; : > "$TMP/mpi_tcp"; : > "$TMP/st_shm"; : > "$TMP/st_tcp"
+  : > "$TMP/mpi"; : > "$TMP/mpi_tcp"; : > "$TMP/st_shm"; : > "$TMP/st_tcp"; : > "$TMP/st_thr"
+  BIND=$([ "$np" -le "$(nproc)" ] && echo --bind || true)
   for _ in $(seq "$REPEAT"); do
     while read -r lo hi warm iters; do
       side mpi 1,2,3 $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters"
@@ -71,15 +76,18 @@ for np in 2 4; do
         side st_$tp 1,5,7,9 env STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" \
           all_reduce $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters"
       done
+      side st_thr 1,5,7 "$BUILD/bin/stitch-perf" all_reduce -n $np $BIND $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" \
+        -c 0 -w "$warm" --iters "$iters"
     done < <(ranges)
   done
-  for f in mpi mpi_tcp st_shm st_tcp; do median "$TMP/$f" > "$TMP/$f.med"; done
+  for f in mpi mpi_tcp st_shm st_tcp st_thr; do median "$TMP/$f" > "$TMP/$f.med"; done
   echo "# np=$np  (time in us, busbw in GB/s; x = stitch time / MPI time on the same transport; median of $REPEAT)"
-  printf '%12s | %-41s | %-41s |\n' "" "shared memory: MPI vs stitch" "tcp on loopback: MPI vs stitch"
-  printf '%12s | %9s %7s %9s %7s %5s | %9s %7s %9s %7s %5s | %s\n' bytes mpi_us mpi_bw shm_us shm_bw x mpi_us \
-    mpi_bw tcp_us tcp_bw x algorithm
+  printf '%12s | %-41s | %-23s | %-41s |\n' "" "shared memory: MPI vs stitch" "stitch threads" \
+    "tcp on loopback: MPI vs stitch"
+  printf '%12s | %9s %7s %9s %7s %5s | %9s %7s %5s | %9s %7s %9s %7s %5s | %s\n' bytes mpi_us mpi_bw shm_us shm_bw \
+    x thr_us thr_bw x mpi_us mpi_bw tcp_us tcp_bw x algorithm
   join <(sort -k1,1 "$TMP/mpi.med") <(sort -k1,1 "$TMP/st_shm.med") | join - <(sort -k1,1 "$TMP/mpi_tcp.med") |
-    join - <(sort -k1,1 "$TMP/st_tcp.med") | sort -n |
-    awk '{printf "%12s | %9.1f %7.3f %9.1f %7.3f %5.2f | %9.1f %7.3f %9.1f %7.3f %5.2f | %s\n", $1, $2, $3, $4, $5,
-          $4/$2, $7, $8, $9, $10, $9/$7, $6}'
+    join - <(sort -k1,1 "$TMP/st_tcp.med") | join - <(sort -k1,1 "$TMP/st_thr.med") | sort -n |
+    awk '{printf "%12s | %9.1f %7.3f %9.1f %7.3f %5.2f | %9.1f %7.3f %5.2f | %9.1f %7.3f %9.1f %7.3f %5.2f | %s\n",
+          $1, $2, $3, $4, $5, $4/$2, $12, $13, $12/$2, $7, $8, $9, $10, $9/$7, $6}'
 done

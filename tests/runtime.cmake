@@ -22,6 +22,7 @@ stitch_runtime_test(placement)
 stitch_runtime_test(tcp)
 stitch_runtime_test(shm)
 stitch_runtime_test(transport)
+stitch_runtime_test(wait)
 
 add_test(NAME runtime.reduce COMMAND test_runtime_reduce)
 add_test(NAME runtime.collectives COMMAND test_runtime_collectives)
@@ -32,8 +33,9 @@ add_test(NAME runtime.placement COMMAND test_runtime_placement)
 add_test(NAME runtime.tcp COMMAND test_runtime_tcp)
 add_test(NAME runtime.shm COMMAND test_runtime_shm)
 add_test(NAME runtime.transport COMMAND test_runtime_transport)
+add_test(NAME runtime.wait COMMAND test_runtime_wait)
 set_tests_properties(runtime.reduce runtime.collectives runtime.errors runtime.mesh_det runtime.placement runtime.tcp runtime.shm
-                     runtime.transport PROPERTIES TIMEOUT 120 LABELS runtime)
+                     runtime.transport runtime.wait PROPERTIES TIMEOUT 120 LABELS runtime)
 # The collectives sample runs every algorithm (composites included) with data: ~10 s, ~35 s under ASan; the
 # ceiling leaves room for a loaded 2-core machine (it once took over 120 s under ASan at load 11).
 set_tests_properties(runtime.collectives PROPERTIES TIMEOUT 400)

@@ -28,11 +28,13 @@
  * Buffers are allocated once at the largest size and touched by their own rank thread (first touch is slow on the
  * machines we run on), then reused for every size.
  */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET (--bind) */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -93,6 +95,7 @@ struct opts {
     int nranks_given;   /* -n was given */
     int topo_layout;    /* topo came from --layout */
     int calibrate;      /* --calibrate: fit alpha, beta, gamma (calibrate()) instead of one benchmark */
+    int bind;           /* --bind: threads mode binds rank r's thread to CPU r mod CPUs (mpirun's default) */
     int die_rank;       /* $STITCH_PERF_DIE_AT, the test hook: this rank dies in die_phase (-1: none) */
     int die_phase;
     const char *device; /* --device cuda|host: device communicators and device buffers (NULL: host API) */
@@ -128,6 +131,8 @@ static void usage(FILE *f)
             "      --iters N              timed calls per size, >= 1 (default: 20)\n"
             "  -i, --inplace              in-place (default: out-of-place)\n"
             "  -t, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
+            "      --bind                 threads: bind rank r's thread to CPU r mod CPUs, as mpirun binds its\n"
+            "                             processes by default (unbound threads may share one core)\n"
             "      --calibrate            no COLL: measure this machine's transport on P ranks (threads; under\n"
             "                             a launcher, processes over $STITCH_TRANSPORT) and fit alpha, beta\n"
             "                             (ring all_gather) and gamma (the fp32 sum kernel); prints a topology\n"
@@ -309,7 +314,7 @@ static void parse_die_at(struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE };
+    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE, OPT_BIND };
     static const struct option longopts[] = {
         {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
         {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
@@ -320,6 +325,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"root", required_argument, NULL, 'r'},     {"groups", required_argument, NULL, OPT_GROUPS},
         {"topo", required_argument, NULL, OPT_TOPO}, {"layout", required_argument, NULL, OPT_LAYOUT},
         {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"device", required_argument, NULL, OPT_DEVICE},
+        {"bind", no_argument, NULL, OPT_BIND},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
@@ -345,6 +351,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case OPT_LAYOUT: set_topo(o, "--layout", optarg, 1); break;
         case OPT_CALIBRATE: o->calibrate = 1; break;
         case OPT_DEVICE: o->device = optarg; break;
+        case OPT_BIND: o->bind = 1; break;
         case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
@@ -1238,10 +1245,24 @@ static int alloc_rank(struct rank_state *rs, size_t maxbytes)
            (o->coll != STITCH_ALL_TO_ALL_V || rs->v != NULL);
 }
 
+/* --bind, threads mode: a failure to bind is reported and the run goes on unbound. */
+static void bind_rank(const struct rank_state *rs)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)(rs->rank % (cpus > 0 ? cpus : 1)), &set);
+    int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (err != 0)
+        fprintf(stderr, PROG ": warning: rank %d: --bind: %s\n", rs->rank, strerror(err));
+}
+
 static void *rank_thread(void *arg)
 {
     struct rank_state *rs = arg;
     struct bench *b = rs->b;
+    if (b->o.bind && !b->proc)
+        bind_rank(rs);
     rs->phase = PH_INIT;
     int ok = alloc_rank(rs, b->sizes[b->nsizes - 1]);
     if (!ok) {
