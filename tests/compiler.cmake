@@ -214,7 +214,7 @@ add_custom_command(
   COMMENT "stitchc emit algos.dsl (test copy)")
 add_executable(compiler_emit_check ${COMPILER_TESTS}/emit_check.c ${EMITTED}.c)
 target_include_directories(compiler_emit_check PRIVATE ${COMPILER_OUT})
-target_link_libraries(compiler_emit_check PRIVATE stitch_front)
+target_link_libraries(compiler_emit_check PRIVATE stitch_codegen)
 target_compile_options(compiler_emit_check PRIVATE -Werror)
 add_test(NAME compiler.emit.roundtrip COMMAND compiler_emit_check ${STITCH_DSL})
 # The same file under the strictest plain-C11 flags, as a user's project might compile it.

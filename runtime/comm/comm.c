@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "choose.h"
 #include "comm.h"
 #include "config.h"
-#include "exec.h"
 #include "registry.h"
 #include "st_topofile.h"
 

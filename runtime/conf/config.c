@@ -29,10 +29,7 @@
 #include <strings.h>
 
 #include "config.h"
-#include "select.h"
 #include "st_steptab.h"
-#include "tp_verbs.h"
-#include "transport.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
@@ -170,12 +167,6 @@ static stitch_status_t st_parse_pow2(const char *name, const char *v, size_t *ou
     return STITCH_OK;
 }
 
-int st_debug(void)
-{
-    const char *v = getenv("STITCH_DEBUG");
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 /* One positive size of a groups spec; advances *s past it. */
 static int st_group_size(const char **s, int p)
 {
@@ -278,6 +269,21 @@ static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, con
     return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
 }
 
+static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size"};
+
+const char *st_sel_policy_name(int policy)
+{
+    return policy >= 0 && policy < ST_SEL_POLICY_COUNT ? st_policy_names[policy] : "?";
+}
+
+int st_sel_policy_find(const char *name)
+{
+    for (int i = 0; i < ST_SEL_POLICY_COUNT; i++)
+        if (strcasecmp(name, st_policy_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* STITCH_SELECT: auto's policy (select.h), one of its names in any case. */
 static stitch_status_t st_load_select(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
@@ -339,14 +345,9 @@ static stitch_status_t st_load_algo_file(const st_tunable *t, const char *env, c
 static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
                                          st_settings *out, char *err, size_t errlen)
 {
-    const char *v = st_value(t, env);
-    char names[128];
     out->transport = ST_TP_AUTO;
-    if (!*v || strcmp(v, "auto") == 0 || (out->transport = st_tp_find(v)) >= 0)
-        return STITCH_OK;
-    st_tp_names(names, sizeof names);
-    snprintf(err, errlen, "%s='%s': expected auto, %s", t->name, v, names);
-    return STITCH_ERR_CONFIG;
+    out->transport_name = st_value(t, env); /* resolved and checked against the table by st_tp_settings_check */
+    return STITCH_OK;
 }
 
 static stitch_status_t st_load_shm_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
@@ -409,13 +410,11 @@ static stitch_status_t st_load_ifname(const st_tunable *t, const char *env, cons
     return STITCH_OK;
 }
 
-/* STITCH_IB_DEV: checked by st_ib_dev_match against a dummy name, so a malformed list fails at init. */
+/* STITCH_IB_DEV: checked by the verbs entry (st_tp_settings_check), so a malformed list fails at init. */
 static stitch_status_t st_load_ib_dev(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
 {
     out->ib_dev = env && *env ? env : NULL;
-    if (out->ib_dev && st_ib_dev_match(out->ib_dev, "", 1, err, errlen) < 0)
-        return STITCH_ERR_CONFIG;
     return STITCH_OK;
 }
 
@@ -633,7 +632,7 @@ static const char *st_config_text(int i, const stitch_config_t *c, char *buf, si
     }
 }
 
-stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
+stitch_status_t st_settings_read_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
                                         char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -654,7 +653,3 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
     return STITCH_OK;
 }
 
-stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
-{
-    return st_settings_load_origin(config, out, NULL, err, errlen);
-}

@@ -18,21 +18,6 @@
 #include "select.h"
 #include "st_topofile.h"
 
-static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size"};
-
-const char *st_sel_policy_name(int policy)
-{
-    return policy >= 0 && policy < ST_SEL_POLICY_COUNT ? st_policy_names[policy] : "?";
-}
-
-int st_sel_policy_find(const char *name)
-{
-    for (int i = 0; i < ST_SEL_POLICY_COUNT; i++)
-        if (strcasecmp(name, st_policy_names[i]) == 0)
-            return i;
-    return -1;
-}
-
 int st_sel_class(size_t bytes)
 {
     int k = 0;

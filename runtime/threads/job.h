@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "abort.h"
+#include "base.h"
 #include "call.h"
 #include "groups.h"
 #include "st_sched.h"
@@ -47,11 +48,6 @@ typedef struct st_job {
     st_slot *slots;
     st_groups groups;        /* STITCH_TOPO or STITCH_GROUPS (or the config fields); none: one group of all ranks */
 } st_job;
-
-typedef struct st_deadline {
-    int forever;
-    struct timespec at; /* CLOCK_MONOTONIC */
-} st_deadline;
 
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
@@ -81,9 +77,6 @@ void st_slot_drain(st_slot *slot);
 /* Describe the ranks furthest behind rank `me` (all ranks compared by `posted`, which every rank counts alike):
  * "rank 3, which has not entered call number 5", with their call and step. */
 void st_job_behind(st_job *job, int me, char *buf, size_t len);
-
-void st_deadline_start(st_deadline *dl, int timeout_ms);
-int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */
 
 /* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT, or
  * STITCH_ERR_SYSTEM with the errno in *sys_errno. */
