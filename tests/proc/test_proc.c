@@ -88,6 +88,8 @@ static int body_long(stitch_comm_t *comm, int rank, int n, int out)
             free(buf);
             return 3;
         }
+        if (i == 0) /* init is done and every rank is in the loop */
+            say(out, "ready\n");
     }
     free(buf);
     return 0;
@@ -298,7 +300,8 @@ static int sc_kill(void)
     run r;
     setenv("STITCH_TIMEOUT", "3", 1);
     spawn(&r, 4, body_long, NULL);
-    usleep(1500 * 1000);
+    if (!await_ready(&r, -1, 60))
+        printf("# kill: not every rank reached the loop\n");
     kill(r.pid[2], SIGKILL);
     double t0 = now();
     reap(&r, 10);
