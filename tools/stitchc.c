@@ -35,6 +35,7 @@
 #include "st_sched.h"
 #include "st_topo.h"
 #include "st_topofile.h"
+#include "st_size.h"
 #include "sema.h"
 #include "verify.h"
 
@@ -815,26 +816,8 @@ static int run_emit(const args *a)
 /* -b 256M: a whole number of bytes, with an optional binary suffix. -1 when malformed. */
 static double parse_size(const char *s)
 {
-    char *end;
-    errno = 0;
-    if (!s || !(*s >= '0' && *s <= '9'))
-        return -1;
-    double v = strtod(s, &end);
-    if (errno || end == s)
-        return -1;
-    static const char suffix[] = "KMGT";
-    const char *k = *end ? strchr(suffix, *end) : NULL;
-    if (k && *end) {
-        v = ldexp(v, 10 * (int)(k - suffix + 1));
-        end++;
-        if (*end == 'i')
-            end++;
-        if (*end == 'B')
-            end++;
-    } else if (*end == 'B') {
-        end++;
-    }
-    return *end || v != floor(v) || v > 1e18 ? -1 : v;
+    unsigned long long v;
+    return st_parse_size(s, 1000000000000000000ull, &v) ? (double)v : -1; /* st_size.h: 1e18 at most */
 }
 
 /* A positive decimal (or 0 when zero_ok). -1 when malformed. */

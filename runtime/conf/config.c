@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "st_size.h"
 #include "st_steptab.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
@@ -136,24 +137,18 @@ static stitch_status_t st_parse_timeout(const char *name, const char *v, int *ms
     return STITCH_OK;
 }
 
-/* A byte count with an optional k or m suffix, between lo and 1 GiB (STITCH_SEGMENT_BYTES, STITCH_ONESHOT_BYTES,
- * the ring sizes). The number is checked against the limit before the suffix scales it, so no value wraps. */
+/* A byte count between lo and 1 GiB in st_size.h's grammar (1048576, 1M, 1m, 1MiB: STITCH_SEGMENT_BYTES,
+ * STITCH_ONESHOT_BYTES, the ring sizes); no value wraps. */
 static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo, size_t *bytes, char *err,
                                       size_t errlen)
 {
     const unsigned long long hi = 1ull << 30;
-    const char *s = v;
     unsigned long long n;
-    int ok = st_digits(&s, hi, &n), shift = 0;
-    if (*s == 'k' || *s == 'K')
-        shift = 10, s++;
-    else if (*s == 'm' || *s == 'M')
-        shift = 20, s++;
-    if (!ok || *s || n > hi >> shift || n << shift < lo) {
+    if (!st_parse_size(v, hi, &n) || n < lo) {
         snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G in decimal (suffix k or m)", name, v, lo);
         return STITCH_ERR_CONFIG;
     }
-    *bytes = (size_t)(n << shift);
+    *bytes = (size_t)n;
     return STITCH_OK;
 }
 

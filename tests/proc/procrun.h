@@ -131,7 +131,7 @@ static int all_ok(const run *r, const char *what)
  * words, when it has them: how a test knows the ranks are where it wants them, instead of sleeping and hoping).
  * Whatever else a rank writes first (it failed) is kept for reap. 1 when all are ready, 0 when one ended or
  * `limit` seconds passed first. */
-static int await_ready(run *r, int except, double limit)
+static inline int await_ready(run *r, int except, double limit)
 {
     double t0 = now();
     int ok = 1;
