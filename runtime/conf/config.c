@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "st_size.h"
+#include "st_topo.h"
 #include "st_steptab.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
@@ -162,46 +163,13 @@ static stitch_status_t st_parse_pow2(const char *name, const char *v, size_t *ou
     return STITCH_OK;
 }
 
-/* One positive size of a groups spec; advances *s past it. */
-static int st_group_size(const char **s, int p)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(*s, &end, 10);
-    if (end == *s || errno || v < 1 || v > p || !isdigit((unsigned char)**s))
-        return -1;
-    *s = end;
-    return (int)v;
-}
-
 stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen)
 {
-    const char *s = spec;
-    int n = 0, total = 0, v = st_group_size(&s, p);
-    if (v > 0 && (*s == 'x' || *s == 'X')) { /* S x L */
-        s++;
-        int l = st_group_size(&s, p);
-        if (l > 0 && *s == '\0' && (long)v * l == p)
-            for (n = 0; n < v; n++)
-                sizes[n] = l;
-        total = n ? p : -1;
-    } else {
-        while (v > 0 && n < p && total + v <= p) {
-            sizes[n++] = v, total += v;
-            if (*s != ',')
-                break;
-            s++;
-            v = st_group_size(&s, p);
-        }
-        if (v <= 0)
-            total = -1;
-    }
-    if (total != p || *s != '\0') {
+    if (st_groups_spec(spec, p, sizes, ngroups) != p) { /* st_topo.h: the one grammar, stitchc -g's too */
         snprintf(err, errlen, "'%s': expected SxL (S groups of L ranks, S * L = %d) or group sizes adding up to "
                  "%d, e.g. \"2,2\"", spec, p, p);
         return STITCH_ERR_CONFIG;
     }
-    *ngroups = n;
     return STITCH_OK;
 }
 
