@@ -51,11 +51,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-<<<<<<< HEAD
-.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror install clean
-=======
-.PHONY: all build deps demo test test-long test-rxe sanitize werror fuzz install clean
->>>>>>> fuzz
+.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror fuzz install clean
 
 all: build
 

@@ -789,18 +789,6 @@ int32_t st_split_formula_ppm(int coll, int L, int S, double bw_in, double bw_out
     return (int32_t)((coll == ST_COLL_ALL_GATHER ? 8 - eighths : eighths) * 125000);
 }
 
-int st_coll_nblocks(int coll, int p)
-{
-    switch (coll) {
-    case ST_COLL_ALL_REDUCE:
-    case ST_COLL_BROADCAST:
-    case ST_COLL_REDUCE: return 1;
-    case ST_COLL_ALL_TO_ALL:
-    case ST_COLL_ALL_TO_ALL_V: return p * p;
-    default: return p;
-    }
-}
-
 int st_topo_uniform(st_topo *t, int p, int ngroups, const int *sizes, int32_t *first, int32_t *members,
                     int32_t *group_of, int32_t *index_of)
 {

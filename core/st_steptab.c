@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "st_inst.h"
 #include "st_steptab.h"
 
 static const char *const coll_names[] = {
@@ -119,4 +120,16 @@ const char *st_algo_own_plan(const st_catalogue *cat, int ai)
     if (ai < 0 || ai >= cat->nalgos)
         return "no such algorithm";
     return own_plan_why(cat, ai, 0);
+}
+
+int st_coll_nblocks(int coll, int p)
+{
+    switch (coll) {
+    case ST_COLL_ALL_REDUCE:
+    case ST_COLL_BROADCAST:
+    case ST_COLL_REDUCE: return 1;
+    case ST_COLL_ALL_TO_ALL:
+    case ST_COLL_ALL_TO_ALL_V: return p * p;
+    default: return p;
+    }
 }

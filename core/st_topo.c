@@ -156,7 +156,8 @@ int st_layout_parse(const char *s, st_layout *l, char *why, size_t whylen)
     why[0] = 0;
     long S, L;
     char x, rest;
-    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x') { /* SxL: S groups of L ranks */
+    /* SxL: S groups of L ranks; SXL as well, as STITCH_GROUPS and st_groups_spec read it */
+    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && (x == 'x' || x == 'X')) {
         if (S < 1 || L < 1 || S > ST_MAX_RANKS || L > ST_MAX_RANKS || S * L > ST_MAX_RANKS) {
             snprintf(why, whylen, "%ldx%ld: want S >= 1 groups of L >= 1 ranks, at most %d ranks", S, L, ST_MAX_RANKS);
             return -1;
@@ -252,4 +253,48 @@ int st_topo_build(const st_layout *l, st_topo *t, void **mem)
     *t = (st_topo){.ngroups = lv[0].ngroups, .first = lv[0].first, .members = lv[0].members,
                    .group_of = lv[0].group_of, .index_of = lv[0].index_of, .nlevels = n, .upper = lv + 1};
     return 0;
+}
+
+/* One size of a groups spec, 1 .. cap, digits only; advances *s past it. -1 when there is none. */
+static long st_spec_size(const char **s, long cap)
+{
+    long v = 0;
+    const char *p = *s;
+    for (; isdigit((unsigned char)*p) && v <= cap; p++)
+        v = v * 10 + (*p - '0');
+    if (p == *s || v < 1 || v > cap)
+        return -1;
+    *s = p;
+    return v;
+}
+
+int st_groups_spec(const char *spec, int cap, int *sizes, int *ngroups)
+{
+    const char *s = spec;
+    long n = 0, total = 0, v = st_spec_size(&s, cap);
+    if (v > 0 && (*s == 'x' || *s == 'X')) { /* S x L */
+        s++;
+        long l = st_spec_size(&s, cap);
+        if (l <= 0 || *s || v * l > cap)
+            return -1;
+        for (n = 0; sizes && n < v; n++)
+            sizes[n] = (int)l;
+        *ngroups = (int)v;
+        return (int)(v * l);
+    }
+    for (;;) {
+        if (v <= 0 || total + v > cap)
+            return -1;
+        if (sizes)
+            sizes[n] = (int)v;
+        n++, total += v;
+        if (*s != ',')
+            break;
+        s++;
+        v = st_spec_size(&s, cap);
+    }
+    if (*s)
+        return -1;
+    *ngroups = (int)n;
+    return (int)total;
 }

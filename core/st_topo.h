@@ -40,6 +40,12 @@ void st_layout_free(st_layout *l);
  * offending character's 1-based column). */
 int st_layout_parse(const char *s, st_layout *l, char *why, size_t whylen);
 
+/* A groups spec, the one grammar of STITCH_GROUPS, config->groups and stitchc -g: "SxL" (or "SXL"), S groups of
+ * L ranks, or "a,b,c", groups of those sizes; groups hold consecutive ranks. Every size is 1 .. cap, and so is
+ * the total. The sizes go to sizes[] (room for cap entries; NULL: only count) and their number to *ngroups.
+ * Returns the total of ranks, or -1 when malformed. */
+int st_groups_spec(const char *spec, int cap, int *sizes, int *ngroups);
+
 /* The command line's form of l ("2,3", "[2,3],[4]"); a one-level layout prints as its count with "(one level)". */
 void st_layout_format(const st_layout *l, char *buf, size_t len);
 

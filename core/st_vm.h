@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "st_sched.h"
+#include "st_inst.h"
 #include "st_steptab.h"
 
 /* A layout table of a rank-free function (ST_FUNC_RANK_FREE), kept across the ranks of one instantiation. */

@@ -87,6 +87,11 @@ add_test(NAME compiler.ahc_pairs COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FIL
 # verify and show on one grouping (-g), and roles replaced (--use: the hook a configuration uses)
 stitch_cli(verify_groups RC 0 STDOUT "verified 3 \\(algorithm, collective\\) pairs for p = 5..5"
            ARGS verify ${STITCH_DSL} -a ahc -g 2,3)
+# -g's SxL is STITCH_GROUPS's (core/st_topo.h: one groups grammar), capital X included
+stitch_cli(verify_groups_capital_x RC 0 STDOUT "verified [0-9]+ \\(algorithm, collective\\) pairs for p = 6..6"
+           ARGS verify ${STITCH_DSL} -a ahc -g 2X3)
+stitch_cli(show_groups_capital_x RC 0 STDOUT "^# hier all_reduce, p = 6, groups 2\\+2\\+2, U = 6 units, 6 steps\n"
+           ARGS show ${STITCH_DSL} -a hier -c all_reduce -g 3X2)
 stitch_cli(verify_groups_ranks RC 2 STDERR "--ranks and --groups exclude each other"
            ARGS verify ${STITCH_DSL} -a ahc -g 2,3 --ranks 5)
 stitch_cli(use_level1 RC 0 STDOUT "^# hier all_reduce, p = 6, groups 2\\+2\\+2, U = 6 units, 4 steps\n"
@@ -214,7 +219,7 @@ add_custom_command(
   COMMENT "stitchc emit algos.dsl (test copy)")
 add_executable(compiler_emit_check ${COMPILER_TESTS}/emit_check.c ${EMITTED}.c)
 target_include_directories(compiler_emit_check PRIVATE ${COMPILER_OUT})
-target_link_libraries(compiler_emit_check PRIVATE stitch_front)
+target_link_libraries(compiler_emit_check PRIVATE stitch_codegen)
 target_compile_options(compiler_emit_check PRIVATE -Werror)
 add_test(NAME compiler.emit.roundtrip COMMAND compiler_emit_check ${STITCH_DSL})
 # The same file under the strictest plain-C11 flags, as a user's project might compile it.

@@ -33,6 +33,10 @@ stitch_cli(sim_not_symmetric RC 1 STDERR "algos.dsl:[0-9]+: error: rhd is not sh
            ARGS sim ${STITCH_DSL} -a rhd -c all_reduce -n 100000 -b 1M)
 stitch_cli(sim_no_bytes RC 2 STDERR "stitchc: error: missing -b BYTES"
            ARGS sim ${STITCH_DSL} -a ring -n 4)
+# One size grammar (core/st_size.h) with the variables and stitch-perf: 256MiB, 256M and 268435456 are one size.
+foreach(b 256MiB 256M 268435456)
+  stitch_cli(sim_bytes_${b} RC 0 STDOUT "p = 8, 256 MiB, flat" ARGS sim ${STITCH_DSL} -a ring -n 8 -b ${b})
+endforeach()
 stitch_cli(sim_bad_bytes RC 2 STDERR "bad size '12x'" ARGS sim ${STITCH_DSL} -a ring -n 4 -b 12x)
 stitch_cli(sim_two_machines RC 2 STDERR "--topo, --layout and -n exclude each other"
            ARGS sim ${STITCH_DSL} -a ring -n 4 --layout 2,2 -b 1M)

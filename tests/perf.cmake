@@ -85,6 +85,11 @@ stitch_perf_test(cli.bad_algorithm RC 2
                  ARGS all_reduce -a nope)
 stitch_perf_test(cli.bad_size RC 2 STDERR "^stitch-perf: error: invalid size '12X' for -b" ARGS all_reduce -b 12X)
 stitch_perf_test(cli.negative_size RC 2 STDERR "^stitch-perf: error: invalid size '-1' for -e" ARGS all_reduce -e -1)
+# One size grammar (core/st_size.h), the variables' and stitchc sim -b's: 1MiB, 1M and 1048576 are one size.
+stitch_perf_test(cli.size_grammar RC 2 STDERR "^stitch-perf: error: -b 2097152 is larger than -e 1048576"
+                 ARGS all_reduce -b 2MiB -e 1M)
+stitch_perf_test(cli.size_plain RC 2 STDERR "^stitch-perf: error: -b 2097152 is larger than -e 1048576"
+                 ARGS all_reduce -b 2097152 -e 1048576)
 stitch_perf_test(cli.min_above_max RC 2 STDERR "^stitch-perf: error: -b 2048 is larger than -e 1024"
                  ARGS all_reduce -b 2K -e 1K)
 stitch_perf_test(cli.bad_check RC 2 STDERR "^stitch-perf: error: invalid value '2' for -c" ARGS all_reduce -c 2)

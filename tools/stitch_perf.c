@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "st_size.h"
 #include "stitch.h"
 
 #include "dev_ops.h" /* --device: the device layer's table, for buffers and the copy bound */
@@ -200,24 +201,13 @@ static int parse_int(const char *opt, const char *text, int lo, int hi)
     return (int)v;
 }
 
-/* "16M" -> 16 * 2^20. Plain digits, then at most one suffix K, M or G (either case). */
+/* "16M", "16MiB", "16777216": st_size.h's grammar, the one the library's variables and stitchc sim -b read. */
 static size_t parse_size(const char *opt, const char *text)
 {
-    if (text[0] < '0' || text[0] > '9') /* strtoull would accept "-1" and " 1" */
-        bad_usage("invalid size '%s' for %s (expected bytes, optionally with K, M or G)", text, opt);
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    int shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (errno || end == text || *end != '\0' || v > (SIZE_MAX >> 1 >> shift))
-        bad_usage("invalid size '%s' for %s (expected bytes, optionally with K, M or G)", text, opt);
-    return (size_t)v << shift;
+    unsigned long long v;
+    if (!st_parse_size(text, SIZE_MAX >> 1, &v))
+        bad_usage("invalid size '%s' for %s (expected bytes: 1048576, 1M or 1MiB)", text, opt);
+    return (size_t)v;
 }
 
 static void check_algo(const struct opts *o)

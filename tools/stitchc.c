@@ -35,6 +35,7 @@
 #include "st_sched.h"
 #include "st_topo.h"
 #include "st_topofile.h"
+#include "st_size.h"
 #include "sema.h"
 #include "verify.h"
 
@@ -264,48 +265,16 @@ static int parse_groups(const char *s, int p, groups *g)
     g->index_of = malloc(sizeof *g->index_of * (size_t)p);
     if (!g->sizes || !g->first || !g->members || !g->group_of || !g->index_of)
         return -2;
-    long S, L;
-    char x, rest;
-    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x') { /* SxL: S groups of L ranks */
-        if (S < 1 || L < 1 || S > p || S * L != p)
-            return -1;
-        for (g->n = 0; g->n < S; g->n++)
-            g->sizes[g->n] = (int)L;
-        return st_topo_uniform(&g->topo, p, g->n, g->sizes, g->first, g->members, g->group_of, g->index_of);
-    }
-    for (const char *c = s; g->n < p;) {
-        char item[16];
-        size_t len = strcspn(c, ",");
-        long v;
-        if (len == 0 || len >= sizeof item)
-            return -1;
-        memcpy(item, c, len);
-        item[len] = '\0';
-        if (parse_int(item, 1, p, &v) != 0)
-            return -1;
-        g->sizes[g->n++] = (int)v;
-        if (c[len] == '\0')
-            return st_topo_uniform(&g->topo, p, g->n, g->sizes, g->first, g->members, g->group_of, g->index_of);
-        c += len + 1;
-    }
-    return -1; /* more groups than ranks */
+    if (st_groups_spec(s, p, g->sizes, &g->n) != p) /* st_topo.h: STITCH_GROUPS's grammar too */
+        return -1;
+    return st_topo_uniform(&g->topo, p, g->n, g->sizes, g->first, g->members, g->group_of, g->index_of);
 }
 
 /* The rank count a -g value stands for: the sum of N,N,... or S * L; 0 when malformed (parse_groups says why). */
 static int groups_total(const char *s)
 {
-    long S, L, total = 0;
-    char x, rest;
-    if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && x == 'x')
-        return S >= 1 && L >= 1 && S * L <= ST_MAX_RANKS ? (int)(S * L) : 0;
-    for (const char *c = s; *c;) {
-        char *end;
-        long v = strtol(c, &end, 10);
-        if (end == c || v < 1 || (*end && *end != ',') || (total += v) > ST_MAX_RANKS)
-            return 0;
-        c = *end ? end + 1 : end;
-    }
-    return (int)total;
+    int n, total = st_groups_spec(s, ST_MAX_RANKS, NULL, &n);
+    return total > 0 ? total : 0;
 }
 
 /* --split R: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO's strict form (digits, optionally '.' and digits), 0..1, as
@@ -819,26 +788,8 @@ static int run_emit(const args *a)
 /* -b 256M: a whole number of bytes, with an optional binary suffix. -1 when malformed. */
 static double parse_size(const char *s)
 {
-    char *end;
-    errno = 0;
-    if (!s || !(*s >= '0' && *s <= '9'))
-        return -1;
-    double v = strtod(s, &end);
-    if (errno || end == s)
-        return -1;
-    static const char suffix[] = "KMGT";
-    const char *k = *end ? strchr(suffix, *end) : NULL;
-    if (k && *end) {
-        v = ldexp(v, 10 * (int)(k - suffix + 1));
-        end++;
-        if (*end == 'i')
-            end++;
-        if (*end == 'B')
-            end++;
-    } else if (*end == 'B') {
-        end++;
-    }
-    return *end || v != floor(v) || v > 1e18 ? -1 : v;
+    unsigned long long v;
+    return st_parse_size(s, 1000000000000000000ull, &v) ? (double)v : -1; /* st_size.h: 1e18 at most */
 }
 
 /* A positive decimal (or 0 when zero_ok). -1 when malformed. */

@@ -127,12 +127,47 @@ static int all_ok(const run *r, const char *what)
     return ok;
 }
 
+/* Wait until every rank but `except` (-1: none) has said "ready\n" on its report pipe (a rank function's first
+ * words, when it has them: how a test knows the ranks are where it wants them, instead of sleeping and hoping).
+ * Whatever else a rank writes first (it failed) is kept for reap. 1 when all are ready, 0 when one ended or
+ * `limit` seconds passed first. */
+static inline int await_ready(run *r, int except, double limit)
+{
+    double t0 = now();
+    int ok = 1;
+    for (int i = 0; i < r->n && ok; i++) {
+        size_t got = strlen(r->text[i]);
+        while (i != except && ok) {
+            struct pollfd pf = {r->fd[i], POLLIN, 0};
+            char c;
+            if (now() - t0 > limit || (poll(&pf, 1, 50) > 0 && read(r->fd[i], &c, 1) != 1)) {
+                ok = 0;
+                break;
+            }
+            if (!pf.revents)
+                continue;
+            if (got < sizeof r->text[i] - 1)
+                r->text[i][got++] = c, r->text[i][got] = '\0';
+            if (c == '\n') {
+                if (got >= 6 && strcmp(r->text[i] + got - 6, "ready\n") == 0) {
+                    got -= 6, r->text[i][got] = '\0';
+                    break;
+                }
+                ok = 0; /* a report, not "ready": the rank failed */
+            }
+        }
+    }
+    return ok;
+}
+
 /* Collect reports and exit codes; kill whatever outlives the deadline. Returns seconds taken. */
 static double reap(run *r, double limit)
 {
     double t0 = now();
     int left = r->n;
-    size_t fill[MAXR] = {0};
+    size_t fill[MAXR];
+    for (int i = 0; i < r->n; i++)
+        fill[i] = strlen(r->text[i]); /* what await_ready read that was not its report stays first */
     while (left > 0) {
         struct pollfd pf[MAXR];
         for (int i = 0; i < r->n; i++)

@@ -88,6 +88,8 @@ static int body_long(stitch_comm_t *comm, int rank, int n, int out)
             free(buf);
             return 3;
         }
+        if (i == 0) /* init is done and every rank is in the loop */
+            say(out, "ready\n");
     }
     free(buf);
     return 0;
@@ -298,7 +300,8 @@ static int sc_kill(void)
     run r;
     setenv("STITCH_TIMEOUT", "3", 1);
     spawn(&r, 4, body_long, NULL);
-    usleep(1500 * 1000);
+    if (!await_ready(&r, -1, 60))
+        printf("# kill: not every rank reached the loop\n");
     kill(r.pid[2], SIGKILL);
     double t0 = now();
     reap(&r, 10);
@@ -471,6 +474,8 @@ static int body_loop(stitch_comm_t *comm, int rank, int n, int out)
             free(buf);
             return 3;
         }
+        if (i == 3) /* every size once: init is done and every rank is in the loop */
+            say(out, "ready\n");
     }
     free(buf);
     return 0;
@@ -484,7 +489,8 @@ static int ended(pid_t pid)
     return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
-/* n ranks loop on all_reduce with STITCH_TIMEOUT=1; 300 ms in, rank `victim` gets SIGSTOP. Every survivor must
+/* n ranks loop on all_reduce with STITCH_TIMEOUT=1; once every rank has said it is in the loop ("ready": init
+ * is done, whatever the machine's load), rank `victim` gets SIGSTOP. Every survivor must
  * end with an error that names the victim as the rank behind ("rank V is behind"), not the neighbour it waited
  * for. The victim is killed once the survivors are done (or after 15 s). Returns the survivors naming it. */
 static int stall_run(int n, int victim, const char *transport, int *survivors)
@@ -494,7 +500,8 @@ static int stall_run(int n, int victim, const char *transport, int *survivors)
     snprintf(want, sizeof want, "rank %d is behind", victim);
     setenv("STITCH_TIMEOUT", "1", 1);
     spawn(&r, n, body_loop, transport);
-    usleep(300 * 1000);
+    if (!await_ready(&r, -1, 60))
+        printf("# stall %s np %d: not every rank reached the loop\n", transport, n);
     kill(r.pid[victim], SIGSTOP);
     double t0 = now();
     for (int done = 0; !done && now() - t0 < 15;) {

@@ -424,6 +424,9 @@ static const struct {
     {"STITCH_ONESHOT_BYTES", "0", 0},         {"STITCH_ONESHOT_BYTES", "007k", 7168},
     {"STITCH_SHM_RING_BYTES", "64k", 65536},  {"STITCH_TCP_RING_BYTES", "1024m", 1 << 30},
     {"STITCH_SPIN_US", "10000000", 10000000}, {"STITCH_SPIN_US", "0", 0},
+    /* one size grammar (core/st_size.h) with stitchc sim -b and stitch-perf -b/-e */
+    {"STITCH_SEGMENT_BYTES", "1MiB", 1 << 20}, {"STITCH_SEGMENT_BYTES", "1MB", 1 << 20},
+    {"STITCH_SEGMENT_BYTES", "1G", 1 << 30},   {"STITCH_ONESHOT_BYTES", "1.5KiB", 1536},
 };
 
 static size_t setting_of(const st_settings *s, const char *var)

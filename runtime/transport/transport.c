@@ -33,6 +33,23 @@ int st_tp_find(const char *name)
     return -1;
 }
 
+stitch_status_t st_tp_settings_check(st_settings *s, char *err, size_t errlen)
+{
+    const char *v = s->transport_name ? s->transport_name : "";
+    char names[128];
+    s->transport = ST_TP_AUTO;
+    s->transport_name = NULL; /* equal settings compare equal whatever text gave them */
+    if (*v && strcmp(v, "auto") != 0 && (s->transport = st_tp_find(v)) < 0) {
+        st_tp_names(names, sizeof names);
+        snprintf(err, errlen, "STITCH_TRANSPORT='%s': expected auto, %s", v, names);
+        return STITCH_ERR_CONFIG;
+    }
+    for (int i = 0; i < st_ntransports; i++)
+        if (st_transports[i]->check && st_transports[i]->check(s, err, errlen) != STITCH_OK)
+            return STITCH_ERR_CONFIG;
+    return STITCH_OK;
+}
+
 void st_tp_names(char *out, size_t len)
 {
     size_t at = 0;

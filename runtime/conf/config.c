@@ -29,11 +29,9 @@
 #include <strings.h>
 
 #include "config.h"
-#include "select.h"
-#include "st_sched.h"
+#include "st_size.h"
+#include "st_topo.h"
 #include "st_steptab.h"
-#include "tp_verbs.h"
-#include "transport.h"
 
 /* Copy one item of the spec, [s, s + n), into dst without surrounding blanks; 0 when it is empty or too long. */
 static int st_copy_item(char dst[ST_NAME_MAX], const char *s, size_t n)
@@ -140,24 +138,18 @@ static stitch_status_t st_parse_timeout(const char *name, const char *v, int *ms
     return STITCH_OK;
 }
 
-/* A byte count with an optional k or m suffix, between lo and 1 GiB (STITCH_SEGMENT_BYTES, STITCH_ONESHOT_BYTES,
- * the ring sizes). The number is checked against the limit before the suffix scales it, so no value wraps. */
+/* A byte count between lo and 1 GiB in st_size.h's grammar (1048576, 1M, 1m, 1MiB: STITCH_SEGMENT_BYTES,
+ * STITCH_ONESHOT_BYTES, the ring sizes); no value wraps. */
 static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo, size_t *bytes, char *err,
                                       size_t errlen)
 {
     const unsigned long long hi = 1ull << 30;
-    const char *s = v;
     unsigned long long n;
-    int ok = st_digits(&s, hi, &n), shift = 0;
-    if (*s == 'k' || *s == 'K')
-        shift = 10, s++;
-    else if (*s == 'm' || *s == 'M')
-        shift = 20, s++;
-    if (!ok || *s || n > hi >> shift || n << shift < lo) {
+    if (!st_parse_size(v, hi, &n) || n < lo) {
         snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G in decimal (suffix k or m)", name, v, lo);
         return STITCH_ERR_CONFIG;
     }
-    *bytes = (size_t)(n << shift);
+    *bytes = (size_t)n;
     return STITCH_OK;
 }
 
@@ -171,52 +163,13 @@ static stitch_status_t st_parse_pow2(const char *name, const char *v, size_t *ou
     return STITCH_OK;
 }
 
-int st_debug(void)
-{
-    const char *v = getenv("STITCH_DEBUG");
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-/* One positive size of a groups spec; advances *s past it. */
-static int st_group_size(const char **s, int p)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(*s, &end, 10);
-    if (end == *s || errno || v < 1 || v > p || !isdigit((unsigned char)**s))
-        return -1;
-    *s = end;
-    return (int)v;
-}
-
 stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroups, char *err, size_t errlen)
 {
-    const char *s = spec;
-    int n = 0, total = 0, v = st_group_size(&s, p);
-    if (v > 0 && (*s == 'x' || *s == 'X')) { /* S x L */
-        s++;
-        int l = st_group_size(&s, p);
-        if (l > 0 && *s == '\0' && (long)v * l == p)
-            for (n = 0; n < v; n++)
-                sizes[n] = l;
-        total = n ? p : -1;
-    } else {
-        while (v > 0 && n < p && total + v <= p) {
-            sizes[n++] = v, total += v;
-            if (*s != ',')
-                break;
-            s++;
-            v = st_group_size(&s, p);
-        }
-        if (v <= 0)
-            total = -1;
-    }
-    if (total != p || *s != '\0') {
+    if (st_groups_spec(spec, p, sizes, ngroups) != p) { /* st_topo.h: the one grammar, stitchc -g's too */
         snprintf(err, errlen, "'%s': expected SxL (S groups of L ranks, S * L = %d) or group sizes adding up to "
                  "%d, e.g. \"2,2\"", spec, p, p);
         return STITCH_ERR_CONFIG;
     }
-    *ngroups = n;
     return STITCH_OK;
 }
 
@@ -294,6 +247,21 @@ static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, con
     return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
 }
 
+static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size"};
+
+const char *st_sel_policy_name(int policy)
+{
+    return policy >= 0 && policy < ST_SEL_POLICY_COUNT ? st_policy_names[policy] : "?";
+}
+
+int st_sel_policy_find(const char *name)
+{
+    for (int i = 0; i < ST_SEL_POLICY_COUNT; i++)
+        if (strcasecmp(name, st_policy_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* STITCH_SELECT: auto's policy (select.h), one of its names in any case. */
 static stitch_status_t st_load_select(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
@@ -351,14 +319,9 @@ static stitch_status_t st_load_algo_file(const st_tunable *t, const char *env, c
 static stitch_status_t st_load_transport(const st_tunable *t, const char *env, const stitch_config_t *config,
                                          st_settings *out, char *err, size_t errlen)
 {
-    const char *v = st_value(t, env);
-    char names[128];
     out->transport = ST_TP_AUTO;
-    if (!*v || strcmp(v, "auto") == 0 || (out->transport = st_tp_find(v)) >= 0)
-        return STITCH_OK;
-    st_tp_names(names, sizeof names);
-    snprintf(err, errlen, "%s='%s': expected auto, %s", t->name, v, names);
-    return STITCH_ERR_CONFIG;
+    out->transport_name = st_value(t, env); /* resolved and checked against the table by st_tp_settings_check */
+    return STITCH_OK;
 }
 
 static stitch_status_t st_load_shm_ring(const st_tunable *t, const char *env, const stitch_config_t *config,
@@ -421,13 +384,11 @@ static stitch_status_t st_load_ifname(const st_tunable *t, const char *env, cons
     return STITCH_OK;
 }
 
-/* STITCH_IB_DEV: checked by st_ib_dev_match against a dummy name, so a malformed list fails at init. */
+/* STITCH_IB_DEV: checked by the verbs entry (st_tp_settings_check), so a malformed list fails at init. */
 static stitch_status_t st_load_ib_dev(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
 {
     out->ib_dev = env && *env ? env : NULL;
-    if (out->ib_dev && st_ib_dev_match(out->ib_dev, "", 1, err, errlen) < 0)
-        return STITCH_ERR_CONFIG;
     return STITCH_OK;
 }
 
@@ -645,7 +606,7 @@ static const char *st_config_text(int i, const stitch_config_t *c, char *buf, si
     }
 }
 
-stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
+stitch_status_t st_settings_read_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
                                         char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -688,7 +649,3 @@ stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings
     return st;
 }
 
-stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen)
-{
-    return st_settings_load_origin(config, out, NULL, err, errlen);
-}

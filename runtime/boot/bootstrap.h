@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base.h"
 #include "stitch.h"
 
 /* Where a job's ranks come from. */
@@ -94,14 +95,6 @@ stitch_status_t st_boot_barrier(st_boot *b, int timeout_ms, char *err, size_t er
  * `peer`. The fd, or -1 with why. For tests that play a rogue client; the bootstrap itself runs the same code. */
 int st_boot_dial(int fd, const char *host, int port, const char *secret, int channel, int rank, int size, int peer,
                  int timeout_ms, char *err, size_t errlen);
-
-/* Milliseconds left until the CLOCK_MONOTONIC deadline `at` (negative once it passed). */
-long st_ms_left(const struct timespec *at);
-/* Wait for `events` on fd until the deadline: 1 ready, 0 timed out, -1 error (errno). */
-int st_poll1(int fd, short events, const struct timespec *at);
-
-/* SipHash-2-4 of msg under the 128-bit key. */
-uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len);
 
 /* A fresh root address for a unique id: this host's address (the interface of `ifname`, STITCH_SOCKET_IFNAME, or
  * the one routing to the default gateway, else loopback) and a free port. */

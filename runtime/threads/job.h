@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "abort.h"
+#include "base.h"
 #include "call.h"
 #include "groups.h"
 #include "st_sched.h"
@@ -63,11 +64,6 @@ typedef struct st_job {
     long spin_ns;            /* how long a wait polls before it sleeps (st_job_set_spin) */
     int oversubscribed;      /* more ranks than cores: a polling wait yields the core after every poll */
 } st_job;
-
-typedef struct st_deadline {
-    int forever;
-    struct timespec at; /* CLOCK_MONOTONIC */
-} st_deadline;
 
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
@@ -120,9 +116,6 @@ typedef struct st_job_waiting {
     int spins, yields, slice_ms;
 } st_job_waiting;
 extern st_job_waiting st_job_wait;
-
-void st_deadline_start(st_deadline *dl, int timeout_ms);
-int st_deadline_passed(const st_deadline *dl); /* never for a deadline of "forever" */
 
 /* Wait until slot->posted reaches target. STITCH_OK, STITCH_ERR_ABORTED, STITCH_ERR_TIMEOUT once this wait has
  * lasted timeout_ms (< 0: never), or STITCH_ERR_SYSTEM with the errno in *sys_errno. The timeout is per wait, not

@@ -191,27 +191,6 @@ void st_job_behind(st_job *job, int me, char *buf, size_t len)
         snprintf(buf + n, len - n, " (and %d more as far behind)", more);
 }
 
-void st_deadline_start(st_deadline *dl, int timeout_ms)
-{
-    dl->forever = timeout_ms < 0;
-    clock_gettime(CLOCK_MONOTONIC, &dl->at);
-    if (dl->forever)
-        return;
-    dl->at.tv_sec += timeout_ms / 1000;
-    dl->at.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (dl->at.tv_nsec >= 1000000000L)
-        dl->at.tv_sec++, dl->at.tv_nsec -= 1000000000L;
-}
-
-int st_deadline_passed(const st_deadline *dl)
-{
-    struct timespec now;
-    if (dl->forever)
-        return 0;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec > dl->at.tv_sec || (now.tv_sec == dl->at.tv_sec && now.tv_nsec >= dl->at.tv_nsec);
-}
-
 /* Time left before the deadline, capped at one sleep slice; 0 when it has passed. */
 static int st_slice(const st_deadline *dl, struct timespec *ts)
 {

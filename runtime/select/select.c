@@ -18,47 +18,6 @@
 #include "select.h"
 #include "st_topofile.h"
 
-static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size"};
-
-const char *st_sel_policy_name(int policy)
-{
-    return policy >= 0 && policy < ST_SEL_POLICY_COUNT ? st_policy_names[policy] : "?";
-}
-
-int st_sel_policy_find(const char *name)
-{
-    for (int i = 0; i < ST_SEL_POLICY_COUNT; i++)
-        if (strcasecmp(name, st_policy_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-int st_sel_class(size_t bytes)
-{
-    int k = 0;
-    while (k < ST_SEL_CLASSES - 1 && ((size_t)1 << k) < bytes)
-        k++;
-    return k;
-}
-
-void st_sel_class_range(int k, size_t *lo, size_t *hi)
-{
-    *lo = k == 0 ? 0 : ((size_t)1 << (k - 1)) + 1;
-    *hi = k == ST_SEL_CLASSES - 1 ? SIZE_MAX : (size_t)1 << k;
-}
-
-int st_sel_add(st_sel_table *t, size_t lo, size_t hi, const st_algo *algo)
-{
-    if (t->n > 0 && t->r[t->n - 1].algo == algo && t->r[t->n - 1].hi != SIZE_MAX && t->r[t->n - 1].hi + 1 == lo) {
-        t->r[t->n - 1].hi = hi;
-        return 0;
-    }
-    if (t->n == ST_SEL_MAX_RANGES)
-        return -1;
-    t->r[t->n++] = (st_sel_range){lo, hi, algo};
-    return 0;
-}
-
 int st_sel_check(const st_sel_table *t, char *err, size_t errlen)
 {
     if (t->n < 1) {

@@ -139,9 +139,17 @@ stitch_status_t st_comm_fail(stitch_comm_t *comm, stitch_status_t status, const 
 stitch_status_t st_comm_tell(stitch_comm_t *comm, stitch_status_t status);
 
 /* The schedule of the algorithm this call runs (its collective's choice for its count and dtype) with this rank's
- * plan, instantiated on first use; rooted collectives are cached per (algorithm, root). */
+ * plan, instantiated on first use; rooted collectives are cached per (algorithm, root). plan.c. */
 struct st_args;
 stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const struct st_args *a, st_entry **out);
+
+/* The algorithm of coll's choice for this count and dtype (NULL: none); the 2-D split's ratio in ppm for it on
+ * topo. For plan.c, which builds the entries. */
+const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype);
+int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo);
+/* How `algo` is instantiated on this communicator for `root` (p, groups, roles, split ratio): what plans and proofs
+ * are made for. */
+st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);

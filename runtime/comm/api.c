@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "exec.h"
+#include "call.h"
+#include "comm.h"
 
 /* The buffers of one call and how long each is in bytes. */
 typedef struct st_bufs {

@@ -821,6 +821,12 @@ static void st_verbs_teardown(st_links *l, int self)
     l->state[self] = NULL;
 }
 
+/* STITCH_IB_DEV: matched against a dummy name, so a malformed list fails at init. */
+static stitch_status_t st_verbs_check(const st_settings *s, char *err, size_t errlen)
+{
+    return s->ib_dev && st_ib_dev_match(s->ib_dev, "", 1, err, errlen) < 0 ? STITCH_ERR_CONFIG : STITCH_OK;
+}
+
 const st_transport st_transport_verbs = {
     .name = "verbs",
     .data_socket = 0,
@@ -829,6 +835,7 @@ const st_transport st_transport_verbs = {
     .setup = st_verbs_setup,
     .connect = st_verbs_connect,
     .teardown = st_verbs_teardown,
+    .check = st_verbs_check,
 };
 
 /* ---- stitch-info ---------------------------------------------------------------------------------------------- */

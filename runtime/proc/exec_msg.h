@@ -2,7 +2,8 @@
 #ifndef ST_EXEC_MSG_H
 #define ST_EXEC_MSG_H
 
-#include "exec.h"
+#include "call.h"
+#include "comm.h"
 
 /* The processes backend's run (proc.c): one call; its arguments are checked and the communicator is not aborted
  * (api.c). */

@@ -157,6 +157,8 @@ typedef struct st_transport {
     stitch_status_t (*connect)(st_links *l, int self, int peer, st_tp **out, char *err, size_t errlen);
     /* Free l->state[self], after every connection is closed; also after a failed or a skipped setup. */
     void (*teardown)(st_links *l, int self);
+    /* Its own settings, when they are loaded (st_tp_settings_check): STITCH_ERR_CONFIG with why. NULL: none. */
+    stitch_status_t (*check)(const struct st_settings *s, char *err, size_t errlen);
 } st_transport;
 
 extern const st_transport *const st_transports[];
@@ -179,6 +181,9 @@ struct st_links {
 int st_tp_find(const char *name);
 /* The entries' names for a message: "shm or tcp". */
 void st_tp_names(char *out, size_t len);
+/* The transports' part of loading the settings: STITCH_TRANSPORT's name resolved to an entry (s->transport), then
+ * every entry's own check. STITCH_ERR_CONFIG with what and why. */
+stitch_status_t st_tp_settings_check(struct st_settings *s, char *err, size_t errlen);
 
 /* The entry that connects ranks me and peer of the table `peers`: the first that can, or `force` (an index,
  * ST_TP_AUTO (config.h) for none) when it can. -1 with a message naming the pair when none can. */

@@ -105,44 +105,6 @@ typedef struct st_acceptor {
     int npend, rejected;
 } st_acceptor;
 
-/* ---- SipHash-2-4 ------------------------------------------------------------------------------------------ */
-
-#define ST_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define ST_SIPROUND(v0, v1, v2, v3)                                                                            \
-    do {                                                                                                     \
-        v0 += v1; v1 = ST_ROTL(v1, 13); v1 ^= v0; v0 = ST_ROTL(v0, 32);                                      \
-        v2 += v3; v3 = ST_ROTL(v3, 16); v3 ^= v2;                                                            \
-        v0 += v3; v3 = ST_ROTL(v3, 21); v3 ^= v0;                                                            \
-        v2 += v1; v1 = ST_ROTL(v1, 17); v1 ^= v2; v2 = ST_ROTL(v2, 32);                                      \
-    } while (0)
-
-uint64_t st_siphash(const uint64_t key[2], const void *msg, size_t len)
-{
-    const unsigned char *m = msg;
-    uint64_t v0 = 0x736f6d6570736575ULL ^ key[0], v1 = 0x646f72616e646f6dULL ^ key[1];
-    uint64_t v2 = 0x6c7967656e657261ULL ^ key[0], v3 = 0x7465646279746573ULL ^ key[1];
-    size_t full = len & ~(size_t)7;
-    for (size_t i = 0; i < full; i += 8) {
-        uint64_t w;
-        memcpy(&w, m + i, 8);
-        v3 ^= w;
-        ST_SIPROUND(v0, v1, v2, v3);
-        ST_SIPROUND(v0, v1, v2, v3);
-        v0 ^= w;
-    }
-    uint64_t b = (uint64_t)len << 56;
-    for (size_t i = 0; i < (len & 7); i++)
-        b |= (uint64_t)m[full + i] << (8 * i);
-    v3 ^= b;
-    ST_SIPROUND(v0, v1, v2, v3);
-    ST_SIPROUND(v0, v1, v2, v3);
-    v0 ^= b;
-    v2 ^= 0xff;
-    for (int i = 0; i < 4; i++)
-        ST_SIPROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static void st_derive_key(const char *secret, uint64_t key[2])
 {
     static const uint64_t k0[2] = {0x7374697463682d6bULL, 0x6579302d626f6f74ULL};
@@ -309,67 +271,6 @@ int st_boot_detect(st_boot_env *e, char *err, size_t errlen)
 }
 
 /* ---- sockets with deadlines ------------------------------------------------------------------------------- */
-
-long st_ms_left(const struct timespec *at)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (at->tv_sec - now.tv_sec) * 1000 + (at->tv_nsec - now.tv_nsec) / 1000000;
-}
-
-static void st_deadline_in(struct timespec *at, int ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, at);
-    at->tv_sec += ms / 1000;
-    at->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (at->tv_nsec >= 1000000000L)
-        at->tv_sec++, at->tv_nsec -= 1000000000L;
-}
-
-static int st_ts_before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
-int st_poll1(int fd, short events, const struct timespec *at)
-{
-    for (;;) {
-        long left = st_ms_left(at);
-        if (left <= 0)
-            return 0;
-        struct pollfd p = {fd, events, 0};
-        int n = poll(&p, 1, left > 1000 ? 1000 : (int)left);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
-/* Read or write exactly len bytes before the deadline; 0, or -1 with a message. */
-static int st_io_all(int fd, void *buf, size_t len, int writing, const struct timespec *at, char *err, size_t errlen)
-{
-    size_t done = 0;
-    while (done < len) {
-        int r = st_poll1(fd, writing ? POLLOUT : POLLIN, at);
-        if (r <= 0) {
-            snprintf(err, errlen, "%s", r == 0 ? "timed out" : strerror(errno));
-            return -1;
-        }
-        ssize_t n = writing ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
-                            : recv(fd, (char *)buf + done, len - done, MSG_DONTWAIT);
-        if (n == 0 && !writing) {
-            snprintf(err, errlen, "connection closed by the other side");
-            return -1;
-        }
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            snprintf(err, errlen, "%s", strerror(errno));
-            return -1;
-        }
-        done += n > 0 ? (size_t)n : 0;
-    }
-    return 0;
-}
 
 static int st_resolve(const char *host, int port, struct sockaddr_in *sa, char *err, size_t errlen)
 {

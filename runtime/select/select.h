@@ -26,9 +26,7 @@
 #include "st_sched.h"
 #include "stitch.h"
 
-typedef enum st_sel_policy { ST_SEL_MODEL, ST_SEL_HCCL, ST_SEL_SIZE, ST_SEL_POLICY_COUNT } st_sel_policy;
-const char *st_sel_policy_name(int policy); /* "model", "hccl", "size" */
-int st_sel_policy_find(const char *name);   /* -1 when unknown (any case) */
+/* The policies (st_sel_policy, st_sel_policy_name, st_sel_policy_find) are STITCH_SELECT's values: config.h. */
 
 /* Size classes: class 0 is 0 and 1 byte, class k (1 <= k < ST_SEL_CLASSES - 1) is (2^(k-1), 2^k], the last one
  * everything above. The model is asked at each class's top (the last class at 2^ST_SEL_TOP_LOG2). */

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "choose.h"
 #include "comm.h"
 #include "config.h"
-#include "exec.h"
 #include "proof.h"
 #include "registry.h"
 #include "st_topofile.h"
@@ -166,7 +166,7 @@ static void st_comm_split_init(stitch_comm_t *comm, const st_settings *s)
 }
 
 /* R for one instantiation of `algo` (12.2's priority), in millionths, 12.4's meaning. */
-static int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo)
+int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo)
 {
     if (comm->split_ratio >= 0)
         return (int32_t)lround(comm->split_ratio * 1e6);
@@ -267,7 +267,7 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
 
 /* How `algo` is instantiated on this communicator for `root`: its p and groups, and for the built-in catalogue the
  * roles the configuration replaces; the 2D split ratio where the algorithm reads it. */
-static st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root)
+st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root)
 {
     const st_topo *topo = st_groups_topo(comm->groups);
     const st_catalogue *cat = st_reg_cat(comm->reg, algo);
@@ -370,7 +370,7 @@ const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 
 /* The algorithm a call of count elements of dtype runs: its collective's choice (choose.h), auto's looked up in
  * the collective's table (select.h); the collective's fallback when that table could not be built. */
-static const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
+const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
 {
     const st_choice *c = &comm->algo[coll];
     if (!c->is_auto || !c->algo)
@@ -406,87 +406,6 @@ const char *stitch_comm_last_error(const stitch_comm_t *comm)
     if (comm && !st_comm_live(comm))
         return "the communicator was destroyed";
     return comm ? comm->last_error : "";
-}
-
-/* Ranks whose program this process has run to build plans, over all its communicators (STITCH_DEBUG shows it):
- * p per whole schedule, 1 + the named senders per own plan. */
-static long long st_ranks_instantiated;
-
-static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, st_entry *e, const char *fn)
-{
-    st_err err;
-    char why[1536];
-    const st_topo *topo = st_groups_topo(comm->groups);
-    const st_catalogue *cat = st_reg_cat(comm->reg, algo);
-    st_inst in = st_comm_inst(comm, algo, e->root);
-    /* nothing runs unproved: an instantiation the catalogue's verification did not cover is verified first */
-    stitch_status_t proved = st_proof_check(cat, algo, &in, st_reg_exact(comm->reg, cat), why, sizeof why);
-    if (proved != STITCH_OK)
-        return st_comm_fail(comm, proved, "%s: algorithm '%s' of %s was not proved for %d ranks (root %d) and fails "
-                            "verification for them, so it does not run: %s", fn, algo->name,
-                            stitch_coll_name((stitch_coll_t)algo->coll), comm->p, e->root, why);
-    /* A process rank builds only its own part when the algorithm names its senders (`from`, st_sched_build_rank):
-     * O(its transfers) instead of every rank's. The threads engine keeps the whole schedule (st_backend). */
-    int runs = comm->p, rc = 1;
-    if (!comm->be->whole_schedule)
-        rc = st_sched_build_rank(cat, algo, &in, comm->rank, &e->sched, &runs, &err);
-    if (rc == 1)
-        runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);
-    long long total = __atomic_add_fetch(&st_ranks_instantiated, runs, __ATOMIC_RELAXED);
-    if (rc == 0 && st_debug())
-        fprintf(stderr, "stitch: rank %d of %d: plan of %s %s (root %d): %s, %d ranks instantiated (%lld so far)\n",
-                comm->rank, comm->p, algo->name, stitch_coll_name((stitch_coll_t)algo->coll), e->root,
-                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total);
-    if (rc != 0)
-        return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
-                            "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
-                            comm->p, e->root, topo ? topo->ngroups : 1, err.msg);
-    if (st_plan_build(&e->sched, comm->rank, &e->plan) != 0) {
-        st_sched_free(&e->sched);
-        return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory building rank %d's plan of '%s'", fn,
-                            comm->rank, algo->name);
-    }
-    stitch_status_t st = st_exec_prepare_entry(e, comm->rank, why, sizeof why);
-    if (st != STITCH_OK) {
-        st_plan_free(&e->plan);
-        st_sched_free(&e->sched);
-        return st_comm_fail(comm, st, "%s: algorithm '%s' for %d ranks cannot run: %s", fn, algo->name, comm->p, why);
-    }
-    e->ready = 1;
-    return STITCH_OK;
-}
-
-/* The algorithm's entry for `root`, found in its list or built. Rooted collectives get one entry per root even
- * when the schedule does not read `root`: where a rank keeps its blocks (its input, output or scratch) depends on
- * the root, so the plan must be checked for the root it runs with. A list holds at most p entries, for as long as
- * the communicator lives. */
-stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entry **out)
-{
-    const st_algo *algo = st_comm_pick(comm, a->coll, a->count, a->dtype);
-    const char *fn = a->fn;
-    int root = a->root;
-    if (!algo)
-        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
-                             stitch_coll_name(a->coll));
-    st_entry *head = &comm->cache[st_reg_index(comm->reg, algo)], *e = head;
-    root = st_coll_rooted(algo->coll) ? root : 0;
-    while (e->ready && e->root != root && e->next)
-        e = e->next;
-    if (e->ready && e->root == root) {
-        *out = e;
-        return STITCH_OK;
-    }
-    if (head->ready) { /* a new entry after the head */
-        if (!(e = calloc(1, sizeof *e)))
-            return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory caching a schedule", fn);
-        e->next = head->next, head->next = e;
-    }
-    e->root = root;
-    stitch_status_t st = st_entry_build(comm, algo, e, fn);
-    if (st != STITCH_OK && e != head)
-        head->next = e->next, free(e);
-    *out = st == STITCH_OK ? e : head;
-    return st;
 }
 
 /* Grow *buf to at least `bytes` (64-byte aligned; zeroed if `zero`). The old buffer is no longer read by peers:

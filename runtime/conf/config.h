@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "base.h"
 #include "stitch.h"
 
 #define ST_NAME_MAX 64
@@ -87,6 +88,7 @@ typedef struct st_settings {
     const char *algo_file;                     /* STITCH_ALGO_FILE: a .dsl compiled at init; NULL: none */
     /* process mode */
     int transport;                             /* ST_TP_AUTO, or the index of the entry (st_tp_find) */
+    const char *transport_name;                /* as given, until st_tp_settings_check resolves it (then NULL) */
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */
     long spin_us;                              /* -1: not set, proc.c decides from the ranks per core */
     char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */
@@ -113,9 +115,14 @@ typedef struct st_origin {
     char buf[ST_TUNABLE_COUNT][48];
 } st_origin;
 
-/* Fill `out`; on a malformed value return STITCH_ERR_CONFIG with what, where and why in err. */
+/* Fill `out` from the table, recording in *origin (when not NULL) where each value came from; on a malformed
+ * value return STITCH_ERR_CONFIG with what, where and why in err. The values that a room above owns (a transport's
+ * name, STITCH_IB_DEV) are kept as text here and checked by st_settings_load. */
+stitch_status_t st_settings_read_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
+                                        char *err, size_t errlen);
+/* st_settings_read_origin, then every transport's check of its own settings (comm/settings.c): what init and
+ * stitch-info call. */
 stitch_status_t st_settings_load(const stitch_config_t *config, st_settings *out, char *err, size_t errlen);
-/* The same, recording in *origin (when not NULL) where each value came from. */
 stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settings *out, st_origin *origin,
                                         char *err, size_t errlen);
 
@@ -123,6 +130,11 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
  * failed to load but which must still reach the rendezvous to tell the others why (proc.c). A malformed one of
  * these three leaves its default (the timeout) or none; STITCH_ERR_CONFIG then, else STITCH_OK. */
 stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings *out);
+
+/* auto's policies: STITCH_SELECT's values (select.h builds the tables under them). */
+typedef enum st_sel_policy { ST_SEL_MODEL, ST_SEL_HCCL, ST_SEL_SIZE, ST_SEL_POLICY_COUNT } st_sel_policy;
+const char *st_sel_policy_name(int policy); /* "model", "hccl", "size" */
+int st_sel_policy_find(const char *name);   /* -1 when unknown (any case) */
 
 /* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups
  * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */
@@ -132,9 +144,7 @@ stitch_status_t st_parse_groups(const char *spec, int p, int *sizes, int *ngroup
  * (what stitch-info can check before any communicator exists). */
 int st_groups_count(const char *spec);
 
-/* STITCH_DEBUG is set (and not "0"): log the launcher, addresses, transports, groups and plans to stderr. Read on
- * every call, so it also works before any communicator exists (launcher detection). */
-int st_debug(void);
+/* st_debug (STITCH_DEBUG: the launcher, addresses, transports, groups and plans on stderr) is base.h's. */
 
 /* Parse an algorithm spec: "name" for every collective, or "coll=name,..." per collective (later items win). */
 stitch_status_t st_parse_algo_spec(const char *spec, st_algo_spec *out, char *err, size_t errlen);
