@@ -125,3 +125,15 @@ foreach(sc scatter_mesh mixed)
   add_test(NAME proc.stress.${sc} COMMAND test_proc_stress ${sc})
   set_tests_properties(proc.stress.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+
+# Sub-communicators with ranks as processes (tests/proc/test_proc_split.c, bodies shared with runtime.split): each
+# child bootstraps among its members over shm (or tcp, forced); nested splits, dup, barrier, inherited choices, and
+# a rank that calls something else or nothing fails every other rank within the timeout, naming it.
+add_executable(test_proc_split ${PROC_TESTS}/test_proc_split.c)
+target_link_libraries(test_proc_split PRIVATE stitch)
+target_include_directories(test_proc_split PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+target_compile_options(test_proc_split PRIVATE -UNDEBUG)
+foreach(sc nested nested.tcp inherit mismatch absent)
+  add_test(NAME proc.split.${sc} COMMAND test_proc_split ${sc})
+  set_tests_properties(proc.split.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()

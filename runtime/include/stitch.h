@@ -256,6 +256,48 @@ stitch_status_t stitch_comm_init_rank(stitch_comm_t **comm, int nranks, stitch_u
 stitch_status_t stitch_comm_init_env(stitch_comm_t **comm, const stitch_config_t *config, char *err, size_t errlen);
 const char *stitch_launcher(void);
 
+/* Sub-communicators (MPI_Comm_split, ncclCommSplit). stitch_comm_split is collective over `comm`: every rank calls
+ * it, in the same place of its sequence of calls. Ranks that give the same color >= 0 form one new communicator,
+ * ranked by key (ties by their rank in comm); a negative color (STITCH_UNDEFINED) takes no part and gets *newcomm
+ * = NULL. The new communicator is of comm's kind (threads or processes: process ranks bootstrap a new job among
+ * themselves, over the transports comm's settings choose) and inherits comm's settings (timeout, transports,
+ * tunables, HCCL settings), its catalogues (built-in, config->catalogues, STITCH_ALGO_FILE) and its algorithm
+ * choices as they are now (stitch_comm_set_algorithm included); its topology is comm's restricted to its ranks
+ * (the groups of every level that keep a member, members in new rank order). A rank that does not call it while
+ * the others do, or calls another collective instead, makes it fail on every rank (STITCH_ERR_MISMATCH or
+ * STITCH_ERR_TIMEOUT, the message naming the ranks, prefixed "stitch_comm_split"); comm is then aborted, as after
+ * any failed collective. stitch_comm_dup is a split with one color and the ranks' own order. Destroy the new
+ * communicator with stitch_comm_destroy, in any order relative to comm. */
+#define STITCH_UNDEFINED (-1)
+stitch_status_t stitch_comm_split(stitch_comm_t *comm, int color, int key, stitch_comm_t **newcomm);
+stitch_status_t stitch_comm_dup(stitch_comm_t *comm, stitch_comm_t **newcomm);
+
+/* Return once every rank of comm has entered stitch_barrier. It is a collective like the others (an all_reduce of
+ * one uint8 with max, so it matches only another stitch_barrier or that exact all_reduce). */
+stitch_status_t stitch_barrier(stitch_comm_t *comm);
+
+/* Point-to-point (ncclSend/ncclRecv). stitch_send sends `count` elements of sendbuf to rank `peer`; stitch_recv
+ * receives into recvbuf from `peer` at most `count` elements. Sends and receives between one pair of ranks match in
+ * the order they are issued; a send matches the receive of the same dtype, and a receive whose count is smaller
+ * than the matching send's is an error on both ranks (STITCH_ERR_MISMATCH naming them; a larger receive gets the
+ * send's elements and the rest of recvbuf is untouched). Outside a group each call blocks until its peer's matching
+ * call has moved the data (a rendezvous: a send waits for its receive), so two ranks that each send to the other
+ * first deadlock until the timeout, as in NCCL; put both in a group.
+ *
+ * Groups (ncclGroupStart/ncclGroupEnd). Between stitch_group_start and stitch_group_end on a thread, stitch_send and
+ * stitch_recv only record the operation (returning STITCH_OK); stitch_group_end issues all of them as one operation
+ * that completes without deadlock whatever their order and whatever the peers' groups hold (every send is offered
+ * before any receive waits). Groups are per thread and may span several communicators of the thread's ranks; they
+ * do not nest (a second start is STITCH_ERR_INVALID_USAGE). A collective called inside a group is refused
+ * (STITCH_ERR_UNSUPPORTED, not recorded): groups hold only point-to-point operations for now. When a peer's group
+ * has no operation matching one of mine, stitch_group_end fails on both ranks, naming the pair and what each
+ * expected, once the timeout passes with the peer idle, or at once when the peer's group ended without it. The
+ * buffers of a grouped operation must stay valid until stitch_group_end returns. */
+stitch_status_t stitch_send(const void *sendbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
+stitch_status_t stitch_recv(void *recvbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
+stitch_status_t stitch_group_start(void);
+stitch_status_t stitch_group_end(void);
+
 /* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED; their
  * message says "stitch_comm_abort was called on rank R". Never blocks; safe from any thread. */
 void stitch_comm_abort(stitch_comm_t *comm);
