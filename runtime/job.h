@@ -58,6 +58,7 @@ typedef struct st_job {
     st_abort abort;          /* the communicators' abort (abort.h): every rank's comm->abort points here */
     st_slot *slots;
     st_groups groups;        /* STITCH_TOPO or STITCH_GROUPS (or the config fields); none: one group of all ranks */
+    _Atomic(struct st_p2p_box *) p2p; /* point-to-point mailboxes, made on first use (p2p_threads.c) */
 } st_job;
 
 typedef struct st_deadline {
@@ -68,6 +69,7 @@ typedef struct st_deadline {
 st_job *st_job_new(int p);
 void st_job_unref(st_job *job); /* frees on the last reference */
 void st_job_free(st_job *job);  /* at once: a job no communicator was made for */
+void st_p2p_box_free(struct st_p2p_box *box); /* p2p_threads.c */
 
 /* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
 void st_job_abort(st_job *job, const char *reason);

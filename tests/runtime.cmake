@@ -99,3 +99,10 @@ stitch_runtime_test(split)
 stitch_compile_dsl(test_runtime_split ${RUNTIME_TESTS}/levels.dsl st_test_levels NO_VERIFY)
 add_test(NAME runtime.split COMMAND test_runtime_split)
 set_tests_properties(runtime.split PROPERTIES TIMEOUT 120 LABELS runtime)
+
+# Point-to-point on thread ranks (tests/runtime/test_p2p.c): grouped ring exchange in both orders and all pairs at
+# once (no deadlock, data checked), a chain of blocking calls, a receive larger than its send and a group with an
+# unmatched receive (errors naming the ranks within the timeout), the group's usage rules.
+stitch_runtime_test(p2p)
+add_test(NAME runtime.p2p COMMAND test_runtime_p2p)
+set_tests_properties(runtime.p2p PROPERTIES TIMEOUT 180 LABELS runtime)

@@ -277,22 +277,25 @@ stitch_status_t stitch_comm_dup(stitch_comm_t *comm, stitch_comm_t **newcomm);
 stitch_status_t stitch_barrier(stitch_comm_t *comm);
 
 /* Point-to-point (ncclSend/ncclRecv). stitch_send sends `count` elements of sendbuf to rank `peer`; stitch_recv
- * receives into recvbuf from `peer` at most `count` elements. Sends and receives between one pair of ranks match in
- * the order they are issued; a send matches the receive of the same dtype, and a receive whose count is smaller
- * than the matching send's is an error on both ranks (STITCH_ERR_MISMATCH naming them; a larger receive gets the
- * send's elements and the rest of recvbuf is untouched). Outside a group each call blocks until its peer's matching
- * call has moved the data (a rendezvous: a send waits for its receive), so two ranks that each send to the other
- * first deadlock until the timeout, as in NCCL; put both in a group.
+ * receives `count` elements from `peer` into recvbuf. Sends and receives between one pair of ranks match in the
+ * order they are issued, and a send and its receive must agree on count and dtype: a receive larger or smaller
+ * than its send fails on the receiver with STITCH_ERR_MISMATCH naming both ranks and both counts, and aborts the
+ * communicator, so the sender's call (or its next one) fails with that message too. Outside a group, a receive
+ * returns once its data is in recvbuf; a send returns once its receive has copied the data (threads) or once the
+ * transport has taken it (processes, where it may be buffered); do not rely on either: two ranks that each send
+ * to the other before receiving can deadlock until the timeout (as in NCCL), so put such exchanges in a group.
+ * A rank may send to itself inside a group that also receives from itself. Errors, timeouts and aborts are those
+ * of the collectives (stitch.h's top): a timeout names the peer and the operation that found no match.
  *
  * Groups (ncclGroupStart/ncclGroupEnd). Between stitch_group_start and stitch_group_end on a thread, stitch_send and
- * stitch_recv only record the operation (returning STITCH_OK); stitch_group_end issues all of them as one operation
- * that completes without deadlock whatever their order and whatever the peers' groups hold (every send is offered
- * before any receive waits). Groups are per thread and may span several communicators of the thread's ranks; they
- * do not nest (a second start is STITCH_ERR_INVALID_USAGE). A collective called inside a group is refused
- * (STITCH_ERR_UNSUPPORTED, not recorded): groups hold only point-to-point operations for now. When a peer's group
- * has no operation matching one of mine, stitch_group_end fails on both ranks, naming the pair and what each
- * expected, once the timeout passes with the peer idle, or at once when the peer's group ended without it. The
- * buffers of a grouped operation must stay valid until stitch_group_end returns. */
+ * stitch_recv check their arguments and record the operation (returning STITCH_OK); stitch_group_end issues them
+ * all as one operation that completes without deadlock whatever their order on either side (a rank progresses all
+ * its operations together: a send never waits for a receive of its own group). A group holds operations on one
+ * communicator (another: STITCH_ERR_UNSUPPORTED); groups do not nest (a second start, or an end without a start:
+ * STITCH_ERR_INVALID_USAGE); a collective called inside a group is refused with STITCH_ERR_UNSUPPORTED and not
+ * recorded. A group whose operations a peer does not match (it issued fewer, or other counts) fails on the rank
+ * left waiting once the timeout passes without progress, naming the peer and the operation; its peers' next calls
+ * fail with that message. The buffers of a grouped operation must stay valid until stitch_group_end returns. */
 stitch_status_t stitch_send(const void *sendbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
 stitch_status_t stitch_recv(void *recvbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
 stitch_status_t stitch_group_start(void);

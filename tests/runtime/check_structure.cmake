@@ -7,8 +7,8 @@ cmake_minimum_required(VERSION 3.13)
 # 2. No private header is named like a C or POSIX header: runtime/ and core/ are include directories of the
 #    library's own sources, so a runtime/sched.h would hide <sched.h> from every file there (it once did).
 
-set(owners_proc proc.c exec_msg.c)
-set(owners_job threads.c exec.c)
+set(owners_proc proc.c exec_msg.c p2p_msg.c)
+set(owners_job threads.c exec.c p2p_threads.c)
 set(failures "")
 
 file(GLOB sources RELATIVE ${SRC}/runtime ${SRC}/runtime/*.c)
