@@ -14,6 +14,7 @@
 #include "stitch.h"
 
 static int pb_fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+__attribute__((unused))
 static int pb_fail(char *why, size_t len, const char *fmt, ...)
 {
     va_list ap;
@@ -23,11 +24,13 @@ static int pb_fail(char *why, size_t len, const char *fmt, ...)
     return 1;
 }
 
+__attribute__((unused))
 static int32_t pb_val(int src, int dst, int round, size_t i)
 {
     return (int32_t)(src * 1000003 + dst * 7919 + round * 104729 + (int32_t)i);
 }
 
+__attribute__((unused))
 static int pb_check(const int32_t *v, size_t n, int src, int dst, int round, const char *what, char *why, size_t len)
 {
     for (size_t i = 0; i < n; i++)
@@ -39,6 +42,7 @@ static int pb_check(const int32_t *v, size_t n, int src, int dst, int round, con
 
 /* Ring exchange in a group, both orders (send first, receive first) on alternate ranks and rounds, at sizes from
  * one element to more than a transport's ring: nothing may deadlock, and every element arrives. */
+__attribute__((unused))
 static int pb_ring(stitch_comm_t *comm, char *why, size_t len)
 {
     static const size_t sizes[] = {0, 1, 1000, 1u << 20};
@@ -70,6 +74,7 @@ static int pb_ring(stitch_comm_t *comm, char *why, size_t len)
 
 /* Every rank sends to every rank (itself included) and receives from every one, two messages per pair, the
  * operations in an order of its own (a rotation by rank, sends and receives interleaved differently per rank). */
+__attribute__((unused))
 static int pb_all_pairs(stitch_comm_t *comm, char *why, size_t len)
 {
     enum { N = 3001 };
@@ -102,6 +107,7 @@ static int pb_all_pairs(stitch_comm_t *comm, char *why, size_t len)
 }
 
 /* Without a group: a chain 0 -> 1 -> ... -> p-1 of blocking sends and receives, then a barrier. */
+__attribute__((unused))
 static int pb_chain(stitch_comm_t *comm, char *why, size_t len)
 {
     enum { N = 70000 };
@@ -126,6 +132,7 @@ static int pb_chain(stitch_comm_t *comm, char *why, size_t len)
 }
 
 /* A receive larger than its send (rank 1 receives 20 of rank 0's 10): both ranks fail, naming both counts. */
+__attribute__((unused))
 static int pb_bigger_recv(stitch_comm_t *comm, char *why, size_t len)
 {
     int me = stitch_comm_rank(comm);
@@ -151,6 +158,7 @@ static int pb_bigger_recv(stitch_comm_t *comm, char *why, size_t len)
 /* A group with an unmatched receive: rank 0 sends to 1 and receives from 1, rank 1 only receives. Rank 0 fails
  * within the timeout naming rank 1 and the receive; rank 1's group succeeds (its next call would fail with rank
  * 0's message, but it would time out at the same moment, so the test does not race the two). */
+__attribute__((unused))
 static int pb_unmatched(stitch_comm_t *comm, char *why, size_t len)
 {
     int me = stitch_comm_rank(comm);
@@ -173,6 +181,7 @@ static int pb_unmatched(stitch_comm_t *comm, char *why, size_t len)
 
 /* Usage: a collective inside a group is refused and not recorded; nesting and an end without a start are usage
  * errors; the group still ends. */
+__attribute__((unused))
 static int pb_usage(stitch_comm_t *comm, char *why, size_t len)
 {
     int32_t v = 1;

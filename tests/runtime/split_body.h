@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2p_body.h"
 #include "stitch.h"
 
 static int sb_fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+__attribute__((unused))
 static int sb_fail(char *why, size_t len, const char *fmt, ...)
 {
     va_list ap;
@@ -25,6 +27,7 @@ static int sb_fail(char *why, size_t len, const char *fmt, ...)
 
 /* An all_reduce of n int32 on comm where element i of rank r is tag * 1000 + i (tag: the caller's, the same as the
  * sum of the tags of all ranks in `want_tags`); checks every element. */
+__attribute__((unused))
 static int sb_allreduce(stitch_comm_t *comm, int tag, long want_tags, const char *what, char *why, size_t len)
 {
     enum { N = 3000 };
@@ -47,7 +50,9 @@ static int sb_allreduce(stitch_comm_t *comm, int tag, long want_tags, const char
 }
 
 /* Split p ranks by parity with keys that reverse the order (the last rank takes no part), split each half again,
- * dup the result, and check sizes, ranks and an all_reduce of each; then a barrier on every one of them. */
+ * dup the result, and check sizes, ranks and an all_reduce of each, a grouped ring exchange on the half; then a
+ * barrier on every one of them. */
+__attribute__((unused))
 static int sb_split_nested(stitch_comm_t *comm, char *why, size_t len)
 {
     int me = stitch_comm_rank(comm), p = stitch_comm_size(comm);
@@ -93,6 +98,8 @@ static int sb_split_nested(stitch_comm_t *comm, char *why, size_t len)
         return sb_fail(why, len, "dup differs from its parent");
     if (sb_allreduce(dup, me, qtags, "dup", why, len) || sb_allreduce(quarter, me, qtags, "quarter", why, len))
         return 1;
+    if (pb_ring(half, why, len)) /* point-to-point on a sub-communicator, in its own ranks */
+        return 1;
     stitch_comm_t *all[4] = {dup, quarter, half, comm};
     for (int i = 0; i < 4; i++)
         if ((st = stitch_barrier(all[i])) != STITCH_OK)
@@ -105,6 +112,7 @@ static int sb_split_nested(stitch_comm_t *comm, char *why, size_t len)
 }
 
 /* The children take the parent's algorithm choice as it is now. */
+__attribute__((unused))
 static int sb_inherits_choice(stitch_comm_t *comm, char *why, size_t len)
 {
     stitch_comm_t *sub = NULL;
@@ -123,6 +131,7 @@ static int sb_inherits_choice(stitch_comm_t *comm, char *why, size_t len)
 
 /* Participation mismatch: every rank but `odd` splits, `odd` calls stitch_barrier instead (or nothing, when
  * `absent`): every splitting rank fails within the timeout, its message saying stitch_comm_split and naming odd. */
+__attribute__((unused))
 static int sb_mismatch(stitch_comm_t *comm, int odd, int absent, char *why, size_t len)
 {
     int me = stitch_comm_rank(comm);
