@@ -243,7 +243,8 @@ stitch_status_t st_threads_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n)
         if (!(r.ps[i].pair = st_pair_of(r.box, s, ops[i].kind == ST_P2P_SEND ? ops[i].peer : me)))
             r.box = NULL;
         else /* the counters change only in my own loop, so their values now are the group's base */
-            r.ps[i].seq = (ops[i].kind == ST_P2P_SEND ? r.ps[i].pair->sent : r.ps[i].pair->recvd) + (uint64_t)ops[i].nth;
+            r.ps[i].seq = (uint64_t)ops[i].nth + (ops[i].kind == ST_P2P_SEND ? r.ps[i].pair->sent
+                                                                              : r.ps[i].pair->recvd);
     }
     if (!r.ps || !r.box) {
         free(r.ps);

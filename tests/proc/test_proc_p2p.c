@@ -52,7 +52,8 @@ static int sc_unmatched(void) { return run_body(2, pb_unmatched, NULL, 1500, "un
 static int sc_usage(void) { return run_body(3, pb_usage, NULL, 60000, "usage"); }
 
 static const proc_scenario scenarios[] = {
-    {"ring", sc_ring},   {"ring.tcp", sc_ring_tcp},       {"all_pairs", sc_all_pairs}, {"all_pairs.tcp", sc_all_pairs_tcp},
+    {"ring", sc_ring},   {"ring.tcp", sc_ring_tcp},
+    {"all_pairs", sc_all_pairs}, {"all_pairs.tcp", sc_all_pairs_tcp},
     {"chain", sc_chain}, {"bigger_recv", sc_bigger_recv}, {"unmatched", sc_unmatched}, {"usage", sc_usage},
 };
 

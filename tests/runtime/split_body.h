@@ -122,9 +122,10 @@ static int sb_inherits_choice(stitch_comm_t *comm, char *why, size_t len)
     if (st != STITCH_OK)
         return sb_fail(why, len, "%s: %s", stitch_strerror(st), stitch_comm_last_error(comm));
     const char *a = stitch_comm_algorithm(sub, STITCH_ALL_REDUCE);
-    int rc = !a || strcmp(a, "ring") != 0 ? sb_fail(why, len, "the child's all_reduce is '%s', not ring", a ? a : "(null)")
-             : sb_allreduce(sub, stitch_comm_rank(comm), (long)stitch_comm_size(comm) * (stitch_comm_size(comm) - 1) / 2,
-                            "inherited ring", why, len);
+    long p = stitch_comm_size(comm);
+    int rc = !a || strcmp(a, "ring") != 0
+                 ? sb_fail(why, len, "the child's all_reduce is '%s', not ring", a ? a : "(null)")
+                 : sb_allreduce(sub, stitch_comm_rank(comm), p * (p - 1) / 2, "inherited ring", why, len);
     stitch_comm_destroy(sub);
     return rc;
 }

@@ -91,7 +91,8 @@ static int levels_body(stitch_comm_t *comm, char *why, size_t len)
         for (int q = 0; q < n; q++)
             for (int k = 0; k < 4; k++)
                 if (all[q * 4 + k] != q * 100 + k)
-                    return sb_fail(why, len, "rank %d child %d: block %d element %d is %d", me, i, q, k, all[q * 4 + k]);
+                    return sb_fail(why, len, "rank %d child %d: block %d element %d is %d", me, i, q, k,
+                                   all[q * 4 + k]);
     }
     stitch_comm_destroy(pod);
     stitch_comm_destroy(odd);
