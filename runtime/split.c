@@ -226,10 +226,10 @@ static stitch_status_t st_split_run(stitch_comm_t *comm, int color, int key, sti
 
 stitch_status_t stitch_comm_split(stitch_comm_t *comm, int color, int key, stitch_comm_t **newcomm)
 {
-    if (!st_comm_live(comm) || !newcomm)
-        return st_comm_live(comm) ? st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "stitch_comm_split: newcomm is "
-                                                  "NULL") : comm ? STITCH_ERR_INVALID_USAGE
-                                                                 : STITCH_ERR_INVALID_ARGUMENT;
+    if (!st_comm_live(comm))
+        return comm ? STITCH_ERR_INVALID_USAGE : STITCH_ERR_INVALID_ARGUMENT;
+    if (!newcomm) /* an argument error tells the peers at once, as a collective's does (api.c) */
+        return st_comm_fail(comm, STITCH_ERR_INVALID_ARGUMENT, "stitch_comm_split: newcomm is NULL");
     *newcomm = NULL;
     return st_split_run(comm, color, key, newcomm);
 }

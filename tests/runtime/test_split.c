@@ -129,7 +129,29 @@ static void t_absent(void)
     mismatch(1);
 }
 
+/* One rank's argument error (newcomm NULL) fails every rank at once with its message, not after the timeout. */
+static int null_body(stitch_comm_t *comm, char *why, size_t len)
+{
+    stitch_comm_t *sub = NULL;
+    int me = stitch_comm_rank(comm);
+    stitch_status_t st = stitch_comm_split(comm, 0, 0, me == 1 ? NULL : &sub);
+    if (st == STITCH_OK || !strstr(stitch_comm_last_error(comm), "newcomm is NULL"))
+        return sb_fail(why, len, "rank %d: %s: %s", me, stitch_strerror(st), stitch_comm_last_error(comm));
+    return 0;
+}
+
+static void t_null_newcomm(void)
+{
+    static ctx c = {.body = null_body};
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.timeout_ms = 20000;
+    double t0 = st_now();
+    run_body(3, &cfg, &c);
+    CHECK(st_now() - t0 < 10, "took %.1f s: the peers waited for their timeout", st_now() - t0);
+}
+
 static const st_test tests[] = {
+    {"null_newcomm", t_null_newcomm, 60},
     {"nested", t_nested, 60},
     {"inherit", t_inherit, 60},
     {"catalogue_topo", t_catalogue_topo, 60},
