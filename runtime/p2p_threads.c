@@ -240,11 +240,18 @@ stitch_status_t st_threads_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n)
                  ops, calloc((size_t)n, sizeof(st_pstate)), n, n, st_box(comm->job)};
     for (int i = 0; r.ps && r.box && i < n; i++) {
         int me = comm->rank, s = ops[i].kind == ST_P2P_SEND ? me : ops[i].peer;
-        if (!(r.ps[i].pair = st_pair_of(r.box, s, ops[i].kind == ST_P2P_SEND ? ops[i].peer : me)))
+        st_pair *pair = st_pair_of(r.box, s, ops[i].kind == ST_P2P_SEND ? ops[i].peer : me);
+        if (!pair) {
             r.box = NULL;
-        else /* the counters change only in my own loop, so their values now are the group's base */
-            r.ps[i].seq = (uint64_t)ops[i].nth + (ops[i].kind == ST_P2P_SEND ? r.ps[i].pair->sent
-                                                                              : r.ps[i].pair->recvd);
+            break;
+        }
+        /* the counters change only in my own loop, so their values now are the group's base; an if, not a
+         * conditional expression, which a compiler may turn into loads of both (the peer writes the other) */
+        r.ps[i].pair = pair;
+        if (ops[i].kind == ST_P2P_SEND)
+            r.ps[i].seq = pair->sent + (uint64_t)ops[i].nth;
+        else
+            r.ps[i].seq = pair->recvd + (uint64_t)ops[i].nth;
     }
     if (!r.ps || !r.box) {
         free(r.ps);
