@@ -132,3 +132,27 @@ foreach(sc scatter_mesh mixed)
   add_test(NAME proc.stress.${sc} COMMAND test_proc_stress ${sc})
   set_tests_properties(proc.stress.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+
+# Sub-communicators with ranks as processes (tests/proc/test_proc_split.c, bodies shared with runtime.split): each
+# child bootstraps among its members over shm (or tcp, forced); nested splits, dup, barrier, inherited choices, and
+# a rank that calls something else or nothing fails every other rank within the timeout, naming it.
+add_executable(test_proc_split ${PROC_TESTS}/test_proc_split.c)
+target_link_libraries(test_proc_split PRIVATE stitch)
+target_include_directories(test_proc_split PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+target_compile_options(test_proc_split PRIVATE -UNDEBUG)
+foreach(sc nested nested.tcp inherit mismatch absent)
+  add_test(NAME proc.split.${sc} COMMAND test_proc_split ${sc})
+  set_tests_properties(proc.split.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+
+# Point-to-point with ranks as processes, over shm and tcp (tests/proc/test_proc_p2p.c, bodies shared with
+# runtime.p2p): grouped ring and all-pairs exchange with messages larger than the rings, a blocking chain, a receive
+# larger than its send, a group with an unmatched receive.
+add_executable(test_proc_p2p ${PROC_TESTS}/test_proc_p2p.c)
+target_link_libraries(test_proc_p2p PRIVATE stitch)
+target_include_directories(test_proc_p2p PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+target_compile_options(test_proc_p2p PRIVATE -UNDEBUG)
+foreach(sc ring ring.tcp all_pairs all_pairs.tcp chain bigger_recv unmatched usage)
+  add_test(NAME proc.p2p.${sc} COMMAND test_proc_p2p ${sc})
+  set_tests_properties(proc.p2p.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()

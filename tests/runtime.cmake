@@ -93,3 +93,18 @@ set_tests_properties(runtime.structure PROPERTIES LABELS runtime)
 stitch_runtime_test(threads_stress)
 add_test(NAME runtime.threads_stress COMMAND test_runtime_threads_stress)
 set_tests_properties(runtime.threads_stress PROPERTIES TIMEOUT 300 LABELS runtime)
+
+# Sub-communicators on thread ranks (tests/runtime/test_split.c): nested splits and dup with data, STITCH_UNDEFINED,
+# the parent's algorithm choice inherited, a user catalogue (levels.dsl) on the parent's three-level topology
+# restricted to the children, and a rank that calls something else or nothing: an error naming it, not a hang.
+stitch_runtime_test(split)
+stitch_compile_dsl(test_runtime_split ${RUNTIME_TESTS}/levels.dsl st_test_levels NO_VERIFY)
+add_test(NAME runtime.split COMMAND test_runtime_split)
+set_tests_properties(runtime.split PROPERTIES TIMEOUT 120 LABELS runtime)
+
+# Point-to-point on thread ranks (tests/runtime/test_p2p.c): grouped ring exchange in both orders and all pairs at
+# once (no deadlock, data checked), a chain of blocking calls, a receive larger than its send and a group with an
+# unmatched receive (errors naming the ranks within the timeout), the group's usage rules.
+stitch_runtime_test(p2p)
+add_test(NAME runtime.p2p COMMAND test_runtime_p2p)
+set_tests_properties(runtime.p2p PROPERTIES TIMEOUT 180 LABELS runtime)

@@ -14,6 +14,7 @@
 
 #include "call.h"
 #include "comm.h"
+#include "p2p.h"
 
 /* The buffers of one call and how long each is in bytes. */
 typedef struct st_bufs {
@@ -233,7 +234,10 @@ static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
     stitch_status_t st = st_comm_enter(comm, a->fn);
     if (st != STITCH_OK)
         return st;
-    if ((st = st_check(comm, a)) != STITCH_OK)
+    if (st_p2p_grouped()) /* refused, not recorded: the peers' groups do not hold it either */
+        st = st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: called inside stitch_group_start/_end; a group holds "
+                           "point-to-point operations only", a->fn);
+    else if ((st = st_check(comm, a)) != STITCH_OK)
         st = st_comm_tell(comm, st); /* the peers must not wait for this call */
     else if (st_abort_is(comm->abort))
         st = st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,

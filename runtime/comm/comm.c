@@ -199,6 +199,9 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
     atomic_store(&comm->magic, ST_COMM_LIVE);
     comm->rank = rank, comm->p = p;
     memcpy(comm->algo, algos, sizeof comm->algo);
+    comm->settings = *s;
+    comm->settings.groups = comm->settings.topo = comm->settings.algo_file = NULL;
+    comm->settings.hccl_algo_text = NULL;
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
     st_comm_split_init(comm, s);

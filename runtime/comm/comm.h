@@ -30,6 +30,8 @@
 struct st_args;
 struct st_job;
 struct st_proc;
+struct st_split;
+struct st_p2p_op;
 
 /* What a kind of communicator does differently: one table per backend (threads.c, proc.c). */
 typedef struct st_backend {
@@ -44,6 +46,13 @@ typedef struct st_backend {
      * src_fresh), so a rank keeps the whole schedule; else (processes) it builds only its own plan when the
      * algorithm names its senders (`from`, comm.c). */
     int whole_schedule;
+    /* stitch_comm_split's two steps of this backend (split.h): the leader of a color makes what its members join
+     * with, into a blob; each member joins with its leader's blob. */
+    stitch_status_t (*split_offer)(stitch_comm_t *parent, struct st_split *sp, char *blob, char *err, size_t errlen);
+    stitch_status_t (*split_join)(stitch_comm_t *parent, struct st_split *sp, const char *blob, stitch_comm_t **out,
+                                  char *err, size_t errlen);
+    /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one. */
+    stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n);
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */
@@ -88,6 +97,9 @@ struct stitch_comm {
     size_t segment_bytes;
     double split_ratio;   /* the 2D split's R as given (config, then environment: st_settings), < 0: not given */
     double split_bw[2];   /* without it, the topology file's level 0 and 1 bandwidths for 12.3's formula (0: none) */
+    st_settings settings; /* as resolved at init, for the communicators split from this one (split.c); the
+                           * strings a config may own (groups, topo, hccl_algo's text, the algorithm file) are
+                           * dropped: the topology, choices and catalogues pass on from the communicator itself */
     char last_error[512];
     struct st_job *job;   /* the threads backend's (threads.c, exec.c) */
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */

@@ -286,6 +286,51 @@ stitch_status_t stitch_comm_get_async_error(stitch_comm_t *comm, stitch_status_t
 /* Wait until the calls enqueued on the rank's stream are done; their error, if any. */
 stitch_status_t stitch_comm_synchronize(stitch_comm_t *comm);
 
+/* Sub-communicators (MPI_Comm_split, ncclCommSplit). stitch_comm_split is collective over `comm`: every rank calls
+ * it, in the same place of its sequence of calls. Ranks that give the same color >= 0 form one new communicator,
+ * ranked by key (ties by their rank in comm); a negative color (STITCH_UNDEFINED) takes no part and gets *newcomm
+ * = NULL. The new communicator is of comm's kind (threads or processes: process ranks bootstrap a new job among
+ * themselves, over the transports comm's settings choose) and inherits comm's settings (timeout, transports,
+ * tunables, HCCL settings), its catalogues (built-in, config->catalogues, STITCH_ALGO_FILE) and its algorithm
+ * choices as they are now (stitch_comm_set_algorithm included); its topology is comm's restricted to its ranks
+ * (the groups of every level that keep a member, members in new rank order). A rank that does not call it while
+ * the others do, or calls another collective instead, makes it fail on every rank (STITCH_ERR_MISMATCH or
+ * STITCH_ERR_TIMEOUT, the message naming the ranks, prefixed "stitch_comm_split"); comm is then aborted, as after
+ * any failed collective. stitch_comm_dup is a split with one color and the ranks' own order. Destroy the new
+ * communicator with stitch_comm_destroy, in any order relative to comm. */
+#define STITCH_UNDEFINED (-1)
+stitch_status_t stitch_comm_split(stitch_comm_t *comm, int color, int key, stitch_comm_t **newcomm);
+stitch_status_t stitch_comm_dup(stitch_comm_t *comm, stitch_comm_t **newcomm);
+
+/* Return once every rank of comm has entered stitch_barrier. It is a collective like the others (an all_reduce of
+ * one uint8 with max, so it matches only another stitch_barrier or that exact all_reduce). */
+stitch_status_t stitch_barrier(stitch_comm_t *comm);
+
+/* Point-to-point (ncclSend/ncclRecv). stitch_send sends `count` elements of sendbuf to rank `peer`; stitch_recv
+ * receives `count` elements from `peer` into recvbuf. Sends and receives between one pair of ranks match in the
+ * order they are issued, and a send and its receive must agree on count and dtype: a receive larger or smaller
+ * than its send fails on the receiver with STITCH_ERR_MISMATCH naming both ranks and both counts, and aborts the
+ * communicator, so the sender's call (or its next one) fails with that message too. Outside a group, a receive
+ * returns once its data is in recvbuf; a send returns once its receive has copied the data (threads) or once the
+ * transport has taken it (processes, where it may be buffered); do not rely on either: two ranks that each send
+ * to the other before receiving can deadlock until the timeout (as in NCCL), so put such exchanges in a group.
+ * A rank may send to itself inside a group that also receives from itself. Errors, timeouts and aborts are those
+ * of the collectives (stitch.h's top): a timeout names the peer and the operation that found no match.
+ *
+ * Groups (ncclGroupStart/ncclGroupEnd). Between stitch_group_start and stitch_group_end on a thread, stitch_send and
+ * stitch_recv check their arguments and record the operation (returning STITCH_OK); stitch_group_end issues them
+ * all as one operation that completes without deadlock whatever their order on either side (a rank progresses all
+ * its operations together: a send never waits for a receive of its own group). A group holds operations on one
+ * communicator (another: STITCH_ERR_UNSUPPORTED); groups do not nest (a second start, or an end without a start:
+ * STITCH_ERR_INVALID_USAGE); a collective called inside a group is refused with STITCH_ERR_UNSUPPORTED and not
+ * recorded. A group whose operations a peer does not match (it issued fewer, or other counts) fails on the rank
+ * left waiting once the timeout passes without progress, naming the peer and the operation; its peers' next calls
+ * fail with that message. The buffers of a grouped operation must stay valid until stitch_group_end returns. */
+stitch_status_t stitch_send(const void *sendbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
+stitch_status_t stitch_recv(void *recvbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
+stitch_status_t stitch_group_start(void);
+stitch_status_t stitch_group_end(void);
+
 /* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED; their
  * message says "stitch_comm_abort was called on rank R". Never blocks; safe from any thread. */
 void stitch_comm_abort(stitch_comm_t *comm);

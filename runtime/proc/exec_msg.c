@@ -181,6 +181,10 @@ static st_fingerprint st_hdr_fp(const st_reg *reg, const st_msg_hdr *h)
 static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
 {
     char mine[96], theirs[96];
+    if (h->magic == 0x53545031u) /* p2p_msg.c's "STP1" */
+        return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d sent a point-to-point message where rank %d expects call "
+                        "number %llu, %s", src, c->comm->rank, (unsigned long long)c->fp.seq,
+                        stitch_coll_name(c->a->coll));
     if (h->magic != ST_MSG_MAGIC || h->src != src)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
                         c->comm->rank, src, h->magic, h->src);

@@ -37,6 +37,8 @@
 #include "placement.h"
 #include "proc.h"
 #include "registry.h"
+#include "p2p.h"
+#include "split.h"
 #include "tp_verbs.h"
 
 #define ST_CTRL_MAGIC 0x53544331u /* "STC1" */
@@ -118,7 +120,8 @@ static void st_proc_backend_free(stitch_comm_t *comm)
     comm->proc = NULL;
 }
 
-static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free, 0};
+static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free, 0,
+                                            st_proc_split_offer, st_proc_split_join, st_proc_p2p};
 
 /* Takes reg (the communicator keeps its own copy). */
 static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg)
@@ -215,6 +218,37 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
         stitch_comm_destroy(comm);
         return st;
+    }
+    *out = comm;
+    return STITCH_OK;
+}
+
+/* A communicator split from a process-mode parent (split_proc.c): the parent's settings, choices and catalogues
+ * (`reg`, verified for it), a bootstrap of its own among its members, and the parent's topology restricted to
+ * them (`groups`, taken; none: the hosts', as placement finds them). */
+stitch_status_t st_proc_comm_child(const st_boot_env *env, const st_settings *s, const st_choice *algo,
+                                   const st_reg *reg, st_groups *groups, stitch_comm_t **out, char *err,
+                                   size_t errlen)
+{
+    st_reg *mine = st_reg_dup(reg);
+    stitch_comm_t *comm = mine ? st_proc_shell(env, s, algo, mine) : NULL; /* takes mine */
+    if (!comm) {
+        snprintf(err, errlen, "out of memory");
+        return STITCH_ERR_NO_MEMORY;
+    }
+    st_placement pl;
+    stitch_status_t st = st_placement_init(&pl, s, env->size, err, errlen);
+    if (st == STITCH_OK)
+        st = st_proc_join(comm, env, s, &pl, err, errlen);
+    st_placement_free(&pl);
+    if (st != STITCH_OK) {
+        stitch_comm_destroy(comm);
+        return st;
+    }
+    if (groups->topo.ngroups > 0) {
+        st_groups_free(&comm->proc->groups);
+        comm->proc->groups = *groups;
+        memset(groups, 0, sizeof *groups);
     }
     *out = comm;
     return STITCH_OK;

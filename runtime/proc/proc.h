@@ -63,6 +63,12 @@ typedef struct st_proc {
 /* Make a communicator for rank env->rank of env->size; on failure return a status with a message in err. */
 stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *config, stitch_comm_t **out,
                                  char *err, size_t errlen);
+/* A communicator split from a process-mode one (proc.c says what it inherits). */
+struct st_reg;
+struct st_choice;
+stitch_status_t st_proc_comm_child(const st_boot_env *env, const struct st_settings *s, const struct st_choice *algo,
+                                   const struct st_reg *reg, st_groups *groups, stitch_comm_t **out, char *err,
+                                   size_t errlen);
 void st_proc_free(st_proc *pr);   /* says goodbye, closes, unmaps */
 void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first reason wins */
 

@@ -18,6 +18,8 @@
 #include "exec.h"
 #include "groups.h"
 #include "registry.h"
+#include "p2p.h"
+#include "split.h"
 #include "st_topofile.h"
 
 static void st_threads_abort(stitch_comm_t *comm, const char *reason)
@@ -31,7 +33,8 @@ static void st_threads_free(stitch_comm_t *comm)
     comm->job = NULL;
 }
 
-static const st_backend st_threads_backend = {st_exec, st_threads_abort, st_threads_free, 1};
+static const st_backend st_threads_backend = {st_exec, st_threads_abort, st_threads_free, 1, st_threads_split_offer,
+                                               st_threads_split_join, st_threads_p2p};
 
 static void st_set_err(char *err, size_t errlen, const char *msg)
 {
@@ -130,4 +133,39 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
     if (st != STITCH_OK)
         st_set_err(err, errlen, msg);
     return st;
+}
+
+/* ---- stitch_comm_split (split.h) ----------------------------------------------------------------------------
+ * The leader makes every member's handle at once, on a job of their own, and the blob carries the bundle; each
+ * member takes its handle, and the last one frees the bundle. */
+typedef struct st_bundle {
+    _Atomic int left;
+    int n;
+    stitch_comm_t *comms[];
+} st_bundle;
+
+stitch_status_t st_threads_split_offer(stitch_comm_t *parent, st_split *sp, char *blob, char *err, size_t errlen)
+{
+    st_bundle *b = malloc(sizeof *b + sizeof *b->comms * (size_t)sp->n);
+    if (!b || st_make_comms(sp->n, &parent->settings, parent->algo, sp->reg, &sp->groups, b->comms) != STITCH_OK) {
+        free(b);
+        snprintf(err, errlen, "out of memory creating %d communicators", sp->n);
+        return STITCH_ERR_NO_MEMORY;
+    }
+    atomic_init(&b->left, sp->n);
+    b->n = sp->n;
+    memcpy(blob, &b, sizeof b);
+    return STITCH_OK;
+}
+
+stitch_status_t st_threads_split_join(stitch_comm_t *parent, st_split *sp, const char *blob, stitch_comm_t **out,
+                                      char *err, size_t errlen)
+{
+    st_bundle *b;
+    (void)parent, (void)err, (void)errlen;
+    memcpy(&b, blob, sizeof b);
+    *out = b->comms[sp->newrank];
+    if (atomic_fetch_sub(&b->left, 1) == 1)
+        free(b);
+    return STITCH_OK;
 }

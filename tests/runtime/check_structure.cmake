@@ -13,8 +13,8 @@ cmake_minimum_required(VERSION 3.13)
 # 4. README.md's map of runtime/ (between its "runtime map" markers) names every file of runtime/, by its path
 #    under runtime/ ("comm/api.c"), and names no file that is not there.
 
-set(owners_proc proc.c exec_msg.c)
-set(owners_job threads.c exec.c dev_comm.c)
+set(owners_proc proc.c exec_msg.c p2p_msg.c)
+set(owners_job threads.c exec.c p2p_threads.c dev_comm.c)
 set(failures "")
 
 file(GLOB sources RELATIVE ${SRC}/runtime ${SRC}/runtime/*/*.c)
