@@ -93,3 +93,15 @@ set_tests_properties(runtime.structure PROPERTIES LABELS runtime)
 stitch_runtime_test(threads_stress)
 add_test(NAME runtime.threads_stress COMMAND test_runtime_threads_stress)
 set_tests_properties(runtime.threads_stress PROPERTIES TIMEOUT 300 LABELS runtime)
+
+# The randomized differential test (tests/runtime/test_difftest.c, issue 18): batches of one communicator (random
+# p = 1..9 and groups) running random cases - every collective x algorithm x dtype x op x count (0, 1, primes,
+# not divisible by p, many segments) x in-place form x root - each output element against an exact oracle, guard
+# zones around every buffer and the send buffer untouched. The default run is 15 s of batches; the long one 10
+# minutes. A failure prints its parameters and `--seed S --batches 1 --case K` to replay it. Process mode:
+# proc.difftest.* in proc.cmake, on the same program.
+stitch_runtime_test(difftest)
+target_include_directories(test_runtime_difftest PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/proc)
+st_add_test(NAME runtime.difftest.threads COMMAND test_runtime_difftest --mode threads --seconds 15 TIMEOUT 900)
+st_add_test(NAME runtime.difftest.threads.long COMMAND test_runtime_difftest --mode threads --seconds 600 LABELS long
+            TIMEOUT 1800)
