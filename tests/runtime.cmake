@@ -108,3 +108,8 @@ st_add_test(NAME runtime.difftest.threads.long COMMAND test_runtime_difftest --m
 # The batch that found set_algorithm accepting a rooted algorithm whose root-independent `require` fails (reduce
 # mesh_nhr_2d on groups 2,3: `require uniform()`), whose first call then aborted every rank: now refused at set time.
 st_add_test(NAME runtime.difftest.seed63 COMMAND test_runtime_difftest --mode threads --seed 63 --batches 1 TIMEOUT 300)
+# The test of the test: a damaged guard byte, output element or send buffer (rank 0, after each call) is reported.
+foreach(w guard element send)
+  st_add_test(NAME runtime.difftest.inject.${w} COMMAND test_runtime_difftest --mode threads --seed 5 --batches 1
+              --inject ${w} TIMEOUT 300 PROPERTIES PASS_REGULAR_EXPRESSION "FAIL seed=5 case=0: .* rank=0: ")
+endforeach()

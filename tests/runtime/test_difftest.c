@@ -12,7 +12,7 @@
  * counted as refused; any other error, a wrong element or a changed guard byte is a failure, printed with all its
  * parameters and the command that replays it.
  *
- *   test_difftest --mode threads|proc [--seconds N] [--seed S] [--batches N] [--case K]
+ *   test_difftest --mode threads|proc [--seconds N] [--seed S] [--batches N] [--case K] [--inject WHAT]
  *
  * Batch i of a run with seed S has seed S + i, so `--seed X --batches 1` replays a batch whose seed is X, and
  * `--case K` runs only its case K (on the same communicator shape).
@@ -47,6 +47,10 @@ typedef struct batch {
 } batch;
 
 static const char *mode = "threads";
+/* --inject guard|element|send: rank 0 damages, after each successful call, a guard byte, an output element or its
+ * (out-of-place) send buffer, which the checks must report: the test of the test (runtime.difftest.inject.*). */
+enum { INJECT_NONE, INJECT_GUARD, INJECT_ELEMENT, INJECT_SEND };
+static int inject;
 
 /* ---- random choices -------------------------------------------------------------------------------------- */
 
@@ -175,6 +179,18 @@ static int untouched(const unsigned char *buf, const unsigned char *was, size_t 
     return 1;
 }
 
+static void damage(const coll_case *c, unsigned char *A, unsigned char *B, void *send, void *recv, size_t nin,
+                   size_t nout, size_t es)
+{
+    if (inject == INJECT_GUARD)
+        B[GUARD - 1 - (size_t)c->count % GUARD] ^= 1;
+    else if (inject == INJECT_ELEMENT && nout)
+        ((unsigned char *)recv)[(c->count / 2) * es] ^= 0x40;
+    else if (inject == INJECT_SEND && nin && send != recv && (unsigned char *)send >= A &&
+             (unsigned char *)send < A + GUARD + 64)
+        ((unsigned char *)send)[nin * es - 1] ^= 1;
+}
+
 static int run_case(stitch_comm_t *comm, const batch *b, int k, int r, char *msg, size_t len)
 {
     const coll_case *c = &b->cases[k].c;
@@ -206,6 +222,8 @@ static int run_case(stitch_comm_t *comm, const batch *b, int k, int r, char *msg
     int rc = CASE_OK;
     size_t bad;
     st = call(c, p, send, recv, comm);
+    if (st == STITCH_OK && r == 0)
+        damage(c, A, B, send, recv, nin, nout, es);
     if (st == STITCH_ERR_UNSUPPORTED) {
         rc = CASE_REFUSED;
     } else if (st != STITCH_OK) {
@@ -393,6 +411,9 @@ int main(int argc, char **argv)
             seed = strtoull(v, NULL, 10), i++;
         else if (strcmp(argv[i], "--batches") == 0 && v)
             batches = atol(v), i++;
+        else if (strcmp(argv[i], "--inject") == 0 && v)
+            inject = strcmp(v, "guard") == 0 ? INJECT_GUARD : strcmp(v, "element") == 0 ? INJECT_ELEMENT
+                   : strcmp(v, "send") == 0 ? INJECT_SEND : -1, i++;
         else if (strcmp(argv[i], "--case") == 0 && v)
             only = atoi(v), i++;
         else {
@@ -402,6 +423,10 @@ int main(int argc, char **argv)
         }
     }
     int threads = strcmp(mode, "threads") == 0;
+    if (inject < 0) {
+        fprintf(stderr, "--inject: guard, element or send\n");
+        return 2;
+    }
     if (!threads && strcmp(mode, "proc") != 0) {
         fprintf(stderr, "--mode: threads or proc, not '%s'\n", mode);
         return 2;
