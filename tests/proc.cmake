@@ -156,3 +156,10 @@ foreach(sc ring ring.tcp all_pairs all_pairs.tcp chain bigger_recv unmatched usa
   add_test(NAME proc.p2p.${sc} COMMAND test_proc_p2p ${sc})
   set_tests_properties(proc.p2p.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+
+# The randomized differential test in process mode (test_runtime_difftest, tests/runtime.cmake): each batch forks
+# p ranks over shm. 15 s of batches by default, 10 minutes behind `long`.
+st_add_test(NAME proc.difftest.shm COMMAND test_runtime_difftest --mode proc --seconds 15 TIMEOUT 900
+            PROPERTIES RUN_SERIAL TRUE)
+st_add_test(NAME proc.difftest.shm.long COMMAND test_runtime_difftest --mode proc --seconds 600 LABELS long
+            TIMEOUT 1800 PROPERTIES RUN_SERIAL TRUE)

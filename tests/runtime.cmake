@@ -108,3 +108,23 @@ set_tests_properties(runtime.split PROPERTIES TIMEOUT 120 LABELS runtime)
 stitch_runtime_test(p2p)
 add_test(NAME runtime.p2p COMMAND test_runtime_p2p)
 set_tests_properties(runtime.p2p PROPERTIES TIMEOUT 180 LABELS runtime)
+
+# The randomized differential test (tests/runtime/test_difftest.c, issue 18): batches of one communicator (random
+# p = 1..9 and groups) running random cases - every collective x algorithm x dtype x op x count (0, 1, primes,
+# not divisible by p, many segments) x in-place form x root - each output element against an exact oracle, guard
+# zones around every buffer and the send buffer untouched. The default run is 15 s of batches; the long one 10
+# minutes. A failure prints its parameters and `--seed S --batches 1 --case K` to replay it. Process mode:
+# proc.difftest.* in proc.cmake, on the same program.
+stitch_runtime_test(difftest)
+target_include_directories(test_runtime_difftest PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/proc)
+st_add_test(NAME runtime.difftest.threads COMMAND test_runtime_difftest --mode threads --seconds 15 TIMEOUT 900)
+st_add_test(NAME runtime.difftest.threads.long COMMAND test_runtime_difftest --mode threads --seconds 600 LABELS long
+            TIMEOUT 1800)
+# The batch that found set_algorithm accepting a rooted algorithm whose root-independent `require` fails (reduce
+# mesh_nhr_2d on groups 2,3: `require uniform()`), whose first call then aborted every rank: now refused at set time.
+st_add_test(NAME runtime.difftest.seed63 COMMAND test_runtime_difftest --mode threads --seed 63 --batches 1 TIMEOUT 300)
+# The test of the test: a damaged guard byte, output element or send buffer (rank 0, after each call) is reported.
+foreach(w guard element send)
+  st_add_test(NAME runtime.difftest.inject.${w} COMMAND test_runtime_difftest --mode threads --seed 5 --batches 1
+              --inject ${w} TIMEOUT 300 PROPERTIES PASS_REGULAR_EXPRESSION "FAIL seed=5 case=0: .* rank=0: ")
+endforeach()

@@ -281,21 +281,34 @@ st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root)
     return in;
 }
 
+/* Whether algo's schedule builds for `root`: 1 yes, 0 its `require` refuses (why in err), -1 another fault. */
+static int st_comm_builds(const stitch_comm_t *comm, const st_algo *algo, int root, st_err *err)
+{
+    st_inst in = st_comm_inst(comm, algo, root);
+    st_sched s;
+    if (st_sched_build_ex(st_reg_cat(comm->reg, algo), algo, &in, &s, err) == 0) {
+        st_sched_free(&s);
+        return 1;
+    }
+    return err->refused ? 0 : -1;
+}
+
 /* 0 when `algo` can run on this communicator, else -1 with why: its `require` refuses the communicator's p or
  * groups, which the first call would otherwise find (and abort every rank with). An algorithm that reads the root
- * may require one; it is tried with root 0 only, so such a refusal is left to the call that names the root. */
+ * is refused only when its require refuses every root (a require on p or groups, `uniform()`, does); one that
+ * refuses some roots only leaves those to the call that names them. Roots past 0 are tried only after root 0 is
+ * refused, so an algorithm that runs costs one build here. */
 static int st_comm_refuses(const stitch_comm_t *comm, const st_algo *algo, char *why, size_t len)
 {
-    st_inst in = st_comm_inst(comm, algo, 0);
     const st_catalogue *cat = st_reg_cat(comm->reg, algo);
-    st_sched s;
     st_err err = {0};
-    if (st_sched_build_ex(cat, algo, &in, &s, &err) == 0) {
-        st_sched_free(&s);
-        return 0;
+    if (st_comm_builds(comm, algo, 0, &err) != 0)
+        return 0; /* it builds, or another fault: the call reports that, as it would have */
+    for (int root = 1; root < comm->p && (algo->flags & ST_ALGO_USES_ROOT); root++) {
+        st_err other = {0};
+        if (st_comm_builds(comm, algo, root, &other) != 0)
+            return 0;
     }
-    if (!err.refused || (algo->flags & ST_ALGO_USES_ROOT))
-        return 0; /* another fault: the call reports it, as it would have */
     int sizes[8], n = stitch_comm_groups(comm, sizes, 8), o = 0;
     char groups[80] = "";
     for (int g = 0; g < n && g < 8 && o < (int)sizeof groups - 12; g++)

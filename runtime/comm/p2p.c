@@ -140,6 +140,8 @@ static stitch_status_t st_p2p_run(stitch_comm_t *comm, const char *fn, const st_
     else if (st_abort_is(comm->abort))
         st = st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", fn,
                            st_abort_reason(comm->abort));
+    else if (!comm->be->p2p)
+        st = st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: this communicator's backend has no point-to-point", fn);
     else if ((st = st_self(comm, fn, ops, n, rest, &m)) == STITCH_OK && m > 0)
         st = comm->be->p2p(comm, rest, m);
     free(rest);

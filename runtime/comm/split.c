@@ -231,6 +231,9 @@ stitch_status_t stitch_comm_split(stitch_comm_t *comm, int color, int key, stitc
     if (!newcomm) /* an argument error tells the peers at once, as a collective's does (api.c) */
         return st_comm_fail(comm, STITCH_ERR_INVALID_ARGUMENT, "stitch_comm_split: newcomm is NULL");
     *newcomm = NULL;
+    if (!comm->be->split_offer || !comm->be->split_join) /* device communicators: every rank refuses alike */
+        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "stitch_comm_split: this communicator's backend cannot "
+                             "split (device communicators: make another with stitch_comm_init_devices)");
     return st_split_run(comm, color, key, newcomm);
 }
 

@@ -192,7 +192,9 @@ int stitch_topo_ranks(const char *topo, char *err, size_t errlen);
  * size. Every rank must make the same
  * choice before its next collective; the fingerprint check catches ranks that do not. An algorithm whose `require`
  * does not hold on this communicator (its p or groups) is refused here: STITCH_ERR_UNSUPPORTED, with the require's
- * file and line in stitch_comm_last_error, and the choice (every collective's, for STITCH_COLL_COUNT) unchanged. */
+ * file and line in stitch_comm_last_error, and the choice (every collective's, for STITCH_COLL_COUNT) unchanged.
+ * A rooted algorithm is refused when its require holds for no root; one it holds for some roots only is left to
+ * the call naming a root it refuses (which then fails). */
 stitch_status_t stitch_comm_set_algorithm(stitch_comm_t *comm, stitch_coll_t coll, const char *name);
 /* The choice for a collective: an algorithm's name, or "auto". */
 const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll);
