@@ -67,6 +67,37 @@ static void proc_test_env(void)
 }
 
 /* Fork n ranks that each init from `id` and run fn; exit code = fn's return. */
+/* A rank that must stay alive, without calling, until its peers have finished (so that they fail by their own
+ * timeout, not by its exit): the peers each write a byte when they are done, it reads n - 1 of them. Synchronised by
+ * messages; the bound only keeps a broken test from hanging. Open before spawn (the ranks inherit the pipe). */
+static int linger_fd[2] = {-1, -1};
+
+static inline void linger_open(void)
+{
+    if (linger_fd[0] >= 0)
+        close(linger_fd[0]), close(linger_fd[1]);
+    if (pipe(linger_fd) != 0)
+        linger_fd[0] = linger_fd[1] = -1;
+}
+
+static inline void linger_done(void)
+{
+    char b = 1;
+    if (linger_fd[1] >= 0 && write(linger_fd[1], &b, 1) != 1)
+        linger_fd[1] = -1;
+}
+
+static inline void linger_wait(int peers, int bound_s)
+{
+    char b;
+    for (int got = 0; got < peers && linger_fd[0] >= 0;) {
+        struct pollfd pf = {linger_fd[0], POLLIN, 0};
+        if (poll(&pf, 1, bound_s * 1000) <= 0 || read(linger_fd[0], &b, 1) != 1)
+            return;
+        got++;
+    }
+}
+
 static void spawn(run *r, int n, rank_fn fn, const char *transport)
 {
     stitch_unique_id_t id;

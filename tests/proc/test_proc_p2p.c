@@ -13,14 +13,14 @@ static int (*body)(stitch_comm_t *, char *, size_t);
 static int rank_main(stitch_comm_t *comm, int rank, int n, int out)
 {
     char why[512];
-    (void)rank, (void)n;
-    if (body(comm, why, sizeof why) != 0) {
+    int rc = body(comm, why, sizeof why) != 0;
+    if (rc)
         say(out, "%s\n", why);
-        return 1;
-    }
-    if (body == pb_unmatched && rank == 1) /* stay until rank 0 times out: an exit would abort it sooner */
-        sleep(3);
-    return 0;
+    if (body == pb_unmatched && rank == 1) /* stay until rank 0 has timed out: an exit would abort it sooner */
+        linger_wait(n - 1, 30);
+    else if (body == pb_unmatched)
+        linger_done();
+    return rc;
 }
 
 static stitch_config_t cfg = STITCH_CONFIG_INIT;
@@ -34,6 +34,7 @@ static int run_body(int n, int (*fn)(stitch_comm_t *, char *, size_t), const cha
     for (int i = 0; i < n; i++)
         config_of_rank[i] = &cfg;
     double t0 = now();
+    linger_open();
     spawn(&r, n, rank_main, transport);
     reap(&r, DEADLINE_S);
     int ok = all_ok(&r, what);

@@ -35,14 +35,14 @@ static int absent_flag;
 static int mismatch_rank(stitch_comm_t *comm, int rank, int n, int out)
 {
     char why[512];
-    (void)rank, (void)n;
-    if (sb_mismatch(comm, 2, absent_flag, why, sizeof why) != 0) {
+    int rc = sb_mismatch(comm, 2, absent_flag, why, sizeof why) != 0;
+    if (rc)
         say(out, "%s\n", why);
-        return 1;
-    }
-    if (rank == 2 && absent_flag) /* stay alive without calling, as a rank busy elsewhere would */
-        sleep(4);
-    return 0;
+    if (rank == 2 && absent_flag) /* stay alive without calling, as a rank busy elsewhere would, until the others failed */
+        linger_wait(n - 1, 30);
+    else if (absent_flag)
+        linger_done();
+    return rc;
 }
 
 static int run_scenario(int n, rank_fn fn, const char *transport, const char *what)
@@ -76,6 +76,7 @@ static int mismatch_run(int absent, const char *what)
     for (int i = 0; i < 4; i++)
         config_of_rank[i] = &short_timeout;
     absent_flag = absent;
+    linger_open();
     double t0 = now();
     int ok = run_scenario(4, mismatch_rank, NULL, what);
     for (int i = 0; i < 4; i++)
