@@ -44,6 +44,15 @@ void st_p2p_describe(const st_p2p_op *op, int me, char *buf, size_t len)
              send ? "send to" : "receive from", op->peer);
 }
 
+stitch_status_t st_p2p_timeout(struct stitch_comm *comm, const char *fn, const st_p2p_op *op, int left)
+{
+    char what[200];
+    st_p2p_describe(op, comm->rank, what, sizeof what);
+    return st_comm_fail(comm, STITCH_ERR_TIMEOUT, "%s: rank %d waited %d ms without progress for rank %d: no match "
+                        "for %s of rank %d (%d of its operations left)", fn, comm->rank, comm->timeout_ms, op->peer,
+                        what, comm->rank, left);
+}
+
 static stitch_status_t st_check_op(stitch_comm_t *comm, const char *fn, const st_p2p_op *op)
 {
     const void *buf = op->kind == ST_P2P_SEND ? op->send : op->recv;

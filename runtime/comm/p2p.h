@@ -43,4 +43,8 @@ int st_p2p_grouped(void);
 /* "send of 7 fp32 to rank 3 (its 2nd to rank 3 in the group)", for messages. */
 void st_p2p_describe(const st_p2p_op *op, int me, char *buf, size_t len);
 
+/* A group that made no progress for the communicator's timeout: fails (aborts) comm with a message naming op, the
+ * first of the rank's operations not done, and how many are left. */
+stitch_status_t st_p2p_timeout(struct stitch_comm *comm, const char *fn, const st_p2p_op *op, int left);
+
 #endif

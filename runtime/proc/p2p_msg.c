@@ -154,14 +154,10 @@ static stitch_status_t st_pull(st_mrun *r, int i, int *moved)
 
 static stitch_status_t st_mtimeout(st_mrun *r)
 {
-    char what[200];
     int i = 0;
     while (r->ms[i].finished)
         i++;
-    st_p2p_describe(&r->ops[i], r->comm->rank, what, sizeof what);
-    return st_comm_fail(r->comm, STITCH_ERR_TIMEOUT, "%s: rank %d waited %d ms without progress for rank %d: no "
-                        "match for %s of rank %d (%d of its operations left)", r->fn, r->comm->rank,
-                        r->comm->timeout_ms, r->ops[i].peer, what, r->comm->rank, r->left);
+    return st_p2p_timeout(r->comm, r->fn, &r->ops[i], r->left);
 }
 
 static stitch_status_t st_aborted(st_mrun *r)

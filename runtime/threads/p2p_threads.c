@@ -191,15 +191,10 @@ static void st_withdraw(st_prun *r)
 
 static stitch_status_t st_timeout(st_prun *r)
 {
-    char what[200];
     int i = 0;
     while (r->ps[i].done)
         i++;
-    st_p2p_describe(&r->ops[i], r->comm->rank, what, sizeof what);
-    return st_comm_fail(r->comm, STITCH_ERR_TIMEOUT, "%s: rank %d waited %d ms without progress for rank %d: its "
-                        "operations have no match for %s of rank %d (%d of rank %d's operations left)", r->fn,
-                        r->comm->rank, r->comm->timeout_ms, r->ops[i].peer, what, r->comm->rank, r->left,
-                        r->comm->rank);
+    return st_p2p_timeout(r->comm, r->fn, &r->ops[i], r->left);
 }
 
 static stitch_status_t st_loop(st_prun *r)
