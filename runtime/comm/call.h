@@ -94,12 +94,14 @@ typedef struct st_call {
     const size_t *geo;      /* vector unit u's offset from its block's start at geo[2u], its elements at geo[2u+1] */
     size_t slot_len;        /* a slot's elements in this segment */
     st_fingerprint fp;
-    struct st_rec *rec;     /* the device engine's recorder (device/dev_prog.c): moves are recorded, not made */
+    struct st_recorder *rec; /* set: moves are handed to it, not made (the device engine's, device/dev_prog.c) */
 } st_call;
 
-/* device/device.h: record a move instead of making it (the device engine's programs). */
-struct st_rec;
-void st_rec_move(struct st_rec *rec, int op, char *dst, const char *in, const char *src, size_t n);
+/* A recorder of the call model's moves: the device engine records a rank's program with one (device/dev_prog.c).
+ * The hook points down from the device layer to here, so the call model knows no engine. */
+typedef struct st_recorder {
+    void (*move)(struct st_recorder *r, int op, char *dst, const char *in, const char *src, size_t n);
+} st_recorder;
 
 /* Start a call on comm: its plan (instantiated on first use, st_comm_entry_for), the call model set up (sizes,
  * kernels, segments, fingerprint, where my blocks are, the slots of scratch units), the call counted in comm->seq.
@@ -247,7 +249,7 @@ static inline void st_call_move(const st_call *c, int op, char *dst, const char 
     if (n == 0)
         return;
     if (c->rec)
-        st_rec_move(c->rec, op, dst, in, src, n);
+        c->rec->move(c->rec, op, dst, in, src, n);
     else if (op == ST_X_COPY)
         memcpy(dst, src, n * c->esize);
     else if (in)

@@ -22,6 +22,7 @@
 #define ST_MARK(kind) ((char *)((uintptr_t)(kind) << ST_MARK_SHIFT))
 
 struct st_rec {
+    st_recorder hook; /* first: the call model hands its moves to hook.move (call.h) */
     st_dprog *p;
     const st_call *m;
     int failed;
@@ -79,8 +80,9 @@ static void st_emit_move(struct st_rec *R, const st_call *m, int op, int src_ran
 }
 
 /* call.h's hook: the call model's moves of my own buffers (copy-in, segment end, finish). */
-void st_rec_move(struct st_rec *rec, int op, char *dst, const char *in, const char *src, size_t n)
+static void st_rec_move(st_recorder *hook, int op, char *dst, const char *in, const char *src, size_t n)
 {
+    struct st_rec *rec = (struct st_rec *)hook;
     st_emit_move(rec, rec->m, op, rec->m->me, dst, in, src, NULL, n);
 }
 
@@ -248,8 +250,8 @@ stitch_status_t st_dev_record(stitch_comm_t *comm, const st_args *a, st_dprog *o
         out->nothing = 1;
         return STITCH_OK;
     }
-    struct st_rec R = {out, &m, 0};
-    m.rec = &R;
+    struct st_rec R = {{st_rec_move}, out, &m, 0};
+    m.rec = &R.hook;
     st_rec_call(&R, &m);
     if (R.failed) {
         st_dprog_free(out);

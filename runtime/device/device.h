@@ -50,10 +50,6 @@ typedef struct st_dprog {
 stitch_status_t st_dev_record(stitch_comm_t *comm, const st_args *a, st_dprog *out);
 void st_dprog_free(st_dprog *p);
 
-/* call.h's hook: a move of my own buffers made by the call model (copy-in, segment end, finish). */
-struct st_rec;
-void st_rec_move(struct st_rec *rec, int op, char *dst, const char *in, const char *src, size_t n);
-
 /* ---- the device communicator (dev_comm.c) ---------------------------------------------------------------- */
 
 /* What the local ranks share: slots and the abort word (one allocation each, by rank 0's device). */

@@ -76,7 +76,9 @@ st_job *st_job_new(int p)
 void st_job_free(st_job *job)
 {
     st_groups_free(&job->groups);
-    st_p2p_box_free(atomic_load(&job->p2p));
+    st_job_part *p2p = atomic_load(&job->p2p);
+    if (p2p)
+        p2p->free(p2p);
     free(job->slots);
     free(job);
 }

@@ -55,6 +55,12 @@ typedef struct st_slot {
     _Alignas(64) st_fp_kept kept[2];       /* the owner's own: who may still check fp[i] (exec.c) */
 } st_slot;
 
+/* A part of the job that another file makes on first use and the job frees with it, by the part's own free (so
+ * the job knows nothing of what it holds): the point-to-point mailboxes. */
+typedef struct st_job_part {
+    void (*free)(struct st_job_part *self);
+} st_job_part;
+
 typedef struct st_job {
     int p;
     _Atomic int refs;        /* communicators not yet destroyed */
@@ -63,7 +69,7 @@ typedef struct st_job {
     st_groups groups;        /* STITCH_TOPO or STITCH_GROUPS (or the config fields); none: one group of all ranks */
     long spin_ns;            /* how long a wait polls before it sleeps (st_job_set_spin) */
     int oversubscribed;      /* more ranks than cores: a polling wait yields the core after every poll */
-    _Atomic(struct st_p2p_box *) p2p; /* point-to-point mailboxes, made on first use (p2p_threads.c) */
+    _Atomic(st_job_part *) p2p; /* point-to-point mailboxes, made on first use (p2p_threads.c) */
 } st_job;
 
 st_job *st_job_new(int p);
@@ -72,7 +78,6 @@ void st_job_free(st_job *job);  /* at once: a job no communicator was made for *
 /* How waits poll before they sleep: spin_us microseconds (STITCH_SPIN_US), or when negative the process
  * engine's default, 500 us, 1000 us when the job has more ranks than the machine has cores. */
 void st_job_set_spin(st_job *job, long spin_us);
-void st_p2p_box_free(struct st_p2p_box *box); /* p2p_threads.c */
 
 /* Abort the job: every wait returns STITCH_ERR_ABORTED promptly. Only the first reason is kept. Never blocks. */
 void st_job_abort(st_job *job, const char *reason);

@@ -41,13 +41,15 @@ typedef struct st_pair {
 } st_pair;
 
 struct st_p2p_box {
+    st_job_part part; /* first: the job frees the box through part.free (job.h) */
     int p;
     _Atomic uint32_t bell, sleepers;
     _Atomic(st_pair *) rows[]; /* per receiver: p pairs, by sender */
 };
 
-void st_p2p_box_free(struct st_p2p_box *box)
+static void st_p2p_box_free(st_job_part *part)
 {
+    struct st_p2p_box *box = (struct st_p2p_box *)part;
     for (int d = 0; box && d < box->p; d++)
         free(atomic_load(&box->rows[d]));
     free(box);
@@ -55,16 +57,17 @@ void st_p2p_box_free(struct st_p2p_box *box)
 
 static struct st_p2p_box *st_box(st_job *job)
 {
-    struct st_p2p_box *box = atomic_load_explicit(&job->p2p, memory_order_acquire), *none = NULL;
-    if (box)
-        return box;
-    box = calloc(1, sizeof *box + sizeof *box->rows * (size_t)job->p);
+    st_job_part *have = atomic_load_explicit(&job->p2p, memory_order_acquire);
+    if (have)
+        return (struct st_p2p_box *)have;
+    struct st_p2p_box *box = calloc(1, sizeof *box + sizeof *box->rows * (size_t)job->p);
     if (!box)
         return NULL;
+    box->part.free = st_p2p_box_free;
     box->p = job->p;
-    if (!atomic_compare_exchange_strong(&job->p2p, &none, box)) {
+    if (!atomic_compare_exchange_strong(&job->p2p, &have, &box->part)) {
         free(box);
-        return none;
+        return (struct st_p2p_box *)have;
     }
     return box;
 }
