@@ -32,6 +32,7 @@ struct st_job;
 struct st_proc;
 struct st_split;
 struct st_p2p_op;
+struct st_nbq;
 
 /* What a kind of communicator does differently: one table per backend (threads.c, proc.c). */
 typedef struct st_backend {
@@ -104,6 +105,8 @@ struct stitch_comm {
     struct st_job *job;   /* the threads backend's (threads.c, exec.c) */
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */
     struct st_dcomm *dev; /* the device backend's (device/dev_comm.c), beside the job it was made from */
+    struct st_nbq *nb;    /* the queue of non-blocking calls and its progress thread (progress.c); NULL until the
+                           * first one */
 };
 
 /* A new communicator of backend `be` for rank `rank` of p with the settings and a copy of the registry, its cache
@@ -134,9 +137,17 @@ void st_comm_discard(stitch_comm_t *comm);
 /* Take the communicator for `fn` (a public function's name) until st_comm_leave. STITCH_ERR_INVALID_ARGUMENT for
  * NULL; STITCH_ERR_INVALID_USAGE when it was destroyed or another thread is inside a call on it: the message
  * then goes to this thread's own record (stitch_comm_last_error from this thread), never into the communicator,
- * which the other thread may be writing. */
+ * which the other thread may be writing. Once taken, it waits until the communicator's pending non-blocking calls
+ * are over (request.h): the caller's call runs after them, and its state is the caller's again. */
 stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn);
+/* The same without waiting for the pending calls: for the non-blocking calls, which only queue (api_nb.c). */
+stitch_status_t st_comm_enter_nowait(stitch_comm_t *comm, const char *fn);
 void st_comm_leave(stitch_comm_t *comm);
+/* Record `fmt` in this thread's own record for comm (what stitch_comm_last_error returns to this thread until its
+ * next call on comm) and return status: for messages that must not touch the communicator, whose last_error the
+ * progress thread may be writing. */
+stitch_status_t st_comm_note(const stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Not NULL and not destroyed: for the functions that only read a communicator. */
 int st_comm_live(const stitch_comm_t *comm);
 
