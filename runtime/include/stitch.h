@@ -350,8 +350,9 @@ stitch_status_t stitch_group_end(void);
  * the communicator (a blocking collective, stitch_barrier, stitch_send/recv, stitch_group_end, stitch_comm_split,
  * stitch_comm_dup, stitch_comm_set_algorithm, stitch_comm_destroy) is queued behind the pending requests: it first
  * waits until all of them are complete, then runs (so it fails with STITCH_ERR_ABORTED when one of them aborted the
- * communicator). stitch_comm_abort never waits. The one-thread-at-a-time rule holds for making calls, not for
- * waiting: requests may be tested and waited for from any thread.
+ * communicator). stitch_comm_abort never waits, and the queries (stitch_comm_rank, _size, _groups, _algorithm,
+ * _algorithm_for) may be called meanwhile. The one-thread-at-a-time rule holds for making calls, not for waiting:
+ * requests may be tested and waited for from any thread.
  *
  * Errors. Making the call fails (*req = NULL, nothing queued) only for a NULL or destroyed comm or another thread
  * inside a call on it (as a blocking call), inside a group or on a device communicator (STITCH_ERR_UNSUPPORTED),

@@ -412,7 +412,8 @@ static int nb_bad(stitch_comm_t *comm, char *why, size_t len)
 
 /* stitch_comm_abort on the last rank while the others' requests are pending (or before they are made): every
  * request of every rank fails with STITCH_ERR_ABORTED and the abort's message. The aborting rank's own requests,
- * made after its abort, fail alike. */
+ * made after its abort, fail alike. Odd ranks destroy the communicator with their requests pending, before
+ * waiting: destroy returns once they have failed. */
 __attribute__((unused))
 static int nb_abort(stitch_comm_t *comm, char *why, size_t len)
 {
@@ -430,10 +431,18 @@ static int nb_abort(stitch_comm_t *comm, char *why, size_t len)
         if (st != STITCH_OK)
             rc = nb_failed(comm, &calls[k], st, "could not be made", why, len);
     }
+    stitch_status_t st = me % 2 ? stitch_comm_destroy(comm) : STITCH_OK;
+    if (!rc && st != STITCH_OK)
+        rc = nb_fail(why, len, "rank %d: destroy with requests pending on an aborted communicator: %s", me,
+                     stitch_strerror(st));
     for (int k = 0; k < N && !rc; k++) {
-        stitch_status_t st = stitch_wait(calls[k].req);
-        if (st != STITCH_ERR_ABORTED || !strstr(stitch_request_error(calls[k].req), want))
-            rc = nb_failed(comm, &calls[k], st, "did not fail with the abort", why, len);
+        int done = -1;
+        if (me % 2 && (stitch_test(calls[k].req, &done), done != 1))
+            rc = nb_fail(why, len, "rank %d: call %d is pending after destroy", me, k);
+        st = stitch_wait(calls[k].req);
+        if (!rc && (st != STITCH_ERR_ABORTED || !strstr(stitch_request_error(calls[k].req), want)))
+            rc = nb_fail(why, len, "rank %d call %d did not fail with the abort: %s: %s", me, k, stitch_strerror(st),
+                         stitch_request_error(calls[k].req));
     }
     nb_free_calls(calls, N);
     return rc;
