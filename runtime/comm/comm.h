@@ -11,9 +11,10 @@
  * that runs on a communicator takes `busy` first (st_comm_enter), so a second thread fails with
  * STITCH_ERR_INVALID_USAGE instead of racing, and a destroyed handle is kept, marked dead, so that using it again is
  * detected (comm.c). Non-blocking calls are run by the communicator's progress thread, which owns the state while
- * any is pending and never takes `busy`; st_comm_enter waits for it to finish them (request.h). Schedules are instantiated lazily, on the first collective that needs them, and kept for the
- * communicator's lifetime: a schedule depends only on (algorithm, p, root, groups), never on the
- * message; which algorithm a call runs may depend on its size (choose.h).
+ * any is pending and never takes `busy`; st_comm_enter waits for it to finish them (request.h). Schedules are
+ * instantiated lazily, on the first collective that needs them, and kept for the communicator's lifetime: a
+ * schedule depends only on (algorithm, p, root, groups), never on the message; which algorithm a call runs may
+ * depend on its size (choose.h).
  */
 #ifndef ST_COMM_H
 #define ST_COMM_H

@@ -282,7 +282,8 @@ static int nb_mix(stitch_comm_t *comm, char *why, size_t len)
     }
     for (int k = 0; k < N && !rc; k++) {
         stitch_status_t st = calls[k].req ? stitch_wait(calls[k].req) : STITCH_OK;
-        rc = st != STITCH_OK ? nb_failed(comm, &calls[k], st, "failed", why, len) : nb_check(&calls[k], me, p, why, len);
+        rc = st != STITCH_OK ? nb_failed(comm, &calls[k], st, "failed", why, len)
+                             : nb_check(&calls[k], me, p, why, len);
     }
     nb_free_calls(calls, N);
     return rc;
@@ -351,12 +352,14 @@ static int nb_bad(stitch_comm_t *comm, char *why, size_t len)
         done != 0 || stitch_request_free(NULL) != STITCH_ERR_INVALID_ARGUMENT ||
         !strstr(stitch_request_error(NULL), "NULL"))
         return nb_fail(why, len, "rank %d: a NULL request is not refused with STITCH_ERR_INVALID_ARGUMENT", me);
-    if (stitch_wait(forged) != STITCH_ERR_INVALID_ARGUMENT || stitch_request_free(forged) != STITCH_ERR_INVALID_ARGUMENT ||
+    if (stitch_wait(forged) != STITCH_ERR_INVALID_ARGUMENT ||
+        stitch_request_free(forged) != STITCH_ERR_INVALID_ARGUMENT ||
         !strstr(stitch_request_error(forged), "not a request"))
         return nb_fail(why, len, "rank %d: a forged handle: %s", me, stitch_request_error(forged));
     if ((st = stitch_iall_reduce(&x, &y, 1, STITCH_INT32, STITCH_SUM, comm, &r)) != STITCH_OK ||
         (st = stitch_wait(r)) != STITCH_OK || y != p * (p - 1) / 2)
-        return nb_fail(why, len, "rank %d: all_reduce: %s, %d: %s", me, stitch_strerror(st), y, stitch_request_error(r));
+        return nb_fail(why, len, "rank %d: all_reduce: %s, %d: %s", me, stitch_strerror(st), y,
+                       stitch_request_error(r));
     old = r;
     if ((st = stitch_request_free(r)) != STITCH_OK)
         return nb_fail(why, len, "rank %d: free: %s", me, stitch_strerror(st));
@@ -393,7 +396,9 @@ static int nb_bad(stitch_comm_t *comm, char *why, size_t len)
     for (int k = 0; k < 4 && !rc; k++) {
         st = stitch_wait(c[k].req);
         const char *msg = stitch_request_error(c[k].req);
-        stitch_status_t want = k == 0 ? STITCH_OK : me == 0 && k == 1 ? STITCH_ERR_INVALID_ARGUMENT : STITCH_ERR_ABORTED;
+        stitch_status_t want = k == 0                ? STITCH_OK
+                               : me == 0 && k == 1 ? STITCH_ERR_INVALID_ARGUMENT
+                                                   : STITCH_ERR_ABORTED;
         if (st != want || (k > 0 && !strstr(msg, "sendbuf is NULL")))
             rc = nb_fail(why, len, "rank %d: call %d around rank 0's argument error (call 1) gave %s, want %s: %s", me,
                          k, stitch_strerror(st), stitch_strerror(want), msg);

@@ -2,7 +2,8 @@
  * communicator with data checked in call order, test/wait/wait_all/free semantics, blocking and non-blocking calls
  * mixed, stitch_comm_abort failing every pending request with its message, a silent rank failing them by timeout,
  * bad input (NULL, forged, freed and reused handles; a NULL req; an argument error), destroy with requests
- * pending, and a device communicator's refusal. The process-mode twin is tests/proc/test_proc_nb.c; the bodies are shared (nb_body.h).
+ * pending, and a device communicator's refusal. The process-mode twin is tests/proc/test_proc_nb.c; the bodies are
+ * shared (nb_body.h).
  */
 #include "runner.h"
 #include "nb_body.h"
