@@ -88,6 +88,7 @@ static void st_req_release(st_req *r)
     free(r->v);
     r->v = NULL;
     pthread_mutex_lock(&st_req_lock);
+    r->freed_fn = r->a.fn, r->freed_comm = r->comm, r->freed_rank = r->comm ? r->comm->rank : -1;
     atomic_fetch_add(&r->gen, 1);
     r->next = st_req_free_list, st_req_free_list = r;
     pthread_mutex_unlock(&st_req_lock);
@@ -136,19 +137,36 @@ static st_req *st_req_of(const stitch_request_t *handle, st_req_why *why)
     return r;
 }
 
-static const char *st_req_why_text(st_req_why why)
-{
-    switch (why) {
-    case ST_REQ_NULL: return "the request is NULL";
-    case ST_REQ_FORGED: return "not a request (no stitch_i* call returned this handle)";
-    case ST_REQ_STALE: return "the request was freed (stitch_request_free); a freed request cannot be used again";
-    default: return "";
-    }
-}
+/* Why the last handle this thread gave names no live request (stitch_request_error returns it). */
+static _Thread_local char st_req_text[ST_REASON_MAX];
 
-static stitch_status_t st_req_why_status(st_req_why why)
+/* Refuse `handle` in `fn`, saying why. A freed request whose slot has not been freed again since names its call
+ * and rank, also to stitch_comm_last_error of its communicator in this thread (communicator handles are never
+ * freed, comm.c). */
+static stitch_status_t st_req_refuse(const stitch_request_t *handle, st_req_why why, const char *fn)
 {
-    return why == ST_REQ_STALE ? STITCH_ERR_INVALID_USAGE : STITCH_ERR_INVALID_ARGUMENT;
+    uintptr_t h = (uintptr_t)handle, gen = h >> ST_REQ_HALF;
+    if (why != ST_REQ_STALE) {
+        snprintf(st_req_text, sizeof st_req_text, "%s: %s", fn, why == ST_REQ_NULL ? "the request is NULL" :
+                 "not a request (no stitch_i* call returned this handle)");
+        return STITCH_ERR_INVALID_ARGUMENT;
+    }
+    st_req *r = st_req_slot((uint32_t)((h & ST_REQ_LOW) - 1));
+    pthread_mutex_lock(&st_req_lock);
+    int last_life = ((gen + 1) & ST_REQ_LOW) == ((uintptr_t)atomic_load(&r->gen) & ST_REQ_LOW) && r->freed_fn;
+    const char *call = r->freed_fn;
+    stitch_comm_t *comm = r->freed_comm;
+    int rank = r->freed_rank;
+    pthread_mutex_unlock(&st_req_lock);
+    if (last_life)
+        snprintf(st_req_text, sizeof st_req_text, "%s: the request of %s on rank %d was freed (stitch_request_free); "
+                 "a freed request cannot be used again", fn, call, rank);
+    else
+        snprintf(st_req_text, sizeof st_req_text, "%s: the request was freed (stitch_request_free), and its slot has "
+                 "served other requests since; a freed request cannot be used again", fn);
+    if (last_life && comm)
+        st_comm_note(comm, STITCH_ERR_INVALID_USAGE, "%s", st_req_text);
+    return STITCH_ERR_INVALID_USAGE;
 }
 
 /* A finished request's status, its message left for stitch_comm_last_error in this thread when it failed. */
@@ -166,7 +184,7 @@ stitch_status_t stitch_test(stitch_request_t *req, int *done)
     if (done)
         *done = 0;
     if (!r)
-        return st_req_why_status(why);
+        return st_req_refuse(req, why, "stitch_test");
     if (!done)
         return STITCH_ERR_INVALID_ARGUMENT;
     pthread_mutex_lock(&r->mu);
@@ -181,7 +199,7 @@ stitch_status_t stitch_wait(stitch_request_t *req)
     st_req_why why;
     st_req *r = st_req_of(req, &why);
     if (!r)
-        return st_req_why_status(why);
+        return st_req_refuse(req, why, "stitch_wait");
     pthread_mutex_lock(&r->mu);
     while (!r->done)
         pthread_cond_wait(&r->cv, &r->mu);
@@ -222,8 +240,10 @@ const char *stitch_request_error(const stitch_request_t *req)
 {
     st_req_why why;
     st_req *r = st_req_of(req, &why);
-    if (!r)
-        return st_req_why_text(why);
+    if (!r) {
+        st_req_refuse(req, why, "stitch_request_error");
+        return st_req_text;
+    }
     pthread_mutex_lock(&r->mu);
     const char *msg = r->done ? r->msg : "";
     pthread_mutex_unlock(&r->mu);
@@ -235,12 +255,13 @@ stitch_status_t stitch_request_free(stitch_request_t *req)
     st_req_why why;
     st_req *r = st_req_of(req, &why);
     if (!r)
-        return st_req_why_status(why);
+        return st_req_refuse(req, why, "stitch_request_free");
     pthread_mutex_lock(&r->mu);
     int over = r->done;
     pthread_mutex_unlock(&r->mu);
     if (!over)
-        return STITCH_ERR_INVALID_USAGE;
+        return st_comm_note(r->comm, STITCH_ERR_INVALID_USAGE, "stitch_request_free: the request of %s on rank %d "
+                            "is still pending (wait for it first); it is not freed", r->a.fn, r->comm->rank);
     st_req_release(r);
     return STITCH_OK;
 }

@@ -43,6 +43,10 @@ typedef struct st_req {
     size_t *v;             /* all_to_all_v: the caller's four arrays, copied (4 * p elements); NULL otherwise */
     unsigned char one, got; /* stitch_ibarrier's buffers */
     struct st_req *next;   /* the communicator's queue; the table's free list */
+    /* the call of the slot's last freed request, for the message of a stale handle (under the table's lock) */
+    const char *freed_fn;
+    stitch_comm_t *freed_comm;
+    int freed_rank;
 } st_req;
 
 /* A new request (done = 0) and its handle; NULL when out of memory or out of slots. */

@@ -310,8 +310,10 @@ static int nb_semantics(stitch_comm_t *comm, char *why, size_t len)
     if (!rc && me == 0 && p > 1) {
         if ((st = stitch_test(c.req, &done)) != STITCH_OK || done != 0)
             rc = nb_fail(why, len, "rank 0: a pending request tests %s, done %d", stitch_strerror(st), done);
-        else if ((st = stitch_request_free(c.req)) != STITCH_ERR_INVALID_USAGE)
-            rc = nb_fail(why, len, "rank 0: freeing a pending request gave %s", stitch_strerror(st));
+        else if ((st = stitch_request_free(c.req)) != STITCH_ERR_INVALID_USAGE ||
+                 !strstr(stitch_comm_last_error(comm), "still pending"))
+            rc = nb_fail(why, len, "rank 0: freeing a pending request gave %s: %s", stitch_strerror(st),
+                         stitch_comm_last_error(comm));
         else if (strcmp(stitch_request_error(c.req), "") != 0)
             rc = nb_fail(why, len, "rank 0: a pending request's error is '%s'", stitch_request_error(c.req));
         else if ((st = stitch_send(&token, 1, STITCH_INT32, 1, dup)) != STITCH_OK)
@@ -367,6 +369,15 @@ static int nb_bad(stitch_comm_t *comm, char *why, size_t len)
         stitch_test(r, &done) != STITCH_ERR_INVALID_USAGE || !strstr(stitch_request_error(r), "freed"))
         return nb_fail(why, len, "rank %d: a freed request is not refused with STITCH_ERR_INVALID_USAGE: %s", me,
                        stitch_request_error(r));
+    /* the message names the call and rank, unless another rank's thread has reused and freed the slot since */
+    char named[64];
+    snprintf(named, sizeof named, "the request of stitch_iall_reduce on rank %d was freed", me);
+    const char *text = stitch_request_error(r);
+    if (!strstr(text, named) && !strstr(text, "served other requests since"))
+        return nb_fail(why, len, "rank %d: the message of a freed request: %s", me, text);
+    if (strstr(text, named) && (stitch_wait(r), !strstr(stitch_comm_last_error(comm), named)))
+        return nb_fail(why, len, "rank %d: last_error after a wait on a freed request: %s", me,
+                       stitch_comm_last_error(comm));
     /* the slot is reused: the old handle stays stale, the new one works */
     if ((st = stitch_ibarrier(comm, &r2)) != STITCH_OK || r2 == old || stitch_wait(old) != STITCH_ERR_INVALID_USAGE)
         return nb_fail(why, len, "rank %d: a reused slot: %s, same handle %d", me, stitch_strerror(st), r2 == old);
