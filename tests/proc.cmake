@@ -157,6 +157,18 @@ foreach(sc ring ring.tcp all_pairs all_pairs.tcp chain bigger_recv unmatched usa
   set_tests_properties(proc.p2p.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
 
+# Non-blocking collectives with ranks as processes, over shm and tcp (tests/proc/test_proc_nb.c, bodies shared with
+# runtime.nb): 1,000 calls in flight, test/wait/free, blocking and non-blocking mixed, abort, a silent rank, bad
+# input, destroy with requests pending, and a peer killed while the survivors' requests are pending.
+add_executable(test_proc_nb ${PROC_TESTS}/test_proc_nb.c)
+target_link_libraries(test_proc_nb PRIVATE stitch)
+target_include_directories(test_proc_nb PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+target_compile_options(test_proc_nb PRIVATE -UNDEBUG)
+foreach(sc flight flight.tcp mix mix.tcp semantics bad abort absent killed destroy)
+  add_test(NAME proc.nb.${sc} COMMAND test_proc_nb ${sc})
+  set_tests_properties(proc.nb.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+
 # The randomized differential test in process mode (test_runtime_difftest, tests/runtime.cmake): each batch forks
 # p ranks over shm. 15 s of batches by default, 10 minutes behind `long`.
 st_add_test(NAME proc.difftest.shm COMMAND test_runtime_difftest --mode proc --seconds 15 TIMEOUT 900

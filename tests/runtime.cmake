@@ -109,6 +109,13 @@ stitch_runtime_test(p2p)
 add_test(NAME runtime.p2p COMMAND test_runtime_p2p)
 set_tests_properties(runtime.p2p PROPERTIES TIMEOUT 180 LABELS runtime)
 
+# Non-blocking collectives on thread ranks (tests/runtime/test_nb.c): 1,000 calls in flight with data checked in call
+# order, test/wait/wait_all/free, blocking and non-blocking mixed, an abort and a silent rank failing every pending
+# request with their message, bad handles and arguments, destroy with requests pending.
+stitch_runtime_test(nb)
+add_test(NAME runtime.nb COMMAND test_runtime_nb)
+set_tests_properties(runtime.nb PROPERTIES TIMEOUT 300 LABELS runtime)
+
 # The randomized differential test (tests/runtime/test_difftest.c, issue 18): batches of one communicator (random
 # p = 1..9 and groups) running random cases - every collective x algorithm x dtype x op x count (0, 1, primes,
 # not divisible by p, many segments) x in-place form x root - each output element against an exact oracle, guard

@@ -15,6 +15,7 @@
 #include "call.h"
 #include "comm.h"
 #include "p2p.h"
+#include "request.h"
 
 /* The buffers of one call and how long each is in bytes. */
 typedef struct st_bufs {
@@ -229,6 +230,17 @@ static stitch_status_t st_check(stitch_comm_t *comm, const st_args *a)
     return st_check_overlap(comm, a, &b);
 }
 
+stitch_status_t st_collective_run(stitch_comm_t *comm, const st_args *a)
+{
+    stitch_status_t st = st_check(comm, a);
+    if (st != STITCH_OK)
+        return st_comm_tell(comm, st); /* the peers must not wait for this call */
+    if (st_abort_is(comm->abort))
+        return st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
+                             st_abort_reason(comm->abort));
+    return comm->be->run(comm, a); /* ranks are threads, or processes */
+}
+
 static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
 {
     stitch_status_t st = st_comm_enter(comm, a->fn);
@@ -237,13 +249,8 @@ static stitch_status_t st_collective(stitch_comm_t *comm, const st_args *a)
     if (st_p2p_grouped()) /* refused, not recorded: the peers' groups do not hold it either */
         st = st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: called inside stitch_group_start/_end; a group holds "
                            "point-to-point operations only", a->fn);
-    else if ((st = st_check(comm, a)) != STITCH_OK)
-        st = st_comm_tell(comm, st); /* the peers must not wait for this call */
-    else if (st_abort_is(comm->abort))
-        st = st_comm_error(comm, STITCH_ERR_ABORTED, "%s: communicator aborted earlier: %s", a->fn,
-                           st_abort_reason(comm->abort));
     else
-        st = comm->be->run(comm, a); /* ranks are threads, or processes */
+        st = st_collective_run(comm, a);
     st_comm_leave(comm);
     return st;
 }

@@ -23,12 +23,13 @@
 #include "config.h"
 #include "proof.h"
 #include "registry.h"
+#include "request.h"
 #include "st_topofile.h"
 
 /* This thread's last usage error, for the communicator it concerns. */
 static _Thread_local struct {
     const stitch_comm_t *comm;
-    char msg[256];
+    char msg[ST_REASON_MAX];
 } st_usage;
 
 /* Destroyed handles: never freed, so using one is detected (see the top of this file). */
@@ -60,7 +61,7 @@ static stitch_status_t st_usage_error(const stitch_comm_t *comm, const char *fn,
     return STITCH_ERR_INVALID_USAGE;
 }
 
-stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn)
+stitch_status_t st_comm_enter_nowait(stitch_comm_t *comm, const char *fn)
 {
     const char *holder = NULL;
     if (!comm)
@@ -72,6 +73,24 @@ stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn)
     if (st_usage.comm == comm)
         st_usage.comm = NULL;
     return STITCH_OK;
+}
+
+stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn)
+{
+    stitch_status_t st = st_comm_enter_nowait(comm, fn);
+    if (st == STITCH_OK)
+        st_nb_drain(comm); /* queued behind the pending non-blocking calls */
+    return st;
+}
+
+stitch_status_t st_comm_note(const stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st_usage.msg, sizeof st_usage.msg, fmt, ap);
+    va_end(ap);
+    st_usage.comm = comm;
+    return status;
 }
 
 void st_comm_leave(stitch_comm_t *comm)
@@ -220,6 +239,7 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm)
     stitch_status_t st = st_comm_enter(comm, "stitch_comm_destroy");
     if (st != STITCH_OK)
         return st;
+    st_nb_free(comm); /* its pending calls are over (st_comm_enter waited): the progress thread stops */
     atomic_store_explicit(&comm->magic, ST_COMM_DEAD, memory_order_release);
     comm->be->free(comm);
     comm->abort = NULL, comm->groups = NULL;

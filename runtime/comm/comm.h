@@ -10,9 +10,11 @@
  * lives in the backend (the job of thread ranks, job.h). That rule is checked, not assumed: every public function
  * that runs on a communicator takes `busy` first (st_comm_enter), so a second thread fails with
  * STITCH_ERR_INVALID_USAGE instead of racing, and a destroyed handle is kept, marked dead, so that using it again is
- * detected (comm.c). Schedules are instantiated lazily, on the first collective that needs them, and kept for the
- * communicator's lifetime: a schedule depends only on (algorithm, p, root, groups), never on the
- * message; which algorithm a call runs may depend on its size (choose.h).
+ * detected (comm.c). Non-blocking calls are run by the communicator's progress thread, which owns the state while
+ * any is pending and never takes `busy`; st_comm_enter waits for it to finish them (request.h). Schedules are
+ * instantiated lazily, on the first collective that needs them, and kept for the communicator's lifetime: a
+ * schedule depends only on (algorithm, p, root, groups), never on the message; which algorithm a call runs may
+ * depend on its size (choose.h).
  */
 #ifndef ST_COMM_H
 #define ST_COMM_H
@@ -32,6 +34,7 @@ struct st_job;
 struct st_proc;
 struct st_split;
 struct st_p2p_op;
+struct st_nbq;
 
 /* What a kind of communicator does differently: one table per backend (threads.c, proc.c). */
 typedef struct st_backend {
@@ -104,6 +107,8 @@ struct stitch_comm {
     struct st_job *job;   /* the threads backend's (threads.c, exec.c) */
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */
     struct st_dcomm *dev; /* the device backend's (device/dev_comm.c), beside the job it was made from */
+    struct st_nbq *nb;    /* the queue of non-blocking calls and its progress thread (progress.c); NULL until the
+                           * first one */
 };
 
 /* A new communicator of backend `be` for rank `rank` of p with the settings and a copy of the registry, its cache
@@ -134,9 +139,17 @@ void st_comm_discard(stitch_comm_t *comm);
 /* Take the communicator for `fn` (a public function's name) until st_comm_leave. STITCH_ERR_INVALID_ARGUMENT for
  * NULL; STITCH_ERR_INVALID_USAGE when it was destroyed or another thread is inside a call on it: the message
  * then goes to this thread's own record (stitch_comm_last_error from this thread), never into the communicator,
- * which the other thread may be writing. */
+ * which the other thread may be writing. Once taken, it waits until the communicator's pending non-blocking calls
+ * are over (request.h): the caller's call runs after them, and its state is the caller's again. */
 stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn);
+/* The same without waiting for the pending calls: for the non-blocking calls, which only queue (api_nb.c). */
+stitch_status_t st_comm_enter_nowait(stitch_comm_t *comm, const char *fn);
 void st_comm_leave(stitch_comm_t *comm);
+/* Record `fmt` in this thread's own record for comm (what stitch_comm_last_error returns to this thread until its
+ * next call on comm) and return status: for messages that must not touch the communicator, whose last_error the
+ * progress thread may be writing. */
+stitch_status_t st_comm_note(const stitch_comm_t *comm, stitch_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Not NULL and not destroyed: for the functions that only read a communicator. */
 int st_comm_live(const stitch_comm_t *comm);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "registry.h"
+#include "request.h"
 #include "split.h"
 #include "st_topo.h"
 
@@ -228,6 +229,7 @@ stitch_status_t stitch_comm_split(stitch_comm_t *comm, int color, int key, stitc
 {
     if (!st_comm_live(comm))
         return comm ? STITCH_ERR_INVALID_USAGE : STITCH_ERR_INVALID_ARGUMENT;
+    st_nb_drain(comm); /* queued behind the pending non-blocking calls, before writing the last error */
     if (!newcomm) /* an argument error tells the peers at once, as a collective's does (api.c) */
         return st_comm_fail(comm, STITCH_ERR_INVALID_ARGUMENT, "stitch_comm_split: newcomm is NULL");
     *newcomm = NULL;

@@ -3,8 +3,9 @@
  * Model. A communicator is one rank's handle on a group of p ranks. In the embedded default all p ranks are
  * threads of one process: stitch_comm_init_threads creates the p handles at once, and each application thread
  * then calls the collectives with its own handle (like ncclCommInitAll plus one thread per device). Collectives
- * are blocking and must be called by every rank of the communicator, in the same order, with matching
- * arguments; a mismatch is detected and reported as STITCH_ERR_MISMATCH on the ranks involved.
+ * are blocking (their non-blocking forms, stitch_iall_reduce and the others, return a request) and must be called
+ * by every rank of the communicator, in the same order, with matching arguments; a mismatch is detected and
+ * reported as STITCH_ERR_MISMATCH on the ranks involved.
  *
  * Buffers. Out-of-place and in-place are both allowed: all_reduce with send == recv; reduce_scatter with
  * send == recv or recv == send + rank * count; all_gather with send == recv + rank * count. Counts of 0 are valid
@@ -32,8 +33,9 @@
  * never a communicator is not detected. The message of a usage error is kept per thread:
  * stitch_comm_last_error(comm) returns it in the thread that got the error.
  *
- * Ownership. The caller owns the buffers; stitch never keeps a pointer to them after a call returns, also when it
- * fails: a failed call returns only once no peer reads its buffers, so they may be freed at once. Communicators
+ * Ownership. The caller owns the buffers; stitch never keeps a pointer to them after a call returns (a non-blocking
+ * call: after its request is complete), also when it fails: a failed call returns only once no peer reads its
+ * buffers, so they may be freed at once. Communicators
  * are owned by the caller and freed with stitch_comm_destroy (each handle once, from any thread, after the last
  * call on it, stitch_comm_abort included, has returned).
  */
@@ -332,6 +334,78 @@ stitch_status_t stitch_send(const void *sendbuf, size_t count, stitch_dtype_t dt
 stitch_status_t stitch_recv(void *recvbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm);
 stitch_status_t stitch_group_start(void);
 stitch_status_t stitch_group_end(void);
+
+/* Non-blocking collectives (MPI_Iallreduce; torch's async_op=True). Each takes its blocking form's arguments and
+ * `req`, and returns at once with *req, a request for the call; the call itself runs on the communicator's progress
+ * thread (started by its first non-blocking call, stopped by stitch_comm_destroy), with no help from the caller.
+ *
+ * Order. A rank's calls on a communicator, blocking and non-blocking, run in the order it makes them, and every rank
+ * must make the same sequence, as for blocking calls (a stitch_iall_reduce matches a peer's stitch_all_reduce;
+ * stitch_ibarrier a peer's stitch_barrier). Requests of one communicator complete in call order: when one is
+ * complete, so is every earlier one. Any number may be in flight.
+ *
+ * While a request is pending its buffers are the library's: do not read its recvbuf nor write its sendbuf until
+ * stitch_wait has returned or stitch_test has said done (then the library no longer touches them, also when the
+ * call failed). all_to_all_v's count and displacement arrays are copied when the call is made. Every other call on
+ * the communicator (a blocking collective, stitch_barrier, stitch_send/recv, stitch_group_end, stitch_comm_split,
+ * stitch_comm_dup, stitch_comm_set_algorithm, stitch_comm_destroy) is queued behind the pending requests: it first
+ * waits until all of them are complete, then runs (so it fails with STITCH_ERR_ABORTED when one of them aborted the
+ * communicator). stitch_comm_abort never waits, and the queries (stitch_comm_rank, _size, _groups, _algorithm,
+ * _algorithm_for) may be called meanwhile. The one-thread-at-a-time rule holds for making calls, not for waiting:
+ * requests may be tested and waited for from any thread.
+ *
+ * Errors. Making the call fails (*req = NULL, nothing queued) only for a NULL or destroyed comm or another thread
+ * inside a call on it (as a blocking call), inside a group or on a device communicator (STITCH_ERR_UNSUPPORTED),
+ * or a NULL req or no memory (which also abort the communicator, so the peers do not wait for the call); the
+ * message is in stitch_comm_last_error(comm) in that thread. Everything else, argument errors included, is the
+ * call's outcome: stitch_wait and stitch_test (once done) return the status the blocking call would have returned
+ * and stitch_request_error gives its message (also stitch_comm_last_error(comm) in the thread that waited). A
+ * failed call aborts the communicator as a blocking one does, so every pending request after it fails, with
+ * STITCH_ERR_ABORTED and a message carrying the first failure's; after stitch_comm_abort (any rank, any thread) the
+ * running call and every queued one fail with the abort's message. Timeouts are the blocking calls': a pending
+ * request fails once its call makes no progress for the timeout. While requests are pending, the communicator's
+ * own stitch_comm_last_error belongs to them: read each request's with stitch_request_error.
+ *
+ * Requests are the caller's: free each with stitch_request_free once complete. A request outlives its
+ * communicator: stitch_comm_destroy waits until its pending requests are complete, and they must still be freed. A
+ * NULL request is STITCH_ERR_INVALID_ARGUMENT; a freed one (a double free, a wait after free) is detected and is
+ * STITCH_ERR_INVALID_USAGE (a request handle carries a generation, so a freed handle stays stale when its memory
+ * serves a newer request); stitch_request_free of a pending request is STITCH_ERR_INVALID_USAGE and changes
+ * nothing. stitch_request_error names these misuses too. */
+typedef struct stitch_request stitch_request_t;
+
+stitch_status_t stitch_iall_reduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                                   stitch_op_t op, stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, stitch_dtype_t dtype,
+                                       stitch_op_t op, stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_iall_gather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype,
+                                   stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_ibroadcast(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype, int root,
+                                  stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_ireduce(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                               stitch_op_t op, int root, stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount, stitch_dtype_t dtype,
+                                int root, stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_igather(const void *sendbuf, void *recvbuf, size_t sendcount, stitch_dtype_t dtype, int root,
+                               stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_iall_to_all(const void *sendbuf, void *recvbuf, size_t count, stitch_dtype_t dtype,
+                                   stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_iall_to_all_v(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                                     void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                                     stitch_dtype_t dtype, stitch_comm_t *comm, stitch_request_t **req);
+stitch_status_t stitch_ibarrier(stitch_comm_t *comm, stitch_request_t **req);
+
+/* Without waiting: *done = 1 and the call's status when the request is complete, else *done = 0 and STITCH_OK. */
+stitch_status_t stitch_test(stitch_request_t *req, int *done);
+/* Wait until the request is complete; the call's status (again on every later wait, until it is freed). */
+stitch_status_t stitch_wait(stitch_request_t *req);
+/* Wait for reqs[0..n): every one is waited for, whatever the others' outcome. STITCH_OK when every call
+ * succeeded, else the status of the first failure in array order (a bad handle's error included). */
+stitch_status_t stitch_wait_all(int n, stitch_request_t **reqs);
+/* The failed call's message ("" while pending or when it succeeded), or why req is not a request (NULL, freed).
+ * Valid until the request is freed. */
+const char *stitch_request_error(const stitch_request_t *req);
+stitch_status_t stitch_request_free(stitch_request_t *req);
 
 /* Make every rank's current and future collectives on this communicator fail with STITCH_ERR_ABORTED; their
  * message says "stitch_comm_abort was called on rank R". Never blocks; safe from any thread. */
