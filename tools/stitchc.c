@@ -369,7 +369,7 @@ static int layout_arg(const char *cmd, const args *a, st_layout *l, char *name, 
     }
     if (a->val[O_TOPO]) {
         st_topofile tf;
-        if (st_topofile_load(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
+        if (st_topofile_open(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
             fprintf(stderr, "%s\n", why);
             return EXIT_FAIL;
         }
@@ -904,7 +904,7 @@ static int sim_machine_get(const args *a, sim_machine *m)
         st_layout_format(&m->layout, m->name, sizeof m->name);
     } else {
         st_topofile tf;
-        if (st_topofile_load(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
+        if (st_topofile_open(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
             fprintf(stderr, "%s\n", why);
             return EXIT_FAIL;
         }
