@@ -194,8 +194,8 @@ static stitch_status_t st_place_hosts(const st_placement *pl, const st_settings 
     for (int g = 0; st == STITCH_OK && g < ns; g++) {
         if (next[g + 1] != l->count[0][g]) {
             snprintf(err, errlen, "%s='%s': host '%s' runs %d rank%s of the communicator but the topology gives it "
-                     "%d", s->topo_source, s->topo, st_topology_host(pl->topo, g), next[g + 1], next[g + 1] == 1 ? "" : "s",
-                     l->count[0][g]);
+                     "%d", s->topo_source, s->topo, st_topology_host(pl->topo, g), next[g + 1],
+                     next[g + 1] == 1 ? "" : "s", l->count[0][g]);
             st = STITCH_ERR_CONFIG;
         }
         next[g + 1] += next[g]; /* now server g + 1's first position */
