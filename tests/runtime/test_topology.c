@@ -495,7 +495,8 @@ static void test_malformed_once(void)
     setenv("STITCH_TOPO", SRC("tests/topo/t_bad.yaml"), 1);
     unsigned long files = st_topofile_loads(), values = st_topology_loads();
     stitch_status_t st = stitch_comm_init_threads(8, NULL, comms, err, sizeof err);
-    snprintf(want, sizeof want, "stitch_comm_init_threads: STITCH_TOPO: %s:4:13: error: ", SRC("tests/topo/t_bad.yaml"));
+    snprintf(want, sizeof want, "stitch_comm_init_threads: STITCH_TOPO: %s:4:13: error: ",
+             SRC("tests/topo/t_bad.yaml"));
     CHECK(st == STITCH_ERR_CONFIG && strncmp(err, want, strlen(want)) == 0, "%s: %s", stitch_strerror(st), err);
     CHECK(st_topofile_loads() == files + 1 && st_topology_loads() == values, "%lu reads, %lu values",
           st_topofile_loads() - files, st_topology_loads() - values);
