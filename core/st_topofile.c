@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,11 +711,20 @@ int st_topofile_parse(const char *path, const char *text, size_t len, st_topofil
     return rc;
 }
 
+/* Files read so far by this process (st_topofile_loads): the runtime reads one per job or process, tests count. */
+static _Atomic unsigned long st_loads;
+
+unsigned long st_topofile_loads(void)
+{
+    return atomic_load(&st_loads);
+}
+
 int st_topofile_load(const char *path, st_topofile *t, char *err, size_t errlen)
 {
     char *text, why[200];
     size_t len;
     memset(t, 0, sizeof *t);
+    atomic_fetch_add(&st_loads, 1);
     if (st_read_regular(path, ST_TOPOFILE_MAX_BYTES, "topology file", &text, &len, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s: error: %s", path, why);
         return -1;
@@ -736,4 +746,35 @@ void st_topofile_free(st_topofile *t)
     free(t->devices);
     st_layout_free(&t->layout);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- a topology setting: a file or an inline layout ------------------------------------------------------------ */
+
+int st_topofile_is_layout(const char *spec)
+{
+    if (!*spec)
+        return 0;
+    for (const char *c = spec; *c; c++)
+        if (!strchr("0123456789,[]xX \t", *c))
+            return 0;
+    return 1;
+}
+
+int st_topofile_open(const char *spec, st_topofile *t, char *err, size_t errlen)
+{
+    char why[512];
+    memset(t, 0, sizeof *t);
+    if (!*spec) {
+        snprintf(err, errlen, "empty: expected a topology file (YAML, see topologies/) or a layout such as 2,3");
+        return -1;
+    }
+    if (!st_topofile_is_layout(spec))
+        return st_topofile_load(spec, t, err, errlen);
+    if (st_layout_parse(spec, &t->layout, why, sizeof why) != 0) {
+        snprintf(err, errlen, "bad layout '%s': %s (expected counts of ranks such as 2,3, nested lists such as "
+                 "[2,3],[4] for three levels, or SxL)", spec, why);
+        return -1;
+    }
+    t->nlevels = t->layout.nlevels;
+    return 0;
 }

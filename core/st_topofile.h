@@ -59,4 +59,15 @@ int st_topofile_parse(const char *path, const char *text, size_t len, st_topofil
 
 void st_topofile_free(st_topofile *t);
 
+/* A topology setting (STITCH_TOPO, config->topo, stitchc --topo, stitch-info --topo): a YAML file, or a layout
+ * written inline as on the command line ("2,3", "[2,3],[4]", "3x2"). A value made only of digits, ',', '[', ']',
+ * 'x' (or 'X') and blanks is a layout (a file with such a name is written "./2,3"); an inline layout has no level
+ * names, figures or hosts. The one loader of every reader: 0, or -1 with one line in err (the file loader's
+ * `FILE:LINE:COL: error: ...`, or "bad layout '...': ..." / "empty: ..." without a file name); *t is then empty. */
+int st_topofile_open(const char *spec, st_topofile *t, char *err, size_t errlen);
+int st_topofile_is_layout(const char *spec);
+
+/* How many files st_topofile_load has read in this process (tests count the runtime's reads: one per job). */
+unsigned long st_topofile_loads(void);
+
 #endif

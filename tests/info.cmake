@@ -59,6 +59,12 @@ stitch_info_test(topo_bad RC 1 ARGS --topo ${CMAKE_SOURCE_DIR}/tests/topo/t_bad.
                  STDERR "^[^\n]*tests/topo/t_bad.yaml:4:13: error: a group must hold at least 1 rank, not 0\n$")
 stitch_info_test(topo_env RC 0 STDERR_EMPTY ENV STITCH_TOPO=2,3
                  STDOUT "  STITCH_TOPO +'2,3' +environment\n.*\nTopology \\(2,3, from the environment\\):\n  ranks: 5; levels: 2; layout: 2,3\n")
+# One grammar for group specs and one topology loader: SxL with a capital X as STITCH_GROUPS and as STITCH_TOPO's
+# inline layout, read by the runtime's own loader (conf/topology.c)
+stitch_info_test(groups_capital_x RC 0 STDERR_EMPTY ENV "STITCH_GROUPS=2X3" ARGS --selection
+                 STDOUT "Selection table \\(policy model; 6 ranks; groups 2X3;")
+stitch_info_test(topo_capital_x RC 0 STDERR_EMPTY ENV STITCH_TOPO=2X3
+                 STDOUT "\nTopology \\(2X3, from the environment\\):\n  ranks: 6; levels: 2; layout: 3,3\n")
 stitch_info_test(topo_env_bad RC 1 ENV STITCH_TOPO=/nonexistent/t.yaml
                  STDERR "^stitch-info: STITCH_TOPO: /nonexistent/t.yaml: error: cannot read")
 stitch_info_test(topo_no_file RC 2 STDERR "^stitch-info: --topo needs a FILE" ARGS --topo)

@@ -129,6 +129,10 @@ stitch_perf_test(cli.layout_bad RC 2 STDERR "^stitch-perf: error: --layout: bad 
 stitch_perf_test(cli.topo_ranks RC 2
                  STDERR "stitch_comm_init_threads: config->topo='.*/unequal-2-3.yaml': the topology 'unequal-2-3' has 5 ranks \\(layout 2,3\\) but the communicator has 4\n"
                  ARGS all_reduce --topo ${TOPOS}/unequal-2-3.yaml -n 4 -b 8 -e 8)
+# --layout's SxL with a capital X, as STITCH_GROUPS and STITCH_TOPO read it
+stitch_perf_test(cli.layout_capital_x RC 2
+                 STDERR "config->topo='2X3': the topology has 6 ranks \\(layout 3,3\\) but the communicator has 4\n"
+                 ARGS all_reduce --layout 2X3 -n 4 -b 8 -e 8)
 stitch_perf_test(cli.topo_and_groups RC 2 STDERR "^stitch-perf: error: --groups and --layout exclude each other"
                  ARGS all_reduce --layout 2,2 --groups 2x2)
 # the communicator's form wins: --groups (config->groups) over $STITCH_TOPO, whose 5 ranks would not fit

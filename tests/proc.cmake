@@ -6,8 +6,11 @@ add_executable(test_proc ${PROC_TESTS}/test_proc.c)
 target_link_libraries(test_proc PRIVATE stitch)
 target_compile_options(test_proc PRIVATE -UNDEBUG)
 target_compile_definitions(test_proc PRIVATE STITCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}") # topo: topologies/
+target_include_directories(test_proc PRIVATE ${CMAKE_SOURCE_DIR}/core) # topo_once: the topology value's counters
 
-foreach(sc shm tcp odd kill mismatch abort groups topo shmleak stall stall.tcp)
+# topo_once: each rank reads STITCH_TOPO once and its dup shares the value; a malformed file fails every rank with
+# FILE:LINE:COL.
+foreach(sc shm tcp odd kill mismatch abort groups topo topo_once shmleak stall stall.tcp)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

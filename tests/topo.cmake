@@ -21,6 +21,9 @@ stitch_cli(topo_verify_bad_topo RC 1 STDERR "t_bad.yaml:4:13: error: a group mus
            ARGS verify ${STITCH_DSL} --topo ${CMAKE_CURRENT_SOURCE_DIR}/topo/t_bad.yaml)
 stitch_cli(topo_verify_bad_layout RC 2 STDERR "bad layout '2,x': column 3: expected a count of ranks or "
            ARGS verify ${STITCH_DSL} --layout 2,x)
+# --topo takes what STITCH_TOPO takes (one loader, core/st_topofile_open): an inline layout, SxL with a capital X
+stitch_cli(topo_verify_inline_capital_x RC 0 STDOUT "verified 3 \\(algorithm, collective\\) pairs for p = 6..6"
+           ARGS verify ${STITCH_DSL} -a ahc --topo 2X3)
 stitch_cli(topo_verify_ranks_and_layout RC 2 STDERR "--ranks and --layout exclude each other"
            ARGS verify ${STITCH_DSL} --layout 2,3 --ranks 5)
 stitch_cli(topo_show_layout RC 0 STDOUT "\"ranks\": 5, \"groups\": .1, 1, 1, 1, 1."

@@ -45,6 +45,7 @@
 #include "registry.h"
 #include "select.h"
 #include "st_topofile.h"
+#include "topology.h"
 #include "dev_ops.h"
 #include "tp_verbs.h"
 #include "stitch.h"
@@ -199,11 +200,11 @@ static int check_groups(const st_settings *s, int *p, int **sizes, int *ngroups,
 
 /* The groups of a topology setting, or of STITCH_GROUPS, or p ranks in one group, as a communicator of p ranks
  * would have them (*p: the ranks, when the setting decides). */
-static int selection_shape(const st_settings *s, const char *topo, int *p, st_topofile *tf, st_groups *g, char *err,
+static int selection_shape(const st_settings *s, const char *topo, int *p, st_topology **t, st_groups *g, char *err,
                            size_t len)
 {
     memset(g, 0, sizeof *g);
-    memset(tf, 0, sizeof *tf);
+    *t = NULL;
     if (!topo && s->groups) {
         int *sizes, ng;
         if (check_groups(s, p, &sizes, &ng, err, len) != 0)
@@ -216,9 +217,9 @@ static int selection_shape(const st_settings *s, const char *topo, int *p, st_to
     }
     if (!topo)
         return 0;
-    if (st_topo_setting_load(NULL, topo, *p, tf, err, len) != STITCH_OK)
+    if (st_topology_load(NULL, topo, *p, t, err, len) != STITCH_OK) /* the runtime's loader */
         return -1;
-    if (tf->layout.nlevels > 1 && st_groups_layout(g, &tf->layout, NULL) != 0) {
+    if (st_topology_nlevels(*t) > 1 && st_topology_groups(*t, NULL, g) != 0) {
         snprintf(err, len, "out of memory");
         return -1;
     }
@@ -228,21 +229,21 @@ static int selection_shape(const st_settings *s, const char *topo, int *p, st_to
 /* Returns the exit status: 0, 1 when the topology does not load or a table cannot be built. */
 static int print_selection_tables(const st_settings *s, const char *topo, int p, int policy)
 {
-    st_topofile tf;
+    st_topology *tp;
     st_groups g;
     st_reg *reg = NULL;
     st_choice ch[STITCH_COLL_COUNT];
     char err[1024];
     int rc = 0;
     topo = topo ? topo : s->topo;
-    if (selection_shape(s, topo, &p, &tf, &g, err, sizeof err) != 0) {
+    if (selection_shape(s, topo, &p, &tp, &g, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
-    p = topo ? tf.layout.p : p > 0 ? p : 8;
+    p = topo ? st_topology_ranks(tp) : p > 0 ? p : 8;
     st_sel_env env = {.p = p, .topo = st_groups_topo(&g), .policy = policy < 0 ? s->select : policy,
                       .oneshot_max = s->oneshot_max, .deterministic = s->deterministic};
-    st_sel_links_from(topo && tf.nlevels > 0 ? &tf : NULL, &env.links);
+    st_sel_links_from(tp, &env.links);
     int32_t *use[STITCH_COLL_COUNT] = {0};
     if (st_reg_new(NULL, NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
         fprintf(stderr, PROG ": %s\n", err);
@@ -274,7 +275,7 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
         free(use[c]);
     st_reg_free(reg);
     st_groups_free(&g);
-    st_topofile_free(&tf);
+    st_topology_unref(tp);
     return rc;
 }
 
@@ -385,27 +386,28 @@ static void print_hosts(const st_topofile *tf)
 /* Returns the exit status: 0, or 1 when the topology does not load. */
 static int print_topology(const char *spec, const char *from)
 {
-    st_topofile tf;
+    st_topology *t;
     char err[1024], shape[200];
-    if (st_topo_setting_load(from, spec, 0, &tf, err, sizeof err) != STITCH_OK) {
+    if (st_topology_load(from, spec, 0, &t, err, sizeof err) != STITCH_OK) { /* the runtime's loader */
         fprintf(stderr, "%s%s\n", from ? PROG ": " : "", err);
         return 1;
     }
-    st_layout_format(&tf.layout, shape, sizeof shape);
-    printf("\nTopology%s%s%s (%s, from %s):\n", tf.name[0] ? " '" : "", tf.name, tf.name[0] ? "'" : "", spec,
+    const st_topofile *tf = st_topology_file(t);
+    st_layout_format(&tf->layout, shape, sizeof shape);
+    printf("\nTopology%s%s%s (%s, from %s):\n", tf->name[0] ? " '" : "", tf->name, tf->name[0] ? "'" : "", spec,
            from ? "the environment" : "--topo");
-    printf("  ranks: %d; levels: %d; layout: %s\n", tf.layout.p, tf.nlevels, shape);
-    int ok = print_levels(&tf);
-    if (tf.reduce_bandwidth > 0) {
+    printf("  ranks: %d; levels: %d; layout: %s\n", tf->layout.p, tf->nlevels, shape);
+    int ok = print_levels(tf);
+    if (tf->reduce_bandwidth > 0) {
         char bw[32];
-        fmt_bandwidth(tf.reduce_bandwidth, bw, sizeof bw);
-        printf("  reduce bandwidth: %s; gamma = 1/reduce_bandwidth = %.4g s/B\n", bw, 1 / tf.reduce_bandwidth);
+        fmt_bandwidth(tf->reduce_bandwidth, bw, sizeof bw);
+        printf("  reduce bandwidth: %s; gamma = 1/reduce_bandwidth = %.4g s/B\n", bw, 1 / tf->reduce_bandwidth);
     } else {
         printf("  reduce bandwidth: not given (no gamma)\n");
     }
-    print_convergence(&tf);
-    print_hosts(&tf);
-    st_topofile_free(&tf);
+    print_convergence(tf);
+    print_hosts(tf);
+    st_topology_unref(t);
     if (!ok)
         fprintf(stderr, PROG ": out of memory\n");
     return ok ? 0 : 1;

@@ -250,10 +250,11 @@ static int groups_ranks(const char *spec, int dflt)
 }
 
 /* --topo FILE and --layout SPEC both become stitch_config_t.topo; the library reads a value made only of digits,
- * ',', '[', ']', 'x' and blanks as a layout, anything else as a file (stitch.h), so each option checks its side. */
+ * ',', '[', ']', 'x', 'X' and blanks as a layout, anything else as a file (stitch.h), so each option checks its
+ * side. */
 static void set_topo(struct opts *o, const char *opt, const char *v, int layout)
 {
-    int is_layout = *v != '\0' && v[strspn(v, "0123456789,[]x \t")] == '\0';
+    int is_layout = *v != '\0' && v[strspn(v, "0123456789,[]xX \t")] == '\0';
     if (o->topo)
         bad_usage("%s: --topo and --layout are given once, and exclude each other", opt);
     if (layout && !is_layout)

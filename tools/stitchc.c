@@ -369,7 +369,7 @@ static int layout_arg(const char *cmd, const args *a, st_layout *l, char *name, 
     }
     if (a->val[O_TOPO]) {
         st_topofile tf;
-        if (st_topofile_load(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
+        if (st_topofile_open(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
             fprintf(stderr, "%s\n", why);
             return EXIT_FAIL;
         }
@@ -904,7 +904,7 @@ static int sim_machine_get(const args *a, sim_machine *m)
         st_layout_format(&m->layout, m->name, sizeof m->name);
     } else {
         st_topofile tf;
-        if (st_topofile_load(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
+        if (st_topofile_open(a->val[O_TOPO], &tf, why, sizeof why) != 0) {
             fprintf(stderr, "%s\n", why);
             return EXIT_FAIL;
         }
@@ -1150,7 +1150,8 @@ static const command commands[] = {
      "  -l, --layout L          instead of a range: this layout only (its p), e.g. 2,3 (two servers of 2 and 3\n"
      "                          ranks), [2,3],[4] (three levels: two pods), 3x2\n"
      "  -g, --groups N,N,...    the same as --layout N,N,...\n"
-     "  -t, --topo T.yaml       instead of a range: the layout of a topology file (topologies/README.md)\n"
+     "  -t, --topo T.yaml       instead of a range: the layout of a topology file (topologies/README.md), or an\n"
+     "                          inline layout as STITCH_TOPO takes it (2,3 or 2X3)\n"
      "      --sweep S           layouts tried after the range: default (1..3 groups of 1..8 ranks, and\n"
      "                          1..2 pods of 1..2 servers of 1..3), long (1..4 groups; pods of up to 3\n"
      "                          servers of 1..4) or none\n"
@@ -1171,7 +1172,8 @@ static const command commands[] = {
      "                          (default: one group of all P ranks)\n"
      "  -l, --layout L          a layout of ranks (P is its count, -n may be left out): 2,3 is -g 2,3;\n"
      "                          [2,3],[4] is three levels (two pods of servers); 3x2 is -g 2,2,2\n"
-     "  -t, --topo T.yaml       the layout of a topology file (topologies/README.md)\n"
+     "  -t, --topo T.yaml       the layout of a topology file (topologies/README.md), or an inline layout as\n"
+     "                          STITCH_TOPO takes it (2,3 or 2X3)\n"
      "      --use ROLE=ALGO,...  phases that name ROLE (level0, level1, ahc_intra, ahc_inter) run ALGO instead\n"
      "      --split R           the 2D split ratio R (spec 12.4's meaning), 0..1 as digits with an optional\n"
      "                          '.' and digits (HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO's form); default: 0.5\n"

@@ -24,7 +24,6 @@
 #include "proof.h"
 #include "registry.h"
 #include "request.h"
-#include "st_topofile.h"
 
 /* This thread's last usage error, for the communicator it concerns. */
 static _Thread_local struct {
@@ -165,36 +164,26 @@ static void st_comm_release(stitch_comm_t *comm)
     free(comm->units);
     comm->cache = NULL, comm->scratch = comm->units = NULL;
     comm->scratch_size = comm->units_size = 0;
+    st_topology_unref(comm->topology);
+    comm->topology = NULL;
 }
 
-/* The 2D split ratio (spec 12.2): the communicator's config, then the environment (both in st_settings), else the
- * built-in formula (12.3) per collective from the topology's level 0 and 1 bandwidths, read here once. Plain
- * groups (STITCH_GROUPS, an inline layout, process hosts) have no bandwidths: the formula's fallback, R = 0.5. */
-static void st_comm_split_init(stitch_comm_t *comm, const st_settings *s)
-{
-    comm->split_ratio = s->split_ratio;
-    if (s->split_ratio >= 0 || !s->topo || st_topo_is_layout(s->topo))
-        return;
-    st_topofile tf;
-    char why[256];
-    if (st_topo_setting_load(NULL, s->topo, 0, &tf, why, sizeof why) != STITCH_OK)
-        return; /* the backend reads it too and reports the error */
-    if (tf.nlevels >= 2)
-        comm->split_bw[0] = tf.level[0].bandwidth, comm->split_bw[1] = tf.level[1].bandwidth;
-    st_topofile_free(&tf);
-}
-
-/* R for one instantiation of `algo` (12.2's priority), in millionths, 12.4's meaning. */
+/* R for one instantiation of `algo` (12.2's priority), in millionths, 12.4's meaning: the communicator's config,
+ * then the environment (both in its settings), else the built-in formula (12.3) per collective from the topology's
+ * level 0 and 1 bandwidths. Plain groups (STITCH_GROUPS, an inline layout, process hosts) have no bandwidths: the
+ * formula's fallback, R = 0.5. */
 int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo)
 {
-    if (comm->split_ratio >= 0)
-        return (int32_t)lround(comm->split_ratio * 1e6);
+    if (comm->settings.split_ratio >= 0)
+        return (int32_t)lround(comm->settings.split_ratio * 1e6);
+    double bw[2];
+    st_topology_split_bw(comm->topology, bw);
     int S = topo ? topo->ngroups : 1, L = topo && S > 0 ? comm->p / S : comm->p;
-    return st_split_formula_ppm(algo->coll, L, S, comm->split_bw[0], comm->split_bw[1]);
+    return st_split_formula_ppm(algo->coll, L, S, bw[0], bw[1]);
 }
 
 stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
-                           const st_reg *reg)
+                           const st_reg *reg, st_topology *topo)
 {
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
@@ -223,7 +212,7 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
     comm->settings.hccl_algo_text = NULL;
     comm->timeout_ms = s->timeout_ms;
     comm->segment_bytes = s->segment_bytes;
-    st_comm_split_init(comm, s);
+    comm->topology = st_topology_ref(topo);
     return comm;
 }
 

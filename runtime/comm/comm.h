@@ -28,6 +28,7 @@
 #include "select.h"
 #include "st_sched.h"
 #include "stitch.h"
+#include "topology.h"
 
 struct st_args;
 struct st_job;
@@ -98,8 +99,9 @@ struct stitch_comm {
     size_t units_size;
     int timeout_ms;
     size_t segment_bytes;
-    double split_ratio;   /* the 2D split's R as given (config, then environment: st_settings), < 0: not given */
-    double split_bw[2];   /* without it, the topology file's level 0 and 1 bandwidths for 12.3's formula (0: none) */
+    struct st_topology *topology; /* the job's or process's topology (topology.h), one reference; NULL: none given.
+                                   * The 2D split's R as given is settings.split_ratio; without it, 12.3's formula
+                                   * takes the topology's level 0 and 1 bandwidths (st_topology_split_bw) */
     st_settings settings; /* as resolved at init, for the communicators split from this one (split.c); the
                            * strings a config may own (groups, topo, hccl_algo's text, the algorithm file) are
                            * dropped: the topology, choices and catalogues pass on from the communicator itself */
@@ -111,10 +113,11 @@ struct stitch_comm {
                            * first one */
 };
 
-/* A new communicator of backend `be` for rank `rank` of p with the settings and a copy of the registry, its cache
- * empty; the backend then sets abort, groups and its own state. NULL when out of memory. */
+/* A new communicator of backend `be` for rank `rank` of p with the settings, a copy of the registry and a reference
+ * on the topology (NULL: none), its cache empty; the backend then sets abort, groups and its own state. NULL when
+ * out of memory. */
 stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
-                           const st_reg *reg);
+                           const st_reg *reg, struct st_topology *topo);
 /* auto's tables of a communicator (select_comm.c): the settings they depend on, copied from s; NULL when out of
  * memory. */
 typedef struct st_sel_state st_sel_state;

@@ -5,8 +5,9 @@
  * that never calls a collective should not pay for it; after that a call's choice is a binary search, without a
  * lock once the table is published (built[] is stored with release, loaded with acquire). Building is locked:
  * stitch_comm_algorithm_for reads a communicator without taking it (comm.h), so two threads may ask for the same
- * collective's table at once. Settings that the table depends on (policy, links, STITCH_ONESHOT_BYTES,
- * determinism) are copied at creation; the groups and HCCL_ALGO's roles are the communicator's own.
+ * collective's table at once. Settings that the table depends on (policy, STITCH_ONESHOT_BYTES, determinism) are
+ * copied at creation; the groups, the links (the topology's figures) and HCCL_ALGO's roles are the communicator's
+ * own.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,13 +18,11 @@
 #include "config.h"
 #include "groups.h"
 #include "select.h"
-#include "st_topofile.h"
 
 struct st_sel_state {
     pthread_mutex_t lock;
     int policy, deterministic;
     size_t oneshot_max;
-    st_sel_links links;
     st_predict_fn predict; /* NULL: the model */
     unsigned char built[STITCH_COLL_COUNT];
     stitch_status_t status[STITCH_COLL_COUNT];
@@ -38,15 +37,6 @@ st_sel_state *st_sel_state_new(const st_settings *s)
         return NULL;
     pthread_mutex_init(&st->lock, NULL);
     st->policy = s->select, st->deterministic = s->deterministic, st->oneshot_max = s->oneshot_max;
-    st_sel_links_default(&st->links);
-    if (s->topo && !st_topo_is_layout(s->topo)) {
-        st_topofile tf;
-        char why[256];
-        if (st_topo_setting_load(NULL, s->topo, 0, &tf, why, sizeof why) == STITCH_OK) { /* else init reports it */
-            st_sel_links_from(&tf, &st->links);
-            st_topofile_free(&tf);
-        }
-    }
     return st;
 }
 
@@ -69,7 +59,8 @@ static void st_sel_env_of(const stitch_comm_t *comm, const st_sel_state *st, st_
     env->reg = comm->reg, env->p = comm->p, env->topo = st_groups_topo(comm->groups);
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
         env->use[c] = comm->use[c];
-    env->links = st->links, env->policy = st->policy, env->oneshot_max = st->oneshot_max;
+    st_sel_links_from(comm->topology, &env->links); /* the topology's figures, else the defaults */
+    env->policy = st->policy, env->oneshot_max = st->oneshot_max;
     env->deterministic = st->deterministic, env->predict = st->predict;
 }
 

@@ -171,8 +171,6 @@ static stitch_status_t st_join(stitch_comm_t *comm, st_split *sp, const st_blob 
     if (st != STITCH_OK)
         return st_comm_error(comm, st, "stitch_comm_split: rank %d of color %d (new rank %d of %d): %s", comm->rank,
                              sp->color, sp->newrank, sp->n, err);
-    (*out)->split_ratio = comm->split_ratio;
-    memcpy((*out)->split_bw, comm->split_bw, sizeof comm->split_bw);
     return STITCH_OK;
 }
 

@@ -286,9 +286,10 @@ static stitch_status_t st_load_groups(const st_tunable *t, const char *env, cons
     return STITCH_OK;
 }
 
-/* STITCH_TOPO: kept as text (config->topo first) and read at init (groups.h's st_topo_setting_load), when the
- * number of ranks is known. Runs after st_load_groups: the topology and the groups are one setting in two forms, so
- * the communicator's form wins over the environment's, and both forms at the same level are an error naming both. */
+/* STITCH_TOPO: kept as text (config->topo first) and read at init (topology.h's st_topology_load, once per job or
+ * process), when the number of ranks is known. Runs after st_load_groups: the topology and the groups are one
+ * setting in two forms, so the communicator's form wins over the environment's, and both forms at the same level
+ * are an error naming both. */
 static stitch_status_t st_load_topo(const st_tunable *t, const char *env, const stitch_config_t *config,
                                     st_settings *out, char *err, size_t errlen)
 {

@@ -6,11 +6,7 @@
  * STITCH_TOPO / stitch_config_t.topo, or STITCH_GROUPS / stitch_config_t.groups); a process-mode rank owns one,
  * filled after the bootstrap from the hosts, the topology (placed by its host names, or in rank order) or the
  * groups (placement.c). No groups (ngroups 0) means one group of all ranks.
- *
- * A topology setting (STITCH_TOPO, stitch_config_t.topo) is a YAML file read by core/st_topofile.c, or a layout
- * written inline as on stitch-perf's command line ("2,3", "[2,3],[4]", "3x2"): a value made only of digits, ',',
- * '[', ']', 'x' and blanks is a layout (a file with such a name is written "./2,3"). st_topo_setting_load reads
- * either into a st_topofile (an inline layout has no level names, bandwidths or hosts).
+ * A topology's groups come from its value (topology.h, st_topology_groups).
  */
 #ifndef ST_GROUPS_H
 #define ST_GROUPS_H
@@ -21,10 +17,9 @@
 #include "st_sched.h"
 #include "stitch.h"
 
-/* core/st_topo.h and st_topofile.h by their tags only: this header reaches exec.c (through comm.h), which has a
+/* core/st_topo.h by its tag only: this header reaches exec.c (through comm.h), which has a
  * st_layout of its own. */
 struct st_layout;
-struct st_topofile;
 
 typedef struct st_groups {
     st_topo topo;
@@ -51,18 +46,5 @@ static inline const st_topo *st_groups_topo(const st_groups *g)
 }
 
 void st_groups_free(st_groups *g);
-
-/* Is a topology setting an inline layout rather than a file (see above)? */
-int st_topo_is_layout(const char *spec);
-
-/* Read a topology setting `spec`, named `source` in messages (STITCH_TOPO, config->topo; NULL: the bare message),
- * for p ranks (p < 1: any number). STITCH_ERR_CONFIG with one line in err: the loader's `FILE:LINE:COL: error: ...`
- * after the source, a bad inline layout, or a rank count other than p (naming the file and both counts); *tf is
- * then empty. */
-stitch_status_t st_topo_setting_load(const char *source, const char *spec, int p, struct st_topofile *tf,
-                                     char *err, size_t errlen);
-
-/* A hash of what ranks must agree on in a topology: its layout, host names, devices and level figures. */
-uint64_t st_topo_hash(const struct st_topofile *tf);
 
 #endif

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "st_topo.h"
 
 #define ST_LOG_GROUPS_CHARS 400 /* a debug line lists the groups up to about this many characters */
 
@@ -42,9 +43,8 @@ stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p,
         return STITCH_ERR_NO_MEMORY;
     }
     if (s->topo) {
-        stitch_status_t st = st_topo_setting_load(s->topo_source, s->topo, p, &pl->tf, err, errlen);
-        pl->topo = st == STITCH_OK;
-        pl->tag = st_topo_hash(&pl->tf) | 3; /* low bits 11: a topology */
+        stitch_status_t st = st_topology_load(s->topo_source, s->topo, p, &pl->topo, err, errlen);
+        pl->tag = st_topology_hash(pl->topo) | 3; /* low bits 11: a topology */
         return st;
     }
     if (!s->groups)
@@ -113,8 +113,9 @@ static void st_log_groups(const st_placement *pl, const st_settings *s, const st
 {
     char list[ST_LOG_GROUPS_CHARS + 32], how[400];
     if (pl->topo)
-        snprintf(how, sizeof how, "from %s='%s' (%d levels, %s)", s->topo_source, s->topo, pl->tf.nlevels,
-                 pl->tf.host ? "placed by host name" : "in rank order");
+        snprintf(how, sizeof how, "from %s='%s' (%d levels, %s)", s->topo_source, s->topo,
+                 st_topology_nlevels(pl->topo), st_topology_has_hosts(pl->topo) ? "placed by host name"
+                                                                               : "in rank order");
     else if (pl->given)
         snprintf(how, sizeof how, "from %s='%s'", s->groups_source, s->groups);
     else
@@ -154,12 +155,12 @@ static int st_host_find(const st_host_ent *ent, int n, const char *name)
 }
 
 /* The topology's hosts, for a message: "node01, node02", cut short. */
-static void st_hosts_text(const st_topofile *tf, char *out, size_t len)
+static void st_hosts_text(const st_topology *t, char *out, size_t len)
 {
     size_t n = 0;
     out[0] = '\0';
-    for (int g = 0; g < tf->layout.ngroups[0] && n + 8 < len; g++)
-        n += (size_t)snprintf(out + n, len - n, "%s%s", g ? ", " : "", tf->host[g]);
+    for (int g = 0; g < st_topology_layout(t)->ngroups[0] && n + 8 < len; g++)
+        n += (size_t)snprintf(out + n, len - n, "%s%s", g ? ", " : "", st_topology_host(t, g));
     if (n + 8 >= len)
         snprintf(out + (len > 8 ? len - 8 : 0), 8, ", ...");
 }
@@ -170,19 +171,19 @@ static void st_hosts_text(const st_topofile *tf, char *out, size_t len)
 static stitch_status_t st_place_hosts(const st_placement *pl, const st_settings *s, const st_boot *b,
                                       int32_t *rank_at, char *err, size_t errlen)
 {
-    const st_layout *l = &pl->tf.layout;
+    const st_layout *l = st_topology_layout(pl->topo);
     int ns = l->ngroups[0], p = pl->p;
     st_host_ent *ent = malloc(sizeof *ent * (size_t)ns);
     int32_t *srv = malloc(sizeof *srv * (size_t)p), *next = calloc((size_t)ns + 1, sizeof *next);
     stitch_status_t st = ent && srv && next ? STITCH_OK : STITCH_ERR_NO_MEMORY;
     char hosts[300];
     for (int g = 0; st == STITCH_OK && g < ns; g++)
-        ent[g] = (st_host_ent){pl->tf.host[g], g};
+        ent[g] = (st_host_ent){st_topology_host(pl->topo, g), g};
     if (st == STITCH_OK)
         qsort(ent, (size_t)ns, sizeof *ent, st_host_cmp);
     for (int r = 0; st == STITCH_OK && r < p; r++) {
         if ((srv[r] = st_host_find(ent, ns, b->peers[r].hostname)) < 0) {
-            st_hosts_text(&pl->tf, hosts, sizeof hosts);
+            st_hosts_text(pl->topo, hosts, sizeof hosts);
             snprintf(err, errlen, "%s='%s': rank %d runs on host '%s', which the topology does not name (its hosts: "
                      "%s)", s->topo_source, s->topo, r, b->peers[r].hostname, hosts);
             st = STITCH_ERR_CONFIG;
@@ -193,8 +194,8 @@ static stitch_status_t st_place_hosts(const st_placement *pl, const st_settings 
     for (int g = 0; st == STITCH_OK && g < ns; g++) {
         if (next[g + 1] != l->count[0][g]) {
             snprintf(err, errlen, "%s='%s': host '%s' runs %d rank%s of the communicator but the topology gives it "
-                     "%d", s->topo_source, s->topo, pl->tf.host[g], next[g + 1], next[g + 1] == 1 ? "" : "s",
-                     l->count[0][g]);
+                     "%d", s->topo_source, s->topo, st_topology_host(pl->topo, g), next[g + 1],
+                     next[g + 1] == 1 ? "" : "s", l->count[0][g]);
             st = STITCH_ERR_CONFIG;
         }
         next[g + 1] += next[g]; /* now server g + 1's first position */
@@ -212,11 +213,12 @@ static stitch_status_t st_place_hosts(const st_placement *pl, const st_settings 
 static stitch_status_t st_place_topo(const st_placement *pl, const st_settings *s, const st_boot *b,
                                      st_groups *groups, char *err, size_t errlen)
 {
-    int32_t *rank_at = pl->tf.host ? malloc(sizeof *rank_at * (size_t)pl->p) : NULL;
-    stitch_status_t st = pl->tf.host && !rank_at ? STITCH_ERR_NO_MEMORY : STITCH_OK;
-    if (st == STITCH_OK && pl->tf.host)
+    int hosts = st_topology_has_hosts(pl->topo);
+    int32_t *rank_at = hosts ? malloc(sizeof *rank_at * (size_t)pl->p) : NULL;
+    stitch_status_t st = hosts && !rank_at ? STITCH_ERR_NO_MEMORY : STITCH_OK;
+    if (st == STITCH_OK && hosts)
         st = st_place_hosts(pl, s, b, rank_at, err, errlen);
-    if (st == STITCH_OK && st_groups_layout(groups, &pl->tf.layout, rank_at) != 0)
+    if (st == STITCH_OK && st_topology_groups(pl->topo, rank_at, groups) != 0)
         st = STITCH_ERR_NO_MEMORY;
     if (st == STITCH_ERR_NO_MEMORY)
         snprintf(err, errlen, "out of memory for the topology of %d ranks", pl->p);
@@ -250,5 +252,6 @@ void st_placement_free(st_placement *pl)
 {
     free(pl->key);
     pl->key = NULL;
-    st_topofile_free(&pl->tf);
+    st_topology_unref(pl->topo);
+    pl->topo = NULL;
 }

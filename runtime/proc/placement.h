@@ -16,14 +16,13 @@
 #include "bootstrap.h"
 #include "config.h"
 #include "groups.h"
-#include "st_topofile.h"
+#include "topology.h"
 
 typedef struct st_placement {
     int p;
     uint64_t *key; /* per rank: its group's key (explicit spec: the group's number; by host: filled from the table) */
     int given;     /* the groups come from STITCH_GROUPS / config->groups (s->groups_source) */
-    int topo;      /* they come from STITCH_TOPO / config->topo (s->topo_source): tf holds it */
-    st_topofile tf;
+    st_topology *topo; /* they come from STITCH_TOPO / config->topo (s->topo_source), read here: one reference */
     uint64_t tag;  /* what every rank must agree on: 0 for "by host", else a hash of the explicit groups (low bits
                     * 01) or of the topology (low bits 11) */
 } st_placement;

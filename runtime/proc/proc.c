@@ -123,10 +123,11 @@ static void st_proc_backend_free(stitch_comm_t *comm)
 static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free, 0,
                                             st_proc_split_offer, st_proc_split_join, st_proc_p2p};
 
-/* Takes reg (the communicator keeps its own copy). */
-static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg)
+/* Takes reg (the communicator keeps its own copy); the communicator holds a reference on topo (NULL: none). */
+static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg,
+                                    st_topology *topo)
 {
-    stitch_comm_t *comm = st_comm_new(&st_proc_backend, env->rank, env->size, s, algo, reg);
+    stitch_comm_t *comm = st_comm_new(&st_proc_backend, env->rank, env->size, s, algo, reg, topo);
     st_proc *pr = calloc(1, sizeof *pr);
     st_reg_free(reg);
     if (!comm || !pr || st_proc_alloc(pr, env->size) != 0) {
@@ -201,7 +202,7 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
         snprintf(err, errlen, "stitch_comm_init_rank: %s", why);
         return st;
     }
-    stitch_comm_t *comm = st_proc_shell(env, &s, algo, reg); /* takes reg */
+    stitch_comm_t *comm = st_proc_shell(env, &s, algo, reg, pl.topo); /* takes reg; the topology read once */
     if (!comm) {
         st_placement_free(&pl);
         st_proc_report(env, config, STITCH_ERR_NO_MEMORY, "out of memory");
@@ -224,14 +225,15 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
 }
 
 /* A communicator split from a process-mode parent (split_proc.c): the parent's settings, choices and catalogues
- * (`reg`, verified for it), a bootstrap of its own among its members, and the parent's topology restricted to
- * them (`groups`, taken; none: the hosts', as placement finds them). */
+ * (`reg`, verified for it), a bootstrap of its own among its members, the parent's topology value (`topo`, shared:
+ * a reference, not a read) and its groups restricted to them (`groups`, taken; none: the hosts', as placement
+ * finds them). */
 stitch_status_t st_proc_comm_child(const st_boot_env *env, const st_settings *s, const st_choice *algo,
-                                   const st_reg *reg, st_groups *groups, stitch_comm_t **out, char *err,
-                                   size_t errlen)
+                                   const st_reg *reg, st_topology *topo, st_groups *groups, stitch_comm_t **out,
+                                   char *err, size_t errlen)
 {
     st_reg *mine = st_reg_dup(reg);
-    stitch_comm_t *comm = mine ? st_proc_shell(env, s, algo, mine) : NULL; /* takes mine */
+    stitch_comm_t *comm = mine ? st_proc_shell(env, s, algo, mine, topo) : NULL; /* takes mine */
     if (!comm) {
         snprintf(err, errlen, "out of memory");
         return STITCH_ERR_NO_MEMORY;

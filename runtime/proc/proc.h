@@ -66,9 +66,10 @@ stitch_status_t st_proc_comm_new(const st_boot_env *env, const stitch_config_t *
 /* A communicator split from a process-mode one (proc.c says what it inherits). */
 struct st_reg;
 struct st_choice;
+struct st_topology;
 stitch_status_t st_proc_comm_child(const st_boot_env *env, const struct st_settings *s, const struct st_choice *algo,
-                                   const struct st_reg *reg, st_groups *groups, stitch_comm_t **out, char *err,
-                                   size_t errlen);
+                                   const struct st_reg *reg, struct st_topology *topo, st_groups *groups,
+                                   stitch_comm_t **out, char *err, size_t errlen);
 void st_proc_free(st_proc *pr);   /* says goodbye, closes, unmaps */
 void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first reason wins */
 

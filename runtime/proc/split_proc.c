@@ -48,5 +48,6 @@ stitch_status_t st_proc_split_join(stitch_comm_t *parent, st_split *sp, const ch
     snprintf(e.launcher, sizeof e.launcher, "split");
     e.secret_kind = ST_SECRET_RANDOM;
     e.rank = sp->newrank, e.size = sp->n, e.local_rank = -1;
-    return st_proc_comm_child(&e, &parent->settings, parent->algo, sp->reg, &sp->groups, out, err, errlen);
+    return st_proc_comm_child(&e, &parent->settings, parent->algo, sp->reg, parent->topology, &sp->groups, out,
+                              err, errlen);
 }

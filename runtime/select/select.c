@@ -17,6 +17,7 @@
 #include "config.h"
 #include "select.h"
 #include "st_topofile.h"
+#include "topology.h"
 
 int st_sel_check(const st_sel_table *t, char *err, size_t errlen)
 {
@@ -86,18 +87,19 @@ void st_sel_links_default(st_sel_links *out)
     out->gamma = ST_SEL_GAMMA;
 }
 
-void st_sel_links_from(const st_topofile *tf, st_sel_links *out)
+void st_sel_links_from(const st_topology *t, st_sel_links *out)
 {
     st_sel_links_default(out);
-    if (!tf)
-        return;
-    for (int k = 0; k < tf->nlevels && k < ST_TOPO_MAX_LEVELS; k++)
-        if (tf->level[k].bandwidth > 0)
-            out->alpha[k] = tf->level[k].latency, out->beta[k] = 1 / tf->level[k].bandwidth;
-    for (int k = tf->nlevels; k > 0 && k < ST_TOPO_MAX_LEVELS; k++) /* levels above the file's: its outermost */
+    int n = st_topology_nlevels(t);
+    for (int k = 0; k < n && k < ST_TOPO_MAX_LEVELS; k++) {
+        const st_level_info *lv = st_topology_level(t, k);
+        if (lv->bandwidth > 0)
+            out->alpha[k] = lv->latency, out->beta[k] = 1 / lv->bandwidth;
+    }
+    for (int k = n; k > 0 && k < ST_TOPO_MAX_LEVELS; k++) /* levels above the file's: its outermost */
         out->alpha[k] = out->alpha[k - 1], out->beta[k] = out->beta[k - 1];
-    if (tf->reduce_bandwidth > 0)
-        out->gamma = 1 / tf->reduce_bandwidth;
+    if (st_topology_reduce_bandwidth(t) > 0)
+        out->gamma = 1 / st_topology_reduce_bandwidth(t);
 }
 
 /* ---- policies ---------------------------------------------------------------------------------------------- */

@@ -65,9 +65,10 @@ typedef struct st_sel_links {
 /* Figures when no topology file gives them: this machine's shared-memory transport as `stitch-perf --calibrate`
  * measured it (select.c says when and where), for every level. */
 void st_sel_links_default(st_sel_links *out);
-struct st_topofile;
-/* The file's figures (levels it has; a level without bandwidth, e.g. an inline layout, keeps the default). */
-void st_sel_links_from(const struct st_topofile *tf, st_sel_links *out);
+struct st_topology;
+/* The topology's figures (levels it has; a level without bandwidth, e.g. an inline layout, keeps the default); NULL:
+ * the defaults. */
+void st_sel_links_from(const struct st_topology *t, st_sel_links *out);
 
 /* The predictor: the time in seconds algorithm `a` of catalogue `cat` takes on instantiation `in` (p, groups,
  * roles) for calls of bytes[i] bytes (as above), i < n, into t[i]. Returns 0, 1 when the algorithm does not apply

@@ -2,10 +2,11 @@
  *
  * stitch_comm_init_threads creates the job (what the p ranks share: slots, the abort object, the groups; job.h)
  * and p communicators at once, all or nothing. The groups come from the topology (STITCH_TOPO / config->topo:
- * every level of its layout, ranks in layout order) or from STITCH_GROUPS / config->groups (two levels). The configuration is resolved here once (config.c reads the
- * environment) and every algorithm name is checked against the communicator's registry (the built-in catalogue
- * and config->catalogues, registry.c) at this point, so a typo fails at init
- * with the list of valid names rather than at the first collective. Each handle holds one reference on the job;
+ * every level of its layout, ranks in layout order; the topology is read once per job and every handle holds a
+ * reference, topology.h) or from STITCH_GROUPS / config->groups (two levels). The configuration is resolved here
+ * once (config.c reads the environment) and every algorithm name is checked against the communicator's registry
+ * (the built-in catalogue and config->catalogues, registry.c) at this point, so a typo fails at init with the list
+ * of valid names rather than at the first collective. Each handle holds one reference on the job;
  * the last stitch_comm_destroy frees it. Calls run on exec.c's engine: peers pull from each other's buffers.
  */
 #include <stdio.h>
@@ -20,7 +21,7 @@
 #include "registry.h"
 #include "p2p.h"
 #include "split.h"
-#include "st_topofile.h"
+#include "topology.h"
 
 static void st_threads_abort(stitch_comm_t *comm, const char *reason)
 {
@@ -42,9 +43,10 @@ static void st_set_err(char *err, size_t errlen, const char *msg)
         snprintf(err, errlen, "%s", msg);
 }
 
-/* All p communicators or none: on failure the ones made so far are freed, then the job. The job takes `groups`. */
+/* All p communicators or none: on failure the ones made so far are freed, then the job. The job takes `groups`;
+ * each communicator takes a reference on `topo` (NULL: none). */
 static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_choice *algos, const st_reg *reg,
-                                     st_groups *groups, stitch_comm_t **comms)
+                                     st_groups *groups, st_topology *topo, stitch_comm_t **comms)
 {
     st_job *job = st_job_new(nranks);
     if (job) {
@@ -54,7 +56,7 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
     stitch_comm_t **made = calloc((size_t)nranks, sizeof *made);
     int r = 0;
     for (; job && made && r < nranks; r++) {
-        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos, reg)))
+        if (!(made[r] = st_comm_new(&st_threads_backend, r, nranks, s, algos, reg, topo)))
             break;
         made[r]->job = job;
         made[r]->abort = &job->abort;
@@ -73,18 +75,17 @@ static stitch_status_t st_make_comms(int nranks, const st_settings *s, const st_
     return STITCH_ERR_NO_MEMORY;
 }
 
-/* The job's groups from the settings: the topology (every level of its layout; host names and devices are for
- * process mode and not used here), else the groups spec, else none. */
-static stitch_status_t st_threads_groups(const st_settings *s, int nranks, st_groups *g, char *why, size_t len)
+/* The job's topology and groups from the settings: the topology, read here once for the whole job (every level of
+ * its layout; host names and devices are for process mode and not used here), else the groups spec, else none. */
+static stitch_status_t st_threads_groups(const st_settings *s, int nranks, st_topology **topo, st_groups *g,
+                                         char *why, size_t len)
 {
     if (s->topo) {
-        st_topofile tf;
-        stitch_status_t st = st_topo_setting_load(s->topo_source, s->topo, nranks, &tf, why, len);
-        if (st == STITCH_OK && st_groups_layout(g, &tf.layout, NULL) != 0) {
+        stitch_status_t st = st_topology_load(s->topo_source, s->topo, nranks, topo, why, len);
+        if (st == STITCH_OK && st_topology_groups(*topo, NULL, g) != 0) {
             snprintf(why, len, "out of memory for the topology of %d ranks", nranks);
             st = STITCH_ERR_NO_MEMORY;
         }
-        st_topofile_free(&tf);
         return st;
     }
     if (!s->groups)
@@ -118,17 +119,19 @@ stitch_status_t stitch_comm_init_threads(int nranks, const stitch_config_t *conf
     char why[1900];
     st_reg *reg = NULL;
     st_groups groups = {{0}, NULL};
+    st_topology *topo = NULL;
     stitch_status_t st = st_settings_load(config, &s, why, sizeof why);
     if (st == STITCH_OK)
-        st = st_threads_groups(&s, nranks, &groups, why, sizeof why);
+        st = st_threads_groups(&s, nranks, &topo, &groups, why, sizeof why);
     if (st == STITCH_OK && (st = st_reg_new(config, s.algo_file, &reg, why, sizeof why)) == STITCH_OK &&
         (st = st_reg_verify(reg, nranks, st_groups_topo(&groups), why, sizeof why)) == STITCH_OK)
         st = st_resolve_algos(reg, &s, algos, why, sizeof why);
     if (st != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: %s", why);
-    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, reg, &groups, comms)) != STITCH_OK)
+    if (st == STITCH_OK && (st = st_make_comms(nranks, &s, algos, reg, &groups, topo, comms)) != STITCH_OK)
         snprintf(msg, sizeof msg, "stitch_comm_init_threads: out of memory creating %d communicators", nranks);
     st_groups_free(&groups);
+    st_topology_unref(topo); /* the communicators hold theirs */
     st_reg_free(reg);
     if (st != STITCH_OK)
         st_set_err(err, errlen, msg);
@@ -147,7 +150,8 @@ typedef struct st_bundle {
 stitch_status_t st_threads_split_offer(stitch_comm_t *parent, st_split *sp, char *blob, char *err, size_t errlen)
 {
     st_bundle *b = malloc(sizeof *b + sizeof *b->comms * (size_t)sp->n);
-    if (!b || st_make_comms(sp->n, &parent->settings, parent->algo, sp->reg, &sp->groups, b->comms) != STITCH_OK) {
+    if (!b || st_make_comms(sp->n, &parent->settings, parent->algo, sp->reg, &sp->groups, parent->topology,
+                                b->comms) != STITCH_OK) {
         free(b);
         snprintf(err, errlen, "out of memory creating %d communicators", sp->n);
         return STITCH_ERR_NO_MEMORY;

@@ -1,6 +1,7 @@
 /* test_proc.c - process-mode communicators: ranks are forked processes of this test, joined by a unique id.
  *
- *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups topo shmleak stall stall.tcp
+ *   test_proc [scenario ...]      scenarios: shm tcp odd kill mismatch abort groups topo topo_once shmleak stall
+ *                                 stall.tcp
  *                                 shmleak.long stall.long (default: all but the .long ones)
  *
  * Every scenario forks its ranks, bounds the whole run with a deadline (children that outlive it are killed
@@ -19,8 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "procrun.h"
+#include "st_topofile.h"
 #include "stitch.h"
+#include "topology.h"
 
 /* ---- rank bodies ------------------------------------------------------------------------------------------ */
 
@@ -202,6 +206,7 @@ static int sc_groups(void)
 /* Each rank's levels as "2,3|5", checked against `want`; then every collective of `colls` with data. */
 static const char *topo_want;
 static const char *topo_algo;
+static rank_fn topo_body; /* topo_run's ranks' body: body_topo when NULL */
 
 static int body_topo(stitch_comm_t *comm, int rank, int n, int out)
 {
@@ -249,7 +254,7 @@ static int topo_run(int n, const char *topo, int odd, const char *other, const c
     }
     if (want)
         setenv("STITCH_TIMEOUT", "10", 1);
-    spawn(&r, n, body_topo, NULL);
+    spawn(&r, n, topo_body ? topo_body : body_topo, NULL);
     reap(&r, want ? 20 : DEADLINE_S);
     unsetenv("STITCH_TIMEOUT");
     int named = 0;
@@ -292,6 +297,54 @@ static int sc_topo(void)
     unlink(by_order), unlink(mine), unlink(two_hosts);
     printf("# topo: 2+3 in rank order, this host named, count mismatch, unknown hosts, disagreement: %s\n",
            ok ? "passed" : "failed");
+    return ok;
+}
+
+/* One read per process: the rank read the file once into one value (its parent, this test, reads none), which
+ * its dup shares (two references, nothing read again) and gives back when destroyed. */
+static int body_topo_once(stitch_comm_t *comm, int rank, int n, int out)
+{
+    st_topology *t = comm->topology;
+    stitch_comm_t *dup = NULL;
+    if (st_topofile_loads() != 1 || st_topology_loads() != 1 || !t || st_topology_refs(t) != 1) {
+        say(out, "rank %d: after init %lu file reads, %lu values, %d references (want 1, 1, 1)\n", rank,
+            st_topofile_loads(), st_topology_loads(), st_topology_refs(t));
+        return 1;
+    }
+    if (stitch_comm_dup(comm, &dup) != STITCH_OK) {
+        say(out, "rank %d: dup: %s\n", rank, stitch_comm_last_error(comm));
+        return 1;
+    }
+    int bad = dup->topology != t || st_topology_refs(t) != 2 || st_topofile_loads() != 1 || st_topology_loads() != 1;
+    if (bad)
+        say(out, "rank %d: the dup %s the value; %d references, %lu file reads, %lu values (want 2, 1, 1)\n", rank,
+            dup->topology == t ? "shares" : "does not share", st_topology_refs(t), st_topofile_loads(),
+            st_topology_loads());
+    bad = bad || check_coll(dup, rank, n, out, STITCH_ALL_REDUCE, 1000);
+    stitch_comm_destroy(dup);
+    if (!bad && st_topology_refs(t) != 1) {
+        say(out, "rank %d: %d references after the dup went, want 1\n", rank, st_topology_refs(t));
+        bad = 1;
+    }
+    return bad;
+}
+
+/* Each process rank reads the topology once and its dup shares the value (body_topo_once); a malformed file fails
+ * init on every rank with the loader's FILE:LINE:COL. */
+static int sc_topo_once(void)
+{
+    char path[64];
+    int ok = 1;
+    topo_file(path, sizeof path, "[2, 3]");
+    topo_want = "2,3|5", topo_algo = NULL, topo_body = body_topo_once;
+    ok &= topo_run(5, path, -1, NULL, NULL, "read once, shared by the dup");
+    topo_body = NULL;
+    ok &= topo_run(4, STITCH_SOURCE_DIR "/tests/topo/t_bad.yaml", -1, NULL,
+                   STITCH_SOURCE_DIR "/tests/topo/t_bad.yaml:4:13: error: a group must hold at least 1 rank",
+                   "malformed file");
+    unlink(path);
+    printf("# topo_once: one read per rank, shared by its dup; a malformed file named with its line and column on "
+           "every rank: %s\n", ok ? "passed" : "failed");
     return ok;
 }
 
@@ -549,7 +602,7 @@ static int sc_stall_long(void) { return stall_runs("shm", 10) & stall_runs("tcp"
 
 static const proc_scenario scenarios[] = {
     {"shm", sc_shm}, {"tcp", sc_tcp}, {"odd", sc_odd}, {"kill", sc_kill}, {"mismatch", sc_mismatch},
-    {"abort", sc_abort}, {"groups", sc_groups}, {"topo", sc_topo}, {"shmleak", sc_shmleak}, {"stall", sc_stall},
+    {"abort", sc_abort}, {"groups", sc_groups}, {"topo", sc_topo}, {"topo_once", sc_topo_once}, {"shmleak", sc_shmleak}, {"stall", sc_stall},
     {"stall.tcp", sc_stall_tcp}, {"shmleak.long", sc_shmleak_long}, {"stall.long", sc_stall_long},
 };
 

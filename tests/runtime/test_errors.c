@@ -444,6 +444,7 @@ static const struct {
     /* one size grammar (core/st_size.h) with stitchc sim -b and stitch-perf -b/-e */
     {"STITCH_SEGMENT_BYTES", "1MiB", 1 << 20}, {"STITCH_SEGMENT_BYTES", "1MB", 1 << 20},
     {"STITCH_SEGMENT_BYTES", "1G", 1 << 30},   {"STITCH_ONESHOT_BYTES", "1.5KiB", 1536},
+    {"STITCH_SEGMENT_BYTES", "1M", 1 << 20},   {"STITCH_SEGMENT_BYTES", "1048576", 1 << 20},
 };
 
 static size_t setting_of(const st_settings *s, const char *var)

@@ -10,11 +10,18 @@
  * Placement by host name (runtime/placement.c) is run on a made-up bootstrap table, so hosts other than this
  * machine can be named: ranks interleaved over three hosts in a three-level file, a rank on a host the file does
  * not name, a host with the wrong number of ranks, and ranks whose tags (topology hashes) differ.
+ *
+ * The topology is one value per init (runtime/conf/topology.h): 8 thread ranks read the file once and hold one
+ * value, which their dup and split communicators share by reference (counted), and a malformed file is read once
+ * and fails init with its FILE:LINE:COL.
  */
 #include <stdint.h>
 
+#include "comm.h"
 #include "placement.h"
 #include "runner.h"
+#include "st_topofile.h"
+#include "topology.h"
 #include "st_test_levels.h"
 #include "stitch.h"
 
@@ -352,6 +359,151 @@ static void test_place_hosts(void)
     printf("# placed by host: {1,4} {2} {0,3,5}, pods {1,4,2} {0,3,5}; errors named\n");
 }
 
+/* ---- the topology value: read once per init, shared by reference ---------------------------------------------- */
+
+/* Two servers of 4 whose figures are far from select.c's defaults (fast inside, slow and far between): auto's
+ * tables on it differ from the defaults' tables, so a communicator that read no figures would be caught. */
+#define ONCE_YAML                                                                                                   \
+    "name: once-4x2\n"                                                                                             \
+    "levels:\n"                                                                                                    \
+    "  - {name: server, bandwidth: 400 GB/s, latency: 0.1 us}\n"                                                   \
+    "  - {name: cluster, bandwidth: 0.05 GB/s, latency: 2 ms}\n"                                                   \
+    "reduce_bandwidth: 1000 GB/s\n"                                                                                \
+    "layout: [4, 4]\n"
+
+static void write_text(char *path, size_t len, const char *text)
+{
+    snprintf(path, len, "/tmp/stitch_topo_once_XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text), "temp file");
+    close(fd);
+}
+
+typedef struct splitjob {
+    stitch_comm_t **comms, **out;
+    int color_mod; /* 0: dup; else color rank % color_mod */
+    stitch_status_t st[MAXT];
+} splitjob;
+
+static void split_rank(void *arg, int r)
+{
+    splitjob *j = arg;
+    j->st[r] = j->color_mod ? stitch_comm_split(j->comms[r], r % j->color_mod, r, &j->out[r])
+                            : stitch_comm_dup(j->comms[r], &j->out[r]);
+}
+
+static void split_all(stitch_comm_t **comms, int p, int color_mod, stitch_comm_t **out)
+{
+    splitjob j = {comms, out, color_mod, {0}};
+    st_run_ranks(p, split_rank, &j);
+    for (int r = 0; r < p; r++)
+        CHECK(j.st[r] == STITCH_OK, "rank %d: %s: %s", r, color_mod ? "split" : "dup",
+              stitch_comm_last_error(comms[r]));
+}
+
+/* Every communicator of `comms` holds `t`. */
+static void check_holds(stitch_comm_t **comms, int p, const st_topology *t, const char *what)
+{
+    for (int r = 0; r < p; r++)
+        CHECK(comms[r]->topology == t, "%s: rank %d holds another topology value", what, r);
+}
+
+/* Whether two communicators' auto tables for all_reduce are the same ranges and algorithms. */
+static int same_table(stitch_comm_t *a, stitch_comm_t *b)
+{
+    st_sel_table ta, tb;
+    CHECK(st_sel_state_table(a, a->sel, STITCH_ALL_REDUCE, &ta) == STITCH_OK, "table a");
+    CHECK(st_sel_state_table(b, b->sel, STITCH_ALL_REDUCE, &tb) == STITCH_OK, "table b");
+    if (ta.n != tb.n)
+        return 0;
+    for (int i = 0; i < ta.n; i++)
+        if (ta.r[i].lo != tb.r[i].lo || strcmp(ta.r[i].algo->name, tb.r[i].algo->name) != 0)
+            return 0;
+    return 1;
+}
+
+/* One init of 8 thread ranks reads the file once (st_topofile_loads) into one value (st_topology_loads) held by
+ * every rank; collectives, dup and split read nothing more, and the new communicators share the value (its count
+ * of references grows by theirs and falls back as they go). The dup's auto table is its parent's: it takes the
+ * topology's figures from the shared value (a split communicator used to rebuild its links from the settings,
+ * which it had not, and choose by select.c's defaults: the same groups without figures give another table). */
+static void test_loaded_once(void)
+{
+    char path[64];
+    stitch_comm_t *comms[MAXT], *dups[MAXT], *halves[MAXT], *plain[MAXT];
+    write_text(path, sizeof path, ONCE_YAML);
+    setenv("STITCH_SELECT", "model", 1);
+    setenv("STITCH_TOPO", path, 1);
+    unsigned long files = st_topofile_loads(), values = st_topology_loads();
+    init(8, NULL, comms);
+    CHECK(st_topofile_loads() == files + 1, "init of 8 ranks read the file %lu times", st_topofile_loads() - files);
+    CHECK(st_topology_loads() == values + 1, "init of 8 ranks made %lu values", st_topology_loads() - values);
+    st_topology *t = comms[0]->topology;
+    CHECK(t && st_topology_refs(t) == 8, "references after init: %d, want 8", st_topology_refs(t));
+    check_holds(comms, 8, t, "init");
+    double bw[2];
+    st_topology_split_bw(t, bw);
+    CHECK(bw[0] == 400e9 && bw[1] == 0.05e9, "split bandwidths %g %g", bw[0], bw[1]);
+    CHECK(run_coll(comms, 8, STITCH_ALL_REDUCE) == 0, "all_reduce on the topology");
+    split_all(comms, 8, 0, dups);
+    check_holds(dups, 8, t, "dup");
+    CHECK(st_topology_refs(t) == 16, "references after dup: %d, want 16", st_topology_refs(t));
+    split_all(comms, 8, 2, halves);
+    check_holds(halves, 8, t, "split");
+    CHECK(st_topology_refs(t) == 24, "references after split: %d, want 24", st_topology_refs(t));
+    CHECK(run_coll(dups, 8, STITCH_ALL_REDUCE) == 0, "all_reduce on the dup");
+    for (int h = 0; h < 2; h++) {
+        stitch_comm_t *half[4] = {halves[h], halves[h + 2], halves[h + 4], halves[h + 6]};
+        CHECK(run_coll(half, 4, STITCH_ALL_REDUCE) == 0, "all_reduce on half %d", h);
+    }
+    CHECK(same_table(comms[0], dups[0]), "the dup's auto table is not its parent's");
+    CHECK(st_topofile_loads() == files + 1 && st_topology_loads() == values + 1,
+          "dup and split read the topology again (%lu files, %lu values)", st_topofile_loads() - files,
+          st_topology_loads() - values);
+    destroy(halves, 8);
+    CHECK(st_topology_refs(t) == 16, "references after the halves went: %d, want 16", st_topology_refs(t));
+    destroy(dups, 8);
+    CHECK(st_topology_refs(t) == 8, "references after the dups went: %d, want 8", st_topology_refs(t));
+    /* the same groups without figures: the defaults' table, another one (so the check above can fail) */
+    unsetenv("STITCH_TOPO");
+    setenv("STITCH_GROUPS", "4,4", 1);
+    init(8, NULL, plain);
+    CHECK(plain[0]->topology == NULL, "groups alone made a topology value");
+    CHECK(!same_table(comms[0], plain[0]), "the topology's figures change nothing: the dup check cannot fail");
+    destroy(plain, 8);
+    destroy(comms, 8);
+    unsetenv("STITCH_GROUPS");
+    /* an inline layout is a value too, made without reading a file */
+    setenv("STITCH_TOPO", "4X2", 1);
+    init(8, NULL, comms);
+    CHECK(st_topofile_loads() == files + 1 && st_topology_loads() == values + 2, "inline: %lu files, %lu values",
+          st_topofile_loads() - files, st_topology_loads() - values);
+    CHECK(stitch_comm_levels(comms[0]) == 2 && stitch_comm_level_groups(comms[0], 0, NULL, 0) == 4,
+          "4X2: %d levels, %d groups", stitch_comm_levels(comms[0]), stitch_comm_level_groups(comms[0], 0, NULL, 0));
+    destroy(comms, 8);
+    unsetenv("STITCH_TOPO");
+    unsetenv("STITCH_SELECT");
+    unlink(path);
+    printf("# 8 thread ranks: 1 file read, 1 value with 8 references; dup and split share it (16, 24, back to 8)\n");
+}
+
+/* A malformed file fails init once, with the loader's FILE:LINE:COL, read once (not once per rank). */
+static void test_malformed_once(void)
+{
+    stitch_comm_t *comms[MAXT] = {NULL};
+    char err[1024] = "", want[512];
+    setenv("STITCH_TOPO", SRC("tests/topo/t_bad.yaml"), 1);
+    unsigned long files = st_topofile_loads(), values = st_topology_loads();
+    stitch_status_t st = stitch_comm_init_threads(8, NULL, comms, err, sizeof err);
+    snprintf(want, sizeof want, "stitch_comm_init_threads: STITCH_TOPO: %s:4:13: error: ",
+             SRC("tests/topo/t_bad.yaml"));
+    CHECK(st == STITCH_ERR_CONFIG && strncmp(err, want, strlen(want)) == 0, "%s: %s", stitch_strerror(st), err);
+    CHECK(st_topofile_loads() == files + 1 && st_topology_loads() == values, "%lu reads, %lu values",
+          st_topofile_loads() - files, st_topology_loads() - values);
+    CHECK(comms[0] == NULL, "comms written on failure");
+    unsetenv("STITCH_TOPO");
+}
+
 int main(int argc, char **argv)
 {
     static const st_test tests[] = {
@@ -362,6 +514,8 @@ int main(int argc, char **argv)
         {"errors", test_errors, 30},
         {"topo_ranks", test_topo_ranks, 30},
         {"place_hosts", test_place_hosts, 30},
+        {"loaded_once", test_loaded_once, 120},
+        {"malformed_once", test_malformed_once, 30},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }
