@@ -338,6 +338,7 @@ static void parse_die_at(struct opts *o)
 static void resolve_ranks(struct opts *o)
 {
     static char label[1100];
+    char what[64];
     int given = 0, from = 0;
     const char *env_topo = getenv("STITCH_TOPO"), *env_groups = getenv("STITCH_GROUPS");
     if (o->gpus > 1 && !o->device)
@@ -353,8 +354,13 @@ static void resolve_ranks(struct opts *o)
             bad_usage("--ranks %d disagrees with -t %d * -g %d = %ld ranks (give one of them)", o->ranks_opt,
                       o->threads ? o->threads : 1, o->gpus ? o->gpus : 1, n);
         given = (int)n;
+        if (o->gpus)
+            snprintf(what, sizeof what, "-t %d -g %d make", o->threads ? o->threads : 1, o->gpus);
+        else
+            snprintf(what, sizeof what, "-t %d makes", o->threads);
     } else if (o->ranks_opt) {
         given = o->ranks_opt;
+        snprintf(what, sizeof what, "--ranks %d makes", given);
     }
     if (o->topo) {
         snprintf(label, sizeof label, "%s %s", o->topo_layout ? "--layout" : "--topo", o->topo);
@@ -370,9 +376,8 @@ static void resolve_ranks(struct opts *o)
         from = groups_ranks(env_groups, 0);
     }
     if (given && from && given != from)
-        bad_usage("%s%s %d ranks, but %s holds %d: give -t %d (or --ranks %d), or leave the count to it",
-                  o->threads || o->gpus ? "-t * -g" : "--ranks", o->threads || o->gpus ? " makes" : " gives", given,
-                  label, from, from, from);
+        bad_usage("%s %d ranks, but %s holds %d: give -t %d (or --ranks %d), or leave the count to it", what,
+                  given, label, from, from, from);
     o->nranks = given ? given : from ? from : 2;
     o->count_from = given ? NULL : from ? label : NULL;
 }
@@ -1522,7 +1527,12 @@ static void print_columns(const struct bench *b)
         int n = (int)strlen(place_name[pl]), left = (SET_W - n) / 2;
         snprintf(title[pl], sizeof title[pl], "%*s%s%*s", left, "", place_name[pl], SET_W - n - left, "");
     }
-    printf("# %10s  %12s  %8s  %6s  %6s%s%s\n", "", "", "", "", "", title[PL_OUT], title[PL_IN]);
+    char line[256];
+    int n = snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s%s%s", "", "", "", "", "", title[PL_OUT],
+                     title[PL_IN]);
+    while (n > 0 && line[n - 1] == ' ')
+        line[--n] = '\0';
+    printf("%s\n", line);
     printf("# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
     for (int pl = 0; pl < PL_COUNT; pl++)
         printf("  %7s  %7s  %7s  %6s", "time", "algbw", "busbw", "#wrong");

@@ -34,8 +34,8 @@ closing() {
 
 case $mode in
 threads)
-    echo "$ STITCH_PERF_DIE_AT=$STITCH_PERF_DIE_AT stitch-perf $* -n $np"
-    timeout -k 5 "$limit" "$perf" "$@" -n "$np" >"$d/out" 2>"$d/err"; rc=$?
+    echo "$ STITCH_PERF_DIE_AT=$STITCH_PERF_DIE_AT stitch-perf $* -t $np"
+    timeout -k 5 "$limit" "$perf" "$@" -t "$np" >"$d/out" 2>"$d/err"; rc=$?
     cat "$d/out" "$d/err"
     [ $rc -eq 1 ] || bad "exit status $rc, expected 1"
     closing "^[0-9]+ passed, [1-9][0-9]* failed$" "$d/out" "stitch-perf"
