@@ -86,7 +86,7 @@ build:
 demo: deps build
 	$(BUILD_DIR)/bin/stitchc verify algos.dsl -a ring -c all_reduce --ranks 5..5
 	$(BUILD_DIR)/bin/stitchc show algos.dsl -a ring -c all_reduce -n 5
-	$(BUILD_DIR)/bin/stitch-perf all_reduce -a ring -n 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+	$(BUILD_DIR)/bin/stitch-perf all_reduce -a ring -t 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
 
 test: deps build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long

@@ -132,6 +132,9 @@ stitch_perf_test(cli.ranks_and_threads RC 2 STDERR "^stitch-perf: error: --ranks
                  ARGS all_reduce -t 4 --ranks 3)
 # -z is accepted; host calls return done, so it changes nothing there (with --device it syncs after every call)
 stitch_perf_run(blocking all_reduce -a ring -t 2 -d fp32 -o sum -b 8 -e 8K -f 32 -z 1)
+# the device layer on host threads: -t 2 -g 2 is 4 device ranks, -z 1 waits for each call's stream
+stitch_perf_run(device_host.t2g2.blocking all_reduce -a ring --device host -t 2 -g 2 -d fp32 -o sum -b 8 -e 64K -f 16
+                -z 1)
 stitch_perf_test(cli.json_unwritable RC 2 STDERR "^stitch-perf: error: -J [^:]*/no/such/dir/out.json: cannot write it: "
                  ARGS all_reduce -J ${CMAKE_CURRENT_BINARY_DIR}/no/such/dir/out.json)
 add_test(NAME perf.json COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf>
