@@ -262,3 +262,9 @@ stitch_perf_test(all_gather.mesh_nhr_2d.2x4.env1 RC 0 CLOSING "^[1-9][0-9]* pass
 add_test(NAME perf.select_vs_measured.smoke
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/select_vs_measured_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 set_tests_properties(perf.select_vs_measured.smoke PROPERTIES TIMEOUT 300 LABELS perf)
+
+# ---- scripts/plot_perf.py: PNGs from small generated stitch-perf outputs (table and -J) and a bench_vs_mpi.sh-shaped
+# table, and bad input refused (skipped where no python3 has matplotlib) -------------------------------------------
+add_test(NAME perf.plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/plot.sh $<TARGET_FILE:stitch-perf>
+                                ${CMAKE_SOURCE_DIR}/scripts/plot_perf.py ${CMAKE_CURRENT_BINARY_DIR}/plot)
+set_tests_properties(perf.plot PROPERTIES TIMEOUT 120 LABELS perf SKIP_RETURN_CODE 77)
