@@ -39,6 +39,7 @@ threads)
     cat "$d/out" "$d/err"
     [ $rc -eq 1 ] || bad "exit status $rc, expected 1"
     closing "^[0-9]+ passed, [1-9][0-9]* failed$" "$d/out" "stitch-perf"
+    grep -qE '^# Out of bounds values : [0-9]+ FAILED$' "$d/out" || bad "no '# Out of bounds values : N FAILED' line"
     for ((r = 0; r < np; r++)); do
         if [ $r -eq "$dead" ]; then
             want="^stitch-perf: error: size [0-9]+: rank $r: ${phase/timed-loop/timed loop}: .*STITCH_PERF_DIE_AT"
