@@ -128,6 +128,10 @@ stitch_perf_test(cli.step_both RC 2 STDERR "^stitch-perf: error: -i 1024 adds by
 stitch_perf_test(cli.gpus_without_device RC 2
                  STDERR "^stitch-perf: error: -g 2: devices per thread need --device \\(without a device layer each rank is one host thread: -t 8 for 8 ranks\\)"
                  ARGS all_reduce -t 4 -g 2)
+# under a launcher (here STITCH_RANK) each process is one rank: -t above 1 is refused before any connection
+stitch_perf_test(cli.launcher_threads RC 2 ENV STITCH_RANK=0
+                 STDERR "^stitch-perf: error: under stitch each process is one rank: -t 4 is refused \\(the job's size is the rank count\\)\n$"
+                 ARGS all_reduce -t 4)
 stitch_perf_test(cli.ranks_and_threads RC 2 STDERR "^stitch-perf: error: --ranks 3 disagrees with -t 4"
                  ARGS all_reduce -t 4 --ranks 3)
 # -z is accepted; host calls return done, so it changes nothing there (with --device it syncs after every call)

@@ -470,8 +470,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
     if (stitch_launcher() == NULL) {
         resolve_ranks(o);
     } else if (o->threads > 1 || o->gpus > 1 || o->ranks_opt) { /* launcher mode: the job's size, checked at init */
-        bad_usage("under %s each process is one rank: %s; the job's size is the rank count", stitch_launcher(),
-                  o->ranks_opt ? "--ranks is not taken" : o->threads > 1 ? "-t is 1" : "-g is 1");
+        bad_usage("under %s each process is one rank: %s %d is refused (the job's size is the rank count)",
+                  stitch_launcher(), o->ranks_opt ? "--ranks" : o->threads > 1 ? "-t" : "-g",
+                  o->ranks_opt ? o->ranks_opt : o->threads > 1 ? o->threads : o->gpus);
     }
     if (o->calibrate && optind == argc)
         return; /* calibrate() sets the collectives */
