@@ -1,15 +1,19 @@
-/* stitch_perf.c - stitch-perf, the collective benchmark, in the manner of nccl-tests' all_reduce_perf.
+/* stitch_perf.c - stitch-perf, the collective benchmark, in the manner of nccl-tests' all_reduce_perf, with its flags.
  *
- *   stitch-perf all_reduce -a ring -n 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+ *   stitch-perf all_reduce -t 4 -b 8 -e 64M -f 2 -n 20      (nccl-tests: -t threads, -n iterations)
+ *   stitch-perf all_reduce -a ring -t 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1 -J out.json
  *
- * The p ranks are p threads of this process (stitch_comm_init_threads). Every thread runs the same loop over the
- * sizes -b, -b*f, ... -e; for each size it (1) with -c 1 runs the collective once on inputs that encode (rank,
- * index) and checks every element of every rank's output, (2) runs -w warm-up calls, (3) times --iters calls as
- * "barrier, t0, iters calls, barrier, t1" and reports the largest (t1 - t0) / iters over the ranks. The table
- * follows nccl-tests: the size column is the bytes of the largest buffer (all_reduce: count * esize; all_gather
- * and reduce_scatter: count * p * esize), algbw = size / time and busbw = algbw * the factor of nccl-tests'
- * PERFORMANCE.md. Each size is one test; the output closes with "N passed, N failed" and the exit status is 0 only
- * when every size passed. Bad command lines exit 2.
+ * The p ranks are p threads of this process (stitch_comm_init_threads; --device: stitch_comm_init_devices, -t * -g
+ * ranks), or one process each under a launcher. Every thread runs the same loop over the sizes -b, -b*f, ... -e
+ * (or -b, -b+i, ... with -i); for each size it runs two column sets, out of place then in place (nccl-tests' two),
+ * and for each (1) with -c 1 runs the collective once on inputs that encode (rank, index) and checks every element of
+ * every rank's output, (2) runs -w warm-up calls, (3) times -n calls as "barrier, t0, n calls, barrier, t1" and
+ * reports the largest (t1 - t0) / n over the ranks. The table follows nccl-tests: the size column is the bytes of
+ * the largest buffer (all_reduce: count * esize; all_gather and reduce_scatter: count * p * esize), then for each
+ * column set time, algbw = size / time, busbw = algbw * the factor of nccl-tests' PERFORMANCE.md and #wrong; then
+ * "# Out of bounds values : N OK|FAILED" (the wrong elements over the run) and "# Avg bus bandwidth : X" (over the
+ * sizes that passed and both sets). Each size is one test; the output closes with "N passed, N failed" and the exit
+ * status is 0 only when every size passed. -J FILE writes the same as one JSON document. Bad command lines exit 2.
  *
  * Why the checker is shaped so. The expected values are computed here, never with library code, and they must be
  * exact whatever order the schedule reduces in: sums are of small integers whose partial sums stay representable
@@ -22,8 +26,10 @@
  * Errors. A failing call aborts the communicator, so the other ranks fail fast instead of waiting for their
  * timeout; the size counts as failed and the communicators are rebuilt before the next size. Every rank that saw a
  * failure, wherever it was (phase_name: init, check, warm-up, the benchmark's own barriers, the timed loop, combining
- * the results, rebuilding), is reported as "size S: rank R: PHASE: stitch_strerror: stitch_comm_last_error" (the
- * library's message names the rank that died or aborted), and the run still ends with "N passed, N failed".
+ * the results, rebuilding), is reported as "size S: rank R: PHASE: [SET: ]stitch_strerror: stitch_comm_last_error"
+ * (SET: out-of-place or in-place, for check, warm-up and the timed loop; the library's message names the rank that
+ * died or aborted); the failing set's columns and those after it say "error", and the run still ends with "N passed,
+ * N failed".
  *
  * Buffers are allocated once at the largest size and touched by their own rank thread (first touch is slow on the
  * machines we run on), then reused for every size.
@@ -1627,8 +1633,8 @@ static int run(struct bench *b)
 }
 
 /* ---- launcher mode ------------------------------------------------------------------------------------------
- * Under mpirun, srun, torchrun or STITCH_RANK/SIZE/ROOT, this process is one rank (the job's size is the rank count): the
- * barriers are all_reduces on the communicator, each rank checks its own output, and the per-size results are
+ * Under mpirun, srun, torchrun or STITCH_RANK/SIZE/ROOT, this process is one rank (the job's size is the rank
+ * count): the barriers are all_reduces on the communicator, each rank checks its own output, and the per-size results are
  * combined with all_reduce (max time, summed wrong elements, any failure) so every rank knows the outcome and
  * exits with it; only rank 0 prints the table. A failed call aborts the communicator, which is not rebuilt. */
 
