@@ -2,14 +2,27 @@
 # record per size with both column sets, the same figures as the table (CMake's string(JSON) parses it: a malformed
 # document fails the test).
 #
-#   cmake -DCMD=<stitch-perf> -DOUT=<file> -P json.cmake
+#   cmake -DCMD=<stitch-perf> -DOUT=<file> [-DLAUNCH="mpirun|-np|3"] -P json.cmake
+#
+# Without LAUNCH the 3 ranks are threads (-t 3); with it, the processes of the launcher (which must start 3), and
+# rank 0's process writes the file.
 cmake_minimum_required(VERSION 3.19)
 file(REMOVE "${OUT}")
 # 3 ranks; 64, 512, 4096 bytes (-f 8), all_reduce in both places
-execute_process(COMMAND ${CMD} all_reduce -a ring -t 3 -d fp32 -o sum -b 64 -e 4K -f 8 -c 1 -w 1 -n 2 -T 60
-                        -J "${OUT}"
+set(threads -t 3)
+set(mode threads)
+set(nthreads 3)
+set(launch "")
+if(DEFINED LAUNCH)
+  string(REPLACE "|" ";" launch "${LAUNCH}")
+  set(threads "")
+  set(mode processes)
+  set(nthreads 1)
+endif()
+execute_process(COMMAND ${launch} ${CMD} all_reduce -a ring ${threads} -d fp32 -o sum -b 64 -e 4K -f 8 -c 1 -w 1 -n 2
+                        -T 60 -J "${OUT}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("$ stitch-perf all_reduce -a ring -t 3 ... -J ${OUT}\n${out}${err}")
+message("$ ${launch} stitch-perf all_reduce -a ring ${threads} ... -J ${OUT}\n${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "exit status ${rc}, expected 0")
 endif()
@@ -26,8 +39,8 @@ expect("program" "stitch-perf" program)
 expect("collective" "all_reduce" options collective)
 expect("algorithm" "ring" options algorithm)
 expect("ranks" "3" options ranks)
-expect("nthreads" "3" options nthreads)
-expect("mode" "threads" options mode)
+expect("nthreads" "${nthreads}" options nthreads)
+expect("mode" "${mode}" options mode)
 expect("iters" "2" options iters)
 expect("stepfactor" "8" options stepfactor)
 expect("passed" "3" passed)
