@@ -38,8 +38,10 @@ PREFIX     ?= /usr/local
 
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
-# the network-namespace tests; clang for `make werror` and `make fuzz` (libFuzzer).
-DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev
+# the network-namespace tests; clang for `make werror` and `make fuzz` (libFuzzer); python3-matplotlib for
+# scripts/plot_perf.py and its test (perf.plot).
+DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev \
+             python3-matplotlib
 # The PyTorch backend (bindings/torch) and its test (ctest label torch): Debian's torch 1.13, which is for
 # /usr/bin/python3, its C++ headers and libraries, pybind11, Python's headers and g++ (about 1 GB with what they
 # pull in). `make test TORCH_PKGS=` leaves them out; CMake then skips the backend and the test says why.
@@ -86,7 +88,7 @@ build:
 demo: deps build
 	$(BUILD_DIR)/bin/stitchc verify algos.dsl -a ring -c all_reduce --ranks 5..5
 	$(BUILD_DIR)/bin/stitchc show algos.dsl -a ring -c all_reduce -n 5
-	$(BUILD_DIR)/bin/stitch-perf all_reduce -a ring -n 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+	$(BUILD_DIR)/bin/stitch-perf all_reduce -a ring -t 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
 
 test: deps build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long

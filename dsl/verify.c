@@ -1100,12 +1100,19 @@ int st_verify(const st_catalogue *cat, const st_verify_opts *o, FILE *out)
             }
             snprintf(range, sizeof range, "the given layout%s", o->nlayouts == 1 ? "" : "s");
         } else {
-            for (int p = o->pmin; p <= o->pmax && !bad; p++)
-                if (!sample || p <= 32 || p % 12 == 0 || p == o->pmax) /* composites: 36, 48, 60, ..., pmax */
-                    bad = verify_p(cat, al, p, &t, out) != 0;
+            for (int p = o->pmin; p <= o->pmax && !bad; p++) {
+                if (sample && p > 32 && p % 12 != 0 && p != o->pmax) /* composites: 36, 48, 60, ..., pmax */
+                    continue;
+                if (o->progress)
+                    o->progress(o->progress_ctx, al->name, al->coll, matched, p, o->pmin, o->pmax);
+                bad = verify_p(cat, al, p, &t, out) != 0;
+            }
             int nsteps = t.nsteps, nxfers = t.nxfers; /* the summary quotes p = pmax */
-            if (!bad && uses_topo && o->sweep != ST_SWEEP_NONE)
+            if (!bad && uses_topo && o->sweep != ST_SWEEP_NONE) {
+                if (o->progress)
+                    o->progress(o->progress_ctx, al->name, al->coll, matched, 0, o->pmin, o->pmax);
                 bad = sweep(cat, al, o->sweep, &t, out) != 0;
+            }
             t.nsteps = nsteps, t.nxfers = nxfers;
             if (!bad && t.done == 0 && t.refused > 0) {
                 fprintf(out, "%s:%d: error: %s %s: its `require` refused every instantiation tried (%d), so "

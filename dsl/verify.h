@@ -57,6 +57,11 @@ typedef struct st_verify_opts {
                          * given layouts (the runtime's loader, runtime/catalogue.c) */
     const st_topo *exact_topo;
     int all_roots;      /* every root of every p, not the sample above p = ST_VERIFY_ALL_ROOTS (`--all-roots`) */
+    /* When set, called before each p of the range (p > 0) and before a pair's layout sweep (p = 0) with the pair's
+     * number (1..) among those selected; `stitchc verify` draws a progress line on a terminal with it. Nothing is
+     * printed by st_verify itself. */
+    void (*progress)(void *ctx, const char *algo, int coll, int pair, int p, int pmin, int pmax);
+    void *progress_ctx;
 } st_verify_opts;
 
 #define ST_VERIFY_SPLIT_SWEEP_P 16

@@ -3,8 +3,9 @@
 # for -np 2 and 4, like against like: stitch over shm against Open MPI's default (shared memory), and stitch over
 # tcp (STITCH_TRANSPORT=tcp) against Open MPI forced over tcp on loopback (pml ob1, btl tcp,self,
 # btl_tcp_if_include lo). Both sides are timed the same way (tools/mpi_allreduce_bench.c mirrors stitch-perf:
-# warm-up, barrier, iters calls, barrier; slowest rank), with the same warm-up and iteration counts: sizes up to
-# 64 KiB get 200 warm-up calls and 2000 timed ones (latency), larger sizes 3 and 20. Each of the four runs
+# warm-up, barrier, iters calls, barrier; slowest rank; stitch-perf's out-of-place columns, --place out), with the
+# same warm-up and iteration counts: sizes up to 64 KiB get 200 warm-up calls and 2000 timed ones (latency), larger
+# sizes 3 and 20. Each of the four runs
 # (MPI shm, MPI tcp, stitch shm, stitch tcp) is repeated REPEAT times, the four interleaved, and each size shows
 # its median run: with more ranks than cores both libraries vary run to run by tens of percent, and one run of
 # each side compares the noise as much as the libraries.
@@ -13,7 +14,7 @@
 #   ALGO=ring scripts/bench_vs_mpi.sh ...                          force stitch's algorithm (default: auto)
 #   REPEAT=5 scripts/bench_vs_mpi.sh ...                           runs per side, the median shown (default 3)
 #
-# A third stitch column runs the same sizes with ranks as threads of one process (stitch-perf -n NP --bind:
+# A third stitch column runs the same sizes with ranks as threads of one process (stitch-perf -t NP --bind:
 # rank r's thread bound to CPU r mod CPUs, as mpirun binds its processes by default when np <= cores; above that
 # neither side is bound), interleaved with the others; its x is its time over MPI's shared-memory time.
 #
@@ -73,11 +74,11 @@ for np in 2 4; do
       side mpi 1,2,3 $RUN -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters"
       side mpi_tcp 1,2,3 $RUN $MPI_TCP -np $np "$BIN" "$lo" "$hi" "$FACTOR" "$warm" "$iters"
       for tp in shm tcp; do
-        side st_$tp 1,5,7,9 env STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" \
-          all_reduce $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" --iters "$iters"
+        side st_$tp 1,6,8,14 env STITCH_TRANSPORT=$tp $RUN -x STITCH_TRANSPORT -np $np "$BUILD/bin/stitch-perf" \
+          all_reduce $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" -c 0 -w "$warm" -n "$iters" --place out
       done
-      side st_thr 1,5,7 "$BUILD/bin/stitch-perf" all_reduce -n $np $BIND $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" \
-        -c 0 -w "$warm" --iters "$iters"
+      side st_thr 1,6,8 "$BUILD/bin/stitch-perf" all_reduce -t $np $BIND $ALGO_ARGS -b "$lo" -e "$hi" -f "$FACTOR" \
+        -c 0 -w "$warm" -n "$iters" --place out
     done < <(ranges)
   done
   for f in mpi mpi_tcp st_shm st_tcp st_thr; do median "$TMP/$f" > "$TMP/$f.med"; done

@@ -6,10 +6,10 @@
 #   MODE=shm COLLS="all_reduce all_gather" scripts/select_vs_measured.sh build 4 16M
 #
 # 1. The topology: $TOPO if set, else `stitch-perf --calibrate` on $CALIB_P ranks (default 2) in the same MODE
-#    (threads: -n; shm or tcp: mpirun -np with STITCH_TRANSPORT), its snippet with the layout set to P (printed).
+#    (threads: -t; shm or tcp: mpirun -np with STITCH_TRANSPORT), its snippet with the layout set to P (printed).
 #    CALIB_P=P calibrates at the job's own rank count (on a machine with fewer cores than ranks, the per-step
 #    wake-ups of oversubscribed ranks then land in alpha).
-# 2. Measured: `stitch-perf COLL -a ALGO -c 0` for every algorithm of $ALGOS that runs the collective on P ranks in one
+# 2. Measured: `stitch-perf COLL -a ALGO -c 0 --place out` for every algorithm of $ALGOS that runs the collective on P ranks in one
 #    group, sizes MIN .. MAXBYTES (factor 4), REPS rounds with the algorithms interleaved inside each round (so a
 #    burst of load from another process spreads over all of them), the median of the rounds kept.
 # 3. Predicted: `stitchc sim algos.dsl -a ALGO -c COLL --topo T -b SIZE --format json`'s time_us (the same size as
@@ -32,7 +32,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 perf() { # perf NP ARGS...: stitch-perf on NP ranks in MODE
   local np=$1; shift
-  if [ "$MODE" = threads ]; then nice -n "$NICE" "$B/bin/stitch-perf" "$@" -n "$np"
+  if [ "$MODE" = threads ]; then nice -n "$NICE" "$B/bin/stitch-perf" "$@" -t "$np"
   else STITCH_TRANSPORT=$MODE nice -n "$NICE" mpirun --allow-run-as-root --oversubscribe -np "$np" \
          -x STITCH_TRANSPORT "$B/bin/stitch-perf" "$@"; fi
 }
@@ -53,8 +53,9 @@ for coll in $COLLS; do
   : > "$tmp/meas.$coll"
   for _ in $(seq "$REPS"); do
     for a in $ALGOS; do
-      perf "$P" "$coll" -a "$a" -c 0 -b "$MIN" -e "$MAX" -f 4 -w 2 --iters "$ITERS" 2>/dev/null |
-        awk -v a="$a" '/^ *[0-9]/ && NF >= 9 {print $1, a, $5}' >> "$tmp/meas.$coll" || true
+      # out of place only: field 6 is its time (size count type redop root time algbw busbw #wrong ...)
+      perf "$P" "$coll" -a "$a" -c 0 -b "$MIN" -e "$MAX" -f 4 -w 2 -n "$ITERS" --place out 2>/dev/null |
+        awk -v a="$a" '/^ *[0-9]/ && NF >= 14 {print $1, a, $6}' >> "$tmp/meas.$coll" || true
     done
   done
   # predictions for every (size, algorithm) measured

@@ -22,7 +22,7 @@ foreach(sc proc proc.differ proc.wrong proc.groups)
   set_tests_properties(algofile.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
 
-# Issue 13's Done-means line: STITCH_ALGO_FILE=<file> stitch-perf all_reduce -a <its algorithm> -n 4 -c 1 ends
+# Issue 13's Done-means line: STITCH_ALGO_FILE=<file> stitch-perf all_reduce -a <its algorithm> -t 4 -c 1 ends
 # with "0 failed" (tests/perf/run_perf.cmake checks the exit status and the closing line).
 set(ALGOFILE_PERF -b 0 -e 1M -f 4 -c 1 -w 1 --iters 3 --timeout 60)
 # algofile_perf(<name> <file> <status> <closing regex, or EMPTY: no stdout at all> <stitch-perf args...>)
@@ -38,21 +38,21 @@ function(algofile_perf name file rc closing)
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
   set_tests_properties(algofile.perf.${name} PROPERTIES TIMEOUT 120 LABELS perf)
 endfunction()
-algofile_perf(star.p4 star.dsl 0 "^[1-9][0-9]* passed, 0 failed$" all_reduce -a star -n 4 ${ALGOFILE_PERF})
+algofile_perf(star.p4 star.dsl 0 "^[1-9][0-9]* passed, 0 failed$" all_reduce -a star -t 4 ${ALGOFILE_PERF})
 algofile_perf(double_ring.p5 double_ring.dsl 0 "^[1-9][0-9]* passed, 0 failed$"
-              all_reduce -a double_ring -n 5 ${ALGOFILE_PERF})
+              all_reduce -a double_ring -t 5 ${ALGOFILE_PERF})
 algofile_perf(broadcast.star.p3 star.dsl 0 "^[1-9][0-9]* passed, 0 failed$"
-              broadcast -a star -r 2 -n 3 ${ALGOFILE_PERF})
+              broadcast -a star -r 2 -t 3 ${ALGOFILE_PERF})
 # a file with an error: the compiler's FILE:LINE:COL on stderr, exit 2, and nothing on stdout (no row ran)
 set(ALGOFILE_PERF_EXTRA "-DSTDERR=\n[^\n]*/syntax.dsl:5:24: error: expected expression before 'reduce'")
-algofile_perf(syntax syntax.dsl 2 EMPTY all_reduce -a oops -n 4 ${ALGOFILE_PERF})
+algofile_perf(syntax syntax.dsl 2 EMPTY all_reduce -a oops -t 4 ${ALGOFILE_PERF})
 set(ALGOFILE_PERF_EXTRA "-DSTDERR=\n[^\n]*/wrong.dsl:3: error: lonely all_reduce is wrong for p = 4")
-algofile_perf(wrong wrong.dsl 2 EMPTY all_reduce -a lonely -n 4 ${ALGOFILE_PERF})
+algofile_perf(wrong wrong.dsl 2 EMPTY all_reduce -a lonely -t 4 ${ALGOFILE_PERF})
 # verified on the communicator's own groups: ingroup is right for one group, wrong for 2x2
 set(ALGOFILE_PERF_EXTRA "-DSTDERR=\n[^\n]*/ingroup.dsl:7:17: error: ingroup all_reduce is wrong for p = 4 as the communicator's groups")
-algofile_perf(ingroup.2x2 ingroup.dsl 2 EMPTY all_reduce -a ingroup -n 4 --groups 2x2 ${ALGOFILE_PERF})
+algofile_perf(ingroup.2x2 ingroup.dsl 2 EMPTY all_reduce -a ingroup -t 4 --groups 2x2 ${ALGOFILE_PERF})
 unset(ALGOFILE_PERF_EXTRA)
-algofile_perf(ingroup.flat ingroup.dsl 0 "^[1-9][0-9]* passed, 0 failed$" all_reduce -a ingroup -n 4 ${ALGOFILE_PERF})
+algofile_perf(ingroup.flat ingroup.dsl 0 "^[1-9][0-9]* passed, 0 failed$" all_reduce -a ingroup -t 4 ${ALGOFILE_PERF})
 
 # The same under a launcher, one rank per process (tests/proc/launch.sh judges every rank's closing line).
 add_test(NAME algofile.torchrun.np4.star

@@ -262,3 +262,8 @@ add_test(NAME compiler.own_plan_a2a COMMAND stitch-planbench --check -n 1..24 -c
 add_test(NAME compiler.own_plan_rooted COMMAND stitch-planbench --check -n 1..20 -c broadcast
          -a ring,nhr,nb,rhd,mesh,nb_binary,nhr_oneshot)
 add_test(NAME compiler.planbench_smoke COMMAND stitch-planbench -n 16,33)
+
+# `stitchc verify` shows a progress line on a terminal (tools/verify_progress.c), and nothing when stderr is not one
+add_test(NAME compiler.verify_progress COMMAND ${COMPILER_TESTS}/verify_progress.sh $<TARGET_FILE:stitchc> ${STITCH_DSL}
+                                               ${CMAKE_CURRENT_BINARY_DIR}/verify_progress)
+set_tests_properties(compiler.verify_progress PROPERTIES TIMEOUT 300 LABELS compiler SKIP_RETURN_CODE 77)

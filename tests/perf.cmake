@@ -2,9 +2,10 @@
 # command line.
 #
 # A run passes only when stitch-perf exits 0 AND its closing line says "N passed, 0 failed" with N >= 1
-# (tests/perf/run_perf.cmake checks both). The size ranges start at 0 bytes so the empty collective is covered,
+# (tests/perf/run_perf.cmake checks both). Every run checks each size out of place, then in place (nccl-tests' two
+# column sets), so no test needs an in-place variant; -t is the rank count (threads), -n the timed iterations. The size ranges start at 0 bytes so the empty collective is covered,
 # and the rank counts include non-powers of two (rhd folds them). `perf.sweep` runs every algorithm, collective,
-# dtype and op, in and out of place, and is labelled `long`.
+# dtype and op (each run in and out of place), and is labelled `long`.
 
 set(PERF_RUN ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
 # A hung collective fails within this bound instead of the library's default of 300 s.
@@ -36,39 +37,38 @@ function(stitch_perf_run name)
 endfunction()
 
 # ---- real runs, checked ---------------------------------------------------------------------------------------
-stitch_perf_run(all_reduce.ring.p5.fp32.sum all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.ring.p5.fp32.sum all_reduce -a ring -t 5 -d fp32 -o sum -b 0 -e 1M -f 4)
 # auto under policy size (the rule before the cost model): mesh_oneshot up to 48 KiB sent per rank, ring above,
 # checked on both sides of the switch (the output must show rows of both)
 stitch_perf_test(all_reduce.auto.p5.bf16.sum RC 0 ENV STITCH_SELECT=size CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY
-                 STDOUT " mesh_oneshot\n.* ring\n" ARGS all_reduce -n 5 -d bf16 -o sum -b 0 -e 1M -f 2 -c 1
+                 STDOUT " mesh_oneshot\n.* ring\n" ARGS all_reduce -t 5 -d bf16 -o sum -b 0 -e 1M -f 2 -c 1
                  ${PERF_COMMON})
-stitch_perf_run(all_reduce.ring.p5.fp32.sum.inplace all_reduce -a ring -n 5 -d fp32 -o sum -b 0 -e 1M -f 4 -i)
-stitch_perf_run(all_reduce.rhd.p7.fp16.prod all_reduce -a rhd -n 7 -d fp16 -o prod -b 0 -e 256K -f 8)
-stitch_perf_run(all_reduce.mesh.p4.int64.min all_reduce -a mesh -n 4 -d int64 -o min -b 0 -e 256K -f 8 -i)
-stitch_perf_run(all_reduce.rhd.p1.int8.sum all_reduce -a rhd -n 1 -d int8 -o sum -b 0 -e 64K -f 16)
-stitch_perf_run(reduce_scatter.rhd.p6.bf16.max reduce_scatter -a rhd -n 6 -d bf16 -o max -b 0 -e 1M -f 4)
-stitch_perf_run(reduce_scatter.ring.p4.int32.sum.inplace
-                reduce_scatter -a ring -n 4 -d int32 -o sum -b 0 -e 256K -f 8 -i)
-stitch_perf_run(reduce_scatter.mesh.p5.uint8.prod reduce_scatter -a mesh -n 5 -d uint8 -o prod -b 0 -e 256K -f 8)
-stitch_perf_run(all_gather.mesh.p3.int8 all_gather -a mesh -n 3 -d int8 -b 0 -e 1M -f 4)
-stitch_perf_run(all_gather.ring.p5.fp64.inplace all_gather -a ring -n 5 -d fp64 -b 0 -e 256K -f 8 -i)
-stitch_perf_run(all_gather.rhd.p6.int16 all_gather -a rhd -n 6 -d int16 -b 0 -e 256K -f 8)
-stitch_perf_run(broadcast.nhr.p5.bf16.root3 broadcast -a nhr -n 5 -r 3 -d bf16 -b 0 -e 1M -f 4)
-stitch_perf_run(reduce.ring.p6.fp16.prod.root5.inplace reduce -a ring -n 6 -r 5 -d fp16 -o prod -b 0 -e 256K -f 8 -i)
-stitch_perf_run(scatter.nb.p7.int32.root2 scatter -a nb -n 7 -r 2 -d int32 -b 0 -e 1M -f 4)
-stitch_perf_run(gather.ring.p5.int8.root4.inplace gather -a ring -n 5 -r 4 -d int8 -b 0 -e 256K -f 8 -i)
-stitch_perf_run(all_to_all.pairwise.p6.fp64 all_to_all -a pairwise -n 6 -d fp64 -b 0 -e 1M -f 4)
-stitch_perf_run(all_to_all_v.pairwise.p5.int16 all_to_all_v -a pairwise -n 5 -d int16 -b 0 -e 256K -f 8)
-stitch_perf_run(all_reduce.pipeline.p6.fp32.groups3x2 all_reduce -a pipeline --groups 3x2 -n 6 -d fp32 -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.rhd.p7.fp16.prod all_reduce -a rhd -t 7 -d fp16 -o prod -b 0 -e 256K -f 8)
+stitch_perf_run(all_reduce.mesh.p4.int64.min all_reduce -a mesh -t 4 -d int64 -o min -b 0 -e 256K -f 8)
+stitch_perf_run(all_reduce.rhd.p1.int8.sum all_reduce -a rhd -t 1 -d int8 -o sum -b 0 -e 64K -f 16)
+stitch_perf_run(reduce_scatter.rhd.p6.bf16.max reduce_scatter -a rhd -t 6 -d bf16 -o max -b 0 -e 1M -f 4)
+stitch_perf_run(reduce_scatter.ring.p4.int32.sum
+                reduce_scatter -a ring -t 4 -d int32 -o sum -b 0 -e 256K -f 8)
+stitch_perf_run(reduce_scatter.mesh.p5.uint8.prod reduce_scatter -a mesh -t 5 -d uint8 -o prod -b 0 -e 256K -f 8)
+stitch_perf_run(all_gather.mesh.p3.int8 all_gather -a mesh -t 3 -d int8 -b 0 -e 1M -f 4)
+stitch_perf_run(all_gather.ring.p5.fp64 all_gather -a ring -t 5 -d fp64 -b 0 -e 256K -f 8)
+stitch_perf_run(all_gather.rhd.p6.int16 all_gather -a rhd -t 6 -d int16 -b 0 -e 256K -f 8)
+stitch_perf_run(broadcast.nhr.p5.bf16.root3 broadcast -a nhr -t 5 -r 3 -d bf16 -b 0 -e 1M -f 4)
+stitch_perf_run(reduce.ring.p6.fp16.prod.root5 reduce -a ring -t 6 -r 5 -d fp16 -o prod -b 0 -e 256K -f 8)
+stitch_perf_run(scatter.nb.p7.int32.root2 scatter -a nb -t 7 -r 2 -d int32 -b 0 -e 1M -f 4)
+stitch_perf_run(gather.ring.p5.int8.root4 gather -a ring -t 5 -r 4 -d int8 -b 0 -e 256K -f 8)
+stitch_perf_run(all_to_all.pairwise.p6.fp64 all_to_all -a pairwise -t 6 -d fp64 -b 0 -e 1M -f 4)
+stitch_perf_run(all_to_all_v.pairwise.p5.int16 all_to_all_v -a pairwise -t 5 -d int16 -b 0 -e 256K -f 8)
+stitch_perf_run(all_reduce.pipeline.p6.fp32.groups3x2 all_reduce -a pipeline --groups 3x2 -t 6 -d fp32 -b 0 -e 1M -f 4)
 # mesh_det: scratch units and `at` (peers' copies parked in slots, a local reduce tree)
-stitch_perf_run(reduce_scatter.mesh_det.p5.fp32.sum reduce_scatter -a mesh_det -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
-stitch_perf_run(all_reduce.mesh_det.p5.fp32.sum all_reduce -a mesh_det -n 5 -d fp32 -o sum -b 0 -e 1M -f 4)
-stitch_perf_run(all_reduce.mesh_det.p6.bf16.max.inplace all_reduce -a mesh_det -n 6 -d bf16 -o max -b 0 -e 256K -f 8 -i)
+stitch_perf_run(reduce_scatter.mesh_det.p5.fp32.sum reduce_scatter -a mesh_det -t 5 -d fp32 -o sum -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.mesh_det.p5.fp32.sum all_reduce -a mesh_det -t 5 -d fp32 -o sum -b 0 -e 1M -f 4)
+stitch_perf_run(all_reduce.mesh_det.p6.bf16.max all_reduce -a mesh_det -t 6 -d bf16 -o max -b 0 -e 256K -f 8)
 
 # ---- the command line -------------------------------------------------------------------------------------------
 stitch_perf_test(cli.help RC 0 STDERR_EMPTY STDOUT "^usage: stitch-perf COLL" ARGS --help)
 stitch_perf_test(cli.help_lists_defaults RC 0
-                 STDOUT "--iters N[^\n]*\\(default: 20\\).*--inplace[^\n]*\\(default: out-of-place\\)" ARGS -h)
+                 STDOUT "-t, --nthreads T[^\n]*\\(default: 2,.*-n, --iters N[^\n]*\\(default: 20\\).*--place both.out.in[^\n]*\\(default: both" ARGS -h)
 # the library's tunables, expanded from runtime/tunables.def with their declared defaults
 stitch_perf_test(cli.help_lists_tunables RC 0
                  STDOUT "\nEnvironment: .*\n  STITCH_SEGMENT_BYTES \\(default: 4m\\)\n.*\n  STITCH_DEBUG\n" ARGS -h)
@@ -79,7 +79,7 @@ stitch_perf_test(cli.bad_op RC 2 STDERR "^stitch-perf: error: unknown op 'avg' \
                  ARGS all_reduce -o avg)
 stitch_perf_test(cli.bad_collective RC 2 STDERR "^stitch-perf: error: unknown collective 'allreduce' \\(known: "
                  ARGS allreduce)
-stitch_perf_test(cli.missing_collective RC 2 STDERR "^stitch-perf: error: missing the collective" ARGS -n 2)
+stitch_perf_test(cli.missing_collective RC 2 STDERR "^stitch-perf: error: missing the collective" ARGS -t 2)
 stitch_perf_test(cli.bad_algorithm RC 2
                  STDERR "^stitch-perf: error: unknown algorithm 'nope' for all_reduce \\(known: [^)]*ring"
                  ARGS all_reduce -a nope)
@@ -93,18 +93,60 @@ stitch_perf_test(cli.size_plain RC 2 STDERR "^stitch-perf: error: -b 2097152 is 
 stitch_perf_test(cli.min_above_max RC 2 STDERR "^stitch-perf: error: -b 2048 is larger than -e 1024"
                  ARGS all_reduce -b 2K -e 1K)
 stitch_perf_test(cli.bad_check RC 2 STDERR "^stitch-perf: error: invalid value '2' for -c" ARGS all_reduce -c 2)
-stitch_perf_test(cli.bad_ranks RC 2 STDERR "^stitch-perf: error: invalid value '0' for -n" ARGS all_reduce -n 0)
+stitch_perf_test(cli.bad_ranks RC 2 STDERR "^stitch-perf: error: invalid value '0' for -t" ARGS all_reduce -t 0)
+stitch_perf_test(cli.bad_iters RC 2 STDERR "^stitch-perf: error: invalid value '0' for -n" ARGS all_reduce -n 0)
 stitch_perf_test(cli.unknown_option RC 2 STDERR "^stitch-perf: error: unknown option '--frobnicate'"
                  ARGS all_reduce --frobnicate)
 stitch_perf_test(cli.missing_value RC 2 STDERR "^stitch-perf: error: option '-d' needs a value" ARGS all_reduce -d)
 stitch_perf_test(cli.bad_env_algo RC 2 ENV STITCH_ALGO=nope STDERR "^stitch-perf: error: init: stitch_comm_init_threads: "
-                 ARGS all_reduce -n 2 -b 8 -e 8)
+                 ARGS all_reduce -t 2 -b 8 -e 8)
 # -c 0 does not check: the #wrong column says N/A, and the run still passes. The last column names the algorithm
 # each size ran: auto's choice, under policy model mesh_oneshot for these small vectors.
 stitch_perf_test(cli.no_check RC 0 CLOSING "^3 passed, 0 failed$" STDOUT "  N/A  mesh_oneshot\n"
-                 ARGS all_reduce -n 3 -b 1K -e 4K -f 2 -c 0 ${PERF_COMMON})
+                 ARGS all_reduce -t 3 -b 1K -e 4K -f 2 -c 0 ${PERF_COMMON})
 
-# ---- topologies: --topo FILE, --layout SPEC, $STITCH_TOPO (stitch_config_t.topo; -n defaults to its ranks) ------
+# nccl-tests' table: both column sets under their titles, each with time, algbw, busbw and #wrong, then the closing
+# lines nccl-tests prints (a test of the issue's Done-means command, smaller)
+stitch_perf_test(cli.table RC 0 CLOSING "^3 passed, 0 failed$" STDERR_EMPTY
+                 STDOUT "# nThread 4 minBytes 8 maxBytes 2048 step: 16\\(factor\\) warmup iters: 1 iters: 3 .*\n#  +out-of-place  +in-place\n#  +size  +count  +type  +redop  +root  +time  +algbw  +busbw  +#wrong  +time  +algbw  +busbw  +#wrong  +algorithm\n#  +\\(B\\)  +\\(elements\\)  +\\(us\\)  +\\(GB/s\\)  +\\(GB/s\\)  +\\(us\\)  +\\(GB/s\\)  +\\(GB/s\\) *\n +8  +2  +fp32  +sum  +-1( +[0-9.]+)( +[0-9.]+)( +[0-9.]+) +0( +[0-9.]+)( +[0-9.]+)( +[0-9.]+) +0  +ring\n.*\n# Out of bounds values : 0 OK\n# Avg bus bandwidth : [0-9.]+\n#\n"
+                 ARGS all_reduce -a ring -t 4 -b 8 -e 2K -f 16 -c 1 ${PERF_COMMON})
+# all_to_all has no in-place form: its in-place columns say N/A, and --place in is refused
+stitch_perf_test(cli.all_to_all_no_inplace RC 0 CLOSING "^2 passed, 0 failed$" STDERR_EMPTY
+                 STDOUT "( +[0-9.]+)( +[0-9.]+)( +[0-9.]+) +0( +N/A)( +N/A)( +N/A)( +N/A)  pairwise\n"
+                 ARGS all_to_all -a pairwise -t 3 -b 24 -e 96 -f 4 -c 1 ${PERF_COMMON})
+stitch_perf_test(cli.all_to_all_place_in RC 2 STDERR "^stitch-perf: error: --place in: all_to_all has no in-place form"
+                 ARGS all_to_all --place in)
+stitch_perf_run(place_out all_reduce -a rhd -t 3 -d int32 -o sum -b 0 -e 64K -f 16 --place out)
+stitch_perf_run(place_in reduce_scatter -a ring -t 3 -d fp16 -o sum -b 0 -e 64K -f 16 --place in)
+# -i adds bytes (nccl-tests' -f 1 -i N; -i alone here): 0, 1K, 2K, 3K
+stitch_perf_test(cli.stepbytes RC 0 CLOSING "^4 passed, 0 failed$" STDERR_EMPTY
+                 STDOUT "step: 1024\\(bytes\\).*\n +3072  +768 "
+                 ARGS all_reduce -t 2 -b 0 -e 3K -i 1K -c 1 ${PERF_COMMON})
+stitch_perf_test(cli.step_both RC 2 STDERR "^stitch-perf: error: -i 1024 adds bytes and -f 4 multiplies: give one"
+                 ARGS all_reduce -i 1K -f 4)
+# -g counts devices per thread: only with --device; a host rank is a thread, counted by -t
+stitch_perf_test(cli.gpus_without_device RC 2
+                 STDERR "^stitch-perf: error: -g 2: devices per thread need --device \\(without a device layer each rank is one host thread: -t 8 for 8 ranks\\)"
+                 ARGS all_reduce -t 4 -g 2)
+# under a launcher (here STITCH_RANK) each process is one rank: -t above 1 is refused before any connection
+stitch_perf_test(cli.launcher_threads RC 2 ENV STITCH_RANK=0
+                 STDERR "^stitch-perf: error: under stitch each process is one rank: -t 4 is refused \\(the job's size is the rank count\\)\n$"
+                 ARGS all_reduce -t 4)
+stitch_perf_test(cli.ranks_and_threads RC 2 STDERR "^stitch-perf: error: --ranks 3 disagrees with -t 4"
+                 ARGS all_reduce -t 4 --ranks 3)
+# -z is accepted; host calls return done, so it changes nothing there (with --device it syncs after every call)
+stitch_perf_run(blocking all_reduce -a ring -t 2 -d fp32 -o sum -b 8 -e 8K -f 32 -z 1)
+# the device layer on host threads: -t 2 -g 2 is 4 device ranks, -z 1 waits for each call's stream
+stitch_perf_run(device_host.t2g2.blocking all_reduce -a ring --device host -t 2 -g 2 -d fp32 -o sum -b 8 -e 64K -f 16
+                -z 1)
+stitch_perf_test(cli.json_unwritable RC 2 STDERR "^stitch-perf: error: -J [^:]*/no/such/dir/out.json: cannot write it: "
+                 ARGS all_reduce -J ${CMAKE_CURRENT_BINARY_DIR}/no/such/dir/out.json)
+add_test(NAME perf.json COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf>
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/perf_json.json -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/json.cmake)
+set_tests_properties(perf.json PROPERTIES TIMEOUT 120 LABELS perf)
+
+# ---- topologies: --topo FILE, --layout SPEC, $STITCH_TOPO (stitch_config_t.topo; the rank count defaults to its
+# ranks, and -t must agree with it) ---------------------------------------------------------------------------
 set(TOPOS ${CMAKE_SOURCE_DIR}/topologies)
 stitch_perf_run(topo.pipeline.layout2x2 all_reduce -a pipeline --layout 2,2 -d fp32 -o sum -b 4 -e 1M -f 16)
 stitch_perf_run(topo.pipeline.servers2x8 reduce_scatter -a pipeline --topo ${TOPOS}/servers-2x8.yaml -d int32 -o sum
@@ -119,7 +161,7 @@ stitch_perf_test(topo.layout3 RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDE
                  STDOUT "# topology: --layout .2,3.,.1., 3 levels: level 0: 3 groups 2,3,1; level 1: 2 groups 5,1;"
                  ARGS all_reduce -a rhd --layout [2,3],[1] -d fp16 -o max -b 0 -e 64K -f 16 -c 1 ${PERF_COMMON})
 stitch_perf_test(topo.env RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY ENV STITCH_TOPO=2,3
-                 ARGS all_reduce -a ring -n 5 -d int64 -o sum -b 0 -e 64K -f 16 -c 1 ${PERF_COMMON})
+                 ARGS all_reduce -a ring -t 5 -d int64 -o sum -b 0 -e 64K -f 16 -c 1 ${PERF_COMMON})
 stitch_perf_test(cli.topo_bad_file RC 2 STDERR "^[^
 ]*tests/topo/t_bad.yaml:4:13: error: a group must hold at least 1 rank, not 0
 $"
@@ -127,27 +169,33 @@ $"
 stitch_perf_test(cli.layout_bad RC 2 STDERR "^stitch-perf: error: --layout: bad layout '2,,3': column 3: expected a count"
                  ARGS all_reduce --layout 2,,3)
 stitch_perf_test(cli.topo_ranks RC 2
-                 STDERR "stitch_comm_init_threads: config->topo='.*/unequal-2-3.yaml': the topology 'unequal-2-3' has 5 ranks \\(layout 2,3\\) but the communicator has 4\n"
-                 ARGS all_reduce --topo ${TOPOS}/unequal-2-3.yaml -n 4 -b 8 -e 8)
-# --layout's SxL with a capital X, as STITCH_GROUPS and STITCH_TOPO read it
-stitch_perf_test(cli.layout_capital_x RC 2
-                 STDERR "config->topo='2X3': the topology has 6 ranks \\(layout 3,3\\) but the communicator has 4\n"
-                 ARGS all_reduce --layout 2X3 -n 4 -b 8 -e 8)
+                 STDERR "^stitch-perf: error: -t 4 makes 4 ranks, but --topo .*/unequal-2-3.yaml holds 5: give -t 5 \\(or --ranks 5\\), or leave the count to it\n$"
+                 ARGS all_reduce --topo ${TOPOS}/unequal-2-3.yaml -t 4 -b 8 -e 8)
+# the rank count from $STITCH_TOPO (issue 23: it used to start 2 ranks and fail at init), and -t against it
+stitch_perf_test(topo.env_count RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY ENV STITCH_TOPO=2,3
+                 STDOUT "# nRanks 5 \\(ranks are threads of one process; from STITCH_TOPO=2,3\\)"
+                 ARGS all_reduce -a ring -b 0 -e 4K -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(cli.topo_env_ranks RC 2 ENV STITCH_TOPO=2,3
+                 STDERR "^stitch-perf: error: -t 4 makes 4 ranks, but STITCH_TOPO=2,3 holds 5: give -t 5"
+                 ARGS all_reduce -t 4)
+# --layout's SxL with a capital X, as STITCH_GROUPS and STITCH_TOPO read it: 2X3 is 6 ranks
+stitch_perf_test(cli.layout_capital_x RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$"
+                 ARGS all_reduce --layout 2X3 -b 8 -e 8)
 stitch_perf_test(cli.topo_and_groups RC 2 STDERR "^stitch-perf: error: --groups and --layout exclude each other"
                  ARGS all_reduce --layout 2,2 --groups 2x2)
 # the communicator's form wins: --groups (config->groups) over $STITCH_TOPO, whose 5 ranks would not fit
 stitch_perf_test(topo.groups_over_env RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" STDERR_EMPTY ENV STITCH_TOPO=2,3
-                 ARGS all_reduce -a pipeline --groups 2x2 -n 4 -b 8 -e 8 -c 1 ${PERF_COMMON})
+                 ARGS all_reduce -a pipeline --groups 2x2 -t 4 -b 8 -e 8 -c 1 ${PERF_COMMON})
 
 # ---- AHC, AHC_BROKE and hier on groups (threads; --groups or --layout), checked: a sample up to 256 KiB; under
 # `long` the issue's runs, 4 B .. 16 MiB on 2+3, 7+5+3 and 1+4 for both AHC forms and their three collectives
 stitch_perf_run(all_reduce.ahc.g2+3.fp32.sum all_reduce -a ahc --layout 2,3 -d fp32 -o sum -b 4 -e 256K -f 8)
 stitch_perf_run(reduce_scatter.ahc.g2+3.bf16.max reduce_scatter -a ahc --groups 2,3 -d bf16 -o max -b 4 -e 256K -f 8)
-stitch_perf_run(all_gather.ahc.g2+3.int8 all_gather -a ahc --groups 2,3 -d int8 -b 4 -e 256K -f 8 -i)
+stitch_perf_run(all_gather.ahc.g2+3.int8 all_gather -a ahc --groups 2,3 -d int8 -b 4 -e 256K -f 8)
 stitch_perf_run(all_reduce.ahc.g7+5+3.fp16.sum all_reduce -a ahc --layout 7,5,3 -d fp16 -o sum -b 4 -e 256K -f 16)
 stitch_perf_run(all_gather.ahc.g1+4.fp64 all_gather -a ahc --groups 1,4 -d fp64 -b 4 -e 256K -f 16)
 stitch_perf_run(all_reduce.ahc_broke.g2+3.int32.prod all_reduce -a ahc_broke --groups 2,3 -d int32 -o prod -b 4
-                -e 256K -f 8 -i)
+                -e 256K -f 8)
 stitch_perf_run(reduce_scatter.ahc_broke.g7+5+3.fp32.min reduce_scatter -a ahc_broke --groups 7,5,3 -d fp32 -o min
                 -b 4 -e 256K -f 16)
 stitch_perf_run(all_gather.ahc_broke.g1+4.int16 all_gather -a ahc_broke --groups 1,4 -d int16 -b 4 -e 256K -f 16)
@@ -195,7 +243,7 @@ foreach(mode threads proc)
 endforeach()
 stitch_perf_test(cli.bad_die_at RC 2 ENV STITCH_PERF_DIE_AT=2:warmup
                  STDERR "^stitch-perf: error: bad STITCH_PERF_DIE_AT '2:warmup' \\(a test hook: RANK:PHASE"
-                 ARGS all_reduce -n 4)
+                 ARGS all_reduce -t 4)
 
 # ---- the long sweep: every algorithm x collective x dtype x op, in and out of place ---------------------------
 add_test(NAME perf.sweep
@@ -221,3 +269,9 @@ stitch_perf_test(all_gather.mesh_nhr_2d.2x4.env1 RC 0 CLOSING "^[1-9][0-9]* pass
 add_test(NAME perf.select_vs_measured.smoke
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/select_vs_measured_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 set_tests_properties(perf.select_vs_measured.smoke PROPERTIES TIMEOUT 300 LABELS perf)
+
+# ---- scripts/plot_perf.py: PNGs from small generated stitch-perf outputs (table and -J) and a bench_vs_mpi.sh-shaped
+# table, and bad input refused (skipped where no python3 has matplotlib) -------------------------------------------
+add_test(NAME perf.plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/plot.sh $<TARGET_FILE:stitch-perf>
+                                ${CMAKE_SOURCE_DIR}/scripts/plot_perf.py ${CMAKE_CURRENT_BINARY_DIR}/plot)
+set_tests_properties(perf.plot PROPERTIES TIMEOUT 120 LABELS perf SKIP_RETURN_CODE 77)

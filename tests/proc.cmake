@@ -59,6 +59,17 @@ set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.
                      proc.mpirun.np5.layout proc.mpirun.np8.own_plan PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 
+# stitch-perf -J under mpirun: rank 0's process writes one JSON document for the job (tests/perf/json.cmake), mode
+# "processes", the sizes' results combined over the ranks; added where mpirun is found
+find_program(PROC_MPIRUN mpirun)
+if(PROC_MPIRUN)
+  add_test(NAME proc.mpirun.np3.json
+           COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -DOUT=${CMAKE_CURRENT_BINARY_DIR}/proc_json.json
+                   "-DLAUNCH=${PROC_MPIRUN}|--allow-run-as-root|--oversubscribe|-np|3"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/json.cmake)
+  set_tests_properties(proc.mpirun.np3.json PROPERTIES TIMEOUT 120 LABELS "proc;perf" RUN_SERIAL TRUE)
+endif()
+
 # stitch_comm_init_mpi (library stitch_mpi, built only when CMake finds MPI): a tiny MPI program under mpirun
 # makes a stitch communicator from MPI_COMM_WORLD and checks an all_reduce; skipped (77) when mpirun is absent.
 if(TARGET stitch_mpi)

@@ -1,15 +1,19 @@
-/* stitch_perf.c - stitch-perf, the collective benchmark, in the manner of nccl-tests' all_reduce_perf.
+/* stitch_perf.c - stitch-perf, the collective benchmark, in the manner of nccl-tests' all_reduce_perf, with its flags.
  *
- *   stitch-perf all_reduce -a ring -n 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
+ *   stitch-perf all_reduce -t 4 -b 8 -e 64M -f 2 -n 20      (nccl-tests: -t threads, -n iterations)
+ *   stitch-perf all_reduce -a ring -t 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1 -J out.json
  *
- * The p ranks are p threads of this process (stitch_comm_init_threads). Every thread runs the same loop over the
- * sizes -b, -b*f, ... -e; for each size it (1) with -c 1 runs the collective once on inputs that encode (rank,
- * index) and checks every element of every rank's output, (2) runs -w warm-up calls, (3) times --iters calls as
- * "barrier, t0, iters calls, barrier, t1" and reports the largest (t1 - t0) / iters over the ranks. The table
- * follows nccl-tests: the size column is the bytes of the largest buffer (all_reduce: count * esize; all_gather
- * and reduce_scatter: count * p * esize), algbw = size / time and busbw = algbw * the factor of nccl-tests'
- * PERFORMANCE.md. Each size is one test; the output closes with "N passed, N failed" and the exit status is 0 only
- * when every size passed. Bad command lines exit 2.
+ * The p ranks are p threads of this process (stitch_comm_init_threads; --device: stitch_comm_init_devices, -t * -g
+ * ranks), or one process each under a launcher. Every thread runs the same loop over the sizes -b, -b*f, ... -e
+ * (or -b, -b+i, ... with -i); for each size it runs two column sets, out of place then in place (nccl-tests' two),
+ * and for each (1) with -c 1 runs the collective once on inputs that encode (rank, index) and checks every element of
+ * every rank's output, (2) runs -w warm-up calls, (3) times -n calls as "barrier, t0, n calls, barrier, t1" and
+ * reports the largest (t1 - t0) / n over the ranks. The table follows nccl-tests: the size column is the bytes of
+ * the largest buffer (all_reduce: count * esize; all_gather and reduce_scatter: count * p * esize), then for each
+ * column set time, algbw = size / time, busbw = algbw * the factor of nccl-tests' PERFORMANCE.md and #wrong; then
+ * "# Out of bounds values : N OK|FAILED" (the wrong elements over the run) and "# Avg bus bandwidth : X" (over the
+ * sizes that passed and both sets). Each size is one test; the output closes with "N passed, N failed" and the exit
+ * status is 0 only when every size passed. -J FILE writes the same as one JSON document. Bad command lines exit 2.
  *
  * Why the checker is shaped so. The expected values are computed here, never with library code, and they must be
  * exact whatever order the schedule reduces in: sums are of small integers whose partial sums stay representable
@@ -22,8 +26,10 @@
  * Errors. A failing call aborts the communicator, so the other ranks fail fast instead of waiting for their
  * timeout; the size counts as failed and the communicators are rebuilt before the next size. Every rank that saw a
  * failure, wherever it was (phase_name: init, check, warm-up, the benchmark's own barriers, the timed loop, combining
- * the results, rebuilding), is reported as "size S: rank R: PHASE: stitch_strerror: stitch_comm_last_error" (the
- * library's message names the rank that died or aborted), and the run still ends with "N passed, N failed".
+ * the results, rebuilding), is reported as "size S: rank R: PHASE: [SET: ]stitch_strerror: stitch_comm_last_error"
+ * (SET: out-of-place or in-place, for check, warm-up and the timed loop; the library's message names the rank that
+ * died or aborted); the failing set's columns and those after it say "error", and the run still ends with "N passed,
+ * N failed".
  *
  * Buffers are allocated once at the largest size and touched by their own rank thread (first touch is slow on the
  * machines we run on), then reused for every size.
@@ -75,25 +81,39 @@ enum phase { PH_INIT, PH_CHECK, PH_WARMUP, PH_BARRIER, PH_TIMED, PH_RESULTS, PH_
 static const char *const phase_name[PH_COUNT] = {"init", "check", "warm-up", "barrier", "timed loop", "results",
                                                  "rebuild"};
 
-/* ---- options ------------------------------------------------------------------------------------------------ */
+/* ---- options ------------------------------------------------------------------------------------------------
+ * nccl-tests' flags keep nccl-tests' meanings (-b -e -f -i -n -w -c -o -d -r -z -t -g -T -J); stitch's own options
+ * have long names (--ranks, --algo, --timeout, --groups, --topo, ...). The one clash is -a: nccl-tests' "average
+ * over ranks" (0..3); here it is the algorithm, the flag every stitch script passes, and the time is always the
+ * slowest rank's (nccl-tests' -a 3). Each size runs out of place, then in place (PL_OUT, PL_IN: the two column
+ * sets); --place narrows that. */
+
+enum { PL_OUT, PL_IN, PL_COUNT };
+static const char *const place_name[PL_COUNT] = {"out-of-place", "in-place"};
 
 struct opts {
     stitch_coll_t coll;
     const char *algo;  /* NULL: the library's default ($STITCH_ALGO, else auto) */
-    int nranks;
+    int nranks;        /* threads mode: threads * gpus, --ranks, or the topology's / groups' ranks (default 2) */
+    int threads, gpus; /* -t, -g (0: not given) */
+    int ranks_opt;     /* --ranks (0: not given) */
     stitch_dtype_t dtype;
     stitch_op_t op;
     size_t minbytes, maxbytes;
-    int factor;
+    int factor;        /* -f: multiply by factor when > 1, else add stepbytes */
+    size_t stepbytes;  /* -i */
+    int factor_given, stepbytes_given;
     int check;
     int warmup;
     int iters;
-    int inplace;
+    int places;        /* bit PL_OUT, bit PL_IN: the column sets run (--place; default both) */
+    int blocking;      /* -z: --device waits for the stream after every call; host calls always return done */
     int timeout_s;     /* 0: the library's default */
     int root;          /* rooted collectives */
+    const char *json;  /* -J FILE: the machine-readable results (NULL: none) */
     const char *groups; /* NULL: $STITCH_GROUPS, else one group */
     const char *topo;   /* --topo FILE or --layout SPEC (stitch_config_t.topo); NULL: $STITCH_TOPO */
-    int nranks_given;   /* -n was given */
+    const char *count_from; /* what gave nranks when -t/--ranks did not: "--topo FILE", "STITCH_TOPO=..." */
     int topo_layout;    /* topo came from --layout */
     int calibrate;      /* --calibrate: fit alpha, beta, gamma (calibrate()) instead of one benchmark */
     int bind;           /* --bind: threads mode binds rank r's thread to CPU r mod CPUs (mpirun's default) */
@@ -106,32 +126,42 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " COLL [options]\n"
-            "Benchmark and check a stitch collective, ranks as threads of this process (like nccl-tests).\n"
+            "Benchmark and check a stitch collective, ranks as threads of this process; nccl-tests' flags with\n"
+            "nccl-tests' meanings, stitch's own options with long names.\n"
             "\n"
             "  COLL                       all_reduce | reduce_scatter | all_gather | broadcast | reduce |\n"
             "                             scatter | gather | all_to_all | all_to_all_v\n"
-            "  -a, --algo ALGO            algorithm, or auto: chosen per size (default: $STITCH_ALGO, else auto);\n"
-            "                             names from $STITCH_ALGO_FILE too\n"
-            "  -n, --nranks P             number of ranks, 1..%d (default: 2)\n"
-            "  -d, --datatype DTYPE       int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64 (default: fp32)\n"
-            "  -o, --op OP                sum prod max min; ignored by the collectives that do not reduce\n"
-            "                             (default: sum)\n"
-            "  -r, --root ROOT            root of broadcast, reduce, scatter, gather (default: 0)\n"
-            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,3\" (pipeline, hier, ahc;\n"
-            "                             without -n, P is their total; default:\n"
-            "                             $STITCH_GROUPS, else one group)\n"
-            "      --topo FILE            the ranks' topology, a YAML file (topologies/); -n defaults to its\n"
-            "                             ranks (default: $STITCH_TOPO)\n"
-            "      --layout SPEC          the same as a layout: 2,3 (servers of 2 and 3 ranks), [2,3],[4]\n"
-            "                             (three levels) or SxL; -n defaults to its ranks\n"
+            "  -t, --nthreads T           rank threads (default: 2, or the topology's or groups' ranks)\n"
+            "  -g, --ngpus G              devices per thread, with --device only: T * G ranks (default: 1)\n"
+            "      --ranks P              the rank count, 1..%d: the same as -t P\n"
             "  -b, --minbytes SIZE        smallest size in bytes, suffix K M G = 2^10 2^20 2^30 (default: 8)\n"
             "  -e, --maxbytes SIZE        largest size in bytes (default: 8M)\n"
-            "  -f, --stepfactor F         multiply the size by F, an integer >= 2 (default: 2)\n"
+            "  -f, --stepfactor F         multiply the size by F (default: 2); -f 1: add -i's bytes instead\n"
+            "  -i, --stepbytes SIZE       add SIZE bytes per step (alone, or with -f 1; default: 1M)\n"
+            "  -n, --iters N              timed calls per size and column set, >= 1 (default: 20)\n"
+            "  -w, --warmup_iters N       warm-up calls per size and column set (default: 5)\n"
             "  -c, --check 0|1            check every element of every rank's output (default: 1)\n"
-            "  -w, --warmup_iters N       warm-up calls per size (default: 5)\n"
-            "      --iters N              timed calls per size, >= 1 (default: 20)\n"
-            "  -i, --inplace              in-place (default: out-of-place)\n"
-            "  -t, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
+            "  -o, --op OP                sum prod max min; ignored by the collectives that do not reduce\n"
+            "                             (default: sum)\n"
+            "  -d, --datatype DTYPE       int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64 (default: fp32)\n"
+            "  -r, --root ROOT            root of broadcast, reduce, scatter, gather (default: 0)\n"
+            "  -z, --blocking 0|1         1: with --device, wait for the stream after every call (nccl-tests'\n"
+            "                             blocking mode); host calls always return done, so it changes nothing\n"
+            "                             there (default: 0)\n"
+            "  -a, --algo ALGO            algorithm, or auto: chosen per size (default: $STITCH_ALGO, else auto);\n"
+            "                             names from $STITCH_ALGO_FILE too. (nccl-tests' -a, the average over\n"
+            "                             ranks, is not taken: the time is the slowest rank's, its -a 3)\n"
+            "  -J, --json FILE            also write the results as one JSON document to FILE\n"
+            "  -T, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
+            "      --place both|out|in    the column sets run: out-of-place, in-place or both (default: both;\n"
+            "                             all_to_all and all_to_all_v have no in-place form)\n"
+            "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,3\" (pipeline, hier, ahc;\n"
+            "                             without -t, P is their total; default:\n"
+            "                             $STITCH_GROUPS, else one group)\n"
+            "      --topo FILE            the ranks' topology, a YAML file (topologies/); the rank count\n"
+            "                             defaults to its ranks (default: $STITCH_TOPO, whose ranks count too)\n"
+            "      --layout SPEC          the same as a layout: 2,3 (servers of 2 and 3 ranks), [2,3],[4]\n"
+            "                             (three levels) or SxL; the rank count defaults to its ranks\n"
             "      --bind                 threads: bind rank r's thread to CPU r mod CPUs, as mpirun binds its\n"
             "                             processes by default (unbound threads may share one core)\n"
             "      --calibrate            no COLL: measure this machine's transport on P ranks (threads; under\n"
@@ -141,12 +171,15 @@ static void usage(FILE *f)
             "      --device NAME          device communicators (stitch_comm_init_devices): cuda, or host (the\n"
             "                             device engine on host threads); buffers in device memory; two more\n"
             "                             columns: the device's copy rate (device-to-device copy of the same\n"
-            "                             size) and ratio = ranks per device * busbw / copy\n"
+            "                             size) and ratio = ranks per device * out-of-place busbw / copy\n"
             "  -h, --help                 print this help and exit\n"
             "\n"
-            "The size column is the bytes of the largest buffer (all_reduce, broadcast, reduce: count * size of\n"
-            "DTYPE; the others: count * P * size of DTYPE, all_to_all_v's counts being count-1..count+1 per pair);\n"
-            "sizes are rounded down to that granularity.\n"
+            "Under a launcher (mpirun, srun, torchrun, STITCH_RANK/SIZE/ROOT) each process is one rank: -t and -g\n"
+            "are 1 there, and the job's size is the rank count.\n"
+            "Each row is one size: out-of-place, then in-place, each with its time, algbw, busbw and #wrong, as\n"
+            "nccl-tests prints them. The size column is the bytes of the largest buffer (all_reduce, broadcast,\n"
+            "reduce: count * size of DTYPE; the others: count * P * size of DTYPE, all_to_all_v's counts being\n"
+            "count-1..count+1 per pair); sizes are rounded down to that granularity.\n"
             "Exit status: 0 when every size passed, 1 when one failed, 2 on a bad command line.\n",
             MAX_RANKS);
     fprintf(f, "\nEnvironment: the library's tunables (README.md's Tunables table says more):\n");
@@ -265,18 +298,21 @@ static void set_topo(struct opts *o, const char *opt, const char *v, int layout)
     o->topo = v, o->topo_layout = layout;
 }
 
-/* The number of ranks of --topo / --layout, for -n's default; a bad topology is a bad command line. */
-static int topo_ranks(const struct opts *o)
+/* The number of ranks of a topology setting (--topo, --layout, $STITCH_TOPO), for the rank count's default (0: the
+ * file sets no layout); a bad topology is a bad command line. `label` names the setting in the messages. */
+static int topo_ranks(const char *topo, const char *label, int layout)
 {
     char err[1024];
-    int p = stitch_topo_ranks(o->topo, err, sizeof err);
+    int p = stitch_topo_ranks(topo, err, sizeof err);
     if (p < 0) { /* a file's error is the loader's `FILE:LINE:COL: error: ...`, as compilers print it */
-        fprintf(stderr, "%s%s\n", o->topo_layout ? PROG ": error: --layout: " : "", err);
+        if (layout || strchr(err, ':') == NULL || strstr(err, "error:") == NULL)
+            fprintf(stderr, PROG ": error: %s: %s\n", label, err);
+        else
+            fprintf(stderr, "%s\n", err);
         exit(2);
     }
     if (p > MAX_RANKS)
-        bad_usage("%s %s holds %d ranks; at most %d run as threads here", o->topo_layout ? "--layout" : "--topo",
-                  o->topo, p, MAX_RANKS);
+        bad_usage("%s holds %d ranks; at most %d run as threads here", label, p, MAX_RANKS);
     return p;
 }
 
@@ -303,39 +339,122 @@ static void parse_die_at(struct opts *o)
               "timed-loop)", v);
 }
 
+/* The rank count in threads mode: -t * -g or --ranks when given, else the topology's or the groups' (--topo,
+ * --layout, --groups, then $STITCH_TOPO, $STITCH_GROUPS: the library's order), else 2. A count given both ways must
+ * agree with the topology's, which is checked here, before any rank starts, not by the library at init. */
+static void resolve_ranks(struct opts *o)
+{
+    static char label[1100];
+    char what[64];
+    int given = 0, from = 0;
+    const char *env_topo = getenv("STITCH_TOPO"), *env_groups = getenv("STITCH_GROUPS");
+    if (o->gpus > 1 && !o->device)
+        bad_usage("-g %d: devices per thread need --device (without a device layer each rank is one host thread: "
+                  "-t %d for %d ranks)", o->gpus, (o->threads ? o->threads : 1) * o->gpus,
+                  (o->threads ? o->threads : 1) * o->gpus);
+    if (o->threads || o->gpus) {
+        long n = (long)(o->threads ? o->threads : 1) * (o->gpus ? o->gpus : 1);
+        if (n > MAX_RANKS)
+            bad_usage("-t %d * -g %d = %ld ranks; at most %d", o->threads ? o->threads : 1, o->gpus ? o->gpus : 1,
+                      n, MAX_RANKS);
+        if (o->ranks_opt && o->ranks_opt != n)
+            bad_usage("--ranks %d disagrees with -t %d * -g %d = %ld ranks (give one of them)", o->ranks_opt,
+                      o->threads ? o->threads : 1, o->gpus ? o->gpus : 1, n);
+        given = (int)n;
+        if (o->gpus)
+            snprintf(what, sizeof what, "-t %d -g %d make", o->threads ? o->threads : 1, o->gpus);
+        else
+            snprintf(what, sizeof what, "-t %d makes", o->threads);
+    } else if (o->ranks_opt) {
+        given = o->ranks_opt;
+        snprintf(what, sizeof what, "--ranks %d makes", given);
+    }
+    if (o->topo) {
+        snprintf(label, sizeof label, "%s %s", o->topo_layout ? "--layout" : "--topo", o->topo);
+        from = topo_ranks(o->topo, o->topo_layout ? "--layout" : label, o->topo_layout);
+    } else if (o->groups) {
+        snprintf(label, sizeof label, "--groups %s", o->groups);
+        from = groups_ranks(o->groups, 0);
+    } else if (env_topo && env_topo[0]) {
+        snprintf(label, sizeof label, "STITCH_TOPO=%s", env_topo);
+        from = topo_ranks(env_topo, label, 0);
+    } else if (env_groups && env_groups[0]) {
+        snprintf(label, sizeof label, "STITCH_GROUPS=%s", env_groups);
+        from = groups_ranks(env_groups, 0);
+    }
+    if (given && from && given != from)
+        bad_usage("%s %d ranks, but %s holds %d: give -t %d (or --ranks %d), or leave the count to it", what,
+                  given, label, from, from, from);
+    o->nranks = given ? given : from ? from : 2;
+    o->count_from = given ? NULL : from ? label : NULL;
+}
+
+/* -i and -f: nccl-tests multiplies when the factor is above 1 and adds -i's bytes otherwise; here -i alone means
+ * adding, and -i with a factor above 1 is a contradiction. */
+static void resolve_step(struct opts *o)
+{
+    if (o->stepbytes_given && o->factor_given && o->factor > 1)
+        bad_usage("-i %zu adds bytes and -f %d multiplies: give one (-f 1 -i %zu adds)", o->stepbytes, o->factor,
+                  o->stepbytes);
+    if (o->stepbytes_given && !o->factor_given)
+        o->factor = 1;
+}
+
+static int parse_place(const char *v)
+{
+    if (strcmp(v, "both") == 0)
+        return 1 << PL_OUT | 1 << PL_IN;
+    if (strcmp(v, "out") == 0)
+        return 1 << PL_OUT;
+    if (strcmp(v, "in") == 0)
+        return 1 << PL_IN;
+    bad_usage("invalid value '%s' for --place (expected both, out or in)", v);
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ITERS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE, OPT_BIND };
+    enum { OPT_RANKS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE, OPT_BIND, OPT_PLACE };
     static const struct option longopts[] = {
-        {"algo", required_argument, NULL, 'a'},     {"nranks", required_argument, NULL, 'n'},
+        {"nthreads", required_argument, NULL, 't'}, {"ngpus", required_argument, NULL, 'g'},
+        {"ranks", required_argument, NULL, OPT_RANKS}, {"algo", required_argument, NULL, 'a'},
         {"datatype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
         {"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
-        {"stepfactor", required_argument, NULL, 'f'}, {"check", required_argument, NULL, 'c'},
-        {"warmup_iters", required_argument, NULL, 'w'}, {"iters", required_argument, NULL, OPT_ITERS},
-        {"inplace", no_argument, NULL, 'i'},        {"timeout", required_argument, NULL, 't'},
+        {"stepfactor", required_argument, NULL, 'f'}, {"stepbytes", required_argument, NULL, 'i'},
+        {"check", required_argument, NULL, 'c'},    {"warmup_iters", required_argument, NULL, 'w'},
+        {"iters", required_argument, NULL, 'n'},    {"blocking", required_argument, NULL, 'z'},
+        {"json", required_argument, NULL, 'J'},     {"timeout", required_argument, NULL, 'T'},
         {"root", required_argument, NULL, 'r'},     {"groups", required_argument, NULL, OPT_GROUPS},
         {"topo", required_argument, NULL, OPT_TOPO}, {"layout", required_argument, NULL, OPT_LAYOUT},
         {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"device", required_argument, NULL, OPT_DEVICE},
-        {"bind", no_argument, NULL, OPT_BIND},
+        {"bind", no_argument, NULL, OPT_BIND},      {"place", required_argument, NULL, OPT_PLACE},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
-    *o = (struct opts){.nranks = 2, .dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20,
-                       .factor = 2, .check = 1, .warmup = 5, .iters = 20};
+    *o = (struct opts){.dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20, .factor = 2,
+                       .stepbytes = 1 << 20, .check = 1, .warmup = 5, .iters = 20,
+                       .places = 1 << PL_OUT | 1 << PL_IN};
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":a:n:d:o:b:e:f:c:w:t:r:ih", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:g:a:n:d:o:b:e:f:i:c:w:z:J:T:r:h", longopts, NULL)) != -1) {
         switch (c) {
+        case 't': o->threads = parse_int("-t", optarg, 1, MAX_RANKS); break;
+        case 'g': o->gpus = parse_int("-g", optarg, 1, MAX_RANKS); break;
+        case OPT_RANKS: o->ranks_opt = parse_int("--ranks", optarg, 1, MAX_RANKS); break;
         case 'a': o->algo = optarg; break;
-        case 'n': o->nranks = parse_int("-n", optarg, 1, MAX_RANKS), o->nranks_given = 1; break;
         case 'd': o->dtype = lookup("dtype", optarg, stitch_dtype_from_name, dtype_name_i); break;
         case 'o': o->op = lookup("op", optarg, stitch_op_from_name, op_name_i); break;
         case 'b': o->minbytes = parse_size("-b", optarg); break;
         case 'e': o->maxbytes = parse_size("-e", optarg); break;
-        case 'f': o->factor = parse_int("-f", optarg, 2, 1 << 20); break;
+        case 'f': o->factor = parse_int("-f", optarg, 1, 1 << 20), o->factor_given = 1; break;
+        case 'i':
+            if ((o->stepbytes = parse_size("-i", optarg)) == 0)
+                bad_usage("invalid size '%s' for -i (the step must be at least 1 byte)", optarg);
+            o->stepbytes_given = 1;
+            break;
         case 'c': o->check = parse_int("-c", optarg, 0, 1); break;
         case 'w': o->warmup = parse_int("-w", optarg, 0, 1 << 30); break;
-        case OPT_ITERS: o->iters = parse_int("--iters", optarg, 1, 1 << 30); break;
-        case 'i': o->inplace = 1; break;
+        case 'n': o->iters = parse_int("-n", optarg, 1, 1 << 30); break;
+        case 'z': o->blocking = parse_int("-z", optarg, 0, 1); break;
+        case 'J': o->json = optarg; break;
         case 'r': o->root = parse_int("-r", optarg, 0, MAX_RANKS - 1); break;
         case OPT_GROUPS: o->groups = optarg; break;
         case OPT_TOPO: set_topo(o, "--topo", optarg, 0); break;
@@ -343,13 +462,25 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case OPT_CALIBRATE: o->calibrate = 1; break;
         case OPT_DEVICE: o->device = optarg; break;
         case OPT_BIND: o->bind = 1; break;
-        case 't': o->timeout_s = parse_int("-t", optarg, 1, 1 << 20); break;
+        case OPT_PLACE: o->places = parse_place(optarg); break;
+        case 'T': o->timeout_s = parse_int("-T", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
         default: bad_usage("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
     parse_die_at(o);
+    resolve_step(o);
+    if (o->topo && o->groups)
+        bad_usage("--groups and --%s exclude each other (the topology's layout gives the groups)",
+                  o->topo_layout ? "layout" : "topo");
+    if (stitch_launcher() == NULL) {
+        resolve_ranks(o);
+    } else if (o->threads > 1 || o->gpus > 1 || o->ranks_opt) { /* launcher mode: the job's size, checked at init */
+        bad_usage("under %s each process is one rank: %s %d is refused (the job's size is the rank count)",
+                  stitch_launcher(), o->ranks_opt ? "--ranks" : o->threads > 1 ? "-t" : "-g",
+                  o->ranks_opt ? o->ranks_opt : o->threads > 1 ? o->threads : o->gpus);
+    }
     if (o->calibrate && optind == argc)
         return; /* calibrate() sets the collectives */
     if (optind >= argc)
@@ -360,17 +491,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
         bad_usage("collective '%s' is not benchmarked here", argv[optind]);
     if (optind + 1 < argc)
         bad_usage("unexpected argument '%s' (see --help)", argv[optind + 1]);
-    if (o->topo && o->groups)
-        bad_usage("--groups and --%s exclude each other (the topology's layout gives the groups)",
-                  o->topo_layout ? "layout" : "topo");
-    if (o->topo && !o->nranks_given && stitch_launcher() == NULL)
-        o->nranks = topo_ranks(o);
-    if (o->groups && !o->nranks_given && stitch_launcher() == NULL) /* --groups 2,3 without -n: 5 ranks */
-        o->nranks = groups_ranks(o->groups, o->nranks);
     if (o->root >= o->nranks && stitch_launcher() == NULL) /* launcher mode: checked against the job's size */
         bad_usage("-r %d is not a rank (0..%d)", o->root, o->nranks - 1);
-    if (o->inplace && (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V))
-        bad_usage("-i: %s has no in-place form", stitch_coll_name(o->coll));
+    if (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V) {
+        if (o->places == 1 << PL_IN)
+            bad_usage("--place in: %s has no in-place form", stitch_coll_name(o->coll));
+        o->places &= ~(1 << PL_IN); /* its in-place columns say N/A */
+    }
     if (o->minbytes > o->maxbytes)
         bad_usage("-b %zu is larger than -e %zu", o->minbytes, o->maxbytes);
     if (o->algo)
@@ -406,7 +533,9 @@ static size_t granularity(const struct opts *o)
 /* count as the API takes it: all_reduce's length, reduce_scatter's output length, all_gather's input length. */
 static size_t api_count(const struct opts *o, size_t bytes) { return bytes / granularity(o); }
 
-/* -b, -b*f, ... -e rounded down to the granularity, without repeats; 0 steps to one granule. */
+/* -b, -b*f, ... -e (or -b, -b+i, ... -e) rounded down to the granularity, without repeats; with -f, 0 steps to one
+ * granule. */
+#define MAX_SIZES 100000
 static size_t *size_list(const struct opts *o, int *n)
 {
     size_t g = granularity(o), cap = 64, *v = malloc(cap * sizeof *v);
@@ -415,8 +544,17 @@ static size_t *size_list(const struct opts *o, int *n)
         size_t s = raw / g * g;
         if (*n == 0 || v[*n - 1] != s)
             v[(*n)++] = s;
+        if (*n == MAX_SIZES)
+            bad_usage("-b %zu .. -e %zu in steps of %zu bytes make more than %d sizes", o->minbytes, o->maxbytes,
+                      o->stepbytes, MAX_SIZES);
         if (*n == (int)cap && (v = realloc(v, (cap *= 2) * sizeof *v)) == NULL)
             break;
+        if (o->factor == 1) {
+            if (raw > SIZE_MAX - o->stepbytes)
+                break;
+            raw += o->stepbytes;
+            continue;
+        }
         size_t next = raw == 0 ? g : raw * (size_t)o->factor;
         if (next / (size_t)o->factor != raw && raw != 0)
             break; /* overflow */
@@ -622,20 +760,33 @@ static double expected_value(const struct opts *o, size_t count, size_t g)
 
 struct bench;
 
+/* One size's results, both column sets, as printed; kept for -J. */
+struct row {
+    size_t bytes, count;
+    char algo[64];
+    int ran[PL_COUNT], failed[PL_COUNT];
+    double time[PL_COUNT], algbw[PL_COUNT], busbw[PL_COUNT];
+    size_t wrong[PL_COUNT];
+    double copy;             /* --device: GB/s of a device-to-device copy (0: none) */
+};
+
 struct rank_state {
     struct bench *b;
     int rank;
     pthread_t thread;
     unsigned char *buf_a, *buf_b; /* out-of-place: send and recv; in-place: buf_a only */
-    double time;                 /* seconds per call of the last size */
-    size_t wrong;
+    int place;                   /* the column set running (PL_OUT, PL_IN), -1 between them */
+    double time[PL_COUNT];       /* seconds per call of the last size, per column set */
+    size_t wrong[PL_COUNT];
     stitch_status_t status;      /* first failure of the last size */
     char error[1024];            /* its message (the library's) */
     int phase;                   /* what this rank is doing (enum phase) */
     int fail_phase;              /* where the first failure happened */
+    int fail_place;              /* and in which column set (-1: outside both; the set and those after it fail) */
     int size_index;              /* the size being run (the test hook fires in the first) */
     int died;                    /* thread mode: the test hook has killed this rank (in the first size) */
-    long long bad_index;         /* first wrong output element, -1 if none */
+    long long bad_index;         /* first wrong output element, -1 if none, and its column set */
+    int bad_place;
     double got, want;
     size_t *v;                   /* all_to_all_v: sendcounts, sdispls, recvcounts, rdispls (4 * p) */
     unsigned char *dev_a, *dev_b; /* --device: the device copies of buf_a and buf_b, what the calls take */
@@ -653,11 +804,15 @@ struct bench {
     int passed, failed;
     double busbw_sum;
     int busbw_rows;
+    size_t oob;              /* wrong elements over every size and column set ("Out of bounds values") */
+    int any_error;           /* a call failed somewhere */
+    struct row *rows;        /* one per size, for -J */
+    int nrows;
     int rebuild, fatal;      /* set by rank 0 between barriers */
     int proc, me;            /* launcher mode: one rank per process, this process's rank (perf_proc_*) */
-    double all_time;         /* launcher mode: the size's results combined over the ranks */
-    size_t all_wrong;
-    int all_failed;
+    double all_time[PL_COUNT]; /* launcher mode: the size's results combined over the ranks */
+    size_t all_wrong[PL_COUNT];
+    int all_failed[PL_COUNT];
     int verdict_fd;          /* launcher mode, rank != 0: the real stdout, for the closing line (-1: none) */
     double *rec;             /* --calibrate: each size's time, in order (NULL: not recorded) */
     int nrec;
@@ -671,7 +826,7 @@ static void fail(struct rank_state *rs, stitch_status_t st, const char *msg)
 {
     if (rs->status != STITCH_OK)
         return;
-    rs->status = st, rs->fail_phase = rs->phase;
+    rs->status = st, rs->fail_phase = rs->phase, rs->fail_place = rs->place;
     snprintf(rs->error, sizeof rs->error, "%s", msg[0] ? msg : "(no detail)");
 }
 
@@ -764,7 +919,7 @@ static void rank_buffers(const struct rank_state *rs, size_t count, void **send,
     const struct opts *o = &rs->b->o;
     size_t block = count * esize_of(o) * (size_t)rs->rank;
     int root = rs->rank == o->root;
-    if (!o->inplace) {
+    if (rs->place != PL_IN) {
         *send = rs->buf_a, *recv = rs->buf_b;
         return;
     }
@@ -944,6 +1099,8 @@ static int run_calls(struct rank_state *rs, size_t count, int n, int phase)
             fail(rs, st, stitch_comm_last_error(rs->b->comms[rs->rank]));
             stitch_comm_abort(rs->b->comms[rs->rank]);
         } else {
+            if (rs->b->o.blocking) /* -z 1: --device waits for the call's stream (a no-op on host calls) */
+                dev_sync(rs);
             synced(rs);
         }
     }
@@ -990,11 +1147,12 @@ static void check_output(struct rank_state *rs, size_t count)
     for (size_t j = 0; j < n; j++) {
         if (!want_bytes(rs, count, j, want) || memcmp(recv + j * es, want, es) == 0)
             continue;
-        if (rs->wrong++ == 0) {
-            rs->bad_index = (long long)j;
+        if (rs->wrong[PL_OUT] + rs->wrong[PL_IN] == 0) {
+            rs->bad_index = (long long)j, rs->bad_place = rs->place;
             rs->got = decode(o->dtype, recv + j * es);
             rs->want = decode(o->dtype, want);
         }
+        rs->wrong[rs->place]++;
     }
 }
 
@@ -1023,7 +1181,7 @@ static void time_size(struct rank_state *rs, size_t count)
     run_calls(rs, count, o->iters, PH_TIMED);
     dev_sync(rs);
     barrier(rs, PH_BARRIER);
-    rs->time = (now() - t0) / o->iters;
+    rs->time[rs->place] = (now() - t0) / o->iters;
 }
 
 /* --device, rank 0 while the others wait: the device's copy rate for `bytes` (a device-to-device copy between the
@@ -1063,15 +1221,23 @@ static void report_errors(struct bench *b, size_t bytes)
             struct rank_state *rs = &b->ranks[r];
             if (rs->status == STITCH_OK || (rs->status == STITCH_ERR_ABORTED) != (pass == 1))
                 continue;
-            fprintf(stderr, PROG ": error: size %zu: rank %d: %s: %s: %s\n", bytes, r, phase_name[rs->fail_phase],
-                    stitch_strerror(rs->status), rs->error);
+            fprintf(stderr, PROG ": error: size %zu: rank %d: %s: %s%s%s: %s\n", bytes, r,
+                    phase_name[rs->fail_phase], rs->fail_place >= 0 ? place_name[rs->fail_place] : "",
+                    rs->fail_place >= 0 ? ": " : "", stitch_strerror(rs->status), rs->error);
         }
     }
     for (int r = 0; r < b->o.nranks; r++) {
         struct rank_state *rs = &b->ranks[r];
-        if (rs->wrong > 0)
-            fprintf(stderr, PROG ": error: size %zu: rank %d: %zu wrong elements, first at output index %lld: got %.17g, expected %.17g\n",
-                    bytes, r, rs->wrong, rs->bad_index, rs->got, rs->want);
+        for (int pl = 0; pl < PL_COUNT; pl++) {
+            char first[160] = "";
+            if (rs->wrong[pl] == 0)
+                continue;
+            if (rs->bad_place == pl) /* the first wrong element is kept for the first set that had one */
+                snprintf(first, sizeof first, ", first at output index %lld: got %.17g, expected %.17g",
+                         rs->bad_index, rs->got, rs->want);
+            fprintf(stderr, PROG ": error: size %zu: rank %d: %s: %zu wrong elements%s\n", bytes, r, place_name[pl],
+                    rs->wrong[pl], first);
+        }
     }
 }
 
@@ -1082,47 +1248,90 @@ static const char *row_algo(const struct bench *b, size_t bytes)
     return name ? name : "?";
 }
 
-static void report_row(struct bench *b, size_t bytes)
+/* nccl-tests' time column: fewer decimals as the time grows, 7 wide. */
+static const char *time_str(char *buf, size_t len, double us)
+{
+    snprintf(buf, len, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+    return buf;
+}
+
+/* One column set of a row: time, algbw, busbw, #wrong ("N/A" for a set not run; "error" when a call failed). */
+static void print_set(const struct opts *o, const struct row *w, int pl)
+{
+    char ts[32], wrong[32];
+    if (!w->ran[pl]) {
+        printf("  %7s  %7s  %7s  %6s", "N/A", "N/A", "N/A", "N/A");
+        return;
+    }
+    if (w->failed[pl])
+        snprintf(wrong, sizeof wrong, "error");
+    else if (o->check)
+        snprintf(wrong, sizeof wrong, "%zu", w->wrong[pl]);
+    else
+        snprintf(wrong, sizeof wrong, "N/A");
+    printf("  %7s  %7.3f  %7.3f  %6s", time_str(ts, sizeof ts, w->time[pl] * 1e6), w->algbw[pl], w->busbw[pl], wrong);
+}
+
+/* The size's results over the ranks, per column set: the slowest rank's time, the wrong elements summed, and
+ * whether a call failed in the set (a failure outside both sets, or in an earlier one, fails it too). */
+static void gather_row(struct bench *b, struct row *w)
 {
     const struct opts *o = &b->o;
-    double t = 0;
-    size_t wrong = 0;
-    int failed_calls = 0;
-    for (int r = 0; r < o->nranks; r++) {
-        t = b->ranks[r].time > t ? b->ranks[r].time : t;
-        wrong += b->ranks[r].wrong;
-        failed_calls |= b->ranks[r].status != STITCH_OK;
+    for (int pl = 0; pl < PL_COUNT; pl++) {
+        w->ran[pl] = (o->places >> pl) & 1;
+        w->time[pl] = 0, w->wrong[pl] = 0, w->failed[pl] = 0;
+        for (int r = 0; r < o->nranks && !b->proc; r++) {
+            const struct rank_state *rs = &b->ranks[r];
+            w->time[pl] = rs->time[pl] > w->time[pl] ? rs->time[pl] : w->time[pl];
+            w->wrong[pl] += rs->wrong[pl];
+            w->failed[pl] |= rs->status != STITCH_OK && rs->fail_place <= pl;
+        }
+        if (b->proc)
+            w->time[pl] = b->all_time[pl], w->wrong[pl] = b->all_wrong[pl], w->failed[pl] = b->all_failed[pl];
+        w->failed[pl] &= w->ran[pl];
+        if (w->failed[pl] || !w->ran[pl]) /* the calls that were timed, if any, did not all run */
+            w->time[pl] = 0;
+        w->algbw[pl] = w->time[pl] > 0 ? (double)w->bytes / w->time[pl] / 1e9 : 0;
+        w->busbw[pl] = w->algbw[pl] * busbw_factor(o);
     }
-    if (b->proc)
-        t = b->all_time, wrong = b->all_wrong, failed_calls = b->all_failed;
-    if (failed_calls) /* the calls that were timed, if any, did not all run */
-        t = 0;
-    double algbw = t > 0 ? (double)bytes / t / 1e9 : 0, busbw = algbw * busbw_factor(o);
-    if (b->rec)
-        b->rec[b->nrec++] = failed_calls ? 1e30 : t; /* --calibrate keeps the best: a failed row never is */
-    char wrong_col[32];
-    if (failed_calls)
-        snprintf(wrong_col, sizeof wrong_col, "error");
-    else if (o->check)
-        snprintf(wrong_col, sizeof wrong_col, "%zu", wrong);
-    else
-        snprintf(wrong_col, sizeof wrong_col, "N/A");
-    printf("%12zu  %12zu  %8s  %6s  %10.2f  %11.3f  %11.3f  %6s  %s", bytes, bytes / esize_of(o),
-           stitch_dtype_name(o->dtype), reduces(o->coll) ? stitch_op_name(o->op) : "none", t * 1e6,
-           algbw, busbw, wrong_col, row_algo(b, bytes));
+}
+
+static void report_row(struct bench *b, int s)
+{
+    const struct opts *o = &b->o;
+    size_t bytes = b->sizes[s];
+    struct row *w = &b->rows[s];
+    *w = (struct row){.bytes = bytes, .count = bytes / esize_of(o)};
+    snprintf(w->algo, sizeof w->algo, "%s", row_algo(b, bytes));
+    gather_row(b, w);
+    b->nrows = s + 1;
+    int failed_calls = w->failed[PL_OUT] || w->failed[PL_IN];
+    size_t wrong = w->wrong[PL_OUT] + w->wrong[PL_IN];
+    if (b->rec) /* --calibrate keeps the best: a failed row never is; it runs out of place only */
+        b->rec[b->nrec++] = failed_calls ? 1e30 : w->time[PL_OUT];
+    printf("%12zu  %12zu  %8s  %6s  %6d", bytes, w->count, stitch_dtype_name(o->dtype),
+           reduces(o->coll) ? stitch_op_name(o->op) : "none", st_rooted(o->coll) ? o->root : -1);
+    print_set(o, w, PL_OUT);
+    print_set(o, w, PL_IN);
+    printf("  %s", w->algo);
     if (b->dops) {
-        double copy = b->copy_time > 0 ? (double)bytes / b->copy_time / 1e9 : 0;
-        printf("  %10.1f  %6.2f", copy, copy > 0 ? b->per_dev * busbw / copy : 0);
+        w->copy = b->copy_time > 0 ? (double)bytes / b->copy_time / 1e9 : 0;
+        double busbw = w->busbw[w->ran[PL_OUT] ? PL_OUT : PL_IN];
+        printf("  %10.1f  %6.2f", w->copy, w->copy > 0 ? b->per_dev * busbw / w->copy : 0);
     }
     printf("\n");
     fflush(stdout);
     if (failed_calls || wrong)
         report_errors(b, bytes);
+    b->oob += wrong;
+    b->any_error |= failed_calls;
     if (failed_calls || wrong > 0) {
         b->failed++;
     } else {
         b->passed++;
-        b->busbw_sum += busbw, b->busbw_rows++;
+        for (int pl = 0; pl < PL_COUNT; pl++) /* nccl-tests' average: over every size and both column sets */
+            if (w->ran[pl])
+                b->busbw_sum += w->busbw[pl], b->busbw_rows++;
     }
     b->rebuild = failed_calls;
 }
@@ -1142,8 +1351,10 @@ static void rebuild_comms(struct bench *b, size_t bytes)
 
 static void reset_rank(struct rank_state *rs)
 {
-    rs->time = 0, rs->wrong = 0, rs->status = STITCH_OK, rs->error[0] = '\0', rs->bad_index = -1;
-    rs->fail_phase = PH_INIT;
+    for (int pl = 0; pl < PL_COUNT; pl++)
+        rs->time[pl] = 0, rs->wrong[pl] = 0;
+    rs->status = STITCH_OK, rs->error[0] = '\0', rs->bad_index = -1, rs->bad_place = -1;
+    rs->fail_phase = PH_INIT, rs->fail_place = -1, rs->place = -1;
 }
 
 static void perf_proc_combine(struct bench *b, struct rank_state *rs);
@@ -1156,16 +1367,22 @@ static void *rank_main(void *arg)
         size_t count = api_count(&b->o, b->sizes[s]);
         rs->size_index = s;
         barrier(rs, PH_BARRIER);
-        if (b->o.check)
-            check_size(rs, count);
-        time_size(rs, count);
+        for (int pl = 0; pl < PL_COUNT; pl++) {
+            if (!((b->o.places >> pl) & 1))
+                continue;
+            rs->place = pl;
+            if (b->o.check)
+                check_size(rs, count);
+            time_size(rs, count);
+        }
+        rs->place = -1;
         if (b->dops && rs->rank == 0)
             time_copy(rs, b->sizes[s]);
         barrier(rs, PH_BARRIER);
         if (b->proc)
             perf_proc_combine(b, rs);
         if (rs->rank == 0 || b->proc) {
-            report_row(b, b->sizes[s]);
+            report_row(b, s);
             if (b->rebuild && !b->proc) /* process mode: the failure set b->fatal, nothing is rebuilt */
                 rebuild_comms(b, b->sizes[s]);
             if (b->fatal)
@@ -1224,15 +1441,18 @@ static int alloc_rank(struct rank_state *rs, size_t maxbytes)
     const struct opts *o = &rs->b->o;
     size_t count = api_count(o, maxbytes), es = esize_of(o);
     size_t a = in_count(o, count, rs->rank), bb = out_count(o, count, rs->rank);
-    if (o->inplace) /* the larger of the two, one buffer */
-        a = a > bb ? a : bb, bb = 0;
+    int out_of_place = (o->places >> PL_OUT) & 1;
+    if ((o->places >> PL_IN) & 1) /* in place: the larger of the two in buf_a (out of place sends from its start) */
+        a = a > bb ? a : bb;
+    if (!out_of_place)
+        bb = 0;
     rs->buf_a = alloc_touched(a * es);
-    rs->buf_b = o->inplace ? NULL : alloc_touched(bb * es);
-    rs->size_a = a * es, rs->size_b = o->inplace ? 0 : bb * es;
+    rs->buf_b = out_of_place ? alloc_touched(bb * es) : NULL;
+    rs->size_a = a * es, rs->size_b = bb * es;
     if (rs->b->dops && !alloc_device(rs))
         return 0;
     rs->v = o->coll == STITCH_ALL_TO_ALL_V ? calloc(4 * (size_t)o->nranks, sizeof *rs->v) : NULL;
-    return rs->buf_a != NULL && (o->inplace || rs->buf_b != NULL) &&
+    return rs->buf_a != NULL && (!out_of_place || rs->buf_b != NULL) &&
            (o->coll != STITCH_ALL_TO_ALL_V || rs->v != NULL);
 }
 
@@ -1306,15 +1526,51 @@ static void print_levels(const struct bench *b)
     printf("\n");
 }
 
+/* nccl-tests' three header lines over the columns: the sets' titles centred over their columns, the names, units. */
+static void print_columns(const struct bench *b)
+{
+    enum { SET_W = 2 + 7 + 2 + 7 + 2 + 7 + 2 + 6 }; /* print_set's width */
+    char title[PL_COUNT][SET_W + 1];
+    for (int pl = 0; pl < PL_COUNT; pl++) {
+        int n = (int)strlen(place_name[pl]), left = (SET_W - n) / 2;
+        snprintf(title[pl], sizeof title[pl], "%*s%s%*s", left, "", place_name[pl], SET_W - n - left, "");
+    }
+    char line[256];
+    int n = snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s%s%s", "", "", "", "", "", title[PL_OUT],
+                     title[PL_IN]);
+    while (n > 0 && line[n - 1] == ' ')
+        line[--n] = '\0';
+    printf("%s\n", line);
+    printf("# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
+    for (int pl = 0; pl < PL_COUNT; pl++)
+        printf("  %7s  %7s  %7s  %6s", "time", "algbw", "busbw", "#wrong");
+    printf("  %s%s\n", "algorithm", b->dops ? "  copy(GB/s)   ratio" : "");
+    printf("# %10s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "");
+    for (int pl = 0; pl < PL_COUNT; pl++)
+        printf("  %7s  %7s  %7s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
+    printf("\n");
+}
+
 static void print_header(const struct bench *b)
 {
     const struct opts *o = &b->o;
     printf("# stitch-perf %s, stitch %d.%d\n", stitch_coll_name(o->coll), STITCH_VERSION_MAJOR,
            STITCH_VERSION_MINOR);
-    printf("# nThread %d nRanks %d (ranks are %s) algorithm: %s dtype: %s op: %s in-place: %d\n",
-           b->proc ? 1 : o->nranks, o->nranks, b->proc ? "processes, one per rank" : "threads of one process",
-           stitch_comm_algorithm(b->comms[b->me], o->coll), stitch_dtype_name(o->dtype),
-           reduces(o->coll) ? stitch_op_name(o->op) : "none", o->inplace);
+    printf("# nThread %d", b->proc ? 1 : o->device ? (o->nranks + (o->gpus ? o->gpus : 1) - 1) / (o->gpus ? o->gpus : 1)
+                                                   : o->nranks);
+    if (o->device)
+        printf(" nGpus %d", o->gpus ? o->gpus : 1);
+    printf(" minBytes %zu maxBytes %zu step: ", o->minbytes, o->maxbytes);
+    if (o->factor > 1)
+        printf("%d(factor)", o->factor);
+    else
+        printf("%zu(bytes)", o->stepbytes);
+    printf(" warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n", o->warmup, o->iters, o->check);
+    printf("#\n");
+    printf("# nRanks %d (ranks are %s%s%s) algorithm: %s dtype: %s op: %s blocking: %d\n", o->nranks,
+           b->proc ? "processes, one per rank" : "threads of one process", o->count_from ? "; from " : "",
+           o->count_from ? o->count_from : "", stitch_comm_algorithm(b->comms[b->me], o->coll),
+           stitch_dtype_name(o->dtype), reduces(o->coll) ? stitch_op_name(o->op) : "none", o->blocking);
     if (o->topo)
         print_levels(b);
     if (b->proc)
@@ -1323,23 +1579,36 @@ static void print_header(const struct bench *b)
         printf("# root: %d\n", o->root);
     else if (st_rooted(o->coll) || o->groups)
         printf("# root: %d groups: %s\n", o->root, o->groups ? o->groups : "$STITCH_GROUPS or one");
-    printf("# minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n", o->minbytes,
-           o->maxbytes, o->factor, o->warmup, o->iters, o->check);
-    printf("#\n");
+    if (o->coll == STITCH_ALL_TO_ALL || o->coll == STITCH_ALL_TO_ALL_V)
+        printf("# %s has no in-place form: its in-place columns say N/A\n", stitch_coll_name(o->coll));
     if (b->dops)
         printf("# device: %s, %d device%s here, %d rank%s per device; copy: a device-to-device copy of the same size "
                "(GB/s); ratio: %d * busbw / copy\n", o->device, b->ndev, b->ndev == 1 ? "" : "s", b->per_dev,
                b->per_dev == 1 ? "" : "s", b->per_dev);
-    printf("# %10s  %12s  %8s  %6s  %10s  %11s  %11s  %6s  %s%s\n", "size", "count", "type", "redop", "time(us)",
-           "algbw(GB/s)", "busbw(GB/s)", "#wrong", "algorithm", b->dops ? "  copy(GB/s)   ratio" : "");
+    printf("#\n");
+    print_columns(b);
     fflush(stdout);
+}
+
+/* The sizes to run, and a row for each (-J writes them out at the end). */
+static void make_sizes(struct bench *b)
+{
+    free(b->sizes);
+    free(b->rows);
+    b->sizes = size_list(&b->o, &b->nsizes);
+    b->rows = calloc((size_t)b->nsizes, sizeof *b->rows), b->nrows = 0;
+    if (b->rows == NULL) {
+        fprintf(stderr, PROG ": error: out of memory\n");
+        exit(1);
+    }
 }
 
 static int run(struct bench *b)
 {
     int n = b->o.nranks;
     if (b->proc) {
-        b->ranks[b->me] = (struct rank_state){.b = b, .rank = b->me, .bad_index = -1};
+        b->ranks[b->me] = (struct rank_state){.b = b, .rank = b->me, .bad_index = -1,
+                                                  .bad_place = -1, .fail_place = -1, .place = -1};
         rank_thread(&b->ranks[b->me]);
         return 0;
     }
@@ -1349,7 +1618,8 @@ static int run(struct bench *b)
     }
     int started = 0;
     for (; started < n; started++) {
-        b->ranks[started] = (struct rank_state){.b = b, .rank = started, .bad_index = -1};
+        b->ranks[started] = (struct rank_state){.b = b, .rank = started, .bad_index = -1,
+                                                     .bad_place = -1, .fail_place = -1, .place = -1};
         int err = pthread_create(&b->ranks[started].thread, NULL, rank_thread, &b->ranks[started]);
         if (err != 0) {
             /* the started threads wait at a barrier for n: nothing safe to do but leave */
@@ -1364,8 +1634,8 @@ static int run(struct bench *b)
 }
 
 /* ---- launcher mode ------------------------------------------------------------------------------------------
- * Under mpirun, srun, torchrun or STITCH_RANK/SIZE/ROOT, this process is one rank (-n is the job's size): the
- * barriers are all_reduces on the communicator, each rank checks its own output, and the per-size results are
+ * Under mpirun, srun, torchrun or STITCH_RANK/SIZE/ROOT, this process is one rank (the job's size is the rank
+ * count): the barriers are all_reduces on the communicator, each rank checks its own output, and the per-size results are
  * combined with all_reduce (max time, summed wrong elements, any failure) so every rank knows the outcome and
  * exits with it; only rank 0 prints the table. A failed call aborts the communicator, which is not rebuilt. */
 
@@ -1412,27 +1682,35 @@ static void perf_proc_barrier(struct rank_state *rs)
         fail(rs, st, stitch_comm_last_error(c));
 }
 
+/* The size's results over the processes: each set's slowest time and summed wrong elements. A failed call aborted
+ * the communicator, so nothing is combined then: the failing rank knows which sets failed (from its failure's set
+ * on), a rank that finds the combining call failing takes both as failed. */
 static void perf_proc_combine(struct bench *b, struct rank_state *rs)
 {
-    double mx[2] = {rs->time, rs->status != STITCH_OK}, sum = (double)rs->wrong;
+    double mx[PL_COUNT + 1] = {rs->time[PL_OUT], rs->time[PL_IN], rs->status != STITCH_OK};
+    double sum[PL_COUNT] = {(double)rs->wrong[PL_OUT], (double)rs->wrong[PL_IN]};
     stitch_comm_t *c = b->comms[b->me];
-    b->all_time = mx[0], b->all_wrong = rs->wrong, b->all_failed = mx[1] != 0;
+    for (int pl = 0; pl < PL_COUNT; pl++)
+        b->all_time[pl] = rs->time[pl], b->all_wrong[pl] = rs->wrong[pl],
+        b->all_failed[pl] = rs->status != STITCH_OK && rs->fail_place <= pl;
     rs->phase = PH_RESULTS;
     if (rs->status == STITCH_OK && !b->fatal) {
-        stitch_status_t st = stitch_all_reduce(mx, mx, 2, STITCH_FP64, STITCH_MAX, c);
+        stitch_status_t st = stitch_all_reduce(mx, mx, PL_COUNT + 1, STITCH_FP64, STITCH_MAX, c);
         if (st == STITCH_OK)
-            st = stitch_all_reduce(&sum, &sum, 1, STITCH_FP64, STITCH_SUM, c);
+            st = stitch_all_reduce(sum, sum, PL_COUNT, STITCH_FP64, STITCH_SUM, c);
         if (st == STITCH_OK) {
-            b->all_time = mx[0], b->all_wrong = (size_t)sum, b->all_failed = mx[1] != 0;
+            for (int pl = 0; pl < PL_COUNT; pl++)
+                b->all_time[pl] = mx[pl], b->all_wrong[pl] = (size_t)sum[pl], b->all_failed[pl] = mx[PL_COUNT] != 0;
             return;
         }
         fail(rs, st, stitch_comm_last_error(c)); /* my calls went through but a peer's did not */
+        b->all_failed[PL_OUT] = b->all_failed[PL_IN] = 1;
     }
-    b->all_failed = 1, b->fatal = 1;
+    b->fatal = 1;
 }
 
 /* ---- --calibrate ----------------------------------------------------------------------------------------------
- * alpha and beta from sweeps of ring all_gather on P ranks (2 by default, -n P, or a launcher's processes), without
+ * alpha and beta from sweeps of ring all_gather on P ranks (2 by default, -t P, or a launcher's processes), without
  * checking, 3 rounds with each size's best time: p-1 steps in which each rank sends a block of m = size/p bytes (T =
  * (p-1)(alpha + m beta)). Calibrating at the p of the job matters where ranks outnumber cores: 4 threads on 2 cores
  * pay a wake-up per step that 2 do not (docs/performance.md). beta is the least-squares slope over the sizes from 64
@@ -1523,7 +1801,7 @@ static int calibrate(struct bench *b)
     double slope[2], icpt[2];
     int p = b->o.nranks;
     if (p < 2) {
-        fprintf(stderr, PROG ": error: --calibrate needs at least 2 ranks (-n 2, or a launcher's 2 processes)\n");
+        fprintf(stderr, PROG ": error: --calibrate needs at least 2 ranks (-t 2, or a launcher's 2 processes)\n");
         return 2;
     }
     enum { REPS = 3, MAXSIZES = 32 };
@@ -1536,10 +1814,9 @@ static int calibrate(struct bench *b)
     for (int round = 0; round < REPS * 2; round++) {
         int i = round % 2;
         b->o.coll = sweep[i].coll, b->o.algo = sweep[i].algo, b->o.check = 0;
-        b->o.minbytes = 256, b->o.maxbytes = 4 << 20, b->o.factor = 2;
+        b->o.minbytes = 256, b->o.maxbytes = 4 << 20, b->o.factor = 2, b->o.places = 1 << PL_OUT;
         b->o.iters = b->o.iters < 50 ? 50 : b->o.iters;
-        free(b->sizes);
-        b->sizes = size_list(&b->o, &b->nsizes);
+        make_sizes(b);
         free(b->rec);
         b->rec = calloc((size_t)b->nsizes, sizeof *b->rec), b->nrec = 0;
         if (!b->proc)
@@ -1593,6 +1870,102 @@ static int calibrate(struct bench *b)
     return alpha > 0 && beta > 0 ? 0 : 1;
 }
 
+/* ---- -J: the results as one JSON document ------------------------------------------------------------------
+ * {"program", "version", "options": {...what ran...}, "results": [one object per size: size, count, type, redop,
+ * root, algorithm, and "out_of_place" / "in_place": {time_us, algbw_GBps, busbw_GBps, wrong (null without -c 1),
+ * error} or null for a set not run], "out_of_bounds", "avg_busbw_GBps", "passed", "failed"}. Written by rank 0
+ * (process mode: the process of rank 0) once the run is over; the file is opened before the first size, so a path
+ * that cannot be written is a bad command line. */
+
+static void json_str(FILE *f, const char *v)
+{
+    if (v == NULL) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_options(FILE *f, const struct bench *b)
+{
+    const struct opts *o = &b->o;
+    fprintf(f, "  \"options\": {\"collective\": ");
+    json_str(f, stitch_coll_name(o->coll));
+    fprintf(f, ", \"algorithm\": ");
+    json_str(f, o->algo ? o->algo : stitch_comm_algorithm(b->comms[b->me], o->coll));
+    fprintf(f, ", \"ranks\": %d, \"mode\": \"%s\", \"nthreads\": %d, \"ngpus\": %d, \"device\": ", o->nranks,
+            b->proc ? "processes" : "threads", b->proc ? 1 : o->nranks / (o->gpus ? o->gpus : 1),
+            o->gpus ? o->gpus : 1);
+    json_str(f, o->device);
+    fprintf(f, ",\n              \"datatype\": ");
+    json_str(f, stitch_dtype_name(o->dtype));
+    fprintf(f, ", \"op\": ");
+    json_str(f, reduces(o->coll) ? stitch_op_name(o->op) : "none");
+    fprintf(f, ", \"root\": %d, \"minbytes\": %zu, \"maxbytes\": %zu, \"stepfactor\": %d, \"stepbytes\": %zu,\n"
+            "              \"warmup_iters\": %d, \"iters\": %d, \"check\": %d, \"blocking\": %d, \"timeout_s\": %d,"
+            " \"out_of_place\": %s, \"in_place\": %s, \"topology\": ", st_rooted(o->coll) ? o->root : -1,
+            o->minbytes, o->maxbytes, o->factor, o->factor > 1 ? 0 : o->stepbytes, o->warmup, o->iters, o->check,
+            o->blocking, o->timeout_s, (o->places >> PL_OUT) & 1 ? "true" : "false",
+            (o->places >> PL_IN) & 1 ? "true" : "false");
+    json_str(f, o->topo ? o->topo : getenv("STITCH_TOPO"));
+    fprintf(f, ", \"groups\": ");
+    json_str(f, o->groups ? o->groups : getenv("STITCH_GROUPS"));
+    fprintf(f, "},\n");
+}
+
+static void json_set(FILE *f, const struct opts *o, const struct row *w, int pl)
+{
+    if (!w->ran[pl]) {
+        fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"time_us\": %.9g, \"algbw_GBps\": %.9g, \"busbw_GBps\": %.9g, \"wrong\": ", w->time[pl] * 1e6,
+            w->algbw[pl], w->busbw[pl]);
+    if (o->check && !w->failed[pl])
+        fprintf(f, "%zu", w->wrong[pl]);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"error\": %s}", w->failed[pl] ? "true" : "false");
+}
+
+static int write_json(FILE *f, const struct bench *b)
+{
+    const struct opts *o = &b->o;
+    fprintf(f, "{\n  \"program\": \"stitch-perf\",\n  \"version\": \"%d.%d\",\n", STITCH_VERSION_MAJOR,
+            STITCH_VERSION_MINOR);
+    json_options(f, b);
+    fprintf(f, "  \"results\": [");
+    for (int s = 0; s < b->nrows; s++) {
+        const struct row *w = &b->rows[s];
+        fprintf(f, "%s\n    {\"size\": %zu, \"count\": %zu, \"type\": ", s ? "," : "", w->bytes, w->count);
+        json_str(f, stitch_dtype_name(o->dtype));
+        fprintf(f, ", \"redop\": ");
+        json_str(f, reduces(o->coll) ? stitch_op_name(o->op) : "none");
+        fprintf(f, ", \"root\": %d, \"algorithm\": ", st_rooted(o->coll) ? o->root : -1);
+        json_str(f, w->algo);
+        fprintf(f, ",\n     \"out_of_place\": ");
+        json_set(f, o, w, PL_OUT);
+        fprintf(f, ",\n     \"in_place\": ");
+        json_set(f, o, w, PL_IN);
+        if (b->dops)
+            fprintf(f, ", \"copy_GBps\": %.9g", w->copy);
+        fputc('}', f);
+    }
+    fprintf(f, "%s],\n  \"out_of_bounds\": %zu,\n  \"avg_busbw_GBps\": %.9g,\n  \"passed\": %d,\n  \"failed\": %d\n}\n",
+            b->nrows ? "\n  " : "", b->oob, b->busbw_rows ? b->busbw_sum / b->busbw_rows : 0.0, b->passed,
+            b->failed);
+    return ferror(f) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static struct bench bench;
@@ -1601,6 +1974,11 @@ int main(int argc, char **argv)
     b->verdict_fd = -1;
     if (stitch_launcher() != NULL && perf_proc_init(b) != 0)
         return 1;
+    FILE *json = NULL;
+    if (b->o.json && b->o.calibrate)
+        bad_usage("-J writes a benchmark's results; --calibrate prints a topology");
+    if (b->o.json && b->me == 0 && (json = fopen(b->o.json, "w")) == NULL)
+        bad_usage("-J %s: cannot write it: %s", b->o.json, strerror(errno));
     if (b->o.calibrate) {
         int rc = calibrate(b);
         destroy_comms(b);
@@ -1608,7 +1986,7 @@ int main(int argc, char **argv)
         free(b->rec);
         return rc;
     }
-    b->sizes = size_list(&b->o, &b->nsizes);
+    make_sizes(b);
     if (b->o.device) {
         char why[300];
         if (b->proc)
@@ -1637,8 +2015,12 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": error: %d of %d sizes were not run\n", b->nsizes - b->passed - b->failed, b->nsizes);
         b->failed = b->nsizes - b->passed;
     }
+    printf("# Out of bounds values : %zu %s\n", b->oob, b->oob || b->any_error || b->failed ? "FAILED" : "OK");
     printf("# Avg bus bandwidth : %.3f\n", b->busbw_rows ? b->busbw_sum / b->busbw_rows : 0.0);
     printf("#\n");
+    int json_bad = json && (write_json(json, b) != 0) + (fclose(json) != 0);
+    if (json_bad) /* the closing line still counts the sizes; the exit status says the output is incomplete */
+        fprintf(stderr, PROG ": error: -J %s: writing failed: %s\n", b->o.json, strerror(errno));
     printf("%d passed, %d failed\n", b->passed, b->failed);
     if (b->verdict_fd >= 0) {
         dprintf(b->verdict_fd, "# rank %d: %d passed, %d failed\n", b->me, b->passed, b->failed);
@@ -1647,5 +2029,6 @@ int main(int argc, char **argv)
     destroy_comms(b);
     free(b->expect);
     free(b->sizes);
-    return b->failed == 0 ? 0 : 1;
+    free(b->rows);
+    return b->failed == 0 && !json_bad ? 0 : 1;
 }

@@ -38,6 +38,7 @@
 #include "st_size.h"
 #include "sema.h"
 #include "verify.h"
+#include "verify_progress.h"
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -501,7 +502,10 @@ static int run_verify(const args *a)
         }
         o.split_set = 1, o.split_ppm = (int32_t)split;
     }
-    int failed = st_verify(u.cat, &o, stdout);
+    st_progress progress; /* a progress line on stderr when it is a terminal (verify_progress.c) */
+    FILE *out = st_progress_start(&progress, &o, count_pairs(u.cat, &o));
+    int failed = st_verify(u.cat, &o, out);
+    st_progress_end(&progress);
     free(use);
     double dt = now_seconds() - t0;
     int pairs = count_pairs(u.cat, &o);

@@ -59,7 +59,8 @@ echo "# namespaces $nsA ($vA $ipA, ranks 0,1) and $nsB ($vB $ipB, ranks 2,3,4); 
 secret=ahc-$$-$RANDOM$RANDOM
 job() {
     local pl=$1 extra=$2 algo=$3 tag=$4 r s fail=0 pids=() ns root=$ipA:$port mine want verdict
-    local args=(all_reduce -a "$algo" -d fp32 -o sum "${sizes[@]}" -c 1 -w 1 --iters "$iters" --timeout "$limit")
+    local args=(all_reduce -a "$algo" -d fp32 -o sum "${sizes[@]}" -c 1 -w 1 -n "$iters" --timeout "$limit"
+                --place out)
     for ((r = 0; r < n; r++)); do
         [ "${pl:r:1}" = A ] && ns=$nsA || ns=$nsB
         ip netns exec "$ns" env STITCH_RANK=$r STITCH_SIZE=$n STITCH_ROOT=$root STITCH_DEBUG=1 \
@@ -81,12 +82,13 @@ job() {
             { echo "FAIL: $tag $algo: rank $r should log the groups {0,1} {2,3,4}"; fail=1; }
         [ $fail -ne 0 ] && { sed "s/^/#   rank $r: /" "$work/err.$r" | grep -v "bootstrap from" | head -8; return 1; }
     done
-    awk -v t="$tag" -v a="$algo" '/^ +[0-9]+ +[0-9]+ +fp32/ { print t, a, $1, $5, $7 }' "$work/out.0" >>"$work/rows"
+    # the out-of-place columns: time $6, busbw $8 (size count type redop root time algbw busbw #wrong ...)
+    awk -v t="$tag" -v a="$algo" '/^ +[0-9]+ +[0-9]+ +fp32/ { print t, a, $1, $6, $8 }' "$work/out.0" >>"$work/rows"
 }
 
 links=(veth)
 [ "$shm" = 1 ] && links+=(shm)
-echo "$ ranks 0..4 in ${placement}: STITCH_RANK/SIZE/ROOT/SECRET nice -n -15 stitch-perf all_reduce -a ALGO -d fp32 -o sum ${sizes[*]} -c 1 -w 1 --iters $iters"
+echo "$ ranks 0..4 in ${placement}: STITCH_RANK/SIZE/ROOT/SECRET nice -n -15 stitch-perf all_reduce -a ALGO -d fp32 -o sum ${sizes[*]} -c 1 -w 1 -n $iters --place out"
 echo "# algorithms: ${algos[*]}; $reps rounds, interleaved; shm context: all ranks in $nsA with STITCH_GROUPS=2,3"
 : >"$work/rows"
 fail=0

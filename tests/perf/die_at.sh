@@ -34,11 +34,12 @@ closing() {
 
 case $mode in
 threads)
-    echo "$ STITCH_PERF_DIE_AT=$STITCH_PERF_DIE_AT stitch-perf $* -n $np"
-    timeout -k 5 "$limit" "$perf" "$@" -n "$np" >"$d/out" 2>"$d/err"; rc=$?
+    echo "$ STITCH_PERF_DIE_AT=$STITCH_PERF_DIE_AT stitch-perf $* -t $np"
+    timeout -k 5 "$limit" "$perf" "$@" -t "$np" >"$d/out" 2>"$d/err"; rc=$?
     cat "$d/out" "$d/err"
     [ $rc -eq 1 ] || bad "exit status $rc, expected 1"
     closing "^[0-9]+ passed, [1-9][0-9]* failed$" "$d/out" "stitch-perf"
+    grep -qE '^# Out of bounds values : [0-9]+ FAILED$' "$d/out" || bad "no '# Out of bounds values : N FAILED' line"
     for ((r = 0; r < np; r++)); do
         if [ $r -eq "$dead" ]; then
             want="^stitch-perf: error: size [0-9]+: rank $r: ${phase/timed-loop/timed loop}: .*STITCH_PERF_DIE_AT"
