@@ -6,7 +6,7 @@
 # About 8 s of CPU; 35 s of wall time on the shared 2-core machine it was written on.
 set(TORCH_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/torch)
 if(TARGET stitch_torch)
-  set(torch_module $<TARGET_FILE_DIR:stitch_torch>)
+  set(torch_module ${CMAKE_BINARY_DIR}/lib) # the package build/lib/stitch_torch
 else()
   set(torch_module "-${STITCH_TORCH_REASON}")
 endif()
