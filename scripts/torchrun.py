@@ -12,11 +12,10 @@ Use: /usr/bin/python3 scripts/torchrun.py --nproc_per_node=3 script.py ...   (as
 
 Installed, this script is bin/stitch-torchrun (bindings/torch/CMakeLists.txt writes it with its interpreter and
 _PACKAGE_DIRS, the directories relative to the install prefix where `cmake --install` may have put the package
-stitch_torch): when python3 cannot import stitch_torch by itself (an install under a prefix it does not search,
-such as /opt/stitch), the launcher puts the directory of its own prefix that holds the package first on PYTHONPATH,
-for itself and the workers it starts. Here (_PACKAGE_DIRS empty) PYTHONPATH is left as it is.
+stitch_torch). It runs the stitch_torch installed with it: when that package's directory is not on sys.path (an
+install under a prefix python3 does not search, such as /opt/stitch), the launcher puts it first on PYTHONPATH, for
+itself and the workers it starts. Here (_PACKAGE_DIRS empty) PYTHONPATH is left as it is.
 """
-import importlib.util
 import os
 import re
 import sys
@@ -25,12 +24,13 @@ _PACKAGE_DIRS = ()
 
 
 def _find_package():
-    if not _PACKAGE_DIRS or importlib.util.find_spec("stitch_torch") is not None:
-        return
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    on_path = {os.path.realpath(p) for p in sys.path if p}
     for d in _PACKAGE_DIRS:
-        d = os.path.join(prefix, d)
+        d = os.path.realpath(os.path.join(prefix, d))
         if os.path.isfile(os.path.join(d, "stitch_torch", "__init__.py")):
+            if d in on_path:
+                return
             sys.path.insert(0, d)
             rest = os.environ.get("PYTHONPATH")
             os.environ["PYTHONPATH"] = d + os.pathsep + rest if rest else d

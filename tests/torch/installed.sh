@@ -5,7 +5,7 @@
 #   1. `import stitch_torch` with PYTHONPATH set to the directory the install printed for the package (what a user
 #      of a non-system prefix does), from the installed files only (its __file__ and _backend's are the prefix's);
 #   2. the installed launcher <prefix>/bin/stitch-torchrun, PYTHONPATH unset (it finds the package under its own
-#      prefix), runs tests/torch/all.py (every collective, new_group by split, send/recv, barrier, errors, and DDP on
+#      prefix; all.py checks it imported that one), runs tests/torch/all.py (every collective, new_group by split, send/recv, barrier, errors, and DDP on
 #      stitch against gloo) on 2 and then 3 processes.
 #
 #   installed.sh CMAKE BUILD_DIR PYTHON MODULE|-REASON
@@ -42,9 +42,10 @@ assert hasattr(dist.Backend, 'STITCH'), 'import stitch_torch did not register th
 print('import stitch_torch: ok,', stitch_torch.__file__)" "$prefix" || fail "import stitch_torch from the install"
 
 limit=${TORCH_TEST_TIMEOUT:-150}
+rdzv="--nnodes=1 --rdzv_backend=c10d --rdzv_endpoint=localhost:0"  # not --standalone's fixed port (run.sh says why)
 for np in 2 3; do
-    echo "== timeout $limit $prefix/bin/stitch-torchrun --standalone --nproc_per_node=$np $here/all.py (no PYTHONPATH)"
-    env -u PYTHONPATH OMP_NUM_THREADS=1 timeout -k 5 "$limit" "$prefix/bin/stitch-torchrun" --standalone \
+    echo "== timeout $limit $prefix/bin/stitch-torchrun $rdzv --nproc_per_node=$np $here/all.py (no PYTHONPATH)"
+    env -u PYTHONPATH OMP_NUM_THREADS=1 STITCH_TORCH_EXPECT_DIR="$init" timeout -k 5 "$limit" "$prefix/bin/stitch-torchrun" $rdzv \
         --nproc_per_node=$np "$here/all.py"
     rc=$?
     [ $rc = 124 ] && fail "$np processes: timed out after $limit s"
