@@ -19,6 +19,7 @@
 #                   (scripts/fuzz.sh says where the input is). The long form: `make fuzz FUZZ_SECONDS=3600`
 #   make install    build, then install into PREFIX (default /usr/local; DESTDIR=/some/stage stages it there):
 #                   README.md, "Install and use from your project"
+#   make package    build, then the Debian packages in build/ (cpack -G DEB; cmake/package.cmake says which)
 #   make clean      remove the build trees
 #
 # Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
@@ -51,7 +52,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror fuzz install clean
+.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror fuzz install package clean
 
 all: build
 
@@ -123,6 +124,9 @@ fuzz: deps
 
 install: build
 	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
+
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(WERROR_DIR)-gcc $(WERROR_DIR)-clang $(FUZZ_DIR)
