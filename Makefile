@@ -39,8 +39,10 @@ PREFIX     ?= /usr/local
 
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
-# the network-namespace tests; clang for `make werror` and `make fuzz` (libFuzzer).
-DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev
+# the network-namespace tests; clang for `make werror` and `make fuzz` (libFuzzer); file and dpkg-dev
+# (dpkg-shlibdeps) for `cpack -G DEB` (make package, the test package.deb).
+DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev \
+             file dpkg-dev
 # The PyTorch backend (bindings/torch) and its test (ctest label torch): Debian's torch 1.13, which is for
 # /usr/bin/python3, its C++ headers and libraries, pybind11, Python's headers and g++ (about 1 GB with what they
 # pull in). `make test TORCH_PKGS=` leaves them out; CMake then skips the backend and the test says why.
