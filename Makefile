@@ -19,6 +19,7 @@
 #                   (scripts/fuzz.sh says where the input is). The long form: `make fuzz FUZZ_SECONDS=3600`
 #   make install    build, then install into PREFIX (default /usr/local; DESTDIR=/some/stage stages it there):
 #                   README.md, "Install and use from your project"
+#   make package    build, then the Debian packages in build/ (cpack -G DEB; cmake/package.cmake says which)
 #   make clean      remove the build trees
 #
 # Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
@@ -39,9 +40,10 @@ PREFIX     ?= /usr/local
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
 # the network-namespace tests; clang for `make werror` and `make fuzz` (libFuzzer); python3-matplotlib for
-# scripts/plot_perf.py and its test (perf.plot).
+# scripts/plot_perf.py and its test (perf.plot); file and dpkg-dev (dpkg-shlibdeps) for `cpack -G DEB` (make
+# package, the test package.deb).
 DEPS_PKGS := cmake gcc clang libc6-dev make re2c lemon libyaml-dev pkg-config openmpi-bin libopenmpi-dev iproute2 libibverbs-dev \
-             python3-matplotlib
+             python3-matplotlib file dpkg-dev
 # The PyTorch backend (bindings/torch) and its test (ctest label torch): Debian's torch 1.13, which is for
 # /usr/bin/python3, its C++ headers and libraries, pybind11, Python's headers and g++ (about 1 GB with what they
 # pull in). `make test TORCH_PKGS=` leaves them out; CMake then skips the backend and the test says why.
@@ -53,7 +55,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror fuzz install clean
+.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror fuzz install package clean
 
 all: build
 
@@ -125,6 +127,9 @@ fuzz: deps
 
 install: build
 	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
+
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(WERROR_DIR)-gcc $(WERROR_DIR)-clang $(FUZZ_DIR)

@@ -11,8 +11,15 @@
 #   share/stitch/algos.dsl            the built-in catalogue's source
 #   share/doc/stitch/                 README.md, docs/, examples/app/
 #   lib/cmake/stitch/                 find_package(stitch): stitch::stitch (shared), stitch::stitch_static,
-#                                     stitch::stitchc, and stitch_add_dsl / stitch_compile_dsl (StitchDsl.cmake)
+#                                     stitch::stitchc, and stitch_add_dsl / stitch_compile_dsl (StitchDsl.cmake);
+#                                     stitch::stitch_mpi (where MPI is found) with COMPONENTS mpi or MPI::MPI_C known
 #   lib/pkgconfig/stitch.pc           pkg-config; --variable=stitchc, steptabdir, algos for building tables by hand
+#   lib/pkgconfig/stitch_mpi.pc       pkg-config for libstitch_mpi (Requires stitch and the MPI's own module)
+#   (bindings/torch/CMakeLists.txt adds the Python package stitch_torch and bin/stitch-torchrun)
+#
+# Every file belongs to one install component, which cmake/package.cmake makes a Debian package of: runtime
+# (libstitch.so.0*), dev (headers, libstitch.so, the static libraries, the CMake package, the .pc files, algos.dsl,
+# the docs), tools (stitchc, stitch-perf, stitch-info) and torch (bindings/torch). `cmake --install` installs all.
 #
 # In the build tree `stitch` stays the static library of libstitch's own objects that the tools and tests link (they
 # reach internals the installed libraries hide). The installed libraries are made from its objects and those of the
@@ -87,30 +94,45 @@ target_link_libraries(stitch_static INTERFACE Threads::Threads m ${YAML_LIBRARIE
                       $<$<TARGET_EXISTS:stitch_cuda>:CUDA::cudart_static>)
 target_include_directories(stitch_static INTERFACE ${st_public_include})
 
-install(TARGETS stitch_shared stitch_static stitchc EXPORT stitchTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS stitch-perf stitch-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/runtime/include/stitch.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/core/st_steptab.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/stitch)
+install(TARGETS stitch_shared EXPORT stitchTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+install(TARGETS stitch_static EXPORT stitchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+install(TARGETS stitchc EXPORT stitchTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
+install(TARGETS stitch-perf stitch-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
+install(FILES ${CMAKE_SOURCE_DIR}/runtime/include/stitch.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(FILES ${CMAKE_SOURCE_DIR}/core/st_steptab.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/stitch COMPONENT dev)
+install(FILES ${CMAKE_SOURCE_DIR}/algos.dsl DESTINATION ${CMAKE_INSTALL_DATADIR}/stitch COMPONENT dev)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs ${CMAKE_SOURCE_DIR}/examples DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        COMPONENT dev)
+
+# stitch_mpi, installed: the build tree's stitch_mpi links the internal `stitch`; the installed library is made of
+# its objects and links libstitch.so and MPI (stitch::stitch_mpi, a separate export set that stitchConfig.cmake
+# loads only with MPI found, so a user without MPI is not made to find it).
+set(st_cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/stitch)
 if(TARGET stitch_mpi)
-  install(FILES ${CMAKE_SOURCE_DIR}/runtime/mpi/stitch_mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(FILES $<TARGET_FILE:stitch_mpi> DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  set_target_properties(stitch_mpi PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  add_library(stitch_mpi_installed STATIC $<TARGET_OBJECTS:stitch_mpi>)
+  set_target_properties(stitch_mpi_installed PROPERTIES OUTPUT_NAME stitch_mpi EXPORT_NAME stitch_mpi
+                        ARCHIVE_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/static)
+  target_link_libraries(stitch_mpi_installed INTERFACE stitch_shared MPI::MPI_C)
+  target_include_directories(stitch_mpi_installed INTERFACE $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/runtime/mpi>
+                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  install(TARGETS stitch_mpi_installed EXPORT stitchMpiTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          COMPONENT dev)
+  install(FILES ${CMAKE_SOURCE_DIR}/runtime/mpi/stitch_mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+  install(EXPORT stitchMpiTargets NAMESPACE stitch:: DESTINATION ${st_cmakedir} COMPONENT dev)
 endif()
-install(FILES ${CMAKE_SOURCE_DIR}/algos.dsl DESTINATION ${CMAKE_INSTALL_DATADIR}/stitch)
-install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs ${CMAKE_SOURCE_DIR}/examples DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # The CMake package.
-set(st_cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/stitch)
-install(EXPORT stitchTargets NAMESPACE stitch:: DESTINATION ${st_cmakedir})
+install(EXPORT stitchTargets NAMESPACE stitch:: DESTINATION ${st_cmakedir} COMPONENT dev)
 set(STITCH_STEPTAB_DIR ${CMAKE_INSTALL_INCLUDEDIR}/stitch)
 set(STITCH_ALGOS_DIR ${CMAKE_INSTALL_DATADIR}/stitch)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/stitchConfig.cmake.in ${CMAKE_BINARY_DIR}/stitchConfig.cmake
                               INSTALL_DESTINATION ${st_cmakedir} PATH_VARS STITCH_STEPTAB_DIR STITCH_ALGOS_DIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/stitchConfigVersion.cmake COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/stitchConfig.cmake ${CMAKE_BINARY_DIR}/stitchConfigVersion.cmake
-              ${CMAKE_SOURCE_DIR}/cmake/StitchDsl.cmake DESTINATION ${st_cmakedir})
+              ${CMAKE_SOURCE_DIR}/cmake/StitchDsl.cmake DESTINATION ${st_cmakedir} COMPONENT dev)
 
 # stitch.pc, with its prefix found from its own directory (${pcfiledir}).
 set(st_pcdir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
@@ -123,4 +145,33 @@ else()
 endif()
 string(REPLACE ";" " -l" STITCH_PC_YAML "-l${YAML_LIBRARIES}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/stitch.pc.in ${CMAKE_BINARY_DIR}/stitch.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/stitch.pc DESTINATION ${st_pcdir})
+install(FILES ${CMAKE_BINARY_DIR}/stitch.pc DESTINATION ${st_pcdir} COMPONENT dev)
+
+# stitch_mpi.pc: MPI's flags from the MPI's own pkg-config module where there is one (Debian's mpi-c, the
+# alternative mpi-default-dev chooses; Open MPI's ompi-c; MPICH's mpich), else the include directories and
+# libraries CMake found, written out.
+if(TARGET stitch_mpi)
+  find_package(PkgConfig QUIET)
+  set(STITCH_PC_MPI_REQUIRES "")
+  if(PKG_CONFIG_FOUND)
+    foreach(m mpi-c ompi-c mpich)
+      execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --exists ${m} RESULT_VARIABLE rc)
+      if(rc EQUAL 0)
+        set(STITCH_PC_MPI_REQUIRES " ${m}")
+        break()
+      endif()
+    endforeach()
+  endif()
+  set(STITCH_PC_MPI_CFLAGS "")
+  set(STITCH_PC_MPI_LIBS "")
+  if(NOT STITCH_PC_MPI_REQUIRES)
+    foreach(d ${MPI_C_INCLUDE_DIRS})
+      string(APPEND STITCH_PC_MPI_CFLAGS " -I${d}")
+    endforeach()
+    foreach(l ${MPI_C_LIBRARIES})
+      string(APPEND STITCH_PC_MPI_LIBS " ${l}")
+    endforeach()
+  endif()
+  configure_file(${CMAKE_SOURCE_DIR}/cmake/stitch_mpi.pc.in ${CMAKE_BINARY_DIR}/stitch_mpi.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/stitch_mpi.pc DESTINATION ${st_pcdir} COMPONENT dev)
+endif()

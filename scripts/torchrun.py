@@ -9,11 +9,37 @@ no attribute 'get'" before starting a worker. (Upstream PyTorch later looks the 
 from_str is replaced by that lookup, only when the installed one is broken.
 
 Use: /usr/bin/python3 scripts/torchrun.py --nproc_per_node=3 script.py ...   (as torchrun)
+
+Installed, this script is bin/stitch-torchrun (bindings/torch/CMakeLists.txt writes it with its interpreter and
+_PACKAGE_DIRS, the directories relative to the install prefix where `cmake --install` may have put the package
+stitch_torch). It runs the stitch_torch installed with it: when that package's directory is not on sys.path (an
+install under a prefix python3 does not search, such as /opt/stitch), the launcher puts it first on PYTHONPATH, for
+itself and the workers it starts. Here (_PACKAGE_DIRS empty) PYTHONPATH is left as it is.
 """
+import os
 import re
 import sys
 
-from torch.distributed.elastic.multiprocessing import api
+_PACKAGE_DIRS = ()
+
+
+def _find_package():
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    on_path = {os.path.realpath(p) for p in sys.path if p}
+    for d in _PACKAGE_DIRS:
+        d = os.path.realpath(os.path.join(prefix, d))
+        if os.path.isfile(os.path.join(d, "stitch_torch", "__init__.py")):
+            if d in on_path:
+                return
+            sys.path.insert(0, d)
+            rest = os.environ.get("PYTHONPATH")
+            os.environ["PYTHONPATH"] = d + os.pathsep + rest if rest else d
+            return
+
+
+_find_package()
+
+from torch.distributed.elastic.multiprocessing import api  # noqa: E402
 
 
 def _from_str(cls, vm):

@@ -1,17 +1,21 @@
 /* stitch_torch.cpp - a torch.distributed backend named "stitch": a c10d::ProcessGroup whose collectives are
  * libstitch's, for CPU tensors (PyTorch 1.13, Debian's python3-torch and libtorch-dev).
  *
- * Use: `import stitch_torch` registers the backend with torch.distributed.Backend.register_backend; then
- * `torch.distributed.init_process_group("stitch")` under torchrun (or any init_method) makes one. There is no
- * second launcher: PyTorch hands the creator function its own Store (a PrefixStore per group), rank 0 draws a
- * stitch unique id (stitch_get_unique_id: its host:port and 128 random bits) and publishes it with store.set, the
- * others read it with store.get (which blocks until it is there), and every rank calls stitch_comm_init_rank. So
- * each process group, new_group's included, gets a communicator of its own, with the group's rank and size.
+ * This is the extension module stitch_torch._backend; the package stitch_torch (stitch_torch/__init__.py)
+ * registers the backend with torch.distributed.Backend.register_backend when imported, and maps new_group onto
+ * stitch_comm_split. `torch.distributed.init_process_group("stitch")` under torchrun (or any init_method) makes a
+ * group. There is no second launcher: PyTorch hands the creator function its own Store (a PrefixStore per group),
+ * rank 0 draws a stitch unique id (stitch_get_unique_id: its host:port and 128 random bits) and publishes it with
+ * store.set, the others read it with store.get (which blocks until it is there), and every rank calls
+ * stitch_comm_init_rank. A group made by new_group while the default group is stitch's is instead split from the
+ * default group's communicator (split() below, called by every rank of the default group from __init__.py; adopt()
+ * makes the group of the new communicator), so it inherits its settings and transports without a rendezvous.
  *
  * Collectives: allreduce, broadcast, reduce, allgather (list form and _allgather_base / all_gather_into_tensor),
  * reduce_scatter (list form and _reduce_scatter_base / reduce_scatter_tensor), alltoall_base (all_to_all_single:
  * equal splits -> stitch_all_to_all, split sizes -> stitch_all_to_all_v), alltoall (list form, by all_to_all_v),
- * gather, scatter, and barrier (stitch has none: a one-byte all_reduce, which every rank must enter, is one).
+ * gather, scatter, barrier (stitch_barrier). Point-to-point: send and recv (stitch_send, stitch_recv; tag 0 only,
+ * stitch matches a pair's messages in order; no receive from any source).
  * One tensor per call (one CPU device per process), contiguous, of a dtype stitch has: int8, uint8, int16, int32,
  * int64, float16, bfloat16, float32, float64. Ops SUM, PRODUCT, MIN, MAX; stitch has no AVG, and AVG, the bitwise
  * ops and PREMUL_SUM are refused. Anything else (a CUDA or sparse tensor, a non-contiguous one, bool, complex, a
@@ -27,7 +31,8 @@
  * two threads from being inside the communicator at once (libstitch allows one thread per communicator).
  *
  * Timeouts: the group's timeout (init_process_group(timeout=...), 30 min by default) becomes the communicator's
- * per-collective timeout; a per-call opts.timeout is not used.
+ * per-collective timeout; a per-call opts.timeout is not used. A split communicator keeps its parent's timeout,
+ * so __init__.py splits only for a new_group whose timeout is the default group's (otherwise: a rendezvous).
  */
 #include <torch/extension.h>
 
@@ -130,7 +135,7 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
   public:
     ProcessGroupStitch(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
                        std::chrono::milliseconds timeout)
-        : c10d::ProcessGroup(rank, size)
+        : c10d::ProcessGroup(rank, size), timeout_ms_(timeout.count())
     {
         stitch_unique_id_t id;
         static_assert(sizeof id.internal == 128, "stitch_unique_id_t changed size");
@@ -150,6 +155,24 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         char err[512] = "";
         stitch_status_t st = stitch_comm_init_rank(&comm_, size, id, rank, &config, err, sizeof err);
         TORCH_CHECK(st == STITCH_OK, "stitch init (rank ", rank, " of ", size, "): ", stitch_strerror(st), ": ", err);
+    }
+
+    // A group over a communicator that stitch_comm_split made (ownership passes to the group).
+    ProcessGroupStitch(stitch_comm_t *comm, long long timeout_ms)
+        : c10d::ProcessGroup(stitch_comm_rank(comm), stitch_comm_size(comm)), timeout_ms_(timeout_ms), split_(true),
+          comm_(comm)
+    {
+    }
+
+    long long timeout_ms() const { return timeout_ms_; }
+    bool made_by_split() const { return split_; }
+
+    // stitch_comm_split on this group's communicator: collective over the group. NULL for a negative color.
+    stitch_comm_t *split(int color, int key)
+    {
+        stitch_comm_t *out = nullptr;
+        call("new_group (stitch_comm_split)", [&] { return stitch_comm_split(comm_, color, key, &out); });
+        return out;
     }
 
     ~ProcessGroupStitch() override
@@ -356,9 +379,33 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
 
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override
     {
-        unsigned char byte = 0;
-        call("barrier", [&] { return stitch_all_reduce(&byte, &byte, 1, STITCH_UINT8, STITCH_MAX, comm_); });
+        call("barrier", [&] { return stitch_barrier(comm_); });
         return done(c10d::OpType::BARRIER, {});
+    }
+
+    // Blocking, like torch.distributed.send: returns once stitch_send has (stitch.h: the receiver copied the data,
+    // or the transport took it). Two ranks that both send before receiving may wait for each other until the timeout.
+    c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst, int tag) override
+    {
+        const at::Tensor &t = single(tensors, "send");
+        stitch_dtype_t dt = check_tensor(t, "send");
+        check_peer(dst, tag, "send", "destination");
+        call("send", [&] { return stitch_send(t.data_ptr(), t.numel(), dt, dst, comm_); });
+        return done(c10d::OpType::SEND, tensors);
+    }
+
+    c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src, int tag) override
+    {
+        const at::Tensor &t = single(tensors, "recv");
+        stitch_dtype_t dt = check_tensor(t, "recv");
+        check_peer(src, tag, "recv", "source");
+        call("recv", [&] { return stitch_recv(t.data_ptr(), t.numel(), dt, src, comm_); });
+        return done(c10d::OpType::RECV, tensors);
+    }
+
+    c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors, int tag) override
+    {
+        TORCH_CHECK(false, "stitch recv: a source rank is needed (stitch has no receive from any source)");
     }
 
   private:
@@ -385,6 +432,18 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         TORCH_CHECK(root >= 0 && root < size_, "stitch ", call, ": root ", root,
                     " is not a rank of this group (size ", size_, ")");
         return static_cast<int>(root);
+    }
+
+    // A peer of send/recv: another rank of the group (a send to oneself outside a group could never complete, and
+    // torch's send/recv issue no group), with tag 0: stitch matches a pair's messages in the order issued.
+    void check_peer(int peer, int tag, const char *call, const char *what)
+    {
+        TORCH_CHECK(peer >= 0 && peer < size_, "stitch ", call, ": ", what, " ", peer,
+                    " is not a rank of this group (size ", size_, ")");
+        TORCH_CHECK(peer != rank_, "stitch ", call, ": ", what, " ", peer,
+                    " is this rank (a blocking send or receive to oneself cannot complete)");
+        TORCH_CHECK(tag == 0, "stitch ", call, ": tag ", tag,
+                    " is not supported (stitch matches a pair's messages in the order issued; use tag 0)");
     }
 
     // A list of size_ tensors, each of the reference's dtype and element count.
@@ -432,9 +491,64 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
                     " rows, the tensor has ", dim0);
     }
 
+    long long timeout_ms_;
+    bool split_ = false;
     stitch_comm_t *comm_ = nullptr;
     std::mutex mu_;
 };
+
+// The communicator stitch_comm_split made for a group being created, between split() and adopt() (__init__.py);
+// destroyed here if no group adopts it (new_group failed in between). Empty for a rank outside the new group.
+class SplitComm {
+  public:
+    SplitComm(stitch_comm_t *comm, long long timeout_ms) : comm_(comm), timeout_ms_(timeout_ms) {}
+    SplitComm(const SplitComm &) = delete;
+    SplitComm &operator=(const SplitComm &) = delete;
+    ~SplitComm()
+    {
+        if (comm_)
+            stitch_comm_destroy(comm_);
+    }
+    bool empty() const { return comm_ == nullptr; }
+    stitch_comm_t *take()
+    {
+        stitch_comm_t *c = comm_;
+        comm_ = nullptr;
+        return c;
+    }
+    long long timeout_ms() const { return timeout_ms_; }
+
+  private:
+    stitch_comm_t *comm_;
+    long long timeout_ms_;
+};
+
+// The stitch group behind a ProcessGroup handle, or NULL when it is another backend's.
+ProcessGroupStitch *as_stitch(const c10::intrusive_ptr<c10d::ProcessGroup> &pg)
+{
+    return dynamic_cast<ProcessGroupStitch *>(pg.get());
+}
+
+ProcessGroupStitch &stitch_group(const c10::intrusive_ptr<c10d::ProcessGroup> &pg, const char *call)
+{
+    ProcessGroupStitch *s = as_stitch(pg);
+    TORCH_CHECK(s, "stitch_torch.", call, ": the group's backend is ", pg->getBackendName(), ", not stitch");
+    return *s;
+}
+
+// A group for the communicator of a split: its rank and size must be the ones torch computed for the group.
+c10::intrusive_ptr<c10d::ProcessGroup> adopt(SplitComm &split, int rank, int size)
+{
+    TORCH_CHECK(!split.empty(), "stitch new_group: no communicator to adopt (this rank is not in the group)");
+    stitch_comm_t *comm = split.take();
+    int r = stitch_comm_rank(comm), n = stitch_comm_size(comm);
+    if (r != rank || n != size) {
+        stitch_comm_destroy(comm);
+        TORCH_CHECK(false, "stitch new_group: stitch_comm_split made rank ", r, " of ", n, ", torch expects rank ",
+                    rank, " of ", size);
+    }
+    return c10::make_intrusive<ProcessGroupStitch>(comm, split.timeout_ms());
+}
 
 // torch.distributed calls this with (store, rank, world_size, timeout) when a group asks for backend "stitch".
 c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
@@ -446,12 +560,34 @@ c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Sto
 
 } // namespace
 
-PYBIND11_MODULE(stitch_torch, m)
+PYBIND11_MODULE(_backend, m)
 {
-    m.doc() = "torch.distributed backend 'stitch' (libstitch collectives on CPU tensors); importing registers it";
+    m.doc() = "torch.distributed backend 'stitch' (libstitch collectives on CPU tensors): the C++ side of the "
+              "package stitch_torch, whose import registers it";
     m.def("create_process_group", &create, py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
-          "the creator function registered as torch.distributed backend 'stitch'");
-    py::object backend = py::module::import("torch.distributed").attr("Backend");
-    if (!py::hasattr(backend, "STITCH"))
-        backend.attr("register_backend")("stitch", m.attr("create_process_group"));
+          "a group with a communicator of its own, by a rendezvous through the store");
+    py::class_<SplitComm>(m, "SplitComm").def_property_readonly("empty", &SplitComm::empty);
+    m.def(
+        "split",
+        [](const c10::intrusive_ptr<c10d::ProcessGroup> &pg, int color, int key) {
+            ProcessGroupStitch &g = stitch_group(pg, "split");
+            return std::make_unique<SplitComm>(g.split(color, key), g.timeout_ms());
+        },
+        py::arg("group"), py::arg("color"), py::arg("key"),
+        "stitch_comm_split on a stitch group's communicator (collective over it); empty for a negative color");
+    m.def("adopt", &adopt, py::arg("split"), py::arg("rank"), py::arg("size"),
+          "the group of a communicator split() made; the SplitComm is empty afterwards");
+    m.def(
+        "is_stitch", [](const c10::intrusive_ptr<c10d::ProcessGroup> &pg) { return as_stitch(pg) != nullptr; },
+        py::arg("group"));
+    m.def(
+        "timeout_ms", [](const c10::intrusive_ptr<c10d::ProcessGroup> &pg) {
+            return stitch_group(pg, "timeout_ms").timeout_ms();
+        },
+        py::arg("group"), "the group's timeout in milliseconds, as torch gave it");
+    m.def(
+        "made_by_split", [](const c10::intrusive_ptr<c10d::ProcessGroup> &pg) {
+            return stitch_group(pg, "made_by_split").made_by_split();
+        },
+        py::arg("group"), "whether the group's communicator came from stitch_comm_split (else a rendezvous)");
 }

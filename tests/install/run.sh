@@ -10,7 +10,12 @@
 #      on 1..8 thread ranks and check the sums, and load the staged libstitch.so, not the build tree's; a third build
 #      links stitch::stitch_static (the complete libstitch.a) and loads no libstitch.so;
 #   4. stitch_add_dsl on a wrong algorithm fails the build with stitchc's counterexample (FILE:LINE: error: ...),
-#      the file named as given inside the project and by its absolute path outside it.
+#      the file named as given inside the project and by its absolute path outside it;
+#   5. the README's advice for a pkg-config program of a non-system prefix: linked with
+#      -Wl,-rpath,$(pkg-config --variable=libdir stitch), it runs without LD_LIBRARY_PATH, on the staged library;
+#   6. where stitch was built with MPI (stitch_mpi.h installed): tests/install/mpi_app built with
+#      find_package(stitch COMPONENTS mpi) (stitch::stitch_mpi) and with `pkg-config --cflags --libs stitch_mpi`,
+#      each run under mpirun on 2 processes (skipped, saying so, where mpirun is absent).
 #
 #   run.sh BUILD_DIR SOURCE_DIR CMAKE C_COMPILER SANITIZE
 # Exit 0 when all holds, 1 with what failed, 77 (skip, with the reason) in a sanitizer build: the staged shared
@@ -136,4 +141,45 @@ PKG_CONFIG_PATH=$stage/lib/pkgconfig make -C "$work/app-pc" -f "$src/examples/ap
     CC="$cc" >"$work/app-pc.log" 2>&1 || { cat "$work/app-pc.log"; fail "examples/app did not build with pkg-config"; }
 grep -q "$stage/lib/pkgconfig/../../bin/stitchc emit" "$work/app-pc.log" || { cat "$work/app-pc.log"; fail "the staged stitchc did not emit the tables"; }
 run_app app-pc "$work/app-pc/app"
+
+echo "== at run time (README): the pkg-config program linked with -Wl,-rpath,\$(pkg-config --variable=libdir stitch)"
+# (Not checked: that it fails without; a libstitch.so.0 on the loader's own path, e.g. package.deb's while it runs,
+# would let it start.)
+libdir=$(PKG_CONFIG_PATH=$stage/lib/pkgconfig pkg-config --variable=libdir stitch)
+# shellcheck disable=SC2046  # the flags are words
+"$cc" -o "$work/app-pc/app-rpath" "$work/app-pc/main.o" "$work/app-pc/app_algos.o" \
+    $(PKG_CONFIG_PATH=$stage/lib/pkgconfig pkg-config --libs stitch) -pthread -Wl,-rpath,"$libdir" ||
+    fail "linking app-pc with -Wl,-rpath,$libdir"
+env -u LD_LIBRARY_PATH "$work/app-pc/app-rpath" >"$work/app-rpath.out" 2>&1 || { cat "$work/app-rpath.out"; fail "app-rpath"; }
+grep -q "^all_reduce star p = 8: ok" "$work/app-rpath.out" || { cat "$work/app-rpath.out"; fail "app-rpath: no star run"; }
+libs=$(env -u LD_LIBRARY_PATH ldd "$work/app-pc/app-rpath")
+got=$(sed -n "s/^\s*libstitch.so.$major => \(\S*\).*/\1/p" <<<"$libs")
+[ "$(readlink -f "$got")" = "$(readlink -f "$stage/lib/libstitch.so.$major")" ] || { echo "$libs"; fail "app-rpath loads '$got'"; }
+echo "-Wl,-rpath,$libdir: runs"
+
+if [ -f "$stage/include/stitch_mpi.h" ]; then
+    for f in lib/libstitch_mpi.a lib/pkgconfig/stitch_mpi.pc lib/cmake/stitch/stitchMpiTargets.cmake; do
+        [ -f "$stage/$f" ] || fail "$prefix/$f is not installed (stitch_mpi.h is)"
+    done
+    echo "== tests/install/mpi_app with find_package(stitch COMPONENTS mpi) (stitch::stitch_mpi)"
+    "$cmake" -S "$src/tests/install/mpi_app" -B "$work/mpi-cmake" -DCMAKE_PREFIX_PATH="$stage" \
+        -DCMAKE_C_COMPILER="$cc" >"$work/mpi-cmake.log" 2>&1 && "$cmake" --build "$work/mpi-cmake" >>"$work/mpi-cmake.log" 2>&1 ||
+        { cat "$work/mpi-cmake.log"; fail "mpi_app did not build with stitch::stitch_mpi"; }
+    echo "== tests/install/mpi_app with pkg-config --cflags --libs stitch_mpi"
+    flags=$(PKG_CONFIG_PATH=$stage/lib/pkgconfig pkg-config --cflags --libs stitch_mpi) || fail "pkg-config stitch_mpi"
+    echo "$cc mpi_app.c $flags"
+    # shellcheck disable=SC2086  # the flags are words
+    "$cc" -o "$work/mpi-pc" "$src/tests/install/mpi_app/mpi_app.c" $flags >"$work/mpi-pc.log" 2>&1 ||
+        { cat "$work/mpi-pc.log"; fail "mpi_app did not build with pkg-config stitch_mpi"; }
+    if command -v mpirun >/dev/null; then
+        for app in "$work/mpi-cmake/mpi_app" "$work/mpi-pc"; do
+            out=$(LD_LIBRARY_PATH=$stage/lib timeout -k 5 60 mpirun --allow-run-as-root --oversubscribe \
+                  -x LD_LIBRARY_PATH -np 2 "$app" 2>&1) || { echo "$out"; fail "$app under mpirun"; }
+            [ "$(grep -c '^rank [01] of 2: ok$' <<<"$out")" = 2 ] || { echo "$out"; fail "$app: not 2 ranks ok"; }
+            echo "$app: 2 ranks ok"
+        done
+    else
+        echo "mpirun not installed: the MPI programs were built, not run"
+    fi
+fi
 echo "ok"
