@@ -48,7 +48,7 @@ stitch_info_test(bad_deterministic RC 1 ENV "HCCL_DETERMINISTIC=yes"
                  STDERR "^stitch-info: HCCL_DETERMINISTIC='yes': should be true, false or strict")
 # values from the environment say so, and the selection follows them
 stitch_info_test(environment RC 0 STDERR_EMPTY ENV "HCCL_ALGO=allreduce=level1:pipeline"
-                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +pipeline \\(HCCL_ALGO\\)\n  reduce_scatter +auto: policy model ")
+                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +auto: HCCL_ALGO level1 pipeline, fitted to the layout \\(--selection prints the choice\\)\n  reduce_scatter +auto: policy model ")
 # --topo FILE: the topology with alpha/beta/gamma per level, groups and sizes, the convergence ratio of each boundary
 set(INFO_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
 stitch_info_test(topo_pods RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/pods-64-128.yaml
@@ -81,3 +81,12 @@ stitch_info_test(selection_bad_policy RC 2 STDERR "^stitch-info: --policy needs 
 stitch_info_test(selection_bad_n RC 2 STDERR "^stitch-info: -n '0': expected a number of ranks" ARGS --selection -n 0)
 stitch_info_test(selection_needs RC 2 STDERR "^stitch-info: -n and --policy go with --selection" ARGS -n 4)
 stitch_info_test(selection_topo_p RC 1 STDERR "has 5 ranks .* but the communicator has 4" ARGS --selection -n 4 --topo ${INFO_TOPOS}/unequal-2-3.yaml)
+# HCCL_ALGO's level1 chooses (runtime/select/select_conf.c): configured against chosen per collective and size
+stitch_info_test(selection_level1_nhr RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:NHR"
+                 ARGS --selection --topo 1,1,1,1,1
+                 STDOUT "\n  all_reduce +\\[0, max\\] +nhr  configured: level1 NHR\n.*\n  reduce +\\[0, max\\] +ring  configured: level1 NHR, not run: level1 NHR: stitch has no reduce of nhr; HCCL's default runs\n")
+stitch_info_test(selection_level1_ring RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:ring"
+                 ARGS --selection --topo 4,4 --policy hccl
+                 STDOUT "\n  all_reduce +\\[0, max\\] +hier \\(level1 ring\\)  configured: level1 ring\n")
+stitch_info_test(selection_level1_one_server RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:ring" ARGS --selection -n 4
+                 STDOUT "\n  all_reduce +\\[0, 256 KiB\\] +mesh_oneshot  configured: level1 ring, not run: level1 ring: one server, so no level between servers \\(all_reduce\\); HCCL's default runs\n +\\[262145, max\\] +mesh  configured: level1 ring, not run: HCCL's default\n")

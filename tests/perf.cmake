@@ -217,3 +217,16 @@ stitch_perf_test(all_gather.mesh_nhr_2d.2x4.env1 RC 0 CLOSING "^[1-9][0-9]* pass
 add_test(NAME perf.select_vs_measured.smoke
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/select_vs_measured_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 set_tests_properties(perf.select_vs_measured.smoke PROPERTIES TIMEOUT 300 LABELS perf)
+
+# HCCL_ALGO's level1 picks the algorithm between servers at every size (runtime/select/select_conf.c): NHR and H-D_R
+# on one-rank servers run nhr and rhd themselves; ring on 2 servers of 4 runs hier (ring between the servers: the
+# schedule's steps are checked in tests/runtime/test_hccl.c, roles)
+stitch_perf_test(hccl_algo.level1_nhr RC 0 ENV "HCCL_ALGO=level0:NA|level1:NHR" STDERR_EMPTY
+                 CLOSING "^6 passed, 0 failed$" STDOUT " nhr\n.* nhr\n.* nhr\n.* nhr\n.* nhr\n.* nhr\n"
+                 ARGS all_reduce --layout 1,1,1,1,1 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(hccl_algo.level1_hdr RC 0 ENV "HCCL_ALGO=level0:NA|level1:H-D_R" STDERR_EMPTY
+                 CLOSING "^6 passed, 0 failed$" STDOUT " rhd\n.* rhd\n.* rhd\n.* rhd\n.* rhd\n.* rhd\n"
+                 ARGS all_reduce --layout 1,1,1,1,1 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(hccl_algo.level1_ring_2x4 RC 0 ENV "HCCL_ALGO=level0:NA|level1:ring" STDERR_EMPTY
+                 CLOSING "^6 passed, 0 failed$" STDOUT " hier\n.* hier\n.* hier\n.* hier\n.* hier\n.* hier\n"
+                 ARGS all_reduce --layout 4,4 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})

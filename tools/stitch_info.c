@@ -32,8 +32,9 @@
  * prints only auto's decision (runtime/select.h): per collective, size ranges without gaps or overlaps and the
  * algorithm each runs, built by the runtime's own code for P ranks (default 8) in one group, or the topology's
  * ranks and groups (its link figures feed policy model), or STITCH_GROUPS's groups (P defaults to their ranks; a
- * P they do not add up to exits 1 with init's message); a collective forced by STITCH_ALGO or HCCL_ALGO shows
- * its one algorithm. Exit 1 when a table cannot be built.
+ * P they do not add up to exits 1 with init's message); a collective forced by STITCH_ALGO shows its one
+ * algorithm, one HCCL_ALGO's level1 chooses for shows the configured entry beside what runs per size (the
+ * configured algorithm fitted to the layout, or HCCL's default and why). Exit 1 when a table cannot be built.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,16 +160,17 @@ static void print_selection(const st_settings *s)
         return;
     }
     for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        int alg;
-        const char *hccl = st_hccl_pick(s, (stitch_coll_t)c, &alg);
+        int alg = st_hccl_choice(s, (stitch_coll_t)c);
         printf("  %-16s", stitch_coll_name((stitch_coll_t)c));
         if (!ch[c].algo)
             printf("(none)\n");
+        else if (ch[c].is_auto && alg)
+            printf("auto: %s level1 %s, fitted to the layout (--selection prints the choice)\n", s->hccl_algo_source,
+                   st_hccl_alg_name(alg));
         else if (ch[c].is_auto)
             printf("auto: policy %s (STITCH_SELECT; --selection prints its table)\n", st_sel_policy_name(s->select));
         else
-            printf("%s (%s)\n", ch[c].algo->name, hccl && strcmp(hccl, ch[c].algo->name) == 0
-                   ? s->hccl_algo_source : s->algo_source);
+            printf("%s (%s)\n", ch[c].algo->name, s->algo_source);
     }
     st_reg_free(reg);
 }
@@ -259,6 +261,7 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
             break;
         }
         env.use[c] = use[c];
+        env.level1[c] = (unsigned char)st_hccl_choice(s, (stitch_coll_t)c);
         if (ch[c].algo && !ch[c].is_auto) {
             printf("  %-16s %-26s %s (forced)\n", stitch_coll_name((stitch_coll_t)c), "[0, max]", ch[c].algo->name);
             continue;

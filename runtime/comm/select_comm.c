@@ -6,13 +6,16 @@
  * lock once the table is published (built[] is stored with release, loaded with acquire). Building is locked:
  * stitch_comm_algorithm_for reads a communicator without taking it (comm.h), so two threads may ask for the same
  * collective's table at once. Settings that the table depends on (policy, links, STITCH_ONESHOT_BYTES,
- * determinism) are copied at creation; the groups and HCCL_ALGO's roles are the communicator's own.
+ * determinism, HCCL_ALGO's level1 entries) are copied at creation; the groups and HCCL_ALGO's roles are the
+ * communicator's own. A collective HCCL_ALGO's level1 chooses for gets the configured algorithm's table
+ * (select_conf.c); where HCCL's default runs instead, rank 0 says why once under STITCH_DEBUG.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "choose.h"
 #include "comm.h"
 #include "config.h"
 #include "groups.h"
@@ -25,6 +28,7 @@ struct st_sel_state {
     size_t oneshot_max;
     st_sel_links links;
     st_predict_fn predict; /* NULL: the model */
+    unsigned char level1[STITCH_COLL_COUNT]; /* HCCL_ALGO's level1 entry that chooses (choose.h), or 0 */
     unsigned char built[STITCH_COLL_COUNT];
     stitch_status_t status[STITCH_COLL_COUNT];
     st_sel_table table[STITCH_COLL_COUNT];
@@ -38,6 +42,8 @@ st_sel_state *st_sel_state_new(const st_settings *s)
         return NULL;
     pthread_mutex_init(&st->lock, NULL);
     st->policy = s->select, st->deterministic = s->deterministic, st->oneshot_max = s->oneshot_max;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        st->level1[c] = (unsigned char)st_hccl_choice(s, (stitch_coll_t)c);
     st_sel_links_default(&st->links);
     if (s->topo && !st_topo_is_layout(s->topo)) {
         st_topofile tf;
@@ -71,6 +77,7 @@ static void st_sel_env_of(const stitch_comm_t *comm, const st_sel_state *st, st_
         env->use[c] = comm->use[c];
     env->links = st->links, env->policy = st->policy, env->oneshot_max = st->oneshot_max;
     env->deterministic = st->deterministic, env->predict = st->predict;
+    memcpy(env->level1, st->level1, sizeof env->level1);
 }
 
 /* Build coll's table if it is not yet; the caller holds the lock. */
@@ -87,6 +94,9 @@ static void st_sel_ensure(const stitch_comm_t *comm, st_sel_state *st, stitch_co
         if (st_debug())
             fprintf(stderr, "stitch: rank %d: auto %s: %s; %s runs\n", comm->rank, stitch_coll_name(coll), why,
                     comm->algo[coll].algo ? comm->algo[coll].algo->name : "nothing");
+    } else if (st->table[coll].note[0] && st_debug() && comm->rank == 0) { /* once per communicator */
+        fprintf(stderr, "stitch: rank 0: HCCL_ALGO %s: %s (policy hccl)\n", stitch_coll_name(coll),
+                st->table[coll].note);
     }
     __atomic_store_n(&st->built[coll], 1, __ATOMIC_RELEASE); /* the table is never written again */
 }
@@ -109,8 +119,14 @@ const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, st
         st_sel_fmt_bytes(st->table[coll].r[range].hi, hi, sizeof hi);
         st_sel_fmt_bytes(cl, clo, sizeof clo);
         st_sel_fmt_bytes(ch, chi, sizeof chi);
-        fprintf(stderr, "stitch: rank %d: auto (%s) %s, size class [%s, %s]: %s (range [%s, %s])\n", comm->rank,
-                st_sel_policy_name(st->policy), stitch_coll_name(coll), clo, chi, a->name, lo, hi);
+        char by[48];
+        if (st->table[coll].configured)
+            snprintf(by, sizeof by, "HCCL_ALGO level1 %s%s", st_hccl_alg_name(st->table[coll].configured),
+                     st->table[coll].note[0] ? ", HCCL's default" : "");
+        else
+            snprintf(by, sizeof by, "%s", st_sel_policy_name(st->policy));
+        fprintf(stderr, "stitch: rank %d: auto (%s) %s, size class [%s, %s]: %s (range [%s, %s])\n", comm->rank, by,
+                stitch_coll_name(coll), clo, chi, a->name, lo, hi);
         st->logged[coll] |= (uint64_t)1 << k;
     }
     pthread_mutex_unlock(&st->lock);

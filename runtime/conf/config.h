@@ -69,6 +69,21 @@ typedef struct st_hccl_algo {
  * (ST_HA_DEFAULT elsewhere). */
 int st_hccl_level(const st_hccl_algo *h, stitch_coll_t c, int level);
 
+/* The level1 entry that chooses collective c's algorithm (spec 11.2): ring, H-D_R, NHR, NB, pipeline, pairwise,
+ * AHC, AHC_BROKE (or fullmesh, which HCCL ignores), as written, whether or not it applies to c; ST_HA_DEFAULT where
+ * level1 is not given, NA or null. */
+int st_hccl_configured(const st_hccl_algo *h, stitch_coll_t c);
+
+/* What level1 `alg` runs for collective c on S servers (the level-0 groups; 1: no groups) of L ranks each (equal: all
+ * the same size), HCCL's way (spec 7, 8, 9.6, 11.2): ring, H-D_R, NHR and NB that algorithm over all ranks where
+ * every server holds one rank, "hier" (level0 in the server, the algorithm between servers: its role level1) where
+ * they hold several; pipeline on equal servers (not for reductions under determinism); AHC and AHC_BROKE on any
+ * servers; pairwise for the all_to_alls on any layout. *impl is the stitch algorithm that must implement c (the
+ * one run, or hier's level1) for it to run. NULL where HCCL would use its default instead, with why in `why`
+ * ("" for an entry that chooses nothing). */
+const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal, int deterministic,
+                               const char **impl, char *why, size_t len);
+
 /* Parse an HCCL_ALGO value; `name` is what messages call it ("HCCL_ALGO", "config->hccl_algo"). *given is 0 when
  * the value holds no entry (empty or blanks: HCCL's built-in selection). STITCH_ERR_CONFIG with the message. */
 stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_algo *out, int *given, char *err,

@@ -37,22 +37,6 @@
 #define ST_HCCL_PIPE_AR (1 * MiB)           /* all_reduce: per-rank slice bytes / (S L) */
 #define ST_HCCL_PIPE_RSAG (32 * KiB)
 
-typedef struct st_shape {
-    int S, L, equal; /* servers, ranks per server (equal: all of them), equal servers */
-} st_shape;
-
-static st_shape st_shape_of(const st_sel_env *env)
-{
-    st_shape sh = {1, env->p, 1};
-    const st_topo *t = env->topo;
-    if (!t || t->ngroups <= 1)
-        return sh;
-    sh.S = t->ngroups, sh.L = t->first[1] - t->first[0];
-    for (int g = 1; g < t->ngroups; g++)
-        sh.equal &= t->first[g + 1] - t->first[g] == sh.L;
-    return sh;
-}
-
 static int st_ceil_log2(int n)
 {
     int k = 0;
@@ -80,7 +64,7 @@ static const char *st_hccl_v1(int S)
 }
 
 /* HCCL's choice for one call of `bytes`. */
-static const char *st_hccl_decide(const st_sel_env *env, const st_shape *sh, stitch_coll_t coll, size_t bytes)
+static const char *st_hccl_decide(const st_sel_env *env, const st_sel_shape *sh, stitch_coll_t coll, size_t bytes)
 {
     int rsag = coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE_SCATTER || coll == STITCH_ALL_GATHER;
     if (sh->S == 1)
@@ -134,7 +118,7 @@ static int st_breaks(const st_sel_env *env, size_t *b, int max)
 stitch_status_t st_sel_build_hccl(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
                                   size_t errlen)
 {
-    st_shape sh = st_shape_of(env);
+    st_sel_shape sh = st_sel_shape_of(env);
     size_t b[ST_SEL_CLASSES + 8];
     int n = st_breaks(env, b, ST_SEL_CLASSES + 8);
     const st_algo *fallback = st_reg_find(env->reg, ST_DEFAULT_ALGO, coll);

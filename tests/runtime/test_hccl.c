@@ -7,6 +7,8 @@
  * stitch_comm_init_threads to show that init fails with the same message.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "choose.h"
 #include "comm.h"
@@ -340,44 +342,86 @@ static void test_priority(void)
           ST_HA_DEFAULT && s.split_ratio == 0.75 && s.deterministic == 0 && s.timeout_ms == 1234, "config values");
 }
 
-/* What the runtime selects: level1 pipeline / pairwise over the whole communicator; the other levels are kept,
- * not selected; STITCH_ALGO against HCCL_ALGO by where each comes from. */
-static void expect_algos(const stitch_config_t *cfg, const char *ar, const char *rs, const char *a2a)
+/* What the runtime selects from HCCL_ALGO's level1 (select_conf.c): the configured algorithm at every size, fitted
+ * to the layout (one rank per server: the algorithm itself; several: hier with it between servers), HCCL's default
+ * where it cannot run; STITCH_ALGO against HCCL_ALGO by where each comes from. */
+static const size_t sel_sizes[] = {4, 1024, 256 << 10, 1 << 20, 16 << 20, (size_t)1 << 30};
+#define NSIZES (int)(sizeof sel_sizes / sizeof *sel_sizes)
+
+/* On p thread ranks with cfg (topo: a layout, or NULL): the choice of coll is `choice` ("auto" or a name) and a
+ * call of every size in sel_sizes runs `runs` (NULL: not checked). */
+static void expect_runs(const stitch_config_t *cfg0, const char *topo, int p, stitch_coll_t coll, const char *choice,
+                        const char *runs)
 {
-    stitch_comm_t *comms[4];
+    stitch_config_t cfg = cfg0 ? *cfg0 : (stitch_config_t)STITCH_CONFIG_INIT;
+    stitch_comm_t *comms[16];
     char err[1024];
-    CHECK(stitch_comm_init_threads(4, cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
-    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), ar) == 0 &&
-          strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), rs) == 0 &&
-          strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_TO_ALL), a2a) == 0, "got %s %s %s, want %s %s %s",
-          stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER),
-          stitch_comm_algorithm(comms[0], STITCH_ALL_TO_ALL), ar, rs, a2a);
-    for (int r = 0; r < 4; r++)
+    cfg.topo = topo ? topo : cfg.topo;
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    const char *got = stitch_comm_algorithm(comms[0], coll);
+    CHECK(strcmp(got, choice) == 0, "%s on %s: choice %s, want %s", stitch_coll_name(coll), topo ? topo : "-", got,
+          choice);
+    for (int i = 0; runs && i < NSIZES; i++) {
+        const char *a = stitch_comm_algorithm_for(comms[0], coll, sel_sizes[i] / 4, STITCH_FP32);
+        CHECK(a && strcmp(a, runs) == 0, "%s on %s, %zu bytes: runs %s, want %s", stitch_coll_name(coll),
+              topo ? topo : "-", sel_sizes[i], a ? a : "(null)", runs);
+    }
+    for (int r = 0; r < p; r++)
         stitch_comm_destroy(comms[r]);
 }
 
 static void test_selection(void)
 {
     stitch_config_t cfg = STITCH_CONFIG_INIT;
+    /* the cases: one rank per server runs the algorithm itself; 2x4 runs hier (level1 ring: test_roles) */
+    setenv("HCCL_ALGO", "level0:NA;level1:NHR", 1);
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "nhr");
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_GATHER, "auto", "nhr");
+    setenv("HCCL_ALGO", "level0:NA;level1:H-D_R", 1);
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "rhd");
+    expect_runs(NULL, "1,1,1,1,1,1,1", 7, STITCH_BROADCAST, "auto", "rhd");
+    setenv("HCCL_ALGO", "level0:NA;level1:ring", 1);
+    for (int policy = 0; policy < 3; policy++) { /* no policy overrides it by size (policy hccl took pipeline) */
+        static const char *const pol[] = {"model", "hccl", "size"};
+        setenv("STITCH_SELECT", pol[policy], 1);
+        expect_runs(NULL, "4,4", 8, STITCH_ALL_REDUCE, "auto", "hier");
+        expect_runs(NULL, "4,4", 8, STITCH_REDUCE_SCATTER, "auto", "hier");
+    }
+    unsetenv("STITCH_SELECT");
+    /* where it cannot run, HCCL's default (policy hccl): one server (no level1), a collective it is not for */
+    expect_runs(NULL, NULL, 4, STITCH_ALL_REDUCE, "auto", NULL);
+    stitch_comm_t *one[4];
+    char err[1024];
+    CHECK(stitch_comm_init_threads(4, NULL, one, err, sizeof err) == STITCH_OK, "%s", err);
+    CHECK(strcmp(stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 16, STITCH_FP32), "mesh_oneshot") == 0 &&
+          strcmp(stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 1 << 20, STITCH_FP32), "mesh") == 0,
+          "one server: %s %s", stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 16, STITCH_FP32),
+          stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 1 << 20, STITCH_FP32));
+    for (int r = 0; r < 4; r++)
+        stitch_comm_destroy(one[r]);
+    expect_runs(NULL, "1,1,1,1", 4, STITCH_ALL_TO_ALL, "auto", "pairwise");
     setenv("HCCL_ALGO", "level0:NA;level1:pipeline", 1);
-    expect_algos(NULL, "pipeline", "pipeline", "auto");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
+    expect_runs(NULL, "2,2", 4, STITCH_REDUCE_SCATTER, "auto", "pipeline");
+    expect_runs(NULL, "2,3", 5, STITCH_ALL_REDUCE, "auto", "ahc"); /* unequal servers: HCCL's AHC */
     setenv("HCCL_ALGO", "allreduce=level1:pipeline/alltoall=level1:pairwise", 1);
-    expect_algos(NULL, "pipeline", "auto", "pairwise");
-    setenv("HCCL_ALGO", "level0:NA;level1:ring", 1); /* a level of the decomposition: kept, not selected */
-    expect_algos(NULL, "auto", "auto", "auto");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
+    expect_runs(NULL, NULL, 4, STITCH_ALL_TO_ALL, "auto", "pairwise"); /* pairwise on any layout (spec 8) */
     setenv("HCCL_ALGO", "level1:pipeline", 1);
     setenv("STITCH_ALGO", "rhd", 1); /* both from the environment: stitch's own name wins where it exists */
-    expect_algos(NULL, "rhd", "rhd", "auto");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "rhd", "rhd");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_TO_ALL, "auto", NULL);
     cfg.hccl_algo = "level1:pipeline"; /* the communicator's HCCL_ALGO beats the environment's STITCH_ALGO */
-    expect_algos(&cfg, "pipeline", "pipeline", "auto");
+    expect_runs(&cfg, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
     cfg.algo = "mesh"; /* both from the communicator: stitch's name */
-    expect_algos(&cfg, "mesh", "mesh", "mesh");
+    expect_runs(&cfg, "2,2", 4, STITCH_ALL_REDUCE, "mesh", "mesh");
+    expect_runs(&cfg, "2,2", 4, STITCH_ALL_TO_ALL, "mesh", "mesh");
     unsetenv("STITCH_ALGO");
     unsetenv("HCCL_ALGO");
 
-    /* a per-operator entry must exist for its collective */
+    /* a per-operator entry naming a whole-communicator algorithm must exist for its collective */
     stitch_comm_t *comms[2];
-    char err[1024], known[512];
+    char known[512];
     setenv("HCCL_ALGO", "broadcast=level1:pipeline", 1);
     CHECK(stitch_comm_init_threads(2, NULL, comms, err, sizeof err) == STITCH_ERR_CONFIG, "accepted");
     const char *names[64];
@@ -441,6 +485,45 @@ static void test_roles(void)
     CHECK(ring == plain + 2, "level1:ring gave %d steps, without HCCL_ALGO %d", (int)ring, (int)plain);
     CHECK(nb == plain && other == plain, "level1:NB %d, another operator's entry %d, plain %d", (int)nb, (int)other,
           (int)plain);
+    /* not forced: HCCL_ALGO's level1 ring alone makes all_reduce run hier with ring between the servers */
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.groups = "4x2", cfg.hccl_algo = "level0:NA;level1:ring";
+    int32_t chosen = run8(&cfg, roles_rank);
+    CHECK(chosen == ring, "level1:ring alone gave %d steps, forced hier with it %d", (int)chosen, (int)ring);
+}
+
+/* Where the configured level1 cannot run, rank 0 says so once under STITCH_DEBUG, naming what runs instead. */
+static void test_fallback_note(void)
+{
+    char path[] = "/tmp/test_hccl_noteXXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    CHECK(fd >= 0 && saved >= 0, "mkstemp/dup");
+    fflush(stderr);
+    dup2(fd, 2);
+    setenv("STITCH_DEBUG", "1", 1);
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.hccl_algo = "level0:NA;level1:NHR";
+    stitch_comm_t *comms[4];
+    char err[1024];
+    stitch_status_t st = stitch_comm_init_threads(4, &cfg, comms, err, sizeof err);
+    for (int i = 0; st == STITCH_OK && i < 3; i++)
+        stitch_comm_algorithm_for(comms[i % 2], STITCH_ALL_REDUCE, (size_t)1 << (4 * i), STITCH_FP32);
+    for (int r = 0; st == STITCH_OK && r < 4; r++)
+        stitch_comm_destroy(comms[r]);
+    unsetenv("STITCH_DEBUG");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    CHECK(st == STITCH_OK, "%s", err);
+    char text[8192];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(path);
+    text[n > 0 ? n : 0] = '\0';
+    const char *want = "stitch: rank 0: HCCL_ALGO all_reduce: level1 NHR: one server, so no level between servers "
+                       "(all_reduce); HCCL's default runs (policy hccl)\n";
+    const char *at = strstr(text, want);
+    CHECK(at && !strstr(at + 1, want), "the note %s:\n%s", at ? "twice" : "missing", text);
 }
 
 /* The split ratio R reaches the schedule: mesh_nhr_2d's all_reduce on 2 groups of 4 has 2p units at R = 0.5
@@ -487,6 +570,7 @@ int main(int argc, char **argv)
         {"priority", test_priority, 20},
         {"selection", test_selection, 30},
         {"roles", test_roles, 60},
+        {"fallback_note", test_fallback_note, 30},
         {"split_units", test_split_units, 60},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
