@@ -3,7 +3,8 @@
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
  * print the diagnostics to stderr; then it verifies, shows, simulates (core/st_model.h, the cost model; written by
  * codegen/sim_out.c) or emits that catalogue. sim reads HCCL_ALGO with the runtime's own parser
- * (runtime/hccl_algo.c) and maps it onto roles as runtime/choose.c does. emit verifies first (p = 1..32
+ * (runtime/hccl_algo.c), maps it onto roles as runtime/choose.c does and picks its level1 algorithm as
+ * runtime/select/select_conf.c does (st_hccl_level1_run). emit verifies first (p = 1..32
  * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a
  * note. Input files go through st_read_source: regular files of at most 16 MiB, never standard input. The driver
  * owns nothing clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and
@@ -922,15 +923,18 @@ static int sim_machine_get(const args *a, sim_machine *m)
     return 0;
 }
 
-/* HCCL_ALGO as the runtime reads it (runtime/choose.c: st_hccl_pick and st_hccl_use): the level1 entry's
- * whole-communicator algorithm for coll into *pick (NULL: none), its level0 and level1 entries as roles. */
-static int sim_hccl(const st_catalogue *cat, int coll, int32_t *use, const char **pick)
+/* HCCL_ALGO as the runtime reads it (runtime/select/select_conf.c and choose.c's st_hccl_use): the algorithm the
+ * level1 entry runs for coll on the machine's servers into *pick (st_hccl_level1_run: nhr on one-rank servers, hier
+ * on several, pipeline, ahc...; NULL: none, with why in `why` where the entry cannot run there), its level0 and
+ * level1 entries as roles. */
+static int sim_hccl(const st_catalogue *cat, const sim_machine *mach, int coll, int32_t *use, const char **pick,
+                    char *why, size_t len)
 {
     const char *v = getenv("HCCL_ALGO");
     st_hccl_algo h;
     int given;
     char err[600];
-    *pick = NULL;
+    *pick = NULL, why[0] = '\0';
     if (!v)
         return 0;
     if (st_parse_hccl_algo("HCCL_ALGO", v, &h, &given, err, sizeof err) != STITCH_OK) {
@@ -939,23 +943,31 @@ static int sim_hccl(const st_catalogue *cat, int coll, int32_t *use, const char 
     }
     if (!given)
         return 0;
-    int whole[] = {ST_HA_AHC, ST_HA_AHC_BROKE, ST_HA_PIPELINE, ST_HA_PAIRWISE};
+    int S = 1, L = mach->p, equal = 1;
+    if (mach->has_topo && mach->topo.ngroups > 1) {
+        S = mach->topo.ngroups, L = mach->topo.first[1] - mach->topo.first[0];
+        for (int g = 1; g < S; g++)
+            equal &= mach->topo.first[g + 1] - mach->topo.first[g] == L;
+    }
+    int alg = st_hccl_configured(&h, (stitch_coll_t)coll);
+    const char *impl;
+    if (alg)
+        *pick = st_hccl_level1_run(alg, (stitch_coll_t)coll, S, L, equal, 0, &impl, why, len);
     for (int k = 0; k < 2; k++) {
-        int alg = st_hccl_level(&h, (stitch_coll_t)coll, k), is_whole = 0;
-        for (int i = 0; i < 4; i++)
-            is_whole |= alg == whole[i];
-        if (is_whole && k == 1)
-            *pick = st_hccl_alg_stitch(alg);
-        else if (!is_whole && st_hccl_alg_stitch(alg))
-            set_role(cat, use, k ? "level1" : "level0", st_hccl_alg_stitch(alg));
+        int a = st_hccl_level(&h, (stitch_coll_t)coll, k);
+        int whole = a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
+        if (!whole && st_hccl_alg_stitch(a))
+            set_role(cat, use, k ? "level1" : "level0", st_hccl_alg_stitch(a));
     }
     return 0;
 }
 
 /* The roles: HCCL_ALGO's, then --use, then --intra and --inter. *algo_name may come from HCCL_ALGO. */
-static int sim_roles(const args *a, const st_catalogue *cat, int coll, int32_t **use, const char **algo_name)
+static int sim_roles(const args *a, const st_catalogue *cat, const sim_machine *mach, int coll, int32_t **use,
+                     const char **algo_name)
 {
     const char *pick;
+    char why[200];
     int32_t *extra = NULL;
     *use = malloc(sizeof(int32_t) * (size_t)(cat->nalgos + 1));
     if (!*use) {
@@ -964,9 +976,11 @@ static int sim_roles(const args *a, const st_catalogue *cat, int coll, int32_t *
     }
     for (int i = 0; i < cat->nalgos; i++)
         (*use)[i] = -1;
-    int rc = sim_hccl(cat, coll, *use, &pick);
+    int rc = sim_hccl(cat, mach, coll, *use, &pick, why, sizeof why);
     if (rc)
         return rc;
+    if (!pick && why[0] && !*algo_name)
+        return usage_error("sim", "missing -a ALGO (HCCL_ALGO's %s, where HCCL would run its default)", why);
     if (pick && *algo_name && strcasecmp(pick, *algo_name) != 0)
         fprintf(stderr, "stitchc: note: -a %s is simulated; HCCL_ALGO's level1 would pick '%s' without it\n",
                 *algo_name, pick);
@@ -1041,9 +1055,9 @@ static int sim_run(const args *a, const unit *u, sim_machine *mach, const st_mod
         coll = first->coll;
     }
     int32_t *use = NULL;
-    int rc = sim_roles(a, u->cat, coll, &use, &name);
+    int rc = sim_roles(a, u->cat, mach, coll, &use, &name);
     if (rc == 0 && !name)
-        rc = usage_error("sim", "missing -a ALGO (HCCL_ALGO names no whole-communicator algorithm for %s)",
+        rc = usage_error("sim", "missing -a ALGO (HCCL_ALGO's level1 chooses no algorithm for %s)",
                          st_coll_name(coll));
     const st_algo *algo = rc == 0 ? st_catalogue_find(u->cat, name, coll) : NULL;
     if (rc == 0 && !algo) {
@@ -1212,7 +1226,8 @@ static const command commands[] = {
      "      --reduce-bandwidth GBPS  without --topo: bytes reduced per second in GB/s (default 100; 0: free)\n"
      "  -h, --help              this text\n\n"
      "HCCL_ALGO is honoured as at run time: its level0 and level1 entries replace the roles level0 and level1,\n"
-     "and a level1 AHC, AHC_BROKE, pipeline or pairwise is the algorithm when -a is not given (-a wins, with a\n"
+     "and when -a is not given its level1 chooses as at run time, fitted to the machine: ring, H-D_R, NHR, NB\n"
+     "themselves on one-rank servers and hier on several; pipeline, AHC, AHC_BROKE, pairwise (-a wins, with a\n"
      "note, as the communicator's own choice beats the environment).\n",
      sim_opts, run_sim},
     {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME] [--ranks A..B | --no-verify]",
