@@ -77,7 +77,7 @@ stitch_info_test(selection_hccl RC 0 STDERR_EMPTY ARGS --selection --topo ${INFO
                  STDOUT "policy hccl.*\n  all_reduce +\\[0, max\\] +ahc\n  reduce_scatter +\\[0, max\\] +ahc\n")
 stitch_info_test(selection_n RC 0 STDERR_EMPTY ENV STITCH_ALGO=all_gather=ring ARGS --selection -n 4 --policy size
                  STDOUT "policy size; 4 ranks; one group;.*\n  all_reduce +\\[0, 16 KiB\\] +mesh_oneshot\n +\\[16385, max\\] +ring\n.*  all_gather +\\[0, max\\] +ring \\(forced\\)\n")
-stitch_info_test(selection_bad_policy RC 2 STDERR "^stitch-info: --policy needs model, hccl or size" ARGS --selection --policy best)
+stitch_info_test(selection_bad_policy RC 2 STDERR "^stitch-info: --policy needs model, hccl, hccl_guide or size" ARGS --selection --policy best)
 stitch_info_test(selection_bad_n RC 2 STDERR "^stitch-info: -n '0': expected a number of ranks" ARGS --selection -n 0)
 stitch_info_test(selection_needs RC 2 STDERR "^stitch-info: -n and --policy go with --selection" ARGS -n 4)
 stitch_info_test(selection_topo_p RC 1 STDERR "has 5 ranks .* but the communicator has 4" ARGS --selection -n 4 --topo ${INFO_TOPOS}/unequal-2-3.yaml)

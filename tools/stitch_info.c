@@ -27,7 +27,7 @@
  * (slower) link between groups. A file that does not load exits 1 with the loader's one line
  * `FILE:LINE:COL: error: ...` on stderr, as stitchc prints it.
  *
- *   stitch-info --selection [--topo FILE] [-n P] [--policy model|hccl|size]
+ *   stitch-info --selection [--topo FILE] [-n P] [--policy model|hccl|hccl_guide|size]
  *
  * prints only auto's decision (runtime/select.h): per collective, size ranges without gaps or overlaps and the
  * algorithm each runs, built by the runtime's own code for P ranks (default 8) in one group, or the topology's
@@ -72,7 +72,8 @@ static void usage(FILE *f)
             "               size of a call) and the algorithm each runs, for the topology of --topo (or\n"
             "               $STITCH_TOPO; its figures feed the model) or -n P ranks in one group (default 8)\n"
             "  -n P         with --selection: P ranks (with --topo: must be the topology's rank count)\n"
-            "  --policy X   with --selection: model, hccl or size instead of $STITCH_SELECT\n"
+            "  --policy X   with --selection: model, hccl, hccl_guide or size instead of\n"
+            "               $STITCH_SELECT\n"
             "\n"
             "Exit status: 0, or 1 when a variable's value is malformed (the message names it, as communicator\n"
             "creation would) or the topology does not load (its FILE:LINE:COL: error), 2 for a bad command line.\n");
@@ -459,7 +460,7 @@ int main(int argc, char **argv)
         }
         if ((v = opt_value(argc, argv, &i, "--policy", &bad)) || bad) {
             if (bad || st_sel_policy_find(v) < 0) {
-                fprintf(stderr, PROG ": --policy needs model, hccl or size (see --help)\n");
+                fprintf(stderr, PROG ": --policy needs model, hccl, hccl_guide or size (see --help)\n");
                 return 2;
             }
             policy = v;

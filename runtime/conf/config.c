@@ -247,7 +247,7 @@ static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, con
     return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
 }
 
-static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size"};
+static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size", "hccl_guide"};
 
 const char *st_sel_policy_name(int policy)
 {
@@ -270,7 +270,7 @@ static stitch_status_t st_load_select(const st_tunable *t, const char *env, cons
     const char *v = st_value(t, env);
     out->select = st_sel_policy_find(v);
     if (out->select < 0) {
-        snprintf(err, errlen, "%s='%s': expected model, hccl or size", t->name, v);
+        snprintf(err, errlen, "%s='%s': expected model, hccl, hccl_guide or size", t->name, v);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;

@@ -147,8 +147,10 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
 stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings *out);
 
 /* auto's policies: STITCH_SELECT's values (select.h builds the tables under them). */
-typedef enum st_sel_policy { ST_SEL_MODEL, ST_SEL_HCCL, ST_SEL_SIZE, ST_SEL_POLICY_COUNT } st_sel_policy;
-const char *st_sel_policy_name(int policy); /* "model", "hccl", "size" */
+typedef enum st_sel_policy {
+    ST_SEL_MODEL, ST_SEL_HCCL, ST_SEL_SIZE, ST_SEL_HCCL_GUIDE, ST_SEL_POLICY_COUNT
+} st_sel_policy;
+const char *st_sel_policy_name(int policy); /* "model", "hccl", "size", "hccl_guide" */
 int st_sel_policy_find(const char *name);   /* -1 when unknown (any case) */
 
 /* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups

@@ -192,6 +192,7 @@ stitch_status_t st_sel_build(const st_sel_env *env, stitch_coll_t coll, st_sel_t
     switch (env->policy) {
     case ST_SEL_HCCL: st = st_sel_build_hccl(env, coll, out, err, errlen); break;
     case ST_SEL_SIZE: st = st_build_size(env, coll, out); break;
+    case ST_SEL_HCCL_GUIDE: st = st_sel_build_guide(env, coll, out, err, errlen); break;
     default: st = st_build_model(env, coll, out, err, errlen); break;
     }
     if (st != STITCH_OK)

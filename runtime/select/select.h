@@ -10,7 +10,8 @@
  *          the built-in catalogue's algorithms of the collective (a user's catalogue only where the built-in one
  *          has none), less those that refuse the instantiation (a `require` that does not hold: pipeline and
  *          mesh_nhr_2d on unequal groups) or that the predictor cannot price;
- *   hccl   HCCL's rules (spec 13, 7, 5.5, 9.6), exact thresholds (select_hccl.c);
+ *   hccl   HCCL's rules as the A2 code has them (spec 13.2, 7, 5.5, 9.6), exact thresholds (select_hccl.c);
+ *   hccl_guide  HCCL's documented selection (spec 13.1, the user guide's table: select_guide.c);
  *   size   the fixed rule stitch had before the model: all_reduce mesh_oneshot while a rank sends at most
  *          STITCH_ONESHOT_BYTES, ring above; ring (or the first algorithm) elsewhere.
  * The table depends only on (collective, p, groups, link figures, policy), which every rank of a communicator
@@ -116,6 +117,10 @@ st_sel_shape st_sel_shape_of(const st_sel_env *env);
  * out->note. The same contract as st_sel_build. */
 stitch_status_t st_sel_build_configured(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
                                         size_t errlen);
+
+/* Policy hccl_guide's table (select_guide.c): HCCL's documented selection (spec 13.1); the same contract. */
+stitch_status_t st_sel_build_guide(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
+                                   size_t errlen);
 
 /* Policy hccl's table (select_hccl.c); the same contract. */
 stitch_status_t st_sel_build_hccl(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
