@@ -90,3 +90,27 @@ stitch_info_test(selection_level1_ring RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:N
                  STDOUT "\n  all_reduce +\\[0, max\\] +hier \\(level1 ring\\)  configured: level1 ring\n")
 stitch_info_test(selection_level1_one_server RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:ring" ARGS --selection -n 4
                  STDOUT "\n  all_reduce +\\[0, 256 KiB\\] +mesh_oneshot  configured: level1 ring, not run: level1 ring: one server, so no level between servers \\(all_reduce\\); HCCL's default runs\n +\\[262145, max\\] +mesh  configured: level1 ring, not run: HCCL's default\n")
+
+# Golden tables of HCCL's two policies (tests/info/golden.cmake: STITCH_UPDATE_GOLDEN=1 rewrites them): every
+# decision of hccl (the A2 code, spec 13.2) and hccl_guide (the user guide, spec 13.1) for 1..130 servers of 1 and
+# of 8 ranks, every collective, every size (each range by its first byte count). tests/runtime/test_select.c
+# (guide_table) checks hccl_guide against the guide's rules written out independently.
+foreach(policy hccl hccl_guide)
+  foreach(L 1 8)
+    add_test(NAME info.golden.${policy}.L${L}
+             COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-info>
+                     "-DARGS=--selection|--policy|${policy}|--servers|1..130|--per-server|${L}"
+                     -DGOLDEN=${CMAKE_CURRENT_SOURCE_DIR}/info/golden/selection_${policy}_130x${L}.txt
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/info/golden.cmake)
+    set_tests_properties(info.golden.${policy}.L${L} PROPERTIES TIMEOUT 120 LABELS info)
+  endforeach()
+endforeach()
+# Done means: on 4, 7, 8, 33 and 64 one-rank servers hccl_guide gives the guide's algorithm at 1 MB and 512 MB:
+# RHD for 4, 8, 64 (powers of two) at both; RHD at 1 MB and Ring at 512 MB for 7 (< 32 servers); RHD and NHR for 33
+foreach(case "4;\\[0, max\\] +rhd" "8;\\[0, max\\] +rhd" "64;\\[0, max\\] +rhd"
+             "7;\\[0, 268435455\\] +rhd\n +\\[256 MiB, max\\] +ring" "33;\\[0, 268435455\\] +rhd\n +\\[256 MiB, max\\] +nhr")
+  list(GET case 0 S)
+  list(GET case 1 want)
+  stitch_info_test(selection_guide_${S} RC 0 STDERR_EMPTY ARGS --selection --policy hccl_guide --topo ${S}x1
+                   STDOUT "\n  all_reduce +${want}\n")
+endforeach()
