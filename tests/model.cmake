@@ -78,3 +78,23 @@ add_test(NAME model.cli.hccl_algo_level1_one_server
                  $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -c all_reduce -n 4 -b 1M)
 set_tests_properties(model.cli.hccl_algo_level1_one_server PROPERTIES PASS_REGULAR_EXPRESSION
                      "missing -a ALGO \\(HCCL_ALGO's level1 ring: one server, so no level between servers")
+# The split ratio as at run time (spec 12.2): --split (the config) > HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO >
+# the formula from the topology's bandwidths (0.875 on servers-2x8.yaml, as perf.split_ratio.debug_formula shows the
+# runtime using) > its fallback 0.5; a note names which
+stitch_cli(sim_split_formula RC 0 STDERR "stitchc: note: split ratio 0.875 \\(the formula, spec 12.3: L = 8, S = 2"
+           ARGS sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --topo ${SIM_TOPOS}/servers-2x8.yaml -b 1M)
+stitch_cli(sim_split_fallback RC 0 STDERR "stitchc: note: split ratio 0.5 \\(the formula's fallback"
+           ARGS sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --layout 2x4 -b 1M)
+stitch_cli(sim_split_option RC 0 STDERR "stitchc: note: split ratio 0.25 \\(--split"
+           ARGS sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --topo ${SIM_TOPOS}/servers-2x8.yaml -b 1M --split 0.25)
+add_test(NAME model.cli.sim_split_env
+         COMMAND ${CMAKE_COMMAND} -E env HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=0.3
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce
+                 --topo ${SIM_TOPOS}/servers-2x8.yaml -b 1M)
+set_tests_properties(model.cli.sim_split_env PROPERTIES PASS_REGULAR_EXPRESSION
+                     "stitchc: note: split ratio 0.3 \\(HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO\\)")
+add_test(NAME model.cli.sim_split_env_bad
+         COMMAND ${CMAKE_COMMAND} -E env HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=.5
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --layout 2x4 -b 1M)
+set_tests_properties(model.cli.sim_split_env_bad PROPERTIES PASS_REGULAR_EXPRESSION
+                     "stitchc: error: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO='.5': expected a non-negative number")

@@ -230,3 +230,7 @@ stitch_perf_test(hccl_algo.level1_hdr RC 0 ENV "HCCL_ALGO=level0:NA|level1:H-D_R
 stitch_perf_test(hccl_algo.level1_ring_2x4 RC 0 ENV "HCCL_ALGO=level0:NA|level1:ring" STDERR_EMPTY
                  CLOSING "^6 passed, 0 failed$" STDOUT " hier\n.* hier\n.* hier\n.* hier\n.* hier\n.* hier\n"
                  ARGS all_reduce --layout 4,4 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})
+# STITCH_DEBUG names the split ratio a call's plan uses and where it came from (runtime/comm/plan.c)
+stitch_perf_test(split_ratio.debug_formula RC 0 ENV STITCH_DEBUG=1 CLOSING "^1 passed, 0 failed$"
+                 STDERR "plan of mesh_nhr_2d all_reduce \\(root 0\\): [^\n]*; split ratio 0.875 \\(the formula, spec 12.3: L = 8, S = 2"
+                 ARGS all_reduce -a mesh_nhr_2d --topo ${TOPOS}/servers-2x8.yaml -b 4K -e 4K -c 1 ${PERF_COMMON})

@@ -826,6 +826,7 @@ typedef struct sim_machine {
     st_layout layout;
     void *mem;
     int32_t *arrays; /* --layout SxL beyond ST_MAX_RANKS: st_topo_uniform's arrays, one block */
+    double split_bw[2]; /* --topo FILE: its level 0 and 1 bandwidths, for the split ratio's formula (0: none) */
     int *sizes;
     char name[300];
 } sim_machine;
@@ -910,6 +911,8 @@ static int sim_machine_get(const args *a, sim_machine *m)
             return EXIT_FAIL;
         }
         st_model_from_topofile(&tf, &m->model);
+        if (tf.nlevels >= 2) /* as the runtime reads them (comm.c, st_comm_split_init) */
+            m->split_bw[0] = tf.level[0].bandwidth, m->split_bw[1] = tf.level[1].bandwidth;
         m->layout = tf.layout;
         memset(&tf.layout, 0, sizeof tf.layout);
         st_topofile_free(&tf);
@@ -958,6 +961,42 @@ static int sim_hccl(const st_catalogue *cat, const sim_machine *mach, int coll, 
         int whole = a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
         if (!whole && st_hccl_alg_stitch(a))
             set_role(cat, use, k ? "level1" : "level0", st_hccl_alg_stitch(a));
+    }
+    return 0;
+}
+
+/* The 2D split ratio as the runtime takes it (spec 12.2; runtime/comm/comm.c): --split (the communicator's config),
+ * else HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (the runtime's parser), else the built-in formula (12.3) from the
+ * topology file's level 0 and 1 bandwidths (its fallback, 0.5, without them). *ppm gets R in millionths, `from`
+ * where it came from. */
+static int sim_split(const args *a, const sim_machine *mach, const st_algo *algo, int32_t *ppm, char *from,
+                     size_t len)
+{
+    const char *var = "HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO", *env = getenv(var);
+    char err[400];
+    double r;
+    if (a->val[O_SPLIT]) {
+        long split = parse_split(a->val[O_SPLIT]);
+        if (split < 0)
+            return usage_error("sim", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
+                               a->val[O_SPLIT]);
+        *ppm = (int32_t)split;
+        snprintf(from, len, "--split, as the communicator's config");
+    } else if (env && *env) { /* set but empty is unset, as for every variable the runtime reads */
+        if (st_parse_split_ratio(var, env, &r, err, sizeof err) != STITCH_OK) {
+            tool_error("%s", err);
+            return EXIT_FAIL;
+        }
+        *ppm = (int32_t)lround(r * 1e6);
+        snprintf(from, len, "%s", var);
+    } else {
+        int S = mach->has_topo ? mach->topo.ngroups : 1, L = S > 0 ? mach->p / S : mach->p;
+        *ppm = st_split_formula_ppm(algo->coll, L, S, mach->split_bw[0], mach->split_bw[1]);
+        if (mach->split_bw[0] > 0 && mach->split_bw[1] > 0)
+            snprintf(from, len, "the formula, spec 12.3: L = %d, S = %d, level bandwidths %g and %g B/s", L, S,
+                     mach->split_bw[0], mach->split_bw[1]);
+        else
+            snprintf(from, len, "the formula's fallback, spec 12.3: no level bandwidths (a --topo file gives them)");
     }
     return 0;
 }
@@ -1064,10 +1103,11 @@ static int sim_run(const args *a, const unit *u, sim_machine *mach, const st_mod
         not_found(u->cat, a->file, name, coll);
         rc = EXIT_FAIL;
     }
-    long split = a->val[O_SPLIT] ? parse_split(a->val[O_SPLIT]) : 0;
-    if (rc == 0 && split < 0)
-        rc = usage_error("sim", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
-                         a->val[O_SPLIT]);
+    int32_t split = ST_SPLIT_DEFAULT_PPM;
+    char split_from[300];
+    if (rc == 0 && (rc = sim_split(a, mach, algo, &split, split_from, sizeof split_from)) == 0 &&
+        (algo->flags & ST_ALGO_USES_SPLIT))
+        fprintf(stderr, "stitchc: note: split ratio %g (%s)\n", split / 1e6, split_from);
     if (rc == 0 && o->per_rank && mach->p > ST_SHOW_PICTURE_MAX_RANKS)
         rc = usage_error("sim", "--format svg draws at most %d ranks, not %d (use table or json)",
                          ST_SHOW_PICTURE_MAX_RANKS, mach->p);
@@ -1076,7 +1116,7 @@ static int sim_run(const args *a, const unit *u, sim_machine *mach, const st_mod
         return rc;
     }
     st_inst in = {.p = mach->p, .root = (int)root, .topo = mach->has_topo ? &mach->topo : NULL, .use = use,
-                  .split_set = a->val[O_SPLIT] != NULL, .split_ppm = (int32_t)split};
+                  .split_set = 1, .split_ppm = split};
     st_model_result r;
     st_err err = {.msg = ""};
     if (st_model_predict(u->cat, algo, &in, &mach->model, bytes, o, &r, &err) != 0) {
@@ -1216,7 +1256,9 @@ static const command commands[] = {
      "      --intra ALGO        the algorithm inside groups of composites: roles ahc_intra and level0\n"
      "      --inter ALGO        the algorithm across groups: roles ahc_inter and level1\n"
      "      --use ROLE=ALGO,...  any role, as for show (applied after HCCL_ALGO, before --intra/--inter)\n"
-     "      --split R           the 2D split ratio (as for show)\n"
+     "      --split R           the 2D split ratio (as for show); without it, as at run time:\n"
+     "                          HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO, else spec 12.3's formula from the\n"
+     "                          --topo file's level bandwidths (0.5 without them); a note on stderr says which\n"
      "      --root R            the root of a rooted collective (default 0)\n"
      "  -d, --dtype DTYPE       element type: units are split in whole elements (default fp32)\n"
      "      --method M          auto (default: exact up to 4096 ranks, symmetric above), exact (every rank's\n"

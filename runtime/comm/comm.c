@@ -174,6 +174,20 @@ int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const 
     return st_split_formula_ppm(algo->coll, L, S, comm->split_bw[0], comm->split_bw[1]);
 }
 
+void st_comm_split_text(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo, char *buf, size_t len)
+{
+    double r = st_comm_split_ppm(comm, algo, topo) / 1e6;
+    int S = topo ? topo->ngroups : 1, L = topo && S > 0 ? comm->p / S : comm->p;
+    if (comm->split_ratio >= 0)
+        snprintf(buf, len, "split ratio %g (%s)", r, comm->settings.split_source ? comm->settings.split_source
+                 : "given");
+    else if (comm->split_bw[0] > 0 && comm->split_bw[1] > 0)
+        snprintf(buf, len, "split ratio %g (the formula, spec 12.3: L = %d, S = %d, level bandwidths %g and %g B/s)",
+                 r, L, S, comm->split_bw[0], comm->split_bw[1]);
+    else
+        snprintf(buf, len, "split ratio %g (the formula's fallback, spec 12.3: no level bandwidths)", r);
+}
+
 stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
                            const st_reg *reg)
 {

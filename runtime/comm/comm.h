@@ -159,6 +159,9 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const struct st_args *a, 
  * topo. For plan.c, which builds the entries. */
 const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype);
 int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo);
+/* "split ratio 0.375 (HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO)": R for `algo` and where it came from (12.2's
+ * priority: config->split_ratio, the variable, the formula or its fallback), for STITCH_DEBUG. */
+void st_comm_split_text(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo, char *buf, size_t len);
 /* How `algo` is instantiated on this communicator for `root` (p, groups, roles, split ratio): what plans and proofs
  * are made for. */
 st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root);

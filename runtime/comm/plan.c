@@ -36,10 +36,14 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     if (rc == 1)
         runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);
     long long total = __atomic_add_fetch(&st_ranks_instantiated, runs, __ATOMIC_RELAXED);
-    if (rc == 0 && st_debug())
-        fprintf(stderr, "stitch: rank %d of %d: plan of %s %s (root %d): %s, %d ranks instantiated (%lld so far)\n",
+    if (rc == 0 && st_debug()) { /* every call of this algorithm (and root) runs this plan, with this ratio */
+        char split[200] = "";
+        if (in.split_set)
+            split[0] = ';', split[1] = ' ', st_comm_split_text(comm, algo, topo, split + 2, sizeof split - 2);
+        fprintf(stderr, "stitch: rank %d of %d: plan of %s %s (root %d): %s, %d ranks instantiated (%lld so far)%s\n",
                 comm->rank, comm->p, algo->name, stitch_coll_name((stitch_coll_t)algo->coll), e->root,
-                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total);
+                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total, split);
+    }
     if (rc != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),

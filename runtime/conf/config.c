@@ -463,56 +463,25 @@ static stitch_status_t st_load_hccl_algo(const st_tunable *t, const char *env, c
     return st;
 }
 
-/* HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO: HCCL's IsValidNumberFormat (digits, optionally '.' and digits; set
- * but empty is invalid), then stitch's range check. The value is read digit by digit (strtod would take the
- * locale's decimal point). */
-static int st_ratio(const char *v, double *out)
-{
-    const char *s = v;
-    double r = 0, scale = 1;
-    for (; *s >= '0' && *s <= '9'; s++)
-        r = r * 10 + (*s - '0');
-    if (s == v)
-        return 0;
-    if (*s == '.') {
-        const char *f = ++s;
-        for (; *s >= '0' && *s <= '9'; s++)
-            r += (*s - '0') * (scale /= 10);
-        if (s == f)
-            return 0;
-    }
-    *out = r;
-    return *s == '\0';
-}
-
 static stitch_status_t st_load_split_ratio(const st_tunable *t, const char *env, const stitch_config_t *config,
                                            st_settings *out, char *err, size_t errlen)
 {
-    out->split_ratio = -1;
+    out->split_ratio = -1, out->split_source = NULL;
     if (config && config->split_ratio != 0) { /* 0 is "not set", as in HCCL's communicator config */
         double r = config->split_ratio;
         if (!(r > 0 && r <= 1)) { /* also NaN */
             snprintf(err, errlen, "config->split_ratio=%g: expected a number in (0, 1] (0: not set)", r);
             return STITCH_ERR_CONFIG;
         }
-        out->split_ratio = r;
+        out->split_ratio = r, out->split_source = "config->split_ratio";
         return STITCH_OK;
     }
     if (!env)
         return STITCH_OK;
-    double r;
-    if (!st_ratio(env, &r)) {
-        snprintf(err, errlen, "%s='%s': expected a non-negative number: digits, optionally a '.' and more digits, "
-                 "such as 0.5", t->name, env);
-        return STITCH_ERR_CONFIG;
-    }
-    if (r > 1) {
-        snprintf(err, errlen, "%s='%s': out of range: stitch expects 0 to 1 (HCCL would warn and use 0.5)", t->name,
-                 env);
-        return STITCH_ERR_CONFIG;
-    }
-    out->split_ratio = r;
-    return STITCH_OK;
+    stitch_status_t st = st_parse_split_ratio(t->name, env, &out->split_ratio, err, errlen);
+    if (st == STITCH_OK)
+        out->split_source = t->name;
+    return st;
 }
 
 /* HCCL_DETERMINISTIC: false, true or strict in any case (HCCL upper-cases it); empty is unset, as in HCCL. */

@@ -89,6 +89,10 @@ const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal
 stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_algo *out, int *given, char *err,
                                    size_t errlen);
 
+/* Parse an HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO value (spec 12.1's strict format, then stitch's 0..1; `name`
+ * for messages) into *out. STITCH_ERR_CONFIG with the message. */
+stitch_status_t st_parse_split_ratio(const char *name, const char *value, double *out, char *err, size_t errlen);
+
 typedef struct st_settings {
     st_algo_spec algo;                         /* names not yet checked against the catalogue */
     const char *algo_source;                   /* "config->algo", "STITCH_ALGO" or "default", for messages */
@@ -118,6 +122,7 @@ typedef struct st_settings {
     const char *hccl_algo_text;                /* as given; NULL: not given */
     const char *hccl_algo_source;              /* "config->hccl_algo" or "HCCL_ALGO"; NULL: not given */
     double split_ratio;                        /* R of the 2-D Mesh+NHR split, 0..1; < 0: not given (formula) */
+    const char *split_source;                  /* "config->split_ratio" or the variable's name; NULL: not given */
     int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way) */
 } st_settings;
 

@@ -1,5 +1,5 @@
 /* hccl_algo.c - HCCL_ALGO's parser (spec 11.2) and what a level means per collective, on their own so that the
- * compiler driver (stitchc sim) reads HCCL_ALGO exactly as the runtime does (runtime/config.c calls it for the
+ * compiler driver (stitchc sim) reads HCCL_ALGO (and the split ratio's variable) exactly as the runtime does (runtime/config.c calls it for the
  * tunable; the declarations are in config.h). It needs libc and stitch_coll_name (status.c) only.
  */
 #include <stdarg.h>
@@ -351,4 +351,45 @@ const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal
     }
     *impl = mine; /* ring, H-D_R, NHR, NB: between servers; with several ranks per server, hier's level1 */
     return L == 1 ? mine : "hier";
+}
+
+/* ---- HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (spec 12.1) ------------------------------------------------------ */
+
+/* HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO: HCCL's IsValidNumberFormat (digits, optionally '.' and digits; set
+ * but empty is invalid), then stitch's range check. The value is read digit by digit (strtod would take the
+ * locale's decimal point). */
+static int st_ratio(const char *v, double *out)
+{
+    const char *s = v;
+    double r = 0, scale = 1;
+    for (; *s >= '0' && *s <= '9'; s++)
+        r = r * 10 + (*s - '0');
+    if (s == v)
+        return 0;
+    if (*s == '.') {
+        const char *f = ++s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            r += (*s - '0') * (scale /= 10);
+        if (s == f)
+            return 0;
+    }
+    *out = r;
+    return *s == '\0';
+}
+
+stitch_status_t st_parse_split_ratio(const char *name, const char *value, double *out, char *err, size_t errlen)
+{
+    double r;
+    if (!st_ratio(value, &r)) {
+        snprintf(err, errlen, "%s='%s': expected a non-negative number: digits, optionally a '.' and more digits, "
+                 "such as 0.5", name, value);
+        return STITCH_ERR_CONFIG;
+    }
+    if (r > 1) {
+        snprintf(err, errlen, "%s='%s': out of range: stitch expects 0 to 1 (HCCL would warn and use 0.5)", name,
+                 value);
+        return STITCH_ERR_CONFIG;
+    }
+    *out = r;
+    return STITCH_OK;
 }
