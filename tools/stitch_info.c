@@ -250,6 +250,9 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     st_sel_env env = {.p = p, .topo = st_groups_topo(&g), .policy = policy < 0 ? s->select : policy,
                       .oneshot_max = s->oneshot_max, .deterministic = s->deterministic};
     st_sel_links_from(topo && tf.nlevels > 0 ? &tf : NULL, &env.links);
+    st_settings sv = *s; /* the topology file's level0, as st_comm_new takes it */
+    sv.level0_ring = env.level0_ring = topo && tf.nlevels > 0 && !tf.level[0].full_mesh;
+    s = &sv;
     int32_t *use[STITCH_COLL_COUNT] = {0};
     if (st_reg_new(NULL, NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
         fprintf(stderr, PROG ": %s\n", err);

@@ -827,6 +827,7 @@ typedef struct sim_machine {
     void *mem;
     int32_t *arrays; /* --layout SxL beyond ST_MAX_RANKS: st_topo_uniform's arrays, one block */
     double split_bw[2]; /* --topo FILE: its level 0 and 1 bandwidths, for the split ratio's formula (0: none) */
+    int level0_ring;    /* --topo FILE whose servers are not full meshes (level 0 `full_mesh: false`) */
     int *sizes;
     char name[300];
 } sim_machine;
@@ -911,6 +912,7 @@ static int sim_machine_get(const args *a, sim_machine *m)
             return EXIT_FAIL;
         }
         st_model_from_topofile(&tf, &m->model);
+        m->level0_ring = !tf.level[0].full_mesh;
         if (tf.nlevels >= 2) /* as the runtime reads them (comm.c, st_comm_split_init) */
             m->split_bw[0] = tf.level[0].bandwidth, m->split_bw[1] = tf.level[1].bandwidth;
         m->layout = tf.layout;
@@ -956,12 +958,10 @@ static int sim_hccl(const st_catalogue *cat, const sim_machine *mach, int coll, 
     const char *impl;
     if (alg)
         *pick = st_hccl_level1_run(alg, (stitch_coll_t)coll, S, L, equal, 0, &impl, why, len);
-    for (int k = 0; k < 2; k++) {
-        int a = st_hccl_level(&h, (stitch_coll_t)coll, k);
-        int whole = a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
-        if (!whole && st_hccl_alg_stitch(a))
-            set_role(cat, use, k ? "level1" : "level0", st_hccl_alg_stitch(a));
-    }
+    int a = st_hccl_level(&h, (stitch_coll_t)coll, 1); /* level0 entries: ignored, as HCCL ignores them */
+    int whole = a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
+    if (!whole && a != ST_HA_FULLMESH && st_hccl_alg_stitch(a))
+        set_role(cat, use, "level1", st_hccl_alg_stitch(a));
     return 0;
 }
 
@@ -1015,6 +1015,8 @@ static int sim_roles(const args *a, const st_catalogue *cat, const sim_machine *
     }
     for (int i = 0; i < cat->nalgos; i++)
         (*use)[i] = -1;
+    if (mach->level0_ring) /* as st_hccl_use: a server that is not a full mesh runs ring at level0 */
+        set_role(cat, *use, "level0", "ring");
     int rc = sim_hccl(cat, mach, coll, *use, &pick, why, sizeof why);
     if (rc)
         return rc;
@@ -1267,7 +1269,8 @@ static const command commands[] = {
      "      --bandwidth GBPS    without --topo: every level's bandwidth in GB/s, 10^9 bytes (default 25)\n"
      "      --reduce-bandwidth GBPS  without --topo: bytes reduced per second in GB/s (default 100; 0: free)\n"
      "  -h, --help              this text\n\n"
-     "HCCL_ALGO is honoured as at run time: its level0 and level1 entries replace the roles level0 and level1,\n"
+     "HCCL_ALGO is honoured as at run time: its level1 entry replaces the role level1 (level0 entries are\n"
+     "ignored, as HCCL ignores them: level0 is ring where the --topo file says `full_mesh: false`, else mesh),\n"
      "and when -a is not given its level1 chooses as at run time, fitted to the machine: ring, H-D_R, NHR, NB\n"
      "themselves on one-rank servers and hier on several; pipeline, AHC, AHC_BROKE, pairwise (-a wins, with a\n"
      "note, as the communicator's own choice beats the environment).\n",

@@ -188,9 +188,30 @@ void st_comm_split_text(const stitch_comm_t *comm, const st_algo *algo, const st
         snprintf(buf, len, "split ratio %g (the formula's fallback, spec 12.3: no level bandwidths)", r);
 }
 
-stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
+/* HCCL_ALGO's level0 entries other than NA and null: HCCL warns and ignores them (spec 11.2); rank 0 says so
+ * under STITCH_DEBUG. */
+static void st_comm_level0_note(const st_settings *s, int rank)
+{
+    if (!s->hccl_algo_source || rank != 0 || !st_debug())
+        return;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        int a = s->hccl_algo.level[c][0];
+        if (a != ST_HA_DEFAULT && a != ST_HA_NA && a != ST_HA_NULL) {
+            fprintf(stderr, "stitch: rank 0: %s level0 %s is not supported and is ignored, as in HCCL: a server runs "
+                    "%s (its topology's `full_mesh`)\n", s->hccl_algo_source, st_hccl_alg_name(a),
+                    s->level0_ring ? "ring" : "mesh");
+            return;
+        }
+    }
+}
+
+stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s0, const st_choice *algos,
                            const st_reg *reg)
 {
+    st_settings eff = *s0, *s = &eff; /* with the topology file's level0 (split communicators inherit it) */
+    if (s0->topo && !st_topo_is_layout(s0->topo))
+        eff.level0_ring = st_topo_level0_ring(s0->topo);
+    st_comm_level0_note(s, rank);
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
         return NULL;

@@ -24,7 +24,7 @@
 
 struct st_sel_state {
     pthread_mutex_t lock;
-    int policy, deterministic;
+    int policy, deterministic, level0_ring;
     size_t oneshot_max;
     st_sel_links links;
     st_predict_fn predict; /* NULL: the model */
@@ -42,6 +42,7 @@ st_sel_state *st_sel_state_new(const st_settings *s)
         return NULL;
     pthread_mutex_init(&st->lock, NULL);
     st->policy = s->select, st->deterministic = s->deterministic, st->oneshot_max = s->oneshot_max;
+    st->level0_ring = s->level0_ring;
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
         st->level1[c] = (unsigned char)st_hccl_choice(s, (stitch_coll_t)c);
     st_sel_links_default(&st->links);
@@ -76,7 +77,7 @@ static void st_sel_env_of(const stitch_comm_t *comm, const st_sel_state *st, st_
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
         env->use[c] = comm->use[c];
     env->links = st->links, env->policy = st->policy, env->oneshot_max = st->oneshot_max;
-    env->deterministic = st->deterministic, env->predict = st->predict;
+    env->deterministic = st->deterministic, env->predict = st->predict, env->level0_ring = st->level0_ring;
     memcpy(env->level1, st->level1, sizeof env->level1);
 }
 

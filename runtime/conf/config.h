@@ -124,6 +124,9 @@ typedef struct st_settings {
     double split_ratio;                        /* R of the 2-D Mesh+NHR split, 0..1; < 0: not given (formula) */
     const char *split_source;                  /* "config->split_ratio" or the variable's name; NULL: not given */
     int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way) */
+    int level0_ring;                           /* the topology file's servers are not full meshes (level 0
+                                                * `full_mesh: false`): level0 runs Ring, not Mesh. Not a tunable:
+                                                * st_comm_new sets it from the file, split communicators inherit it */
 } st_settings;
 
 /* Where each tunable's value came from, and the text that was loaded: the variable's value, the declared default,

@@ -107,6 +107,8 @@ stitch_status_t st_topo_setting_load(const char *source, const char *spec, int p
             return STITCH_ERR_CONFIG;
         }
         tf->nlevels = tf->layout.nlevels;
+        for (int k = 0; k < ST_TOPO_MAX_LEVELS; k++) /* a layout says nothing of the links: full meshes */
+            tf->level[k].full_mesh = 1;
     } else if (st_topofile_load(spec, tf, why, sizeof why) != 0) {
         /* the loader's line names the file: `FILE:LINE:COL: error: ...` */
         snprintf(err, errlen, "%s%s%s", source ? source : "", source ? ": " : "", why);
@@ -170,4 +172,15 @@ int stitch_topo_ranks(const char *topo, char *err, size_t errlen)
     int p = tf.layout.p;
     st_topofile_free(&tf);
     return p;
+}
+
+int st_topo_level0_ring(const char *spec)
+{
+    st_topofile tf;
+    char why[256];
+    if (!spec || st_topo_is_layout(spec) || st_topo_setting_load(NULL, spec, 0, &tf, why, sizeof why) != STITCH_OK)
+        return 0;
+    int ring = !tf.level[0].full_mesh;
+    st_topofile_free(&tf);
+    return ring;
 }

@@ -54,6 +54,9 @@ void st_groups_free(st_groups *g);
 
 /* Is a topology setting an inline layout rather than a file (see above)? */
 int st_topo_is_layout(const char *spec);
+/* 1 when the topology setting `spec` is a file whose servers are not full meshes (level 0 `full_mesh: false`), 0
+ * otherwise (a layout, a full mesh, or a file that does not load: init reports that). */
+int st_topo_level0_ring(const char *spec);
 
 /* Read a topology setting `spec`, named `source` in messages (STITCH_TOPO, config->topo; NULL: the bare message),
  * for p ranks (p < 1: any number). STITCH_ERR_CONFIG with one line in err: the loader's `FILE:LINE:COL: error: ...`

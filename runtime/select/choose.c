@@ -100,11 +100,18 @@ static int st_whole(int a)
     return a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
 }
 
-/* The stitch algorithm a level entry hands its role, or NULL (none, or a whole-communicator algorithm). */
+/* The stitch algorithm a level's role runs instead of its default, or NULL. Level0 is the hardware's (spec 11.2:
+ * HCCL ignores HCCL_ALGO's level0 entries with a warning; 13.1: level0 is fixed by the server's topology): ring
+ * where the servers are not full meshes, else the role's own mesh. Level1: HCCL_ALGO's entry (not a
+ * whole-communicator algorithm). */
 static const char *st_role_algo(const st_settings *s, stitch_coll_t coll, int level)
 {
+    if (level == 0)
+        return s->level0_ring ? "ring" : NULL;
+    if (!s->hccl_algo_source)
+        return NULL;
     int a = st_hccl_level(&s->hccl_algo, coll, level);
-    if (st_whole(a))
+    if (st_whole(a) || a == ST_HA_FULLMESH) /* level1 fullmesh: HCCL warns and ignores it */
         return NULL;
     return st_hccl_alg_stitch(a);
 }
@@ -114,7 +121,7 @@ int st_hccl_use(const st_settings *s, const st_catalogue *cat, stitch_coll_t col
     static const char *const role[] = {"level0", "level1"};
     int replaced = 0;
     *use = NULL;
-    if (!s->hccl_algo_source)
+    if (!s->hccl_algo_source && !s->level0_ring)
         return 0;
     int32_t *u = malloc(sizeof *u * ((size_t)cat->nalgos + 1));
     if (!u)

@@ -30,8 +30,9 @@ stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_cho
  * size table is the configured algorithm's (select.h, st_sel_build_configured). */
 int st_hccl_choice(const st_settings *s, stitch_coll_t coll);
 
-/* HCCL_ALGO's level entries as role replacements (st_inst.use) for calls of collective `coll`: a level0 entry
- * replaces the role `level0` and a level1 entry the role `level1` (algos.dsl's composites name them: hier's phases
+/* The roles' replacements (st_inst.use) for calls of collective `coll`: the role `level0` runs ring where the
+ * topology's servers are not full meshes (s->level0_ring; HCCL_ALGO's level0 entries are ignored, as HCCL ignores
+ * them), and HCCL_ALGO's level1 entry replaces the role `level1` (algos.dsl's composites name them: hier's phases
  * inside and across groups), in every collective the roles are called for, when the entry names a stitch algorithm
  * that implements it (ring, fullmesh as mesh, H-D_R as rhd, NHR, NB; not the whole-communicator ones AHC,
  * AHC_BROKE, pipeline, pairwise, nor NA). *use gets cat->nalgos entries (-1: unchanged;

@@ -96,6 +96,7 @@ typedef struct st_sel_env {
     int policy;                             /* st_sel_policy */
     size_t oneshot_max;                     /* policy size: STITCH_ONESHOT_BYTES */
     int deterministic;                      /* HCCL_DETERMINISTIC=true: policy hccl runs no pipeline */
+    int level0_ring;                        /* servers that are not full meshes: HCCL's policies run ring in one */
     st_predict_fn predict;                  /* policy model; NULL: st_sel_predict_model */
     void *ctx;
 } st_sel_env;

@@ -6,7 +6,7 @@
  * HCCL's tables count it (the whole vector: the call's bytes for all_reduce, broadcast and reduce, bytes x p for
  * the others, all_to_all a rank's whole row); MB = MiB. The guide, row by row:
  *   one server                  level0 alone, fixed by the hardware: mesh (spec 13.1, "Level0 fixed by hardware
- *                               topology").
+ *                               topology"), ring where the topology says the server is no full mesh.
  *   all_to_all, all_to_all_v    Pipeline for large data with several ranks per server (n >= 1 MB x p, equal
  *                               servers, L > 1) where stitch has a pipeline of the collective, else hier (HCCL's
  *                               staged alltoall: inside the server, then between servers); below that, and on
@@ -59,7 +59,7 @@ static st_guide_pick st_guide_decide(const st_sel_env *env, const st_sel_shape *
     double n = st_coll_nblocks(coll, p) == 1 ? (double)bytes : (double)bytes * p;
     int pipe = sh->S > 1 && sh->L > 1 && sh->equal && n >= (double)ST_GUIDE_PIPE * p;
     if (sh->S == 1)
-        return (st_guide_pick){"mesh", NULL};
+        return (st_guide_pick){env->level0_ring ? "ring" : "mesh", NULL};
     if (a2a) {
         if (!pipe)
             return (st_guide_pick){"pairwise", NULL};

@@ -4,7 +4,8 @@
  * chosen by rules. stitch's whole-communicator algorithms stand for those decisions as follows (S servers = the
  * communicator's level-0 groups, L ranks in each, p = S L; bytes = the call's count times its dtype's size):
  *   one server (no groups, or one)   level0 alone: mesh; all_reduce up to 256 KiB mesh_oneshot (the mesh
- *                                    executor's one-shot path, NHR_ALLREDUCE_SMALL_SIZE, spec 5.5);
+ *                                    executor's one-shot path, NHR_ALLREDUCE_SMALL_SIZE, spec 5.5); ring where
+ *                                    the topology says the server is no full mesh (`full_mesh: false`);
  *   one rank per server (L = 1)      level1 alone, over all p ranks:
  *       reduce_scatter, all_gather,  A2's alpha-beta comparison (GetDefaultAlgoLevel1V2, spec 13.2) with alpha =
  *       all_reduce                   60 us and the level-1 bandwidth: nhr when strictly cheaper than ring, rhd
@@ -67,6 +68,8 @@ static const char *st_hccl_v1(int S)
 static const char *st_hccl_decide(const st_sel_env *env, const st_sel_shape *sh, stitch_coll_t coll, size_t bytes)
 {
     int rsag = coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE_SCATTER || coll == STITCH_ALL_GATHER;
+    if (sh->S == 1 && env->level0_ring) /* level0 on a server that is not a full mesh: Ring (spec 13.1) */
+        return "ring";
     if (sh->S == 1)
         return coll == STITCH_ALL_REDUCE && bytes <= ST_HCCL_ONESHOT_MAX ? "mesh_oneshot" : "mesh";
     if (sh->L == 1 && sh->equal) {

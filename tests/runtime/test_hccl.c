@@ -492,6 +492,75 @@ static void test_roles(void)
     CHECK(chosen == ring, "level1:ring alone gave %d steps, forced hier with it %d", (int)chosen, (int)ring);
 }
 
+/* Level0 is the server's hardware (spec 13.1, 11.2): a topology whose level 0 says `full_mesh: false` runs ring
+ * inside a server (hier's level0 phases; HCCL's policies on one server), a full mesh mesh; HCCL_ALGO's level0
+ * entries are accepted and ignored, as HCCL ignores them. */
+static const char *level0_file(char *path, size_t len, const char *layout, int full_mesh)
+{
+    snprintf(path, len, "/tmp/test_hccl_l0_%d_%d_%s.yaml", (int)getpid(), full_mesh, layout[0] == '[' ? "2" : "1");
+    FILE *f = fopen(path, "w");
+    CHECK(f, "%s", path);
+    fprintf(f, "levels:\n  - {name: server, bandwidth: 56 GB/s, latency: 1 us, full_mesh: %s}\n%s"
+               "layout: %s\n", full_mesh ? "true" : "false",
+            layout[0] == '[' ? "  - {name: net, bandwidth: 25 GB/s, latency: 5 us}\n" : "", layout);
+    fclose(f);
+    return path;
+}
+
+static int32_t level0_hier_steps(const char *layout, int full_mesh, const char *hccl_algo)
+{
+    char path[128];
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.algo = "all_reduce=hier", cfg.topo = level0_file(path, sizeof path, layout, full_mesh);
+    cfg.hccl_algo = hccl_algo;
+    int32_t n = run8(&cfg, roles_rank);
+    unlink(path);
+    return n;
+}
+
+static void test_level0(void)
+{
+    int32_t mesh = level0_hier_steps("[2, 2, 2, 2]", 1, NULL), ring = level0_hier_steps("[2, 2, 2, 2]", 0, NULL);
+    int32_t ignored = level0_hier_steps("[2, 2, 2, 2]", 1, "level0:ring;level1:H-D_R");
+    /* 4 servers of 2: a ring of 2 takes one step each way, like the mesh; 2 servers of 4 show the difference */
+    CHECK(ring == mesh && ignored == mesh, "servers of 2: mesh %d ring %d, level0:ring given %d", (int)mesh, (int)ring,
+          (int)ignored);
+    char path[128];
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    for (int fm = 0; fm < 2; fm++) {
+        cfg.topo = level0_file(path, sizeof path, "[4, 4]", fm);
+        cfg.algo = "all_reduce=hier";
+        stitch_comm_t *comms[8];
+        char err[1024];
+        CHECK(stitch_comm_init_threads(8, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+        roles_ctx x = {comms, {0}};
+        st_run_ranks(8, roles_rank, &x);
+        for (int r = 0; r < 8; r++)
+            stitch_comm_destroy(comms[r]);
+        unlink(path);
+        /* mesh RS 1 + rhd AR of 2 servers + mesh AG 1, or ring RS 3 + the same + ring AG 3 */
+        static int32_t ring4; /* fm 0 runs first */
+        if (fm == 0)
+            ring4 = x.nsteps[0];
+        else
+            CHECK(ring4 == x.nsteps[0] + 4, "servers of 4: not a full mesh %d steps, full mesh %d", (int)ring4,
+                  (int)x.nsteps[0]);
+    }
+    /* one server that is not a full mesh: HCCL's policies run ring at every size, HCCL_ALGO level0 or not */
+    static const char *const pol[] = {"hccl", "hccl_guide"};
+    for (int i = 0; i < 2; i++) {
+        setenv("STITCH_SELECT", pol[i], 1);
+        stitch_config_t one = STITCH_CONFIG_INIT;
+        one.hccl_algo = i ? "level0:fullmesh" : NULL;
+        expect_runs(&one, level0_file(path, sizeof path, "4", 0), 4, STITCH_ALL_REDUCE, "auto", "ring");
+        expect_runs(&one, path, 4, STITCH_ALL_GATHER, "auto", "ring");
+        unlink(path);
+        expect_runs(&one, level0_file(path, sizeof path, "4", 1), 4, STITCH_ALL_GATHER, "auto", "mesh");
+        unlink(path);
+    }
+    unsetenv("STITCH_SELECT");
+}
+
 /* Where the configured level1 cannot run, rank 0 says so once under STITCH_DEBUG, naming what runs instead. */
 static void test_fallback_note(void)
 {
@@ -571,6 +640,7 @@ int main(int argc, char **argv)
         {"selection", test_selection, 30},
         {"roles", test_roles, 60},
         {"fallback_note", test_fallback_note, 30},
+        {"level0", test_level0, 60},
         {"split_units", test_split_units, 60},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
