@@ -114,3 +114,13 @@ foreach(case "4;\\[0, max\\] +rhd" "8;\\[0, max\\] +rhd" "64;\\[0, max\\] +rhd"
   stitch_info_test(selection_guide_${S} RC 0 STDERR_EMPTY ARGS --selection --policy hccl_guide --topo ${S}x1
                    STDOUT "\n  all_reduce +${want}\n")
 endforeach()
+# Servers that are not full meshes (topology level 0 `full_mesh: false`): stitch-info says so, and HCCL's policies
+# keep to hier inside them (pipeline's intra part is a mesh, spec 7); a configured pipeline falls back, saying why
+stitch_info_test(topo_ring_servers RC 0 STDERR_EMPTY ARGS --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
+                 STDOUT "\n  servers \\(level 0\\): not a full mesh, full_mesh: false \\(level0 runs ring\\)\n")
+stitch_info_test(selection_ring_servers RC 0 STDERR_EMPTY
+                 ARGS --selection --policy hccl --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
+                 STDOUT "\n  all_reduce +\\[0, max\\] +hier\n  reduce_scatter +\\[0, max\\] +hier\n")
+stitch_info_test(selection_ring_servers_pipeline RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level1:pipeline"
+                 ARGS --selection --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
+                 STDOUT "\n  all_reduce +\\[0, max\\] +hier  configured: level1 pipeline, not run: level1 pipeline needs servers that are full meshes")

@@ -416,6 +416,9 @@ static int print_levels(const st_topofile *tf)
     }
     for (int k = 0; k < l->nlevels; k++)
         free(ranks[k]);
+    if (ok && tf->level[0].bandwidth > 0) /* spec 13.1: level0 is the hardware's */
+        printf("  servers (level 0): %s\n", tf->level[0].full_mesh ? "full mesh (level0 runs mesh)"
+               : "not a full mesh, full_mesh: false (level0 runs ring)");
     return ok;
 }
 

@@ -957,7 +957,7 @@ static int sim_hccl(const st_catalogue *cat, const sim_machine *mach, int coll, 
     int alg = st_hccl_configured(&h, (stitch_coll_t)coll);
     const char *impl;
     if (alg)
-        *pick = st_hccl_level1_run(alg, (stitch_coll_t)coll, S, L, equal, 0, &impl, why, len);
+        *pick = st_hccl_level1_run(alg, (stitch_coll_t)coll, S, L, equal, 0, mach->level0_ring, &impl, why, len);
     int a = st_hccl_level(&h, (stitch_coll_t)coll, 1); /* level0 entries: ignored, as HCCL ignores them */
     int whole = a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
     if (!whole && a != ST_HA_FULLMESH && st_hccl_alg_stitch(a))

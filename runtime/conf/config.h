@@ -77,12 +77,12 @@ int st_hccl_configured(const st_hccl_algo *h, stitch_coll_t c);
 /* What level1 `alg` runs for collective c on S servers (the level-0 groups; 1: no groups) of L ranks each (equal: all
  * the same size), HCCL's way (spec 7, 8, 9.6, 11.2): ring, H-D_R, NHR and NB that algorithm over all ranks where
  * every server holds one rank, "hier" (level0 in the server, the algorithm between servers: its role level1) where
- * they hold several; pipeline on equal servers (not for reductions under determinism); AHC and AHC_BROKE on any
- * servers; pairwise for the all_to_alls on any layout. *impl is the stitch algorithm that must implement c (the
- * one run, or hier's level1) for it to run. NULL where HCCL would use its default instead, with why in `why`
+ * they hold several; pipeline on equal full-mesh servers (level0_ring 0; not reductions under determinism); AHC
+ * and AHC_BROKE on any servers; pairwise for the all_to_alls on any layout. *impl is the stitch algorithm that
+ * must implement c (the one run, or hier's level1) for it to run. NULL where HCCL would use its default instead, with why in `why`
  * ("" for an entry that chooses nothing). */
 const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal, int deterministic,
-                               const char **impl, char *why, size_t len);
+                               int level0_ring, const char **impl, char *why, size_t len);
 
 /* Parse an HCCL_ALGO value; `name` is what messages call it ("HCCL_ALGO", "config->hccl_algo"). *given is 0 when
  * the value holds no entry (empty or blanks: HCCL's built-in selection). STITCH_ERR_CONFIG with the message. */

@@ -1,6 +1,7 @@
-/* hccl_algo.c - HCCL_ALGO's parser (spec 11.2) and what a level means per collective, on their own so that the
- * compiler driver (stitchc sim) reads HCCL_ALGO (and the split ratio's variable) exactly as the runtime does (runtime/config.c calls it for the
- * tunable; the declarations are in config.h). It needs libc and stitch_coll_name (status.c) only.
+/* hccl_algo.c - HCCL_ALGO's parser (spec 11.2), what a level means per collective and what a level1 entry runs on
+ * a layout, and the split ratio's parser (12.1), on their own so that the compiler driver (stitchc sim) reads HCCL's
+ * variables exactly as the runtime does (runtime/config.c calls them for the tunables; the declarations are in
+ * config.h). It needs libc and stitch_coll_name (status.c) only.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -318,7 +319,7 @@ static const char *st_l1_no(char *why, size_t len, const char *fmt, const char *
 }
 
 const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal, int deterministic,
-                               const char **impl, char *why, size_t len)
+                               int level0_ring, const char **impl, char *why, size_t len)
 {
     const char *name = st_hccl_alg_name(alg), *coll = stitch_coll_name(c), *mine = st_hccl_alg_stitch(alg);
     int a2a = c == STITCH_ALL_TO_ALL || c == STITCH_ALL_TO_ALL_V;
@@ -345,6 +346,9 @@ const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal
         return st_l1_no(why, len, "level1 %s needs the same number of ranks on every server (%s; AHC is HCCL's "
                         "algorithm for unequal servers)", name, coll);
     if (alg == ST_HA_PIPELINE) {
+        if (level0_ring)
+            return st_l1_no(why, len, "level1 %s needs servers that are full meshes (spec 7: level0 mesh; %s)", name,
+                            coll);
         if (deterministic && c != STITCH_ALL_GATHER)
             return st_l1_no(why, len, "level1 %s does not run under HCCL_DETERMINISTIC (spec 7; %s)", name, coll);
         return *impl = mine;

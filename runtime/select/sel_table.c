@@ -1,5 +1,6 @@
-/* sel_table.c - the size table's bricks: size classes (powers of two), ranges appended in order, the servers' shape. Every
- * policy's builder (select.c, select_hccl.c) lays its table with them; select.c checks and looks it up. */
+/* sel_table.c - the size table's bricks: size classes (powers of two), ranges appended in order, the servers'
+ * shape. Every policy's builder (select.c, select_hccl.c, select_guide.c, select_conf.c) lays its table with them;
+ * select.c checks and looks it up. */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -24,7 +24,8 @@ stitch_status_t st_sel_build_configured(const st_sel_env *env, stitch_coll_t col
     st_sel_shape sh = st_sel_shape_of(env);
     const char *impl;
     char why[sizeof out->note - 40];
-    const char *name = st_hccl_level1_run(alg, coll, sh.S, sh.L, sh.equal, env->deterministic, &impl, why, sizeof why);
+    const char *name = st_hccl_level1_run(alg, coll, sh.S, sh.L, sh.equal, env->deterministic, env->level0_ring,
+                                          &impl, why, sizeof why);
     const st_algo *a = name ? st_reg_find(env->reg, name, coll) : NULL;
     if (name && (!a || !st_reg_find(env->reg, impl, coll))) {
         snprintf(why, sizeof why, "level1 %s: stitch has no %s of %s", st_hccl_alg_name(alg), stitch_coll_name(coll),

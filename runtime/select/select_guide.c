@@ -57,7 +57,7 @@ static st_guide_pick st_guide_decide(const st_sel_env *env, const st_sel_shape *
 {
     int p = env->p, a2a = coll == STITCH_ALL_TO_ALL || coll == STITCH_ALL_TO_ALL_V;
     double n = st_coll_nblocks(coll, p) == 1 ? (double)bytes : (double)bytes * p;
-    int pipe = sh->S > 1 && sh->L > 1 && sh->equal && n >= (double)ST_GUIDE_PIPE * p;
+    int pipe = sh->S > 1 && sh->L > 1 && sh->equal && !env->level0_ring && n >= (double)ST_GUIDE_PIPE * p;
     if (sh->S == 1)
         return (st_guide_pick){env->level0_ring ? "ring" : "mesh", NULL};
     if (a2a) {
@@ -73,6 +73,8 @@ static st_guide_pick st_guide_decide(const st_sel_env *env, const st_sel_shape *
         return (st_guide_pick){rsag ? "ahc" : "hier", NULL};
     return sh->L == 1 ? (st_guide_pick){x, NULL} : (st_guide_pick){"hier", x};
 }
+
+/* (Pipeline's intra part is a mesh, spec 7: servers that are not full meshes run hier instead.) */
 
 /* Where a decision may change: 0, 256 MB and 1 MB x p in the call's bytes (n / p where n counts p blocks). */
 static int st_guide_breaks(const st_sel_env *env, stitch_coll_t coll, size_t *b)

@@ -86,6 +86,8 @@ static const char *st_hccl_decide(const st_sel_env *env, const st_sel_shape *sh,
     }
     if (!sh->equal)
         return rsag ? "ahc" : "hier";
+    if (env->level0_ring) /* pipeline's intra part is a mesh (spec 7: "level0 is mesh") */
+        return "hier";
     if (coll == STITCH_ALL_REDUCE && !env->deterministic && bytes / (size_t)env->p >= ST_HCCL_PIPE_AR)
         return "pipeline";
     if ((coll == STITCH_ALL_GATHER || (coll == STITCH_REDUCE_SCATTER && !env->deterministic)) &&

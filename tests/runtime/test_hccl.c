@@ -377,6 +377,10 @@ static void test_selection(void)
     setenv("HCCL_ALGO", "level0:NA;level1:NHR", 1);
     expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "nhr");
     expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_GATHER, "auto", "nhr");
+    setenv("HCCL_ALGO", "allreduce=level0:NA;level1:NHR/allgather=level1:NB", 1); /* per operator */
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "nhr");
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_GATHER, "auto", "nb");
+    expect_runs(NULL, "2,2,2", 6, STITCH_ALL_GATHER, "auto", "hier");
     setenv("HCCL_ALGO", "level0:NA;level1:H-D_R", 1);
     expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "rhd");
     expect_runs(NULL, "1,1,1,1,1,1,1", 7, STITCH_BROADCAST, "auto", "rhd");
