@@ -79,8 +79,8 @@ int st_hccl_configured(const st_hccl_algo *h, stitch_coll_t c);
  * every server holds one rank, "hier" (level0 in the server, the algorithm between servers: its role level1) where
  * they hold several; pipeline on equal full-mesh servers (level0_ring 0; not reductions under determinism); AHC
  * and AHC_BROKE on any servers; pairwise for the all_to_alls on any layout. *impl is the stitch algorithm that
- * must implement c (the one run, or hier's level1) for it to run. NULL where HCCL would use its default instead, with why in `why`
- * ("" for an entry that chooses nothing). */
+ * must implement c (the one run, or hier's level1) for it to run. NULL where HCCL would use its default
+ * instead, with why in `why` ("" for an entry that chooses nothing). */
 const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal, int deterministic,
                                int level0_ring, const char **impl, char *why, size_t len);
 

@@ -1,7 +1,8 @@
 /* choose.c - which algorithm a collective call runs.
  *
  * A user who names an algorithm gets it for every call. Otherwise (the default, or the name "auto") the runtime
- * chooses per call by size from the communicator's table (select.h: policy model, hccl, hccl_guide or size, STITCH_SELECT);
+ * chooses per call by size from the communicator's table (select.h: policy model, hccl, hccl_guide or size,
+ * STITCH_SELECT);
  * the choice kept here for auto is only the fallback where that table cannot be built: ring, or the registry's
  * first algorithm for a collective without ring (all_to_all).
  * Names are looked up in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's
