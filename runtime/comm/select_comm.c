@@ -104,13 +104,26 @@ static void st_sel_ensure(const stitch_comm_t *comm, st_sel_state *st, stitch_co
 
 const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes)
 {
+    return st_sel_state_pick_l1(comm, st, coll, bytes, NULL);
+}
+
+const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes,
+                                    const char **between)
+{
     int range;
+    const st_algo *a;
     /* Every auto call comes here: once the table is built, a lookup needs no lock (only the debug log's bits do). */
-    if (!st_debug() && __atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE))
-        return st_sel_lookup(&st->table[coll], bytes, &range);
+    if (!st_debug() && __atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE)) {
+        a = st_sel_lookup(&st->table[coll], bytes, &range);
+        if (between)
+            *between = a ? st->table[coll].r[range].between : NULL;
+        return a;
+    }
     pthread_mutex_lock(&st->lock);
     st_sel_ensure(comm, st, coll);
-    const st_algo *a = st_sel_lookup(&st->table[coll], bytes, &range);
+    a = st_sel_lookup(&st->table[coll], bytes, &range);
+    if (between)
+        *between = a ? st->table[coll].r[range].between : NULL;
     int k = st_sel_class(bytes);
     if (a && st_debug() && !(st->logged[coll] >> k & 1)) {
         char lo[32], hi[32], clo[32], chi[32];

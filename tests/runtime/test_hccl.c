@@ -565,6 +565,56 @@ static void test_level0(void)
     unsetenv("STITCH_SELECT");
 }
 
+/* Policy hccl_guide names the algorithm between servers per size range and hier runs it (comm.c's use_l1): on 3
+ * servers of 2 a small all_reduce runs hier with rhd between the servers (the guide's RHD below 256 MB), where hier's
+ * own role would run ring (3 servers: V1's rule), and the 256 MB rule names ring; the result is right. */
+static void guide_rank(void *arg, int r)
+{
+    roles_ctx *x = arg;
+    stitch_comm_t *comm = x->comms[r];
+    int32_t v[7];
+    for (int i = 0; i < 7; i++)
+        v[i] = r * 10 + i;
+    CHECK(stitch_all_reduce(v, v, 7, STITCH_INT32, STITCH_SUM, comm) == STITCH_OK, "%s",
+          stitch_comm_last_error(comm));
+    for (int i = 0; i < 7; i++)
+        CHECK(v[i] == 150 + 6 * i, "rank %d: v[%d] = %d, want %d", r, i, (int)v[i], 150 + 6 * i);
+    const st_algo *hier = st_reg_find(comm->reg, "hier", STITCH_ALL_REDUCE);
+    const st_entry *e = &comm->cache[st_reg_index(comm->reg, hier)];
+    x->nsteps[r] = e->ready && e->level1 && strcmp(e->level1, "rhd") == 0 ? e->sched.nsteps : -1;
+}
+
+static void test_guide_level1(void)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.topo = "3x2";
+    setenv("STITCH_SELECT", "hccl_guide", 1);
+    stitch_comm_t *comms[6];
+    char err[1024];
+    CHECK(stitch_comm_init_threads(6, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    const char *l1;
+    const st_algo *small = st_comm_pick_l1(comms[0], STITCH_ALL_REDUCE, 256, STITCH_FP32, &l1);
+    CHECK(small && strcmp(small->name, "hier") == 0 && l1 && strcmp(l1, "rhd") == 0, "1 KiB: %s level1 %s",
+          small ? small->name : "-", l1 ? l1 : "-");
+    const st_algo *big = st_comm_pick_l1(comms[0], STITCH_BROADCAST, (size_t)64 << 20, STITCH_FP32, &l1);
+    CHECK(big && strcmp(big->name, "hier") == 0 && l1 && strcmp(l1, "ring") == 0, "256 MiB broadcast: %s level1 %s",
+          big ? big->name : "-", l1 ? l1 : "-");
+    roles_ctx x = {comms, {0}};
+    st_run_ranks(6, guide_rank, &x);
+    for (int r = 0; r < 6; r++)
+        stitch_comm_destroy(comms[r]);
+    unsetenv("STITCH_SELECT");
+    /* hier forced: its own role (ring between 3 servers: 2 steps each way, rhd folds 3 into 2: 1 + 2) */
+    cfg.algo = "all_reduce=hier";
+    CHECK(stitch_comm_init_threads(6, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    roles_ctx y = {comms, {0}};
+    st_run_ranks(6, guide_rank, &y);
+    for (int r = 0; r < 6; r++)
+        stitch_comm_destroy(comms[r]);
+    CHECK(x.nsteps[0] > 0 && y.nsteps[0] == -1, "hccl_guide ran hier with rhd: %d steps; forced hier %d (want -1: "
+          "no rhd variant)", (int)x.nsteps[0], (int)y.nsteps[0]);
+}
+
 /* Where the configured level1 cannot run, rank 0 says so once under STITCH_DEBUG, naming what runs instead. */
 static void test_fallback_note(void)
 {
@@ -645,6 +695,7 @@ int main(int argc, char **argv)
         {"roles", test_roles, 60},
         {"fallback_note", test_fallback_note, 30},
         {"level0", test_level0, 60},
+        {"guide_level1", test_guide_level1, 60},
         {"split_units", test_split_units, 60},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);
