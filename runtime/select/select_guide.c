@@ -21,7 +21,8 @@
  *                               NHR, 950's default is NHR, level2 defaults to NHR: spec 13.1, 13.2).
  *                               On one-rank servers that algorithm runs over all ranks; on equal servers of L > 1
  *                               ranks hier runs (mesh inside, the algorithm between servers; the range's `between`
- *                               names it and the communicator runs hier with it as role level1: comm.c, use_l1); on unequal servers AHC for all_reduce, reduce_scatter and all_gather
+ *                               names it, and the communicator runs hier with it as role level1: comm.c,
+ *                               use_l1); on unequal servers AHC for all_reduce, reduce_scatter and all_gather
  *                               (HCCL's algorithm for them, spec 9.6) and hier for the rest. A collective without
  *                               the algorithm (scatter and gather have no RHD, gather and reduce no NHR) runs Ring,
  *                               HCCL's level1 default (spec 13.2, V1).
