@@ -477,6 +477,13 @@ const st_algo *st_comm_pick_l1(const stitch_comm_t *comm, stitch_coll_t coll, si
 {
     const st_choice *c = &comm->algo[coll];
     *level1 = NULL;
+    if (comm->settings.deterministic == 2 && (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE_SCATTER)) {
+        /* HCCL_DETERMINISTIC=strict: one reduction order per element (ranks 0..p-1 in a fixed tree) whatever the
+         * algorithm chosen, the count or the layout, as HCCL's order-preserving executor does (spec 14.3) */
+        const st_algo *strict = st_reg_find(comm->reg, "mesh_strict", coll);
+        if (strict)
+            return strict;
+    }
     if (!c->is_auto || !c->algo)
         return c->algo;
     const st_algo *a = st_sel_state_pick_l1(comm, comm->sel, coll, count * stitch_dtype_size(dtype), level1);

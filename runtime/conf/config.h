@@ -123,7 +123,8 @@ typedef struct st_settings {
     const char *hccl_algo_source;              /* "config->hccl_algo" or "HCCL_ALGO"; NULL: not given */
     double split_ratio;                        /* R of the 2-D Mesh+NHR split, 0..1; < 0: not given (formula) */
     const char *split_source;                  /* "config->split_ratio" or the variable's name; NULL: not given */
-    int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way) */
+    int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way), 2: strict
+                                                * (one reduction order per element: mesh_strict) */
     int level0_ring;                           /* the topology file's servers are not full meshes (level 0
                                                 * `full_mesh: false`): level0 runs Ring, not Mesh. Not a tunable:
                                                 * st_comm_new sets it from the file, split communicators inherit it */
