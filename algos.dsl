@@ -104,6 +104,34 @@ algorithm mesh_det implements all_reduce {
   phase all_gather using mesh
 }
 
+# Strict determinism (HCCL_DETERMINISTIC=strict, spec 14.2/14.3): every element is reduced in one fixed order over
+# the absolute ranks 0..p-1, whatever the count, the owner or the algorithm asked for. Each rank x writes its unit for
+# owner j into j's scratch slot x (A[x], A[j] = j's own unit); the owner reduces A[0..p-1] in HCCL's order-preserving
+# tree (order_preserved_common.h): n = p; while n > 1, M = the largest power of two below n, A[i - M] += A[i] for
+# i = M .. n - 1, n = M; A[0] is the sum, copied into the owner's unit. The runtime runs it for every all_reduce and
+# reduce_scatter under strict (runtime/select/choose.c).
+algorithm mesh_strict implements reduce_scatter {
+  units p scratch p
+  from all
+  fn slot(q) = if q == r then r else p + q                       # A[q]: rank q's copy of my unit
+  let K = ceil_log2(p), M = pow2(max(K - 1, 0))
+  step { for t in 1 .. p - 1 { send unit (r + t) % p to (r + t) % p at unit p + r } }
+  if p > 1 {
+    step { for i in M .. p - 1 { send unit slot(i) to r at unit slot(i - M) reduce } }
+    for j in 1 .. K - 1 {
+      let h = M / pow2(j)
+      step { for i in h .. 2 * h - 1 { send unit slot(i) to r at unit slot(i - h) reduce } }
+    }
+    step { if r != 0 { send unit slot(0) to r at unit r } }
+  }
+}
+
+algorithm mesh_strict implements all_reduce {
+  units p scratch p
+  phase reduce_scatter using mesh_strict
+  phase all_gather using mesh
+}
+
 # ---------------------------------------------------------------------------------------------------------------
 # RHD, recursive halving-doubling (spec section 4). The largest power of two B = 2^m <= p forms the block; the
 # first 2*extra ranks pair up as (2i, 2i+1), the odd one folds its data into the even one, which joins the block

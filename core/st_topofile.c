@@ -362,6 +362,21 @@ static int get_name(ctx *c, const node *n, const char *what, char *out, size_t c
     return 0;
 }
 
+/* true or false (YAML's lower-case forms only). */
+static int get_bool(ctx *c, const node *n, const char *what, int *out)
+{
+    char q[200];
+    if (want_scalar(c, n, what))
+        return -1;
+    if (n->len == 4 && memcmp(n->s, "true", 4) == 0)
+        *out = 1;
+    else if (n->len == 5 && memcmp(n->s, "false", 5) == 0)
+        *out = 0;
+    else
+        return fail_at(c, n->line, n->col, "%s must be true or false, not '%s'", what, quote(q, n->s, n->len));
+    return 0;
+}
+
 typedef struct unit {
     const char *name;
     double factor;
@@ -455,7 +470,7 @@ static int get_quantity(ctx *c, const node *n, const char *what, const unit *uni
 }
 
 static const char *const top_keys[] = {"name", "levels", "reduce_bandwidth", "layout", NULL};
-static const char *const level_keys[] = {"name", "bandwidth", "latency", NULL};
+static const char *const level_keys[] = {"name", "bandwidth", "latency", "full_mesh", NULL};
 static const char *const server_keys[] = {"host", "ranks", "devices", NULL};
 
 static int read_levels(ctx *c, const node *n)
@@ -477,9 +492,15 @@ static int read_levels(ctx *c, const node *n)
                            k);
         if (map_keys(c, l, level_keys, v, what))
             return -1;
-        for (int i = 0; level_keys[i]; i++)
+        for (int i = 0; i < 3; i++) /* name, bandwidth, latency; full_mesh is optional */
             if (!v[i])
                 return fail_at(c, l->line, l->col, "level %d has no `%s`", k, level_keys[i]);
+        li->full_mesh = 1;
+        if (v[3] && get_bool(c, v[3], "full_mesh", &li->full_mesh))
+            return -1;
+        if (v[3] && k > 0)
+            return fail_at(c, v[3]->line, v[3]->col, "`full_mesh` describes a server's links (level 0), not level %d",
+                           k);
         if (get_name(c, v[0], "a level's name", li->name, sizeof li->name) ||
             get_quantity(c, v[1], "bandwidth", bandwidth_units, 1, &li->bandwidth) ||
             get_quantity(c, v[2], "latency", latency_units, 0, &li->latency))

@@ -2,7 +2,7 @@
  *
  *   name: pods-64-128
  *   levels:                       # innermost first
- *     - {name: server,  bandwidth: 56 GB/s,   latency: 1 us}
+ *     - {name: server,  bandwidth: 56 GB/s,   latency: 1 us}   # full_mesh: false for servers linked in a ring
  *     - {name: pod,     bandwidth: 25 GB/s,   latency: 5 us}
  *     - {name: cluster, bandwidth: 6.25 GB/s, latency: 10 us}
  *   reduce_bandwidth: 100 GB/s    # gamma = 1 / reduce_bandwidth
@@ -37,6 +37,9 @@ typedef struct st_level_info {
     char name[ST_TOPOFILE_NAME_MAX];
     double bandwidth; /* bytes per second, > 0 */
     double latency;   /* seconds, >= 0 */
+    int full_mesh;    /* level 0 only (`full_mesh: true|false`, default true): every two ranks of a server have a
+                       * link of their own, so HCCL runs Mesh inside it; false: Ring (spec 13.1: level0 is fixed
+                       * by the hardware). 1 on the other levels */
 } st_level_info;
 
 typedef struct st_topofile {

@@ -48,7 +48,7 @@ stitch_info_test(bad_deterministic RC 1 ENV "HCCL_DETERMINISTIC=yes"
                  STDERR "^stitch-info: HCCL_DETERMINISTIC='yes': should be true, false or strict")
 # values from the environment say so, and the selection follows them
 stitch_info_test(environment RC 0 STDERR_EMPTY ENV "HCCL_ALGO=allreduce=level1:pipeline"
-                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +pipeline \\(HCCL_ALGO\\)\n  reduce_scatter +auto: policy model ")
+                 STDOUT "  HCCL_ALGO +'allreduce=level1:pipeline' +environment\n.*  all_reduce +- +pipeline +- +- +environment \\(per-operator entry\\)\n.*Selection.*\n  all_reduce +auto: HCCL_ALGO level1 pipeline, fitted to the layout \\(--selection prints the choice\\)\n  reduce_scatter +auto: policy model ")
 # --topo FILE: the topology with alpha/beta/gamma per level, groups and sizes, the convergence ratio of each boundary
 set(INFO_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
 stitch_info_test(topo_pods RC 0 STDERR_EMPTY ARGS --topo ${INFO_TOPOS}/pods-64-128.yaml
@@ -83,7 +83,50 @@ stitch_info_test(selection_hccl RC 0 STDERR_EMPTY ARGS --selection --topo ${INFO
                  STDOUT "policy hccl.*\n  all_reduce +\\[0, max\\] +ahc\n  reduce_scatter +\\[0, max\\] +ahc\n")
 stitch_info_test(selection_n RC 0 STDERR_EMPTY ENV STITCH_ALGO=all_gather=ring ARGS --selection -n 4 --policy size
                  STDOUT "policy size; 4 ranks; one group;.*\n  all_reduce +\\[0, 16 KiB\\] +mesh_oneshot\n +\\[16385, max\\] +ring\n.*  all_gather +\\[0, max\\] +ring \\(forced\\)\n")
-stitch_info_test(selection_bad_policy RC 2 STDERR "^stitch-info: --policy needs model, hccl or size" ARGS --selection --policy best)
+stitch_info_test(selection_bad_policy RC 2 STDERR "^stitch-info: --policy needs model, hccl, hccl_guide or size" ARGS --selection --policy best)
 stitch_info_test(selection_bad_n RC 2 STDERR "^stitch-info: -n '0': expected a number of ranks" ARGS --selection -n 0)
 stitch_info_test(selection_needs RC 2 STDERR "^stitch-info: -n and --policy go with --selection" ARGS -n 4)
 stitch_info_test(selection_topo_p RC 1 STDERR "has 5 ranks .* but the communicator has 4" ARGS --selection -n 4 --topo ${INFO_TOPOS}/unequal-2-3.yaml)
+# HCCL_ALGO's level1 chooses (runtime/select/select_conf.c): configured against chosen per collective and size
+stitch_info_test(selection_level1_nhr RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:NHR"
+                 ARGS --selection --topo 1,1,1,1,1
+                 STDOUT "\n  all_reduce +\\[0, max\\] +nhr  configured: level1 NHR\n.*\n  reduce +\\[0, max\\] +ring  configured: level1 NHR, not run: level1 NHR: stitch has no reduce of nhr; HCCL's default runs\n")
+stitch_info_test(selection_level1_ring RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:ring"
+                 ARGS --selection --topo 4,4 --policy hccl
+                 STDOUT "\n  all_reduce +\\[0, max\\] +hier \\(level1 ring\\)  configured: level1 ring\n")
+stitch_info_test(selection_level1_one_server RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level0:NA|level1:ring" ARGS --selection -n 4
+                 STDOUT "\n  all_reduce +\\[0, 256 KiB\\] +mesh_oneshot  configured: level1 ring, not run: level1 ring: one server, so no level between servers \\(all_reduce\\); HCCL's default runs\n +\\[262145, max\\] +mesh  configured: level1 ring, not run: HCCL's default\n")
+
+# Golden tables of HCCL's two policies (tests/info/golden.cmake: STITCH_UPDATE_GOLDEN=1 rewrites them): every
+# decision of hccl (the A2 code, spec 13.2) and hccl_guide (the user guide, spec 13.1) for 1..130 servers of 1 and
+# of 8 ranks, every collective, every size (each range by its first byte count). tests/runtime/test_select.c
+# (guide_table) checks hccl_guide against the guide's rules written out independently.
+foreach(policy hccl hccl_guide)
+  foreach(L 1 8)
+    add_test(NAME info.golden.${policy}.L${L}
+             COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-info>
+                     "-DARGS=--selection|--policy|${policy}|--servers|1..130|--per-server|${L}"
+                     -DGOLDEN=${CMAKE_CURRENT_SOURCE_DIR}/info/golden/selection_${policy}_130x${L}.txt
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/info/golden.cmake)
+    set_tests_properties(info.golden.${policy}.L${L} PROPERTIES TIMEOUT 120 LABELS info)
+  endforeach()
+endforeach()
+# Done means: on 4, 7, 8, 33 and 64 one-rank servers hccl_guide gives the guide's algorithm at 1 MB and 512 MB:
+# RHD for 4, 8, 64 (powers of two) at both; RHD at 1 MB and Ring at 512 MB for 7 (< 32 servers); RHD and NHR for 33
+foreach(case "4;\\[0, max\\] +rhd" "8;\\[0, max\\] +rhd" "64;\\[0, max\\] +rhd"
+             "7;\\[0, 268435455\\] +rhd\n +\\[256 MiB, max\\] +ring" "33;\\[0, 268435455\\] +rhd\n +\\[256 MiB, max\\] +nhr")
+  list(GET case 0 S)
+  list(GET case 1 want)
+  stitch_info_test(selection_guide_${S} RC 0 STDERR_EMPTY ARGS --selection --policy hccl_guide --topo ${S}x1
+                   STDOUT "\n  all_reduce +${want}\n")
+endforeach()
+# Servers that are not full meshes (topology level 0 `full_mesh: false`): stitch-info says so, and HCCL's policies
+# keep to hier inside them (pipeline's intra part is a mesh, spec 7); a configured pipeline falls back, saying why
+stitch_info_test(topo_ring_servers RC 0 STDERR_EMPTY ARGS --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
+                 STDOUT "\n  servers \\(level 0\\): not a full mesh, full_mesh: false \\(level0 runs ring\\)\n")
+stitch_info_test(selection_ring_servers RC 0 STDERR_EMPTY
+                 ARGS --selection --policy hccl --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
+                 STDOUT "\n  all_reduce +\\[0, max\\] +hier\n  reduce_scatter +\\[0, max\\] +hier\n")
+stitch_info_test(selection_ring_servers_pipeline RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level1:pipeline"
+                 ARGS --selection --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
+                 STDOUT "\n  all_reduce +\\[0, max\\] +hier  configured: level1 pipeline, not run: level1 pipeline needs servers that are full meshes")

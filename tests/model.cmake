@@ -62,3 +62,39 @@ stitch_cli(sim_fallback RC 0 STDOUT "rhd all_reduce, p = 2000, 1 MiB, flat, 22 s
            ARGS sim ${STITCH_DSL} -a rhd -c all_reduce -n 2000 -b 1M)
 stitch_cli(sim_no_symmetry RC 1 STDERR "the layout has no symmetry the model can use .* groups of 50000 ranks"
            ARGS sim ${STITCH_DSL} -a ahc -c all_reduce --layout 2x50000 -b 1M)
+# HCCL_ALGO's level1 chooses as at run time (runtime/select/select_conf.c): NHR on one-rank servers is nhr itself,
+# ring on 4 servers of 4 is hier (1 + 6 + 1 steps: ring between the servers); one server has no level1
+add_test(NAME model.cli.hccl_algo_level1_nhr
+         COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level0:NA;level1:NHR"
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -c all_reduce --layout 1,1,1,1,1 -b 1M)
+set_tests_properties(model.cli.hccl_algo_level1_nhr PROPERTIES PASS_REGULAR_EXPRESSION "^# nhr all_reduce, p = 5")
+add_test(NAME model.cli.hccl_algo_level1_ring
+         COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level0:NA;level1:ring"
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -c all_reduce --layout 4x4 -b 1M)
+set_tests_properties(model.cli.hccl_algo_level1_ring PROPERTIES
+                     PASS_REGULAR_EXPRESSION "^# hier all_reduce, p = 16, 1 MiB, 4,4,4,4, 8 steps")
+add_test(NAME model.cli.hccl_algo_level1_one_server
+         COMMAND ${CMAKE_COMMAND} -E env "HCCL_ALGO=level0:NA;level1:ring"
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -c all_reduce -n 4 -b 1M)
+set_tests_properties(model.cli.hccl_algo_level1_one_server PROPERTIES PASS_REGULAR_EXPRESSION
+                     "missing -a ALGO \\(HCCL_ALGO's level1 ring: one server, so no level between servers")
+# The split ratio as at run time (spec 12.2): --split (the config) > HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO >
+# the formula from the topology's bandwidths (0.875 on servers-2x8.yaml, as perf.split_ratio.debug_formula shows the
+# runtime using) > its fallback 0.5; a note names which
+stitch_cli(sim_split_formula RC 0 STDERR "stitchc: note: split ratio 0.875 \\(the formula, spec 12.3: L = 8, S = 2"
+           ARGS sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --topo ${SIM_TOPOS}/servers-2x8.yaml -b 1M)
+stitch_cli(sim_split_fallback RC 0 STDERR "stitchc: note: split ratio 0.5 \\(the formula's fallback"
+           ARGS sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --layout 2x4 -b 1M)
+stitch_cli(sim_split_option RC 0 STDERR "stitchc: note: split ratio 0.25 \\(--split"
+           ARGS sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --topo ${SIM_TOPOS}/servers-2x8.yaml -b 1M --split 0.25)
+add_test(NAME model.cli.sim_split_env
+         COMMAND ${CMAKE_COMMAND} -E env HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=0.3
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce
+                 --topo ${SIM_TOPOS}/servers-2x8.yaml -b 1M)
+set_tests_properties(model.cli.sim_split_env PROPERTIES PASS_REGULAR_EXPRESSION
+                     "stitchc: note: split ratio 0.3 \\(HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO\\)")
+add_test(NAME model.cli.sim_split_env_bad
+         COMMAND ${CMAKE_COMMAND} -E env HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO=.5
+                 $<TARGET_FILE:stitchc> sim ${STITCH_DSL} -a mesh_nhr_2d -c all_reduce --layout 2x4 -b 1M)
+set_tests_properties(model.cli.sim_split_env_bad PROPERTIES PASS_REGULAR_EXPRESSION
+                     "stitchc: error: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO='.5': expected a non-negative number")

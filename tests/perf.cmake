@@ -275,3 +275,20 @@ set_tests_properties(perf.select_vs_measured.smoke PROPERTIES TIMEOUT 300 LABELS
 add_test(NAME perf.plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf/plot.sh $<TARGET_FILE:stitch-perf>
                                 ${CMAKE_SOURCE_DIR}/scripts/plot_perf.py ${CMAKE_CURRENT_BINARY_DIR}/plot)
 set_tests_properties(perf.plot PROPERTIES TIMEOUT 120 LABELS perf SKIP_RETURN_CODE 77)
+
+# HCCL_ALGO's level1 picks the algorithm between servers at every size (runtime/select/select_conf.c): NHR and H-D_R
+# on one-rank servers run nhr and rhd themselves; ring on 2 servers of 4 runs hier (ring between the servers: the
+# schedule's steps are checked in tests/runtime/test_hccl.c, roles)
+stitch_perf_test(hccl_algo.level1_nhr RC 0 ENV "HCCL_ALGO=level0:NA|level1:NHR" STDERR_EMPTY
+                 CLOSING "^6 passed, 0 failed$" STDOUT " nhr\n.* nhr\n.* nhr\n.* nhr\n.* nhr\n.* nhr\n"
+                 ARGS all_reduce --layout 1,1,1,1,1 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(hccl_algo.level1_hdr RC 0 ENV "HCCL_ALGO=level0:NA|level1:H-D_R" STDERR_EMPTY
+                 CLOSING "^6 passed, 0 failed$" STDOUT " rhd\n.* rhd\n.* rhd\n.* rhd\n.* rhd\n.* rhd\n"
+                 ARGS all_reduce --layout 1,1,1,1,1 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})
+stitch_perf_test(hccl_algo.level1_ring_2x4 RC 0 ENV "HCCL_ALGO=level0:NA|level1:ring" STDERR_EMPTY
+                 CLOSING "^6 passed, 0 failed$" STDOUT " hier\n.* hier\n.* hier\n.* hier\n.* hier\n.* hier\n"
+                 ARGS all_reduce --layout 4,4 -b 4 -e 4M -f 16 -c 1 ${PERF_COMMON})
+# STITCH_DEBUG names the split ratio a call's plan uses and where it came from (runtime/comm/plan.c)
+stitch_perf_test(split_ratio.debug_formula RC 0 ENV STITCH_DEBUG=1 CLOSING "^1 passed, 0 failed$"
+                 STDERR "plan of mesh_nhr_2d all_reduce \\(root 0\\): [^\n]*; split ratio 0.875 \\(the formula, spec 12.3: L = 8, S = 2"
+                 ARGS all_reduce -a mesh_nhr_2d --topo ${TOPOS}/servers-2x8.yaml -b 4K -e 4K -c 1 ${PERF_COMMON})

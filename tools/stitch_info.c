@@ -27,13 +27,15 @@
  * (slower) link between groups. A file that does not load exits 1 with the loader's one line
  * `FILE:LINE:COL: error: ...` on stderr, as stitchc prints it.
  *
- *   stitch-info --selection [--topo FILE] [-n P] [--policy model|hccl|size]
+ *   stitch-info --selection [--topo FILE] [-n P] [--policy model|hccl|hccl_guide|size]
+ *   stitch-info --selection --servers A..B [--per-server L] [--policy ...]
  *
  * prints only auto's decision (runtime/select.h): per collective, size ranges without gaps or overlaps and the
  * algorithm each runs, built by the runtime's own code for P ranks (default 8) in one group, or the topology's
  * ranks and groups (its link figures feed policy model), or STITCH_GROUPS's groups (P defaults to their ranks; a
- * P they do not add up to exits 1 with init's message); a collective forced by STITCH_ALGO or HCCL_ALGO shows
- * its one algorithm. Exit 1 when a table cannot be built.
+ * P they do not add up to exits 1 with init's message); a collective forced by STITCH_ALGO shows its one
+ * algorithm, one HCCL_ALGO's level1 chooses for shows the configured entry beside what runs per size (the
+ * configured algorithm fitted to the layout, or HCCL's default and why). Exit 1 when a table cannot be built.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +74,11 @@ static void usage(FILE *f)
             "               size of a call) and the algorithm each runs, for the topology of --topo (or\n"
             "               $STITCH_TOPO; its figures feed the model) or -n P ranks in one group (default 8)\n"
             "  -n P         with --selection: P ranks (with --topo: must be the topology's rank count)\n"
-            "  --policy X   with --selection: model, hccl or size instead of $STITCH_SELECT\n"
+            "  --servers A..B  with --selection: instead, the tables for A..B servers, compact (one line per\n"
+            "               server count and collective: each range's first byte count and algorithm)\n"
+            "  --per-server L  with --servers: L ranks per server (default 1)\n"
+            "  --policy X   with --selection: model, hccl, hccl_guide or size instead of\n"
+            "               $STITCH_SELECT\n"
             "\n"
             "Exit status: 0, or 1 when a variable's value is malformed (the message names it, as communicator\n"
             "creation would) or the topology does not load (its FILE:LINE:COL: error), 2 for a bad command line.\n");
@@ -160,16 +166,17 @@ static void print_selection(const st_settings *s)
         return;
     }
     for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        int alg;
-        const char *hccl = st_hccl_pick(s, (stitch_coll_t)c, &alg);
+        int alg = st_hccl_choice(s, (stitch_coll_t)c);
         printf("  %-16s", stitch_coll_name((stitch_coll_t)c));
         if (!ch[c].algo)
             printf("(none)\n");
+        else if (ch[c].is_auto && alg)
+            printf("auto: %s level1 %s, fitted to the layout (--selection prints the choice)\n", s->hccl_algo_source,
+                   st_hccl_alg_name(alg));
         else if (ch[c].is_auto)
             printf("auto: policy %s (STITCH_SELECT; --selection prints its table)\n", st_sel_policy_name(s->select));
         else
-            printf("%s (%s)\n", ch[c].algo->name, hccl && strcmp(hccl, ch[c].algo->name) == 0
-                   ? s->hccl_algo_source : s->algo_source);
+            printf("%s (%s)\n", ch[c].algo->name, s->algo_source);
     }
     st_reg_free(reg);
 }
@@ -244,6 +251,9 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     st_sel_env env = {.p = p, .topo = st_groups_topo(&g), .policy = policy < 0 ? s->select : policy,
                       .oneshot_max = s->oneshot_max, .deterministic = s->deterministic};
     st_sel_links_from(tp, &env.links);
+    st_settings sv = *s; /* the topology file's level0, as st_comm_new takes it */
+    sv.level0_ring = env.level0_ring = st_topology_level0_ring(tp);
+    s = &sv;
     int32_t *use[STITCH_COLL_COUNT] = {0};
     if (st_reg_new(NULL, NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
         fprintf(stderr, PROG ": %s\n", err);
@@ -260,6 +270,7 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
             break;
         }
         env.use[c] = use[c];
+        env.level1[c] = (unsigned char)st_hccl_choice(s, (stitch_coll_t)c);
         if (ch[c].algo && !ch[c].is_auto) {
             printf("  %-16s %-26s %s (forced)\n", stitch_coll_name((stitch_coll_t)c), "[0, max]", ch[c].algo->name);
             continue;
@@ -276,6 +287,61 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     st_reg_free(reg);
     st_groups_free(&g);
     st_topology_unref(tp);
+    return rc;
+}
+
+/* --servers A..B: the policy's tables, compact, for S = A..B servers of L ranks each: one line per (S, collective),
+ * "SxL collective lo:algo lo:algo ...", each range by its first byte count (hier's level1 after '/' where the policy
+ * names it). What HCCL's policies decide on every server count, for a golden file (tests/info/golden/). STITCH_ALGO
+ * and HCCL_ALGO are not applied. Returns the exit status. */
+static int print_selection_sweep(const st_settings *s, int policy, int first, int last, int L)
+{
+    st_reg *reg = NULL;
+    char err[1024];
+    int rc = 0;
+    if (st_reg_new(NULL, NULL, &reg, err, sizeof err) != STITCH_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    printf("# stitch-info --selection --policy %s --servers %d..%d --per-server %d (bytes = count x dtype size)\n",
+           st_sel_policy_name(policy), first, last, L);
+    for (int S = first; !rc && S <= last; S++) {
+        int *sizes = malloc(sizeof *sizes * (size_t)S);
+        st_groups g;
+        memset(&g, 0, sizeof g);
+        for (int i = 0; sizes && i < S; i++)
+            sizes[i] = L;
+        if (!sizes || (S > 1 && st_groups_uniform(&g, S * L, S, sizes) != 0)) {
+            fprintf(stderr, PROG ": out of memory\n");
+            free(sizes);
+            rc = 1;
+            break;
+        }
+        st_sel_env env = {.reg = reg, .p = S * L, .topo = st_groups_topo(&g), .policy = policy,
+                          .oneshot_max = s->oneshot_max, .deterministic = s->deterministic};
+        st_sel_links_default(&env.links);
+        for (int c = 0; !rc && c < STITCH_COLL_COUNT; c++) {
+            st_sel_table t;
+            if (st_sel_build(&env, (stitch_coll_t)c, &t, err, sizeof err) != STITCH_OK) {
+                fprintf(stderr, PROG ": %dx%d: %s\n", S, L, err);
+                rc = 1;
+                break;
+            }
+            printf("%dx%d %s", S, L, stitch_coll_name((stitch_coll_t)c));
+            for (int i = 0; i < t.n; i++) {
+                char lo[32];
+                st_sel_fmt_bytes(t.r[i].lo, lo, sizeof lo);
+                for (char *q = lo; *q; q++)
+                    *q = *q == ' ' ? '_' : *q;
+                printf(" %s:%s%s%s", lo, t.r[i].algo->name, t.r[i].between ? "/" : "",
+                       t.r[i].between ? t.r[i].between : "");
+            }
+            printf("\n");
+        }
+        st_groups_free(&g);
+        free(sizes);
+    }
+    st_reg_free(reg);
     return rc;
 }
 
@@ -351,6 +417,9 @@ static int print_levels(const st_topofile *tf)
     }
     for (int k = 0; k < l->nlevels; k++)
         free(ranks[k]);
+    if (ok && tf->level[0].bandwidth > 0) /* spec 13.1: level0 is the hardware's */
+        printf("  servers (level 0): %s\n", tf->level[0].full_mesh ? "full mesh (level0 runs mesh)"
+               : "not a full mesh, full_mesh: false (level0 runs ring)");
     return ok;
 }
 
@@ -427,7 +496,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
 
 int main(int argc, char **argv)
 {
-    const char *topo = NULL, *ranks = NULL, *policy = NULL;
+    const char *topo = NULL, *ranks = NULL, *policy = NULL, *servers = NULL, *per = NULL;
     int selection = 0;
     for (int i = 1; i < argc; i++) {
         int bad = 0;
@@ -458,13 +527,44 @@ int main(int argc, char **argv)
         }
         if ((v = opt_value(argc, argv, &i, "--policy", &bad)) || bad) {
             if (bad || st_sel_policy_find(v) < 0) {
-                fprintf(stderr, PROG ": --policy needs model, hccl or size (see --help)\n");
+                fprintf(stderr, PROG ": --policy needs model, hccl, hccl_guide or size (see --help)\n");
                 return 2;
             }
             policy = v;
             continue;
         }
+        if ((v = opt_value(argc, argv, &i, "--servers", &bad)) || bad) {
+            if (bad) {
+                fprintf(stderr, PROG ": --servers needs A..B (see --help)\n");
+                return 2;
+            }
+            servers = v;
+            continue;
+        }
+        if ((v = opt_value(argc, argv, &i, "--per-server", &bad)) || bad) {
+            if (bad) {
+                fprintf(stderr, PROG ": --per-server needs a number of ranks (see --help)\n");
+                return 2;
+            }
+            per = v;
+            continue;
+        }
         fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[i]);
+        return 2;
+    }
+    int first = 0, last = 0, L = 1, used = 0;
+    if (servers && (sscanf(servers, "%d..%d%n", &first, &last, &used) != 2 || servers[used] || first < 1 ||
+                    last < first || last > 100000)) {
+        fprintf(stderr, PROG ": --servers '%s': expected A..B, 1 <= A <= B <= 100000\n", servers);
+        return 2;
+    }
+    if (per && (sscanf(per, "%d%n", &L, &used) != 1 || per[used] || L < 1 || (long)L * last > ST_MAX_RANKS)) {
+        fprintf(stderr, PROG ": --per-server '%s': expected ranks per server, at most %d ranks in all\n", per,
+                ST_MAX_RANKS);
+        return 2;
+    }
+    if ((servers || per) && (!selection || topo || ranks || (per && !servers))) {
+        fprintf(stderr, PROG ": --servers (and --per-server) go with --selection, without --topo and -n\n");
         return 2;
     }
     char *end = NULL;
@@ -484,6 +584,8 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
+    if (servers)
+        return print_selection_sweep(&s, policy ? st_sel_policy_find(policy) : s.select, first, last, L);
     if (selection)
         return print_selection_tables(&s, topo, (int)p, policy ? st_sel_policy_find(policy) : -1);
     int gp = 0, *gsizes, ng;

@@ -3,7 +3,8 @@
  * Every subcommand starts the same way: parse the file, compile it to an in-memory catalogue (dsl/sema.h) and
  * print the diagnostics to stderr; then it verifies, shows, simulates (core/st_model.h, the cost model; written by
  * codegen/sim_out.c) or emits that catalogue. sim reads HCCL_ALGO with the runtime's own parser
- * (runtime/hccl_algo.c) and maps it onto roles as runtime/choose.c does. emit verifies first (p = 1..32
+ * (runtime/hccl_algo.c), maps it onto roles as runtime/choose.c does and picks its level1 algorithm as
+ * runtime/select/select_conf.c does (st_hccl_level1_run). emit verifies first (p = 1..32
  * unless --ranks says otherwise) and writes nothing for a catalogue that fails; --no-verify skips that, with a
  * note. Input files go through st_read_source: regular files of at most 16 MiB, never standard input. The driver
  * owns nothing clever: argument parsing, file handling and exit codes. Exit codes are a contract that scripts and
@@ -829,6 +830,8 @@ typedef struct sim_machine {
     st_layout layout;
     void *mem;
     int32_t *arrays; /* --layout SxL beyond ST_MAX_RANKS: st_topo_uniform's arrays, one block */
+    double split_bw[2]; /* --topo FILE: its level 0 and 1 bandwidths, for the split ratio's formula (0: none) */
+    int level0_ring;    /* --topo FILE whose servers are not full meshes (level 0 `full_mesh: false`) */
     int *sizes;
     char name[300];
 } sim_machine;
@@ -913,6 +916,9 @@ static int sim_machine_get(const args *a, sim_machine *m)
             return EXIT_FAIL;
         }
         st_model_from_topofile(&tf, &m->model);
+        m->level0_ring = !tf.level[0].full_mesh;
+        if (tf.nlevels >= 2) /* as the runtime reads them (comm.c, st_comm_split_init) */
+            m->split_bw[0] = tf.level[0].bandwidth, m->split_bw[1] = tf.level[1].bandwidth;
         m->layout = tf.layout;
         memset(&tf.layout, 0, sizeof tf.layout);
         st_topofile_free(&tf);
@@ -926,15 +932,18 @@ static int sim_machine_get(const args *a, sim_machine *m)
     return 0;
 }
 
-/* HCCL_ALGO as the runtime reads it (runtime/choose.c: st_hccl_pick and st_hccl_use): the level1 entry's
- * whole-communicator algorithm for coll into *pick (NULL: none), its level0 and level1 entries as roles. */
-static int sim_hccl(const st_catalogue *cat, int coll, int32_t *use, const char **pick)
+/* HCCL_ALGO as the runtime reads it (runtime/select/select_conf.c and choose.c's st_hccl_use): the algorithm the
+ * level1 entry runs for coll on the machine's servers into *pick (st_hccl_level1_run: nhr on one-rank servers, hier
+ * on several, pipeline, ahc...; NULL: none, with why in `why` where the entry cannot run there), its level0 and
+ * level1 entries as roles. */
+static int sim_hccl(const st_catalogue *cat, const sim_machine *mach, int coll, int32_t *use, const char **pick,
+                    char *why, size_t len)
 {
     const char *v = getenv("HCCL_ALGO");
     st_hccl_algo h;
     int given;
     char err[600];
-    *pick = NULL;
+    *pick = NULL, why[0] = '\0';
     if (!v)
         return 0;
     if (st_parse_hccl_algo("HCCL_ALGO", v, &h, &given, err, sizeof err) != STITCH_OK) {
@@ -943,23 +952,65 @@ static int sim_hccl(const st_catalogue *cat, int coll, int32_t *use, const char 
     }
     if (!given)
         return 0;
-    int whole[] = {ST_HA_AHC, ST_HA_AHC_BROKE, ST_HA_PIPELINE, ST_HA_PAIRWISE};
-    for (int k = 0; k < 2; k++) {
-        int alg = st_hccl_level(&h, (stitch_coll_t)coll, k), is_whole = 0;
-        for (int i = 0; i < 4; i++)
-            is_whole |= alg == whole[i];
-        if (is_whole && k == 1)
-            *pick = st_hccl_alg_stitch(alg);
-        else if (!is_whole && st_hccl_alg_stitch(alg))
-            set_role(cat, use, k ? "level1" : "level0", st_hccl_alg_stitch(alg));
+    int S = 1, L = mach->p, equal = 1;
+    if (mach->has_topo && mach->topo.ngroups > 1) {
+        S = mach->topo.ngroups, L = mach->topo.first[1] - mach->topo.first[0];
+        for (int g = 1; g < S; g++)
+            equal &= mach->topo.first[g + 1] - mach->topo.first[g] == L;
+    }
+    int alg = st_hccl_configured(&h, (stitch_coll_t)coll);
+    const char *impl;
+    if (alg)
+        *pick = st_hccl_level1_run(alg, (stitch_coll_t)coll, S, L, equal, 0, mach->level0_ring, &impl, why, len);
+    int a = st_hccl_level(&h, (stitch_coll_t)coll, 1); /* level0 entries: ignored, as HCCL ignores them */
+    int whole = a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
+    if (!whole && a != ST_HA_FULLMESH && st_hccl_alg_stitch(a))
+        set_role(cat, use, "level1", st_hccl_alg_stitch(a));
+    return 0;
+}
+
+/* The 2D split ratio as the runtime takes it (spec 12.2; runtime/comm/comm.c): --split (the communicator's config),
+ * else HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (the runtime's parser), else the built-in formula (12.3) from the
+ * topology file's level 0 and 1 bandwidths (its fallback, 0.5, without them). *ppm gets R in millionths, `from`
+ * where it came from. */
+static int sim_split(const args *a, const sim_machine *mach, const st_algo *algo, int32_t *ppm, char *from,
+                     size_t len)
+{
+    const char *var = "HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO", *env = getenv(var);
+    char err[400];
+    double r;
+    if (a->val[O_SPLIT]) {
+        long split = parse_split(a->val[O_SPLIT]);
+        if (split < 0)
+            return usage_error("sim", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
+                               a->val[O_SPLIT]);
+        *ppm = (int32_t)split;
+        snprintf(from, len, "--split, as the communicator's config");
+    } else if (env && *env) { /* set but empty is unset, as for every variable the runtime reads */
+        if (st_parse_split_ratio(var, env, &r, err, sizeof err) != STITCH_OK) {
+            tool_error("%s", err);
+            return EXIT_FAIL;
+        }
+        *ppm = (int32_t)lround(r * 1e6);
+        snprintf(from, len, "%s", var);
+    } else {
+        int S = mach->has_topo ? mach->topo.ngroups : 1, L = S > 0 ? mach->p / S : mach->p;
+        *ppm = st_split_formula_ppm(algo->coll, L, S, mach->split_bw[0], mach->split_bw[1]);
+        if (mach->split_bw[0] > 0 && mach->split_bw[1] > 0)
+            snprintf(from, len, "the formula, spec 12.3: L = %d, S = %d, level bandwidths %g and %g B/s", L, S,
+                     mach->split_bw[0], mach->split_bw[1]);
+        else
+            snprintf(from, len, "the formula's fallback, spec 12.3: no level bandwidths (a --topo file gives them)");
     }
     return 0;
 }
 
 /* The roles: HCCL_ALGO's, then --use, then --intra and --inter. *algo_name may come from HCCL_ALGO. */
-static int sim_roles(const args *a, const st_catalogue *cat, int coll, int32_t **use, const char **algo_name)
+static int sim_roles(const args *a, const st_catalogue *cat, const sim_machine *mach, int coll, int32_t **use,
+                     const char **algo_name)
 {
     const char *pick;
+    char why[200];
     int32_t *extra = NULL;
     *use = malloc(sizeof(int32_t) * (size_t)(cat->nalgos + 1));
     if (!*use) {
@@ -968,9 +1019,13 @@ static int sim_roles(const args *a, const st_catalogue *cat, int coll, int32_t *
     }
     for (int i = 0; i < cat->nalgos; i++)
         (*use)[i] = -1;
-    int rc = sim_hccl(cat, coll, *use, &pick);
+    if (mach->level0_ring) /* as st_hccl_use: a server that is not a full mesh runs ring at level0 */
+        set_role(cat, *use, "level0", "ring");
+    int rc = sim_hccl(cat, mach, coll, *use, &pick, why, sizeof why);
     if (rc)
         return rc;
+    if (!pick && why[0] && !*algo_name)
+        return usage_error("sim", "missing -a ALGO (HCCL_ALGO's %s, where HCCL would run its default)", why);
     if (pick && *algo_name && strcasecmp(pick, *algo_name) != 0)
         fprintf(stderr, "stitchc: note: -a %s is simulated; HCCL_ALGO's level1 would pick '%s' without it\n",
                 *algo_name, pick);
@@ -1045,19 +1100,20 @@ static int sim_run(const args *a, const unit *u, sim_machine *mach, const st_mod
         coll = first->coll;
     }
     int32_t *use = NULL;
-    int rc = sim_roles(a, u->cat, coll, &use, &name);
+    int rc = sim_roles(a, u->cat, mach, coll, &use, &name);
     if (rc == 0 && !name)
-        rc = usage_error("sim", "missing -a ALGO (HCCL_ALGO names no whole-communicator algorithm for %s)",
+        rc = usage_error("sim", "missing -a ALGO (HCCL_ALGO's level1 chooses no algorithm for %s)",
                          st_coll_name(coll));
     const st_algo *algo = rc == 0 ? st_catalogue_find(u->cat, name, coll) : NULL;
     if (rc == 0 && !algo) {
         not_found(u->cat, a->file, name, coll);
         rc = EXIT_FAIL;
     }
-    long split = a->val[O_SPLIT] ? parse_split(a->val[O_SPLIT]) : 0;
-    if (rc == 0 && split < 0)
-        rc = usage_error("sim", "bad split ratio '%s' (expected 0 to 1: digits, optionally '.' and digits)",
-                         a->val[O_SPLIT]);
+    int32_t split = ST_SPLIT_DEFAULT_PPM;
+    char split_from[300];
+    if (rc == 0 && (rc = sim_split(a, mach, algo, &split, split_from, sizeof split_from)) == 0 &&
+        (algo->flags & ST_ALGO_USES_SPLIT))
+        fprintf(stderr, "stitchc: note: split ratio %g (%s)\n", split / 1e6, split_from);
     if (rc == 0 && o->per_rank && mach->p > ST_SHOW_PICTURE_MAX_RANKS)
         rc = usage_error("sim", "--format svg draws at most %d ranks, not %d (use table or json)",
                          ST_SHOW_PICTURE_MAX_RANKS, mach->p);
@@ -1066,7 +1122,7 @@ static int sim_run(const args *a, const unit *u, sim_machine *mach, const st_mod
         return rc;
     }
     st_inst in = {.p = mach->p, .root = (int)root, .topo = mach->has_topo ? &mach->topo : NULL, .use = use,
-                  .split_set = a->val[O_SPLIT] != NULL, .split_ppm = (int32_t)split};
+                  .split_set = 1, .split_ppm = split};
     st_model_result r;
     st_err err = {.msg = ""};
     if (st_model_predict(u->cat, algo, &in, &mach->model, bytes, o, &r, &err) != 0) {
@@ -1208,7 +1264,9 @@ static const command commands[] = {
      "      --intra ALGO        the algorithm inside groups of composites: roles ahc_intra and level0\n"
      "      --inter ALGO        the algorithm across groups: roles ahc_inter and level1\n"
      "      --use ROLE=ALGO,...  any role, as for show (applied after HCCL_ALGO, before --intra/--inter)\n"
-     "      --split R           the 2D split ratio (as for show)\n"
+     "      --split R           the 2D split ratio (as for show); without it, as at run time:\n"
+     "                          HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO, else spec 12.3's formula from the\n"
+     "                          --topo file's level bandwidths (0.5 without them); a note on stderr says which\n"
      "      --root R            the root of a rooted collective (default 0)\n"
      "  -d, --dtype DTYPE       element type: units are split in whole elements (default fp32)\n"
      "      --method M          auto (default: exact up to 4096 ranks, symmetric above), exact (every rank's\n"
@@ -1217,8 +1275,10 @@ static const command commands[] = {
      "      --bandwidth GBPS    without --topo: every level's bandwidth in GB/s, 10^9 bytes (default 25)\n"
      "      --reduce-bandwidth GBPS  without --topo: bytes reduced per second in GB/s (default 100; 0: free)\n"
      "  -h, --help              this text\n\n"
-     "HCCL_ALGO is honoured as at run time: its level0 and level1 entries replace the roles level0 and level1,\n"
-     "and a level1 AHC, AHC_BROKE, pipeline or pairwise is the algorithm when -a is not given (-a wins, with a\n"
+     "HCCL_ALGO is honoured as at run time: its level1 entry replaces the role level1 (level0 entries are\n"
+     "ignored, as HCCL ignores them: level0 is ring where the --topo file says `full_mesh: false`, else mesh),\n"
+     "and when -a is not given its level1 chooses as at run time, fitted to the machine: ring, H-D_R, NHR, NB\n"
+     "themselves on one-rank servers and hier on several; pipeline, AHC, AHC_BROKE, pairwise (-a wins, with a\n"
      "note, as the communicator's own choice beats the environment).\n",
      sim_opts, run_sim},
     {"emit", "emit FILE -o OUT.c [--header OUT.h] [--symbol NAME] [--ranks A..B | --no-verify]",

@@ -154,8 +154,11 @@ static void st_comm_release(stitch_comm_t *comm)
     for (int i = 0; comm->cache && i < st_reg_count(comm->reg); i++)
         st_entry_list_free(&comm->cache[i]);
     free(comm->cache);
-    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
         free(comm->use[c]), comm->use[c] = NULL;
+        for (int v = 0; v < ST_L1_VARIANTS; v++)
+            free(comm->use_l1[c][v]), comm->use_l1[c][v] = NULL;
+    }
     st_reg_free(comm->reg);
     comm->reg = NULL;
     st_sel_state_free(comm->sel);
@@ -182,9 +185,48 @@ int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const 
     return st_split_formula_ppm(algo->coll, L, S, bw[0], bw[1]);
 }
 
-stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s, const st_choice *algos,
+void st_comm_split_text(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo, char *buf, size_t len)
+{
+    double r = st_comm_split_ppm(comm, algo, topo) / 1e6;
+    int S = topo ? topo->ngroups : 1, L = topo && S > 0 ? comm->p / S : comm->p;
+    double bw[2];
+    st_topology_split_bw(comm->topology, bw);
+    if (comm->settings.split_ratio >= 0)
+        snprintf(buf, len, "split ratio %g (%s)", r, comm->settings.split_source ? comm->settings.split_source
+                 : "given");
+    else if (bw[0] > 0 && bw[1] > 0)
+        snprintf(buf, len, "split ratio %g (the formula, spec 12.3: L = %d, S = %d, level bandwidths %g and %g B/s)",
+                 r, L, S, bw[0], bw[1]);
+    else
+        snprintf(buf, len, "split ratio %g (the formula's fallback, spec 12.3: no level bandwidths)", r);
+}
+
+/* HCCL_ALGO's level0 entries other than NA and null: HCCL warns and ignores them (spec 11.2); rank 0 says so
+ * under STITCH_DEBUG. */
+static void st_comm_level0_note(const st_settings *s, int rank)
+{
+    if (!s->hccl_algo_source || rank != 0 || !st_debug())
+        return;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+        int a = s->hccl_algo.level[c][0];
+        if (a != ST_HA_DEFAULT && a != ST_HA_NA && a != ST_HA_NULL) {
+            fprintf(stderr, "stitch: rank 0: %s level0 %s is not supported and is ignored, as in HCCL: a server runs "
+                    "%s (its topology's `full_mesh`)\n", s->hccl_algo_source, st_hccl_alg_name(a),
+                    s->level0_ring ? "ring" : "mesh");
+            return;
+        }
+    }
+}
+
+static int st_comm_l1_init(stitch_comm_t *comm);
+
+stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_settings *s0, const st_choice *algos,
                            const st_reg *reg, st_topology *topo)
 {
+    st_settings eff = *s0, *s = &eff; /* with the topology file's level0 (split communicators inherit it) */
+    if (st_topology_level0_ring(topo))
+        eff.level0_ring = 1;
+    st_comm_level0_note(s, rank);
     stitch_comm_t *comm = calloc(1, sizeof *comm);
     if (!comm)
         return NULL;
@@ -203,6 +245,10 @@ stitch_comm_t *st_comm_new(const st_backend *be, int rank, int p, const st_setti
             st_comm_discard(comm);
             return NULL;
         }
+    if (s->select == ST_SEL_HCCL_GUIDE && st_comm_l1_init(comm) != 0) {
+        st_comm_discard(comm);
+        return NULL;
+    }
     comm->be = be;
     atomic_store(&comm->magic, ST_COMM_LIVE);
     comm->rank = rank, comm->p = p;
@@ -279,6 +325,48 @@ int stitch_comm_groups(const stitch_comm_t *comm, int *sizes, int max)
 
 /* How `algo` is instantiated on this communicator for `root`: its p and groups, and for the built-in catalogue the
  * roles the configuration replaces; the 2D split ratio where the algorithm reads it. */
+const char *const st_l1_variants[ST_L1_VARIANTS] = {"ring", "rhd", "nhr", "nb"};
+
+int st_l1_variant(const char *name)
+{
+    for (int i = 0; name && i < ST_L1_VARIANTS; i++)
+        if (strcmp(name, st_l1_variants[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* Policy hccl_guide names the algorithm between servers per size range (hier's role level1): the communicator's
+ * roles with level1 replaced by each variant the collective has. */
+static int st_comm_l1_init(stitch_comm_t *comm)
+{
+    const st_catalogue *cat = &st_builtin_catalogue;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        for (int v = 0; v < ST_L1_VARIANTS; v++) {
+            const st_algo *with = st_cat_find(cat, st_l1_variants[v], c);
+            if (!with)
+                continue;
+            int32_t *u = malloc(sizeof *u * ((size_t)cat->nalgos + 1));
+            if (!u)
+                return -1;
+            for (int i = 0; i < cat->nalgos; i++) {
+                u[i] = comm->use[c] ? comm->use[c][i] : -1;
+                if (strcmp(cat->algos[i].name, "level1") == 0 && cat->algos[i].coll == c)
+                    u[i] = (int32_t)(with - cat->algos);
+            }
+            comm->use_l1[c][v] = u;
+        }
+    return 0;
+}
+
+st_inst st_comm_inst_l1(const stitch_comm_t *comm, const st_algo *algo, int root, const char *level1)
+{
+    st_inst in = st_comm_inst(comm, algo, root);
+    int v = st_l1_variant(level1);
+    if (v >= 0 && in.use == comm->use[algo->coll] && comm->use_l1[algo->coll][v])
+        in.use = comm->use_l1[algo->coll][v];
+    return in;
+}
+
 st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root)
 {
     const st_topo *topo = st_groups_topo(comm->groups);
@@ -395,13 +483,34 @@ const char *stitch_comm_algorithm(const stitch_comm_t *comm, stitch_coll_t coll)
 
 /* The algorithm a call of count elements of dtype runs: its collective's choice (choose.h), auto's looked up in
  * the collective's table (select.h); the collective's fallback when that table could not be built. */
-const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
+const st_algo *st_comm_pick_l1(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype,
+                               const char **level1)
 {
     const st_choice *c = &comm->algo[coll];
+    *level1 = NULL;
+    if (comm->settings.deterministic == 2 && (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE_SCATTER)) {
+        /* HCCL_DETERMINISTIC=strict: one reduction order per element (ranks 0..p-1 in a fixed tree) whatever the
+         * algorithm chosen, the count or the layout, as HCCL's order-preserving executor does (spec 14.3) */
+        const st_algo *strict = st_reg_find(comm->reg, "mesh_strict", coll);
+        if (strict)
+            return strict;
+    }
     if (!c->is_auto || !c->algo)
         return c->algo;
-    const st_algo *a = st_sel_state_pick(comm, comm->sel, coll, count * stitch_dtype_size(dtype));
+    const st_algo *a = st_sel_state_pick_l1(comm, comm->sel, coll, count * stitch_dtype_size(dtype), level1);
+    if (!a)
+        *level1 = NULL;
+    else if (st_l1_variant(*level1) < 0 || !comm->use_l1[coll][st_l1_variant(*level1)])
+        *level1 = NULL; /* nothing replaces the role (another policy's table, or no such algorithm) */
+    else
+        *level1 = st_l1_variants[st_l1_variant(*level1)]; /* one pointer per name: plan.c's entries compare it */
     return a ? a : c->algo;
+}
+
+const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype)
+{
+    const char *level1;
+    return st_comm_pick_l1(comm, coll, count, dtype, &level1);
 }
 
 const char *stitch_comm_algorithm_for(const stitch_comm_t *comm, stitch_coll_t coll, size_t count,

@@ -60,9 +60,16 @@ typedef struct st_backend {
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */
+/* The algorithms policy hccl_guide may name between servers inside hier (select_guide.c). */
+#define ST_L1_VARIANTS 4
+extern const char *const st_l1_variants[ST_L1_VARIANTS]; /* ring, rhd, nhr, nb */
+int st_l1_variant(const char *name); /* its index, -1 for NULL or another name */
+
 typedef struct st_entry {
     int ready;
     int root;                 /* the root it was instantiated for (rooted collectives; 0 otherwise) */
+    const char *level1;       /* the algorithm the role level1 runs in it where a size range says so (hccl_guide's
+                               * hier, st_sel_range.between); NULL: the communicator's roles */
     int needs_scratch;        /* this rank receives into blocks it keeps in scratch (call.c) */
     struct st_entry *next;    /* the same algorithm for other roots, most recently used first */
     st_sched sched;
@@ -91,6 +98,9 @@ struct stitch_comm {
     st_entry *cache;     /* one entry per algorithm of reg, by its number (rooted ones: a list per root) */
     int32_t *use[STITCH_COLL_COUNT]; /* per collective called: HCCL_ALGO's level entries as role replacements in the
                                       * built-in catalogue (st_inst.use, choose.h's st_hccl_use); NULL: none */
+    int32_t *use_l1[STITCH_COLL_COUNT][ST_L1_VARIANTS]; /* policy hccl_guide: `use` with the role level1 running
+                                      * st_l1_variants[i] instead, for a range naming it (st_sel_range.between);
+                                      * NULL: none (other policies, or the collective lacks that algorithm) */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
@@ -128,6 +138,9 @@ void st_sel_state_set_predict(st_sel_state *st, st_predict_fn fn);
 /* The algorithm auto runs for a call of coll with `bytes` (count * dtype size), the table built on first use;
  * NULL when the table could not be built (the collective's fallback choice runs: STITCH_DEBUG says why). */
 const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes);
+/* The same, with the range's `between` (the role level1's algorithm it names, or NULL) in *between. */
+const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes,
+                                    const char **between);
 /* A copy of coll's table (built if not yet) and the status of building it. */
 stitch_status_t st_sel_state_table(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll,
                                    st_sel_table *out);
@@ -174,10 +187,18 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const struct st_args *a, 
 /* The algorithm of coll's choice for this count and dtype (NULL: none); the 2-D split's ratio in ppm for it on
  * topo. For plan.c, which builds the entries. */
 const st_algo *st_comm_pick(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype);
+/* The same, with the algorithm the range names for the role level1 in *level1 (NULL: the communicator's roles). */
+const st_algo *st_comm_pick_l1(const stitch_comm_t *comm, stitch_coll_t coll, size_t count, stitch_dtype_t dtype,
+                               const char **level1);
 int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo);
+/* "split ratio 0.375 (HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO)": R for `algo` and where it came from (12.2's
+ * priority: config->split_ratio, the variable, the formula or its fallback), for STITCH_DEBUG. */
+void st_comm_split_text(const stitch_comm_t *comm, const st_algo *algo, const st_topo *topo, char *buf, size_t len);
 /* How `algo` is instantiated on this communicator for `root` (p, groups, roles, split ratio): what plans and proofs
  * are made for. */
 st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root);
+/* The same with the role level1 running `level1` (an st_l1_variants name; NULL: the communicator's roles). */
+st_inst st_comm_inst_l1(const stitch_comm_t *comm, const st_algo *algo, int root, const char *level1);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);

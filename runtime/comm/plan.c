@@ -21,7 +21,7 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     char why[1536];
     const st_topo *topo = st_groups_topo(comm->groups);
     const st_catalogue *cat = st_reg_cat(comm->reg, algo);
-    st_inst in = st_comm_inst(comm, algo, e->root);
+    st_inst in = st_comm_inst_l1(comm, algo, e->root, e->level1);
     /* nothing runs unproved: an instantiation the catalogue's verification did not cover is verified first */
     stitch_status_t proved = st_proof_check(cat, algo, &in, st_reg_exact(comm->reg, cat), why, sizeof why);
     if (proved != STITCH_OK)
@@ -36,10 +36,15 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     if (rc == 1)
         runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);
     long long total = __atomic_add_fetch(&st_ranks_instantiated, runs, __ATOMIC_RELAXED);
-    if (rc == 0 && st_debug())
-        fprintf(stderr, "stitch: rank %d of %d: plan of %s %s (root %d): %s, %d ranks instantiated (%lld so far)\n",
-                comm->rank, comm->p, algo->name, stitch_coll_name((stitch_coll_t)algo->coll), e->root,
-                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total);
+    if (rc == 0 && st_debug()) { /* every call of this algorithm (and root) runs this plan, with this ratio */
+        char split[200] = "";
+        if (in.split_set)
+            split[0] = ';', split[1] = ' ', st_comm_split_text(comm, algo, topo, split + 2, sizeof split - 2);
+        fprintf(stderr, "stitch: rank %d of %d: plan of %s%s%s%s %s (root %d): %s, %d ranks instantiated (%lld so far)%s\n",
+                comm->rank, comm->p, algo->name, e->level1 ? " (level1 " : "", e->level1 ? e->level1 : "",
+                e->level1 ? ")" : "", stitch_coll_name((stitch_coll_t)algo->coll), e->root,
+                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total, split);
+    }
     if (rc != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
                             "(root %d, %d groups): %s", fn, algo->name, stitch_coll_name((stitch_coll_t)algo->coll),
@@ -65,7 +70,8 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
  * the communicator lives. */
 stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entry **out)
 {
-    const st_algo *algo = st_comm_pick(comm, a->coll, a->count, a->dtype);
+    const char *level1;
+    const st_algo *algo = st_comm_pick_l1(comm, a->coll, a->count, a->dtype, &level1);
     const char *fn = a->fn;
     int root = a->root;
     if (!algo)
@@ -73,9 +79,9 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
                              stitch_coll_name(a->coll));
     st_entry *head = &comm->cache[st_reg_index(comm->reg, algo)], *e = head;
     root = st_coll_rooted(algo->coll) ? root : 0;
-    while (e->ready && e->root != root && e->next)
+    while (e->ready && !(e->root == root && e->level1 == level1) && e->next)
         e = e->next;
-    if (e->ready && e->root == root) {
+    if (e->ready && e->root == root && e->level1 == level1) {
         *out = e;
         return STITCH_OK;
     }
@@ -84,7 +90,7 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
             return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory caching a schedule", fn);
         e->next = head->next, head->next = e;
     }
-    e->root = root;
+    e->root = root, e->level1 = level1;
     stitch_status_t st = st_entry_build(comm, algo, e, fn);
     if (st != STITCH_OK && e != head)
         head->next = e->next, free(e);

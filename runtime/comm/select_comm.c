@@ -5,15 +5,17 @@
  * that never calls a collective should not pay for it; after that a call's choice is a binary search, without a
  * lock once the table is published (built[] is stored with release, loaded with acquire). Building is locked:
  * stitch_comm_algorithm_for reads a communicator without taking it (comm.h), so two threads may ask for the same
- * collective's table at once. Settings that the table depends on (policy, STITCH_ONESHOT_BYTES, determinism) are
- * copied at creation; the groups, the links (the topology's figures) and HCCL_ALGO's roles are the communicator's
- * own.
+ * collective's table at once. Settings that the table depends on (policy, STITCH_ONESHOT_BYTES, determinism,
+ * level0, HCCL_ALGO's level1 entries) are copied at creation; the groups, the links (the topology's figures) and
+ * HCCL_ALGO's roles are the communicator's own. A collective HCCL_ALGO's level1 chooses for gets the configured
+ * algorithm's table (select_conf.c); where HCCL's default runs instead, rank 0 says why once under STITCH_DEBUG.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "choose.h"
 #include "comm.h"
 #include "config.h"
 #include "groups.h"
@@ -21,9 +23,10 @@
 
 struct st_sel_state {
     pthread_mutex_t lock;
-    int policy, deterministic;
+    int policy, deterministic, level0_ring;
     size_t oneshot_max;
     st_predict_fn predict; /* NULL: the model */
+    unsigned char level1[STITCH_COLL_COUNT]; /* HCCL_ALGO's level1 entry that chooses (choose.h), or 0 */
     unsigned char built[STITCH_COLL_COUNT];
     stitch_status_t status[STITCH_COLL_COUNT];
     st_sel_table table[STITCH_COLL_COUNT];
@@ -37,6 +40,9 @@ st_sel_state *st_sel_state_new(const st_settings *s)
         return NULL;
     pthread_mutex_init(&st->lock, NULL);
     st->policy = s->select, st->deterministic = s->deterministic, st->oneshot_max = s->oneshot_max;
+    st->level0_ring = s->level0_ring;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        st->level1[c] = (unsigned char)st_hccl_choice(s, (stitch_coll_t)c);
     return st;
 }
 
@@ -61,7 +67,8 @@ static void st_sel_env_of(const stitch_comm_t *comm, const st_sel_state *st, st_
         env->use[c] = comm->use[c];
     st_sel_links_from(comm->topology, &env->links); /* the topology's figures, else the defaults */
     env->policy = st->policy, env->oneshot_max = st->oneshot_max;
-    env->deterministic = st->deterministic, env->predict = st->predict;
+    env->deterministic = st->deterministic, env->predict = st->predict, env->level0_ring = st->level0_ring;
+    memcpy(env->level1, st->level1, sizeof env->level1);
 }
 
 /* Build coll's table if it is not yet; the caller holds the lock. */
@@ -78,19 +85,35 @@ static void st_sel_ensure(const stitch_comm_t *comm, st_sel_state *st, stitch_co
         if (st_debug())
             fprintf(stderr, "stitch: rank %d: auto %s: %s; %s runs\n", comm->rank, stitch_coll_name(coll), why,
                     comm->algo[coll].algo ? comm->algo[coll].algo->name : "nothing");
+    } else if (st->table[coll].note[0] && st_debug() && comm->rank == 0) { /* once per communicator */
+        fprintf(stderr, "stitch: rank 0: HCCL_ALGO %s: %s (policy hccl)\n", stitch_coll_name(coll),
+                st->table[coll].note);
     }
     __atomic_store_n(&st->built[coll], 1, __ATOMIC_RELEASE); /* the table is never written again */
 }
 
 const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes)
 {
+    return st_sel_state_pick_l1(comm, st, coll, bytes, NULL);
+}
+
+const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes,
+                                    const char **between)
+{
     int range;
+    const st_algo *a;
     /* Every auto call comes here: once the table is built, a lookup needs no lock (only the debug log's bits do). */
-    if (!st_debug() && __atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE))
-        return st_sel_lookup(&st->table[coll], bytes, &range);
+    if (!st_debug() && __atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE)) {
+        a = st_sel_lookup(&st->table[coll], bytes, &range);
+        if (between)
+            *between = a ? st->table[coll].r[range].between : NULL;
+        return a;
+    }
     pthread_mutex_lock(&st->lock);
     st_sel_ensure(comm, st, coll);
-    const st_algo *a = st_sel_lookup(&st->table[coll], bytes, &range);
+    a = st_sel_lookup(&st->table[coll], bytes, &range);
+    if (between)
+        *between = a ? st->table[coll].r[range].between : NULL;
     int k = st_sel_class(bytes);
     if (a && st_debug() && !(st->logged[coll] >> k & 1)) {
         char lo[32], hi[32], clo[32], chi[32];
@@ -100,8 +123,14 @@ const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, st
         st_sel_fmt_bytes(st->table[coll].r[range].hi, hi, sizeof hi);
         st_sel_fmt_bytes(cl, clo, sizeof clo);
         st_sel_fmt_bytes(ch, chi, sizeof chi);
-        fprintf(stderr, "stitch: rank %d: auto (%s) %s, size class [%s, %s]: %s (range [%s, %s])\n", comm->rank,
-                st_sel_policy_name(st->policy), stitch_coll_name(coll), clo, chi, a->name, lo, hi);
+        char by[48];
+        if (st->table[coll].configured)
+            snprintf(by, sizeof by, "HCCL_ALGO level1 %s%s", st_hccl_alg_name(st->table[coll].configured),
+                     st->table[coll].note[0] ? ", HCCL's default" : "");
+        else
+            snprintf(by, sizeof by, "%s", st_sel_policy_name(st->policy));
+        fprintf(stderr, "stitch: rank %d: auto (%s) %s, size class [%s, %s]: %s (range [%s, %s])\n", comm->rank, by,
+                stitch_coll_name(coll), clo, chi, a->name, lo, hi);
         st->logged[coll] |= (uint64_t)1 << k;
     }
     pthread_mutex_unlock(&st->lock);

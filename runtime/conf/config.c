@@ -247,7 +247,7 @@ static stitch_status_t st_load_oneshot(const st_tunable *t, const char *env, con
     return st_parse_bytes(t->name, st_value(t, env), 0, &out->oneshot_max, err, errlen);
 }
 
-static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size"};
+static const char *const st_policy_names[ST_SEL_POLICY_COUNT] = {"model", "hccl", "size", "hccl_guide"};
 
 const char *st_sel_policy_name(int policy)
 {
@@ -270,7 +270,7 @@ static stitch_status_t st_load_select(const st_tunable *t, const char *env, cons
     const char *v = st_value(t, env);
     out->select = st_sel_policy_find(v);
     if (out->select < 0) {
-        snprintf(err, errlen, "%s='%s': expected model, hccl or size", t->name, v);
+        snprintf(err, errlen, "%s='%s': expected model, hccl, hccl_guide or size", t->name, v);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
@@ -464,56 +464,25 @@ static stitch_status_t st_load_hccl_algo(const st_tunable *t, const char *env, c
     return st;
 }
 
-/* HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO: HCCL's IsValidNumberFormat (digits, optionally '.' and digits; set
- * but empty is invalid), then stitch's range check. The value is read digit by digit (strtod would take the
- * locale's decimal point). */
-static int st_ratio(const char *v, double *out)
-{
-    const char *s = v;
-    double r = 0, scale = 1;
-    for (; *s >= '0' && *s <= '9'; s++)
-        r = r * 10 + (*s - '0');
-    if (s == v)
-        return 0;
-    if (*s == '.') {
-        const char *f = ++s;
-        for (; *s >= '0' && *s <= '9'; s++)
-            r += (*s - '0') * (scale /= 10);
-        if (s == f)
-            return 0;
-    }
-    *out = r;
-    return *s == '\0';
-}
-
 static stitch_status_t st_load_split_ratio(const st_tunable *t, const char *env, const stitch_config_t *config,
                                            st_settings *out, char *err, size_t errlen)
 {
-    out->split_ratio = -1;
+    out->split_ratio = -1, out->split_source = NULL;
     if (config && config->split_ratio != 0) { /* 0 is "not set", as in HCCL's communicator config */
         double r = config->split_ratio;
         if (!(r > 0 && r <= 1)) { /* also NaN */
             snprintf(err, errlen, "config->split_ratio=%g: expected a number in (0, 1] (0: not set)", r);
             return STITCH_ERR_CONFIG;
         }
-        out->split_ratio = r;
+        out->split_ratio = r, out->split_source = "config->split_ratio";
         return STITCH_OK;
     }
     if (!env)
         return STITCH_OK;
-    double r;
-    if (!st_ratio(env, &r)) {
-        snprintf(err, errlen, "%s='%s': expected a non-negative number: digits, optionally a '.' and more digits, "
-                 "such as 0.5", t->name, env);
-        return STITCH_ERR_CONFIG;
-    }
-    if (r > 1) {
-        snprintf(err, errlen, "%s='%s': out of range: stitch expects 0 to 1 (HCCL would warn and use 0.5)", t->name,
-                 env);
-        return STITCH_ERR_CONFIG;
-    }
-    out->split_ratio = r;
-    return STITCH_OK;
+    stitch_status_t st = st_parse_split_ratio(t->name, env, &out->split_ratio, err, errlen);
+    if (st == STITCH_OK)
+        out->split_source = t->name;
+    return st;
 }
 
 /* HCCL_DETERMINISTIC: false, true or strict in any case (HCCL upper-cases it); empty is unset, as in HCCL. */
@@ -539,13 +508,8 @@ static stitch_status_t st_load_deterministic(const st_tunable *t, const char *en
             return STITCH_ERR_CONFIG;
         }
     }
-    if (level == 2) {
-        snprintf(err, errlen, "%s=strict: stitch has no strict (order-preserving) mode: its results are "
-                 "deterministic run to run (true), but the reduction order depends on the count; use true",
-                 name);
-        return STITCH_ERR_CONFIG;
-    }
-    out->deterministic = level;
+    (void)name;
+    out->deterministic = level; /* strict: all_reduce and reduce_scatter run mesh_strict (comm.c, st_comm_pick_l1) */
     return STITCH_OK;
 }
 

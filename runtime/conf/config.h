@@ -69,10 +69,29 @@ typedef struct st_hccl_algo {
  * (ST_HA_DEFAULT elsewhere). */
 int st_hccl_level(const st_hccl_algo *h, stitch_coll_t c, int level);
 
+/* The level1 entry that chooses collective c's algorithm (spec 11.2): ring, H-D_R, NHR, NB, pipeline, pairwise,
+ * AHC, AHC_BROKE (or fullmesh, which HCCL ignores), as written, whether or not it applies to c; ST_HA_DEFAULT where
+ * level1 is not given, NA or null. */
+int st_hccl_configured(const st_hccl_algo *h, stitch_coll_t c);
+
+/* What level1 `alg` runs for collective c on S servers (the level-0 groups; 1: no groups) of L ranks each (equal: all
+ * the same size), HCCL's way (spec 7, 8, 9.6, 11.2): ring, H-D_R, NHR and NB that algorithm over all ranks where
+ * every server holds one rank, "hier" (level0 in the server, the algorithm between servers: its role level1) where
+ * they hold several; pipeline on equal full-mesh servers (level0_ring 0; not reductions under determinism); AHC
+ * and AHC_BROKE on any servers; pairwise for the all_to_alls on any layout. *impl is the stitch algorithm that
+ * must implement c (the one run, or hier's level1) for it to run. NULL where HCCL would use its default
+ * instead, with why in `why` ("" for an entry that chooses nothing). */
+const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal, int deterministic,
+                               int level0_ring, const char **impl, char *why, size_t len);
+
 /* Parse an HCCL_ALGO value; `name` is what messages call it ("HCCL_ALGO", "config->hccl_algo"). *given is 0 when
  * the value holds no entry (empty or blanks: HCCL's built-in selection). STITCH_ERR_CONFIG with the message. */
 stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_algo *out, int *given, char *err,
                                    size_t errlen);
+
+/* Parse an HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO value (spec 12.1's strict format, then stitch's 0..1; `name`
+ * for messages) into *out. STITCH_ERR_CONFIG with the message. */
+stitch_status_t st_parse_split_ratio(const char *name, const char *value, double *out, char *err, size_t errlen);
 
 typedef struct st_settings {
     st_algo_spec algo;                         /* names not yet checked against the catalogue */
@@ -103,7 +122,12 @@ typedef struct st_settings {
     const char *hccl_algo_text;                /* as given; NULL: not given */
     const char *hccl_algo_source;              /* "config->hccl_algo" or "HCCL_ALGO"; NULL: not given */
     double split_ratio;                        /* R of the 2-D Mesh+NHR split, 0..1; < 0: not given (formula) */
-    int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way) */
+    const char *split_source;                  /* "config->split_ratio" or the variable's name; NULL: not given */
+    int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way), 2: strict
+                                                * (one reduction order per element: mesh_strict) */
+    int level0_ring;                           /* the topology file's servers are not full meshes (level 0
+                                                * `full_mesh: false`): level0 runs Ring, not Mesh. Not a tunable:
+                                                * st_comm_new sets it from the file, split communicators inherit it */
 } st_settings;
 
 /* Where each tunable's value came from, and the text that was loaded: the variable's value, the declared default,
@@ -132,8 +156,10 @@ stitch_status_t st_settings_load_origin(const stitch_config_t *config, st_settin
 stitch_status_t st_settings_load_boot(const stitch_config_t *config, st_settings *out);
 
 /* auto's policies: STITCH_SELECT's values (select.h builds the tables under them). */
-typedef enum st_sel_policy { ST_SEL_MODEL, ST_SEL_HCCL, ST_SEL_SIZE, ST_SEL_POLICY_COUNT } st_sel_policy;
-const char *st_sel_policy_name(int policy); /* "model", "hccl", "size" */
+typedef enum st_sel_policy {
+    ST_SEL_MODEL, ST_SEL_HCCL, ST_SEL_SIZE, ST_SEL_HCCL_GUIDE, ST_SEL_POLICY_COUNT
+} st_sel_policy;
+const char *st_sel_policy_name(int policy); /* "model", "hccl", "size", "hccl_guide" */
 int st_sel_policy_find(const char *name);   /* -1 when unknown (any case) */
 
 /* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups

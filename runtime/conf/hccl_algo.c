@@ -1,6 +1,7 @@
-/* hccl_algo.c - HCCL_ALGO's parser (spec 11.2) and what a level means per collective, on their own so that the
- * compiler driver (stitchc sim) reads HCCL_ALGO exactly as the runtime does (runtime/config.c calls it for the
- * tunable; the declarations are in config.h). It needs libc and stitch_coll_name (status.c) only.
+/* hccl_algo.c - HCCL_ALGO's parser (spec 11.2), what a level means per collective and what a level1 entry runs on
+ * a layout, and the split ratio's parser (12.1), on their own so that the compiler driver (stitchc sim) reads HCCL's
+ * variables exactly as the runtime does (runtime/config.c calls them for the tunables; the declarations are in
+ * config.h). It needs libc and stitch_coll_name (status.c) only.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -291,4 +292,108 @@ stitch_status_t st_parse_hccl_algo(const char *name, const char *value, st_hccl_
     }
     *given = 1;
     return st_hccl_stitch_checks(&x, out);
+}
+
+/* ---- what a level1 entry runs (spec 11.2's semantics, 7, 8, 9.6) -------------------------------------------------
+ * HCCL_ALGO's level1 is how an HCCL user picks the algorithm between servers, and HCCL keeps it whatever the size.
+ * Where it cannot run (one server: there is no level1; servers of unequal sizes for a level algorithm; a collective
+ * it is not written for; pipeline's reductions under determinism) HCCL uses its default for the operator. */
+
+int st_hccl_configured(const st_hccl_algo *h, stitch_coll_t c)
+{
+    if ((unsigned)c >= STITCH_COLL_COUNT)
+        return ST_HA_DEFAULT;
+    int a = h->level[c][1];
+    return a == ST_HA_DEFAULT || a == ST_HA_NA || a == ST_HA_NULL ? ST_HA_DEFAULT : a;
+}
+
+static int st_is_rsag(stitch_coll_t c)
+{
+    return c == STITCH_ALL_REDUCE || c == STITCH_REDUCE_SCATTER || c == STITCH_ALL_GATHER;
+}
+
+static const char *st_l1_no(char *why, size_t len, const char *fmt, const char *a, const char *b)
+{
+    snprintf(why, len, fmt, a, b);
+    return NULL;
+}
+
+const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal, int deterministic,
+                               int level0_ring, const char **impl, char *why, size_t len)
+{
+    const char *name = st_hccl_alg_name(alg), *coll = stitch_coll_name(c), *mine = st_hccl_alg_stitch(alg);
+    int a2a = c == STITCH_ALL_TO_ALL || c == STITCH_ALL_TO_ALL_V;
+    *impl = NULL;
+    why[0] = '\0';
+    if (alg == ST_HA_PAIRWISE) /* the alltoall selector reads it directly: flat pairwise on any layout (spec 8) */
+        return a2a ? (*impl = "pairwise") : st_l1_no(why, len, "level1 %s is for alltoall only, not %s", name, coll);
+    if (alg == ST_HA_FULLMESH)
+        return st_l1_no(why, len, "level1 %s is no algorithm between servers (HCCL warns and ignores it%s)", name, "");
+    if (alg != ST_HA_RING && alg != ST_HA_HDR && alg != ST_HA_NHR && alg != ST_HA_NB && alg != ST_HA_PIPELINE &&
+        !st_is_ahc(alg))
+        return NULL; /* not a level1 choice (default, NA, null; NHR_V1 is refused by the parser) */
+    if ((st_is_ahc(alg) || alg == ST_HA_PIPELINE) && !st_is_rsag(c) && !(alg == ST_HA_PIPELINE && a2a))
+        return st_l1_no(why, len, "level1 %s is for allreduce, reducescatter and allgather%s", name,
+                        alg == ST_HA_PIPELINE ? " (and alltoall)" : "");
+    if (a2a && alg != ST_HA_PIPELINE)
+        return st_l1_no(why, len, "level1 %s does not apply to %s (alltoall reads pairwise and pipeline only)", name,
+                        coll);
+    if (S < 2)
+        return st_l1_no(why, len, "level1 %s: one server, so no level between servers (%s)", name, coll);
+    if (st_is_ahc(alg)) /* any groups (spec 9) */
+        return *impl = mine;
+    if (!equal)
+        return st_l1_no(why, len, "level1 %s needs the same number of ranks on every server (%s; AHC is HCCL's "
+                        "algorithm for unequal servers)", name, coll);
+    if (alg == ST_HA_PIPELINE) {
+        if (level0_ring)
+            return st_l1_no(why, len, "level1 %s needs servers that are full meshes (spec 7: level0 mesh; %s)", name,
+                            coll);
+        if (deterministic && c != STITCH_ALL_GATHER)
+            return st_l1_no(why, len, "level1 %s does not run under HCCL_DETERMINISTIC (spec 7; %s)", name, coll);
+        return *impl = mine;
+    }
+    *impl = mine; /* ring, H-D_R, NHR, NB: between servers; with several ranks per server, hier's level1 */
+    return L == 1 ? mine : "hier";
+}
+
+/* ---- HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO (spec 12.1) ------------------------------------------------------ */
+
+/* HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO: HCCL's IsValidNumberFormat (digits, optionally '.' and digits; set
+ * but empty is invalid), then stitch's range check. The value is read digit by digit (strtod would take the
+ * locale's decimal point). */
+static int st_ratio(const char *v, double *out)
+{
+    const char *s = v;
+    double r = 0, scale = 1;
+    for (; *s >= '0' && *s <= '9'; s++)
+        r = r * 10 + (*s - '0');
+    if (s == v)
+        return 0;
+    if (*s == '.') {
+        const char *f = ++s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            r += (*s - '0') * (scale /= 10);
+        if (s == f)
+            return 0;
+    }
+    *out = r;
+    return *s == '\0';
+}
+
+stitch_status_t st_parse_split_ratio(const char *name, const char *value, double *out, char *err, size_t errlen)
+{
+    double r;
+    if (!st_ratio(value, &r)) {
+        snprintf(err, errlen, "%s='%s': expected a non-negative number: digits, optionally a '.' and more digits, "
+                 "such as 0.5", name, value);
+        return STITCH_ERR_CONFIG;
+    }
+    if (r > 1) {
+        snprintf(err, errlen, "%s='%s': out of range: stitch expects 0 to 1 (HCCL would warn and use 0.5)", name,
+                 value);
+        return STITCH_ERR_CONFIG;
+    }
+    *out = r;
+    return STITCH_OK;
 }

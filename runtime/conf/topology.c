@@ -155,6 +155,11 @@ void st_topology_split_bw(const st_topology *t, double bw[2])
         bw[0] = t->tf.level[0].bandwidth, bw[1] = t->tf.level[1].bandwidth;
 }
 
+int st_topology_level0_ring(const st_topology *t)
+{
+    return t && t->figures && t->tf.nlevels > 0 && !t->tf.level[0].full_mesh;
+}
+
 const st_topofile *st_topology_file(const st_topology *t)
 {
     return t ? &t->tf : NULL;

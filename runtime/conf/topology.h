@@ -65,6 +65,9 @@ const int32_t *st_topology_devices(const st_topology *t, int server);
 /* The level 0 and 1 bandwidths the 2-D split's formula uses (spec 12.3); 0 and 0 when the topology has fewer than
  * two levels with figures (or none): the formula's fallback. */
 void st_topology_split_bw(const st_topology *t, double bw[2]);
+/* 1 when the topology is a file whose servers are not full meshes (level 0 `full_mesh: false`): level0 runs
+ * ring, as HCCL does; 0 for a full mesh, an inline layout or NULL. */
+int st_topology_level0_ring(const st_topology *t);
 /* The whole file, for the tools that print it (stitch-info); NULL for NULL. */
 const struct st_topofile *st_topology_file(const st_topology *t);
 

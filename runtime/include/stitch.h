@@ -155,7 +155,8 @@ typedef struct stitch_config {
 } stitch_config_t;
 
 /* stitch_config_t.deterministic. stitch's results are deterministic (bit-identical run to run) whatever it says;
- * STRICT (one reduction order whatever the count, spec 14.2) is not implemented and fails init. */
+ * STRICT (one reduction order per element whatever the count, algorithm or layout, spec 14.2) makes all_reduce and
+ * reduce_scatter run mesh_strict, HCCL's order-preserving tree over ranks 0..p-1, whatever algorithm was chosen. */
 enum {
     STITCH_DETERMINISTIC_UNSET = 0,
     STITCH_DETERMINISTIC_FALSE = 1,

@@ -1,19 +1,19 @@
 /* choose.c - which algorithm a collective call runs.
  *
  * A user who names an algorithm gets it for every call. Otherwise (the default, or the name "auto") the runtime
- * chooses per call by size from the communicator's table (select.h: policy model, hccl or size, STITCH_SELECT);
+ * chooses per call by size from the communicator's table (select.h: policy model, hccl, hccl_guide or size,
+ * STITCH_SELECT);
  * the choice kept here for auto is only the fallback where that table cannot be built: ring, or the registry's
  * first algorithm for a collective without ring (all_to_all).
  * Names are looked up in the communicator's registry (registry.c), whose built-in catalogue comes first: a user's
  * catalogue adds algorithms to force by name, and is auto's choice only for a collective the built-in catalogue
  * lacks.
- * HCCL_ALGO (or stitch_config_t.hccl_algo) selects where it names a whole-communicator algorithm: level1 AHC,
- * AHC_BROKE or pipeline (they take the groups into account themselves), and pairwise for the all_to_alls (which
- * HCCL's all-to-all selector reads directly). Its other entries describe the phases of a
- * level-wise decomposition and are kept in the settings for the compositions that read them, not chosen here
- * (docs/algorithms.md, "HCCL's configuration", says why). Between a STITCH_ALGO-style choice and an HCCL_ALGO one
- * for the same collective, the one from the communicator's config beats the environment; from the same place, the
- * stitch name wins, as it names the algorithm itself where HCCL_ALGO names a level's.
+ * HCCL_ALGO (or stitch_config_t.hccl_algo) chooses through its level1 entry (ring, H-D_R, NHR, NB, pipeline,
+ * pairwise, AHC, AHC_BROKE): its collectives stay auto, and their size table holds the configured algorithm for
+ * every size, fitted to the layout, or HCCL's default where it cannot run (select_conf.c). Its level0 and level1
+ * entries also replace the roles the composites name (st_hccl_use). Between a STITCH_ALGO-style choice and an
+ * HCCL_ALGO one for the same collective, the one from the communicator's config beats the environment; from the
+ * same place, the stitch name wins, as it names the algorithm itself where HCCL_ALGO names a level's.
  * The choice depends only on (collective, count, dtype, p, groups), which every rank of a correct call agrees on; ranks
  * whose counts differ may choose differently, and the fingerprint (which names the count before the algorithm)
  * says so.
@@ -91,19 +91,28 @@ void st_unknown_algo(const st_reg *reg, char *out, size_t len, const char *where
     }
 }
 
-const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg)
+int st_hccl_choice(const st_settings *s, stitch_coll_t coll)
 {
-    int a = s->hccl_algo_source ? st_hccl_level(&s->hccl_algo, coll, 1) : ST_HA_DEFAULT;
-    *alg = a;
-    return a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE
-           ? st_hccl_alg_stitch(a) : NULL;
+    return s->hccl_algo_source ? st_hccl_configured(&s->hccl_algo, coll) : ST_HA_DEFAULT;
 }
 
-/* The stitch algorithm a level entry hands its role, or NULL (none, or a whole-communicator algorithm). */
+static int st_whole(int a)
+{
+    return a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE;
+}
+
+/* The stitch algorithm a level's role runs instead of its default, or NULL. Level0 is the hardware's (spec 11.2:
+ * HCCL ignores HCCL_ALGO's level0 entries with a warning; 13.1: level0 is fixed by the server's topology): ring
+ * where the servers are not full meshes, else the role's own mesh. Level1: HCCL_ALGO's entry (not a
+ * whole-communicator algorithm). */
 static const char *st_role_algo(const st_settings *s, stitch_coll_t coll, int level)
 {
+    if (level == 0)
+        return s->level0_ring ? "ring" : NULL;
+    if (!s->hccl_algo_source)
+        return NULL;
     int a = st_hccl_level(&s->hccl_algo, coll, level);
-    if (a == ST_HA_AHC || a == ST_HA_AHC_BROKE || a == ST_HA_PIPELINE || a == ST_HA_PAIRWISE)
+    if (st_whole(a) || a == ST_HA_FULLMESH) /* level1 fullmesh: HCCL warns and ignores it */
         return NULL;
     return st_hccl_alg_stitch(a);
 }
@@ -113,7 +122,7 @@ int st_hccl_use(const st_settings *s, const st_catalogue *cat, stitch_coll_t col
     static const char *const role[] = {"level0", "level1"};
     int replaced = 0;
     *use = NULL;
-    if (!s->hccl_algo_source)
+    if (!s->hccl_algo_source && !s->level0_ring)
         return 0;
     int32_t *u = malloc(sizeof *u * ((size_t)cat->nalgos + 1));
     if (!u)
@@ -140,21 +149,18 @@ static int st_source_rank(const char *source)
     return strncmp(source, "config->", 8) == 0 ? 2 : strcmp(source, "default") != 0;
 }
 
-/* HCCL_ALGO's whole-communicator choices over the STITCH_ALGO-style ones they outrank. A per-operator entry must
- * exist for its collective; a common one applies where it exists, and must exist for one collective at least. */
+/* HCCL_ALGO's level1 choices over the STITCH_ALGO-style ones they outrank: the collective is auto again, and its
+ * table holds the configured algorithm (select_conf.c). A per-operator entry naming a whole-communicator algorithm
+ * must exist for its collective (elsewhere an entry that cannot run gives HCCL's default, and STITCH_DEBUG says so). */
 static stitch_status_t st_apply_hccl(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
                                      char *err, size_t errlen)
 {
-    int wanted = 0, found = 0, named = ST_HA_DEFAULT;
-    const char *name = NULL;
     for (int c = 0; c < STITCH_COLL_COUNT; c++) {
-        int alg;
-        const char *pick = st_hccl_pick(s, (stitch_coll_t)c, &alg);
-        if (!pick)
+        int alg = st_hccl_choice(s, (stitch_coll_t)c);
+        if (!alg)
             continue;
-        name = pick, named = alg, wanted++;
-        const st_algo *a = st_reg_find(reg, pick, (stitch_coll_t)c);
-        if (!a && s->hccl_algo.specific[c]) {
+        const char *pick = st_hccl_alg_stitch(alg);
+        if (s->hccl_algo.specific[c] && st_whole(alg) && !st_reg_find(reg, pick, (stitch_coll_t)c)) {
             char known[ST_NAMES_LEN];
             st_reg_names(reg, (stitch_coll_t)c, known, sizeof known);
             snprintf(err, errlen, "%s='%s': level1 %s is stitch's algorithm '%s', which the catalogues have no %s "
@@ -162,17 +168,9 @@ static stitch_status_t st_apply_hccl(const st_reg *reg, const st_settings *s, st
                      stitch_coll_name((stitch_coll_t)c), known);
             return STITCH_ERR_CONFIG;
         }
-        found += a != NULL;
         int mine = !out[c].is_auto && st_source_rank(s->algo_source) >= st_source_rank(s->hccl_algo_source);
-        if (a && !mine)
-            out[c] = (st_choice){a, 0};
-    }
-    if (wanted && !found) {
-        char known[ST_NAMES_LEN];
-        st_all_names(reg, known, sizeof known);
-        snprintf(err, errlen, "%s='%s': level1 %s is stitch's algorithm '%s', which no collective of the catalogues "
-                 "has (%s)", s->hccl_algo_source, s->hccl_algo_text, st_hccl_alg_name(named), name, known);
-        return STITCH_ERR_CONFIG;
+        if (!mine)
+            out[c] = st_auto(reg, (stitch_coll_t)c);
     }
     return STITCH_OK;
 }

@@ -25,15 +25,17 @@ typedef struct st_choice {
 stitch_status_t st_resolve_algos(const st_reg *reg, const st_settings *s, st_choice out[STITCH_COLL_COUNT],
                                  char *err, size_t errlen);
 
-/* The algorithm HCCL_ALGO selects for coll over the whole communicator (level1 AHC, AHC_BROKE, pipeline, pairwise), NULL
- * where it selects none; *alg is the effective level1 entry (st_hccl_alg). */
-const char *st_hccl_pick(const st_settings *s, stitch_coll_t coll, int *alg);
+/* The level1 entry of HCCL_ALGO (or stitch_config_t.hccl_algo) that chooses coll's algorithm (st_hccl_configured),
+ * ST_HA_DEFAULT where none is given. Where it is, and no STITCH_ALGO-style name outranks it, coll is auto and its
+ * size table is the configured algorithm's (select.h, st_sel_build_configured). */
+int st_hccl_choice(const st_settings *s, stitch_coll_t coll);
 
-/* HCCL_ALGO's level entries as role replacements (st_inst.use) for calls of collective `coll`: a level0 entry
- * replaces the role `level0` and a level1 entry the role `level1` (algos.dsl's composites name them: hier's phases
+/* The roles' replacements (st_inst.use) for calls of collective `coll`: the role `level0` runs ring where the
+ * topology's servers are not full meshes (s->level0_ring; HCCL_ALGO's level0 entries are ignored, as HCCL ignores
+ * them), and HCCL_ALGO's level1 entry replaces the role `level1` (algos.dsl's composites name them: hier's phases
  * inside and across groups), in every collective the roles are called for, when the entry names a stitch algorithm
  * that implements it (ring, fullmesh as mesh, H-D_R as rhd, NHR, NB; not the whole-communicator ones AHC,
- * AHC_BROKE, pipeline, pairwise, which st_hccl_pick handles, nor NA). *use gets cat->nalgos entries (-1: unchanged;
+ * AHC_BROKE, pipeline, pairwise, nor NA). *use gets cat->nalgos entries (-1: unchanged;
  * the caller frees it), or NULL when nothing is replaced. -1 when out of memory. */
 int st_hccl_use(const st_settings *s, const st_catalogue *cat, stitch_coll_t coll, int32_t **use);
 

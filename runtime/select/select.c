@@ -185,13 +185,16 @@ static stitch_status_t st_build_size(const st_sel_env *env, stitch_coll_t coll, 
 
 stitch_status_t st_sel_build(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err, size_t errlen)
 {
-    out->n = 0;
+    out->n = 0, out->configured = 0, out->note[0] = '\0';
     if (!st_reg_first(env->reg, coll))
         return STITCH_OK;
     stitch_status_t st;
+    if (env->level1[coll])
+        return st_sel_build_configured(env, coll, out, err, errlen); /* checked by the build it falls back to */
     switch (env->policy) {
     case ST_SEL_HCCL: st = st_sel_build_hccl(env, coll, out, err, errlen); break;
     case ST_SEL_SIZE: st = st_build_size(env, coll, out); break;
+    case ST_SEL_HCCL_GUIDE: st = st_sel_build_guide(env, coll, out, err, errlen); break;
     default: st = st_build_model(env, coll, out, err, errlen); break;
     }
     if (st != STITCH_OK)
@@ -228,10 +231,15 @@ void st_sel_print(FILE *f, const char *prefix, stitch_coll_t coll, const st_sel_
         return;
     }
     for (int i = 0; i < t->n; i++) {
-        char lo[32], hi[32], range[80];
+        char lo[32], hi[32], range[80], name[96], conf[300] = "";
         st_sel_fmt_bytes(t->r[i].lo, lo, sizeof lo);
         st_sel_fmt_bytes(t->r[i].hi, hi, sizeof hi);
         snprintf(range, sizeof range, "[%s, %s]", lo, hi);
-        fprintf(f, "%s%-16s %-26s %s\n", prefix, i ? "" : stitch_coll_name(coll), range, t->r[i].algo->name);
+        snprintf(name, sizeof name, "%s%s%s%s", t->r[i].algo->name, t->r[i].between ? " (level1 " : "",
+                 t->r[i].between ? t->r[i].between : "", t->r[i].between ? ")" : "");
+        if (t->configured)
+            snprintf(conf, sizeof conf, "  configured: level1 %s%s%s", st_hccl_alg_name(t->configured),
+                     t->note[0] ? ", not run: " : "", t->note[0] ? (i ? "HCCL's default" : t->note) : "");
+        fprintf(f, "%s%-16s %-26s %s%s\n", prefix, i ? "" : stitch_coll_name(coll), range, name, conf);
     }
 }

@@ -10,7 +10,8 @@
  *          the built-in catalogue's algorithms of the collective (a user's catalogue only where the built-in one
  *          has none), less those that refuse the instantiation (a `require` that does not hold: pipeline and
  *          mesh_nhr_2d on unequal groups) or that the predictor cannot price;
- *   hccl   HCCL's rules (spec 13, 7, 5.5, 9.6), exact thresholds (select_hccl.c);
+ *   hccl   HCCL's rules as the A2 code has them (spec 13.2, 7, 5.5, 9.6), exact thresholds (select_hccl.c);
+ *   hccl_guide  HCCL's documented selection (spec 13.1, the user guide's table: select_guide.c);
  *   size   the fixed rule stitch had before the model: all_reduce mesh_oneshot while a rank sends at most
  *          STITCH_ONESHOT_BYTES, ring above; ring (or the first algorithm) elsewhere.
  * The table depends only on (collective, p, groups, link figures, policy), which every rank of a communicator
@@ -36,18 +37,24 @@ int st_sel_class(size_t bytes);
 void st_sel_class_range(int k, size_t *lo, size_t *hi);
 
 typedef struct st_sel_range {
-    size_t lo, hi; /* bytes [lo, hi], both included */
+    size_t lo, hi;       /* bytes [lo, hi], both included */
     const st_algo *algo;
+    const char *between; /* the algorithm between servers the policy meant, where `algo` does not say it (a static
+                          * name: hccl_guide's level1 inside hier); NULL: algo says it all */
 } st_sel_range;
 
 #define ST_SEL_MAX_RANGES 64
 typedef struct st_sel_table {
     int n;
     st_sel_range r[ST_SEL_MAX_RANGES];
+    int configured; /* HCCL_ALGO's level1 entry that chose (st_hccl_alg), ST_HA_DEFAULT (0): a policy chose */
+    char note[224]; /* configured but HCCL's default runs: why ("" when the configured algorithm runs) */
 } st_sel_table;
 
 /* Append [lo, hi] -> algo, merged into the last range when it continues it with the same algorithm. -1 when full. */
 int st_sel_add(st_sel_table *t, size_t lo, size_t hi, const st_algo *algo);
+/* The same with the range's `between`. */
+int st_sel_add_between(st_sel_table *t, size_t lo, size_t hi, const st_algo *algo, const char *between);
 /* 0 when the ranges start at 0, end at SIZE_MAX, each starts right after the one before, and each names an
  * algorithm; else -1 with the first fault in err ("range 2 [..] starts at X, after 4096: a gap"). */
 int st_sel_check(const st_sel_table *t, char *err, size_t errlen);
@@ -85,10 +92,12 @@ typedef struct st_sel_env {
     int p;
     const st_topo *topo;                    /* the groups; NULL: one group of all ranks */
     const int32_t *use[STITCH_COLL_COUNT];  /* HCCL_ALGO's role replacements per collective (st_hccl_use), or NULL */
+    unsigned char level1[STITCH_COLL_COUNT]; /* HCCL_ALGO's level1 entry that chooses (st_hccl_configured), or 0 */
     st_sel_links links;
     int policy;                             /* st_sel_policy */
     size_t oneshot_max;                     /* policy size: STITCH_ONESHOT_BYTES */
     int deterministic;                      /* HCCL_DETERMINISTIC=true: policy hccl runs no pipeline */
+    int level0_ring;                        /* servers that are not full meshes: HCCL's policies run ring in one */
     st_predict_fn predict;                  /* policy model; NULL: st_sel_predict_model */
     void *ctx;
 } st_sel_env;
@@ -98,6 +107,22 @@ typedef struct st_sel_env {
  * for a table that fails its check, with why in err. An empty table (n 0) with STITCH_OK: the registry has no
  * algorithm for coll. */
 stitch_status_t st_sel_build(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err, size_t errlen);
+
+/* The servers: the level-0 groups (S = 1 without groups), L ranks in the first, equal: all of the same size. */
+typedef struct st_sel_shape {
+    int S, L, equal;
+} st_sel_shape;
+st_sel_shape st_sel_shape_of(const st_sel_env *env);
+
+/* The table of a collective HCCL_ALGO's level1 entry chooses for (env->level1[coll], select_conf.c): its one
+ * algorithm for every size (st_hccl_level1_run), or where that cannot run HCCL's default (policy hccl) with why in
+ * out->note. The same contract as st_sel_build. */
+stitch_status_t st_sel_build_configured(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
+                                        size_t errlen);
+
+/* Policy hccl_guide's table (select_guide.c): HCCL's documented selection (spec 13.1); the same contract. */
+stitch_status_t st_sel_build_guide(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
+                                   size_t errlen);
 
 /* Policy hccl's table (select_hccl.c); the same contract. */
 stitch_status_t st_sel_build_hccl(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,

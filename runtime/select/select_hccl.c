@@ -4,7 +4,8 @@
  * chosen by rules. stitch's whole-communicator algorithms stand for those decisions as follows (S servers = the
  * communicator's level-0 groups, L ranks in each, p = S L; bytes = the call's count times its dtype's size):
  *   one server (no groups, or one)   level0 alone: mesh; all_reduce up to 256 KiB mesh_oneshot (the mesh
- *                                    executor's one-shot path, NHR_ALLREDUCE_SMALL_SIZE, spec 5.5);
+ *                                    executor's one-shot path, NHR_ALLREDUCE_SMALL_SIZE, spec 5.5); ring where
+ *                                    the topology says the server is no full mesh (`full_mesh: false`);
  *   one rank per server (L = 1)      level1 alone, over all p ranks:
  *       reduce_scatter, all_gather,  A2's alpha-beta comparison (GetDefaultAlgoLevel1V2, spec 13.2) with alpha =
  *       all_reduce                   60 us and the level-1 bandwidth: nhr when strictly cheaper than ring, rhd
@@ -37,22 +38,6 @@
 #define ST_HCCL_PIPE_AR (1 * MiB)           /* all_reduce: per-rank slice bytes / (S L) */
 #define ST_HCCL_PIPE_RSAG (32 * KiB)
 
-typedef struct st_shape {
-    int S, L, equal; /* servers, ranks per server (equal: all of them), equal servers */
-} st_shape;
-
-static st_shape st_shape_of(const st_sel_env *env)
-{
-    st_shape sh = {1, env->p, 1};
-    const st_topo *t = env->topo;
-    if (!t || t->ngroups <= 1)
-        return sh;
-    sh.S = t->ngroups, sh.L = t->first[1] - t->first[0];
-    for (int g = 1; g < t->ngroups; g++)
-        sh.equal &= t->first[g + 1] - t->first[g] == sh.L;
-    return sh;
-}
-
 static int st_ceil_log2(int n)
 {
     int k = 0;
@@ -80,9 +65,11 @@ static const char *st_hccl_v1(int S)
 }
 
 /* HCCL's choice for one call of `bytes`. */
-static const char *st_hccl_decide(const st_sel_env *env, const st_shape *sh, stitch_coll_t coll, size_t bytes)
+static const char *st_hccl_decide(const st_sel_env *env, const st_sel_shape *sh, stitch_coll_t coll, size_t bytes)
 {
     int rsag = coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE_SCATTER || coll == STITCH_ALL_GATHER;
+    if (sh->S == 1 && env->level0_ring) /* level0 on a server that is not a full mesh: Ring (spec 13.1) */
+        return "ring";
     if (sh->S == 1)
         return coll == STITCH_ALL_REDUCE && bytes <= ST_HCCL_ONESHOT_MAX ? "mesh_oneshot" : "mesh";
     if (sh->L == 1 && sh->equal) {
@@ -99,6 +86,8 @@ static const char *st_hccl_decide(const st_sel_env *env, const st_shape *sh, sti
     }
     if (!sh->equal)
         return rsag ? "ahc" : "hier";
+    if (env->level0_ring) /* pipeline's intra part is a mesh (spec 7: "level0 is mesh") */
+        return "hier";
     if (coll == STITCH_ALL_REDUCE && !env->deterministic && bytes / (size_t)env->p >= ST_HCCL_PIPE_AR)
         return "pipeline";
     if ((coll == STITCH_ALL_GATHER || (coll == STITCH_REDUCE_SCATTER && !env->deterministic)) &&
@@ -134,7 +123,7 @@ static int st_breaks(const st_sel_env *env, size_t *b, int max)
 stitch_status_t st_sel_build_hccl(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
                                   size_t errlen)
 {
-    st_shape sh = st_shape_of(env);
+    st_sel_shape sh = st_sel_shape_of(env);
     size_t b[ST_SEL_CLASSES + 8];
     int n = st_breaks(env, b, ST_SEL_CLASSES + 8);
     const st_algo *fallback = st_reg_find(env->reg, ST_DEFAULT_ALGO, coll);

@@ -10,7 +10,8 @@ cmake_minimum_required(VERSION 3.18)
 string(REPLACE "|" ";" args "${ARGS}")
 set(env_prefix "")
 if(DEFINED ENV)
-  set(env_prefix ${CMAKE_COMMAND} -E env "${ENV}")
+  string(REPLACE "|" "\\;" envv "${ENV}") # HCCL_ALGO's ';' is written '|', as in tests/info/run_info.cmake
+  set(env_prefix ${CMAKE_COMMAND} -E env "${envv}")
 endif()
 execute_process(COMMAND ${env_prefix} ${CMD} ${args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

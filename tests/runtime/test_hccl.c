@@ -7,6 +7,8 @@
  * stitch_comm_init_threads to show that init fails with the same message.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "choose.h"
 #include "comm.h"
@@ -252,7 +254,7 @@ static void test_split_ratio(void)
     }
 }
 
-/* HCCL_DETERMINISTIC: false, true, strict in any case; empty is unset (HCCL's GetEnv); strict is not implemented. */
+/* HCCL_DETERMINISTIC: false, true, strict in any case; empty is unset (HCCL's GetEnv). */
 static void test_deterministic(void)
 {
     static const struct {
@@ -276,9 +278,7 @@ static void test_deterministic(void)
     static const char *const strict[] = {"strict", "STRICT", "Strict"};
     for (size_t i = 0; i < sizeof strict / sizeof *strict; i++) {
         load_env("HCCL_DETERMINISTIC", strict[i], &s, &st, err, sizeof err);
-        CHECK(st == STITCH_ERR_CONFIG && strcmp(err, "HCCL_DETERMINISTIC=strict: stitch has no strict "
-              "(order-preserving) mode: its results are deterministic run to run (true), but the reduction order "
-              "depends on the count; use true") == 0, "'%s': %s", strict[i], err);
+        CHECK(st == STITCH_OK && s.deterministic == 2, "'%s': %s", strict[i], err);
     }
     stitch_config_t cfg = STITCH_CONFIG_INIT;
     cfg.deterministic = 9;
@@ -286,8 +286,7 @@ static void test_deterministic(void)
           strcmp(err, "config->deterministic=9: expected STITCH_DETERMINISTIC_FALSE, _TRUE or _STRICT (or 0: not "
                       "set)") == 0, "%s", err);
     cfg.deterministic = STITCH_DETERMINISTIC_STRICT;
-    CHECK(st_settings_load(&cfg, &s, err, sizeof err) == STITCH_ERR_CONFIG &&
-          strncmp(err, "config->deterministic=strict: stitch has no strict", 50) == 0, "%s", err);
+    CHECK(st_settings_load(&cfg, &s, err, sizeof err) == STITCH_OK && s.deterministic == 2, "%s", err);
 }
 
 /* communicator > environment > default, each recorded in st_origin; the config's value wins even when the
@@ -340,44 +339,90 @@ static void test_priority(void)
           ST_HA_DEFAULT && s.split_ratio == 0.75 && s.deterministic == 0 && s.timeout_ms == 1234, "config values");
 }
 
-/* What the runtime selects: level1 pipeline / pairwise over the whole communicator; the other levels are kept,
- * not selected; STITCH_ALGO against HCCL_ALGO by where each comes from. */
-static void expect_algos(const stitch_config_t *cfg, const char *ar, const char *rs, const char *a2a)
+/* What the runtime selects from HCCL_ALGO's level1 (select_conf.c): the configured algorithm at every size, fitted
+ * to the layout (one rank per server: the algorithm itself; several: hier with it between servers), HCCL's default
+ * where it cannot run; STITCH_ALGO against HCCL_ALGO by where each comes from. */
+static const size_t sel_sizes[] = {4, 1024, 256 << 10, 1 << 20, 16 << 20, (size_t)1 << 30};
+#define NSIZES (int)(sizeof sel_sizes / sizeof *sel_sizes)
+
+/* On p thread ranks with cfg (topo: a layout, or NULL): the choice of coll is `choice` ("auto" or a name) and a
+ * call of every size in sel_sizes runs `runs` (NULL: not checked). */
+static void expect_runs(const stitch_config_t *cfg0, const char *topo, int p, stitch_coll_t coll, const char *choice,
+                        const char *runs)
 {
-    stitch_comm_t *comms[4];
+    stitch_config_t cfg = cfg0 ? *cfg0 : (stitch_config_t)STITCH_CONFIG_INIT;
+    stitch_comm_t *comms[16];
     char err[1024];
-    CHECK(stitch_comm_init_threads(4, cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
-    CHECK(strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), ar) == 0 &&
-          strcmp(stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER), rs) == 0 &&
-          strcmp(stitch_comm_algorithm(comms[0], STITCH_ALL_TO_ALL), a2a) == 0, "got %s %s %s, want %s %s %s",
-          stitch_comm_algorithm(comms[0], STITCH_ALL_REDUCE), stitch_comm_algorithm(comms[0], STITCH_REDUCE_SCATTER),
-          stitch_comm_algorithm(comms[0], STITCH_ALL_TO_ALL), ar, rs, a2a);
-    for (int r = 0; r < 4; r++)
+    cfg.topo = topo ? topo : cfg.topo;
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    const char *got = stitch_comm_algorithm(comms[0], coll);
+    CHECK(strcmp(got, choice) == 0, "%s on %s: choice %s, want %s", stitch_coll_name(coll), topo ? topo : "-", got,
+          choice);
+    for (int i = 0; runs && i < NSIZES; i++) {
+        const char *a = stitch_comm_algorithm_for(comms[0], coll, sel_sizes[i] / 4, STITCH_FP32);
+        CHECK(a && strcmp(a, runs) == 0, "%s on %s, %zu bytes: runs %s, want %s", stitch_coll_name(coll),
+              topo ? topo : "-", sel_sizes[i], a ? a : "(null)", runs);
+    }
+    for (int r = 0; r < p; r++)
         stitch_comm_destroy(comms[r]);
 }
 
 static void test_selection(void)
 {
     stitch_config_t cfg = STITCH_CONFIG_INIT;
+    /* the cases: one rank per server runs the algorithm itself; 2x4 runs hier (level1 ring: test_roles) */
+    setenv("HCCL_ALGO", "level0:NA;level1:NHR", 1);
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "nhr");
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_GATHER, "auto", "nhr");
+    setenv("HCCL_ALGO", "allreduce=level0:NA;level1:NHR/allgather=level1:NB", 1); /* per operator */
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "nhr");
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_GATHER, "auto", "nb");
+    expect_runs(NULL, "2,2,2", 6, STITCH_ALL_GATHER, "auto", "hier");
+    setenv("HCCL_ALGO", "level0:NA;level1:H-D_R", 1);
+    expect_runs(NULL, "1,1,1,1,1", 5, STITCH_ALL_REDUCE, "auto", "rhd");
+    expect_runs(NULL, "1,1,1,1,1,1,1", 7, STITCH_BROADCAST, "auto", "rhd");
+    setenv("HCCL_ALGO", "level0:NA;level1:ring", 1);
+    for (int policy = 0; policy < 3; policy++) { /* no policy overrides it by size (policy hccl took pipeline) */
+        static const char *const pol[] = {"model", "hccl", "size"};
+        setenv("STITCH_SELECT", pol[policy], 1);
+        expect_runs(NULL, "4,4", 8, STITCH_ALL_REDUCE, "auto", "hier");
+        expect_runs(NULL, "4,4", 8, STITCH_REDUCE_SCATTER, "auto", "hier");
+    }
+    unsetenv("STITCH_SELECT");
+    /* where it cannot run, HCCL's default (policy hccl): one server (no level1), a collective it is not for */
+    expect_runs(NULL, NULL, 4, STITCH_ALL_REDUCE, "auto", NULL);
+    stitch_comm_t *one[4];
+    char err[1024];
+    CHECK(stitch_comm_init_threads(4, NULL, one, err, sizeof err) == STITCH_OK, "%s", err);
+    CHECK(strcmp(stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 16, STITCH_FP32), "mesh_oneshot") == 0 &&
+          strcmp(stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 1 << 20, STITCH_FP32), "mesh") == 0,
+          "one server: %s %s", stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 16, STITCH_FP32),
+          stitch_comm_algorithm_for(one[0], STITCH_ALL_REDUCE, 1 << 20, STITCH_FP32));
+    for (int r = 0; r < 4; r++)
+        stitch_comm_destroy(one[r]);
+    expect_runs(NULL, "1,1,1,1", 4, STITCH_ALL_TO_ALL, "auto", "pairwise");
     setenv("HCCL_ALGO", "level0:NA;level1:pipeline", 1);
-    expect_algos(NULL, "pipeline", "pipeline", "auto");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
+    expect_runs(NULL, "2,2", 4, STITCH_REDUCE_SCATTER, "auto", "pipeline");
+    expect_runs(NULL, "2,3", 5, STITCH_ALL_REDUCE, "auto", "ahc"); /* unequal servers: HCCL's AHC */
     setenv("HCCL_ALGO", "allreduce=level1:pipeline/alltoall=level1:pairwise", 1);
-    expect_algos(NULL, "pipeline", "auto", "pairwise");
-    setenv("HCCL_ALGO", "level0:NA;level1:ring", 1); /* a level of the decomposition: kept, not selected */
-    expect_algos(NULL, "auto", "auto", "auto");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
+    expect_runs(NULL, NULL, 4, STITCH_ALL_TO_ALL, "auto", "pairwise"); /* pairwise on any layout (spec 8) */
     setenv("HCCL_ALGO", "level1:pipeline", 1);
     setenv("STITCH_ALGO", "rhd", 1); /* both from the environment: stitch's own name wins where it exists */
-    expect_algos(NULL, "rhd", "rhd", "auto");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "rhd", "rhd");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_TO_ALL, "auto", NULL);
     cfg.hccl_algo = "level1:pipeline"; /* the communicator's HCCL_ALGO beats the environment's STITCH_ALGO */
-    expect_algos(&cfg, "pipeline", "pipeline", "auto");
+    expect_runs(&cfg, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
     cfg.algo = "mesh"; /* both from the communicator: stitch's name */
-    expect_algos(&cfg, "mesh", "mesh", "mesh");
+    expect_runs(&cfg, "2,2", 4, STITCH_ALL_REDUCE, "mesh", "mesh");
+    expect_runs(&cfg, "2,2", 4, STITCH_ALL_TO_ALL, "mesh", "mesh");
     unsetenv("STITCH_ALGO");
     unsetenv("HCCL_ALGO");
 
-    /* a per-operator entry must exist for its collective */
+    /* a per-operator entry naming a whole-communicator algorithm must exist for its collective */
     stitch_comm_t *comms[2];
-    char err[1024], known[512];
+    char known[512];
     setenv("HCCL_ALGO", "broadcast=level1:pipeline", 1);
     CHECK(stitch_comm_init_threads(2, NULL, comms, err, sizeof err) == STITCH_ERR_CONFIG, "accepted");
     const char *names[64];
@@ -441,6 +486,269 @@ static void test_roles(void)
     CHECK(ring == plain + 2, "level1:ring gave %d steps, without HCCL_ALGO %d", (int)ring, (int)plain);
     CHECK(nb == plain && other == plain, "level1:NB %d, another operator's entry %d, plain %d", (int)nb, (int)other,
           (int)plain);
+    /* not forced: HCCL_ALGO's level1 ring alone makes all_reduce run hier with ring between the servers */
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.groups = "4x2", cfg.hccl_algo = "level0:NA;level1:ring";
+    int32_t chosen = run8(&cfg, roles_rank);
+    CHECK(chosen == ring, "level1:ring alone gave %d steps, forced hier with it %d", (int)chosen, (int)ring);
+}
+
+/* Level0 is the server's hardware (spec 13.1, 11.2): a topology whose level 0 says `full_mesh: false` runs ring
+ * inside a server (hier's level0 phases; HCCL's policies on one server), a full mesh mesh; HCCL_ALGO's level0
+ * entries are accepted and ignored, as HCCL ignores them. */
+static const char *level0_file(char *path, size_t len, const char *layout, int full_mesh)
+{
+    snprintf(path, len, "/tmp/test_hccl_l0_%d_%d_%s.yaml", (int)getpid(), full_mesh, layout[0] == '[' ? "2" : "1");
+    FILE *f = fopen(path, "w");
+    CHECK(f, "%s", path);
+    fprintf(f, "levels:\n  - {name: server, bandwidth: 56 GB/s, latency: 1 us, full_mesh: %s}\n%s"
+               "layout: %s\n", full_mesh ? "true" : "false",
+            layout[0] == '[' ? "  - {name: net, bandwidth: 25 GB/s, latency: 5 us}\n" : "", layout);
+    fclose(f);
+    return path;
+}
+
+static int32_t level0_hier_steps(const char *layout, int full_mesh, const char *hccl_algo)
+{
+    char path[128];
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.algo = "all_reduce=hier", cfg.topo = level0_file(path, sizeof path, layout, full_mesh);
+    cfg.hccl_algo = hccl_algo;
+    int32_t n = run8(&cfg, roles_rank);
+    unlink(path);
+    return n;
+}
+
+static void test_level0(void)
+{
+    int32_t mesh = level0_hier_steps("[2, 2, 2, 2]", 1, NULL), ring = level0_hier_steps("[2, 2, 2, 2]", 0, NULL);
+    int32_t ignored = level0_hier_steps("[2, 2, 2, 2]", 1, "level0:ring;level1:H-D_R");
+    /* 4 servers of 2: a ring of 2 takes one step each way, like the mesh; 2 servers of 4 show the difference */
+    CHECK(ring == mesh && ignored == mesh, "servers of 2: mesh %d ring %d, level0:ring given %d", (int)mesh, (int)ring,
+          (int)ignored);
+    char path[128];
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    for (int fm = 0; fm < 2; fm++) {
+        cfg.topo = level0_file(path, sizeof path, "[4, 4]", fm);
+        cfg.algo = "all_reduce=hier";
+        stitch_comm_t *comms[8];
+        char err[1024];
+        CHECK(stitch_comm_init_threads(8, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+        roles_ctx x = {comms, {0}};
+        st_run_ranks(8, roles_rank, &x);
+        for (int r = 0; r < 8; r++)
+            stitch_comm_destroy(comms[r]);
+        unlink(path);
+        /* mesh RS 1 + rhd AR of 2 servers + mesh AG 1, or ring RS 3 + the same + ring AG 3 */
+        static int32_t ring4; /* fm 0 runs first */
+        if (fm == 0)
+            ring4 = x.nsteps[0];
+        else
+            CHECK(ring4 == x.nsteps[0] + 4, "servers of 4: not a full mesh %d steps, full mesh %d", (int)ring4,
+                  (int)x.nsteps[0]);
+    }
+    /* one server that is not a full mesh: HCCL's policies run ring at every size, HCCL_ALGO level0 or not */
+    static const char *const pol[] = {"hccl", "hccl_guide"};
+    for (int i = 0; i < 2; i++) {
+        setenv("STITCH_SELECT", pol[i], 1);
+        stitch_config_t one = STITCH_CONFIG_INIT;
+        one.hccl_algo = i ? "level0:fullmesh" : NULL;
+        expect_runs(&one, level0_file(path, sizeof path, "4", 0), 4, STITCH_ALL_REDUCE, "auto", "ring");
+        expect_runs(&one, path, 4, STITCH_ALL_GATHER, "auto", "ring");
+        unlink(path);
+        expect_runs(&one, level0_file(path, sizeof path, "4", 1), 4, STITCH_ALL_GATHER, "auto", "mesh");
+        unlink(path);
+    }
+    unsetenv("STITCH_SELECT");
+}
+
+/* Policy hccl_guide names the algorithm between servers per size range and hier runs it (comm.c's use_l1): on 3
+ * servers of 2 a small all_reduce runs hier with rhd between the servers (the guide's RHD below 256 MB), where hier's
+ * own role would run ring (3 servers: V1's rule), and the 256 MB rule names ring; the result is right. */
+static void guide_rank(void *arg, int r)
+{
+    roles_ctx *x = arg;
+    stitch_comm_t *comm = x->comms[r];
+    int32_t v[7];
+    for (int i = 0; i < 7; i++)
+        v[i] = r * 10 + i;
+    CHECK(stitch_all_reduce(v, v, 7, STITCH_INT32, STITCH_SUM, comm) == STITCH_OK, "%s",
+          stitch_comm_last_error(comm));
+    for (int i = 0; i < 7; i++)
+        CHECK(v[i] == 150 + 6 * i, "rank %d: v[%d] = %d, want %d", r, i, (int)v[i], 150 + 6 * i);
+    const st_algo *hier = st_reg_find(comm->reg, "hier", STITCH_ALL_REDUCE);
+    const st_entry *e = &comm->cache[st_reg_index(comm->reg, hier)];
+    x->nsteps[r] = e->ready && e->level1 && strcmp(e->level1, "rhd") == 0 ? e->sched.nsteps : -1;
+}
+
+static void test_guide_level1(void)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.topo = "3x2";
+    setenv("STITCH_SELECT", "hccl_guide", 1);
+    stitch_comm_t *comms[6];
+    char err[1024];
+    CHECK(stitch_comm_init_threads(6, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    const char *l1;
+    const st_algo *small = st_comm_pick_l1(comms[0], STITCH_ALL_REDUCE, 256, STITCH_FP32, &l1);
+    CHECK(small && strcmp(small->name, "hier") == 0 && l1 && strcmp(l1, "rhd") == 0, "1 KiB: %s level1 %s",
+          small ? small->name : "-", l1 ? l1 : "-");
+    const st_algo *big = st_comm_pick_l1(comms[0], STITCH_BROADCAST, (size_t)64 << 20, STITCH_FP32, &l1);
+    CHECK(big && strcmp(big->name, "hier") == 0 && l1 && strcmp(l1, "ring") == 0, "256 MiB broadcast: %s level1 %s",
+          big ? big->name : "-", l1 ? l1 : "-");
+    roles_ctx x = {comms, {0}};
+    st_run_ranks(6, guide_rank, &x);
+    for (int r = 0; r < 6; r++)
+        stitch_comm_destroy(comms[r]);
+    unsetenv("STITCH_SELECT");
+    /* hier forced: its own role (ring between 3 servers: 2 steps each way, rhd folds 3 into 2: 1 + 2) */
+    cfg.algo = "all_reduce=hier";
+    CHECK(stitch_comm_init_threads(6, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    roles_ctx y = {comms, {0}};
+    st_run_ranks(6, guide_rank, &y);
+    for (int r = 0; r < 6; r++)
+        stitch_comm_destroy(comms[r]);
+    CHECK(x.nsteps[0] > 0 && y.nsteps[0] == -1, "hccl_guide ran hier with rhd: %d steps; forced hier %d (want -1: "
+          "no rhd variant)", (int)x.nsteps[0], (int)y.nsteps[0]);
+}
+
+/* HCCL_DETERMINISTIC=strict: every element of an all_reduce is the sum over ranks 0..p-1 in one fixed tree (spec
+ * 14.3: n = p; A[i - M] += A[i] for i = M..n-1 with M the largest power of two below n; n = M), whatever algorithm is
+ * asked for, the layout or the count: fp32 data where the order shows (1e8 and small values of both signs), every
+ * all_reduce algorithm of the catalogue forced in turn and auto, 5 ranks flat and as 2,3, 8 ranks as 4x2, counts
+ * 1, 7 and 300; each result bit-identical to the tree's, and reduce_scatter's blocks too. */
+#define STRICT_MAX 300
+typedef struct strict_ctx {
+    stitch_comm_t **comms;
+    int p, count;
+    stitch_coll_t coll;
+    float out[8][STRICT_MAX];
+} strict_ctx;
+
+static float strict_in(int r, int i)
+{
+    float big = (r + i) % 3 == 0 ? 1e8f : 1.0f;
+    return big * (float)((r * 31 + i * 17) % 7 - 3) + 0.1f * (float)(r + 1) + 1e-3f * (float)(i % 5);
+}
+
+static float strict_tree(int p, int i)
+{
+    float a[8];
+    for (int q = 0; q < p; q++)
+        a[q] = strict_in(q, i);
+    for (int n = p; n > 1;) {
+        int M = 1;
+        while (M * 2 < n)
+            M *= 2;
+        for (int k = M; k < n; k++)
+            a[k - M] = a[k - M] + a[k];
+        n = M;
+    }
+    return a[0];
+}
+
+static void strict_rank(void *arg, int r)
+{
+    strict_ctx *x = arg;
+    float in[8 * STRICT_MAX];
+    int n = x->coll == STITCH_ALL_REDUCE ? x->count : x->count * x->p;
+    for (int i = 0; i < n; i++)
+        in[i] = strict_in(r, i);
+    stitch_status_t st = x->coll == STITCH_ALL_REDUCE
+                       ? stitch_all_reduce(in, x->out[r], (size_t)x->count, STITCH_FP32, STITCH_SUM, x->comms[r])
+                       : stitch_reduce_scatter(in, x->out[r], (size_t)x->count, STITCH_FP32, STITCH_SUM, x->comms[r]);
+    CHECK(st == STITCH_OK, "%s", stitch_comm_last_error(x->comms[r]));
+}
+
+static void strict_run(const char *topo, int p, const char *algo, stitch_coll_t coll, int count)
+{
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char spec[80];
+    cfg.deterministic = STITCH_DETERMINISTIC_STRICT, cfg.topo = topo;
+    if (algo) {
+        snprintf(spec, sizeof spec, "%s=%s", stitch_coll_name(coll), algo);
+        cfg.algo = spec;
+    }
+    stitch_comm_t *comms[8];
+    char err[1024];
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    static strict_ctx x;
+    x = (strict_ctx){.comms = comms, .p = p, .count = count, .coll = coll};
+    st_run_ranks(p, strict_rank, &x);
+    const char *ran = stitch_comm_algorithm_for(comms[0], coll, (size_t)count, STITCH_FP32);
+    CHECK(ran && strcmp(ran, "mesh_strict") == 0, "%s asked, %s ran", algo ? algo : "auto", ran ? ran : "-");
+    for (int r = 0; r < p; r++)
+        for (int i = 0; i < count; i++) {
+            float want = strict_tree(p, coll == STITCH_ALL_REDUCE ? i : r * count + i);
+            CHECK(memcmp(&x.out[r][i], &want, sizeof want) == 0, "%s %s on %s, count %d: rank %d [%d] = %.9g, the "
+                  "tree gives %.9g", stitch_coll_name(coll), algo ? algo : "auto", topo ? topo : "-", count, r, i,
+                  (double)x.out[r][i], (double)want);
+        }
+    for (int r = 0; r < p; r++)
+        stitch_comm_destroy(comms[r]);
+}
+
+static void test_strict(void)
+{
+    static const struct {
+        const char *topo;
+        int p;
+    } shapes[] = {{NULL, 5}, {"2,3", 5}, {"4x2", 8}};
+    static const int counts[] = {1, 7, STRICT_MAX};
+    const char *names[64];
+    int n = stitch_algorithms(STITCH_ALL_REDUCE, names, 64), runs = 0;
+    for (int k = 0; k < 3; k++)
+        for (int c = 0; c < 3; c++) {
+            strict_run(shapes[k].topo, shapes[k].p, NULL, STITCH_ALL_REDUCE, counts[c]);
+            strict_run(shapes[k].topo, shapes[k].p, NULL, STITCH_REDUCE_SCATTER, counts[c] < 40 ? counts[c] : 37);
+            for (int a = 0; a < n; a++, runs++)
+                strict_run(shapes[k].topo, shapes[k].p, names[a], STITCH_ALL_REDUCE, counts[c]);
+        }
+    /* the data does tell orders apart: a left-to-right sum differs from the tree somewhere */
+    int differs = 0;
+    for (int i = 0; i < STRICT_MAX && !differs; i++) {
+        float left = 0;
+        for (int q = 0; q < 5; q++)
+            left = left + strict_in(q, i);
+        float tree = strict_tree(5, i);
+        differs = memcmp(&left, &tree, sizeof left) != 0;
+    }
+    CHECK(differs, "the adversarial data sums alike in every order: the test would not see a wrong order");
+    printf("# %d forced all_reduce runs, all bit-identical to the tree\n", runs);
+}
+
+/* Where the configured level1 cannot run, rank 0 says so once under STITCH_DEBUG, naming what runs instead. */
+static void test_fallback_note(void)
+{
+    char path[] = "/tmp/test_hccl_noteXXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    CHECK(fd >= 0 && saved >= 0, "mkstemp/dup");
+    fflush(stderr);
+    dup2(fd, 2);
+    setenv("STITCH_DEBUG", "1", 1);
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.hccl_algo = "level0:NA;level1:NHR";
+    stitch_comm_t *comms[4];
+    char err[1024];
+    stitch_status_t st = stitch_comm_init_threads(4, &cfg, comms, err, sizeof err);
+    for (int i = 0; st == STITCH_OK && i < 3; i++)
+        stitch_comm_algorithm_for(comms[i % 2], STITCH_ALL_REDUCE, (size_t)1 << (4 * i), STITCH_FP32);
+    for (int r = 0; st == STITCH_OK && r < 4; r++)
+        stitch_comm_destroy(comms[r]);
+    unsetenv("STITCH_DEBUG");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    CHECK(st == STITCH_OK, "%s", err);
+    char text[8192];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(path);
+    text[n > 0 ? n : 0] = '\0';
+    const char *want = "stitch: rank 0: HCCL_ALGO all_reduce: level1 NHR: one server, so no level between servers "
+                       "(all_reduce); HCCL's default runs (policy hccl)\n";
+    const char *at = strstr(text, want);
+    CHECK(at && !strstr(at + 1, want), "the note %s:\n%s", at ? "twice" : "missing", text);
 }
 
 /* The split ratio R reaches the schedule: mesh_nhr_2d's all_reduce on 2 groups of 4 has 2p units at R = 0.5
@@ -487,6 +795,10 @@ int main(int argc, char **argv)
         {"priority", test_priority, 20},
         {"selection", test_selection, 30},
         {"roles", test_roles, 60},
+        {"fallback_note", test_fallback_note, 30},
+        {"level0", test_level0, 60},
+        {"guide_level1", test_guide_level1, 60},
+        {"strict", test_strict, 120},
         {"split_units", test_split_units, 60},
     };
     return st_run_tests(tests, (int)(sizeof tests / sizeof *tests), argc, argv);

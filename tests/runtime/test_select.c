@@ -111,7 +111,7 @@ static void test_check_rejects(void)
         st_sel_table t = {.n = bad[i].n};
         char why[256] = "";
         for (int r = 0; r < t.n; r++)
-            t.r[r] = (st_sel_range){bad[i].lo[r], bad[i].hi[r], a};
+            t.r[r] = (st_sel_range){.lo = bad[i].lo[r], .hi = bad[i].hi[r], .algo = a};
         CHECK(st_sel_check(&t, why, sizeof why) == -1 && strstr(why, bad[i].want), "case %zu: '%s'", i, why);
     }
     st_sel_table ok = {.n = 2, .r = {{0, 99, a}, {100, SIZE_MAX, NULL}}};
@@ -281,8 +281,87 @@ static void test_overrides(void)
     setenv("STITCH_SELECT", "fastest", 1);
     char err[512] = "";
     CHECK(stitch_comm_init_threads(4, NULL, comms, err, sizeof err) == STITCH_ERR_CONFIG &&
-          strstr(err, "STITCH_SELECT='fastest': expected model, hccl or size"), "'%s'", err);
+          strstr(err, "STITCH_SELECT='fastest': expected model, hccl, hccl_guide or size"), "'%s'", err);
     unsetenv("STITCH_SELECT");
+}
+
+/* Policy hccl_guide against the guide's table written out plainly (spec 13.1 and the issue's reading of it; the
+ * policy is select_guide.c): S servers of L ranks, n = the call's data (bytes for all_reduce, broadcast, reduce;
+ * bytes x p for the rest), between[] gets hier's level1 where hier runs. */
+static const char *guide_oracle(int S, int L, stitch_coll_t c, size_t bytes, const char **between)
+{
+    const size_t MB = (size_t)1 << 20;
+    int p = S * L, whole = c == STITCH_ALL_REDUCE || c == STITCH_BROADCAST || c == STITCH_REDUCE;
+    double n = whole ? (double)bytes : (double)bytes * p;
+    int a2a = c == STITCH_ALL_TO_ALL || c == STITCH_ALL_TO_ALL_V, large = n >= (double)MB * p;
+    *between = NULL;
+    if (S == 1) /* level0 alone: mesh (all_to_all_v has none: its only algorithm) */
+        return c == STITCH_ALL_TO_ALL_V ? "pairwise" : "mesh";
+    if (a2a) /* pairwise up to 1 MB x ranks; above it, with several ranks per server, pipeline (stitch: hier) */
+        return L > 1 && large ? (c == STITCH_ALL_TO_ALL ? "hier" : "pairwise") : "pairwise";
+    if (L > 1 && large && (c == STITCH_ALL_REDUCE || c == STITCH_REDUCE_SCATTER || c == STITCH_ALL_GATHER))
+        return "pipeline";
+    const char *x;
+    if ((S & (S - 1)) == 0)
+        x = "rhd"; /* power of two: RHD at any size */
+    else if (n < 256.0 * MB)
+        x = "rhd"; /* below 256 MB: RHD at any count */
+    else if (S < 32)
+        x = "ring";
+    else
+        x = "nhr";
+    if ((c == STITCH_SCATTER || c == STITCH_GATHER) && x[0] == 'r' && x[1] == 'h')
+        x = "ring"; /* no RHD scatter or gather */
+    if ((c == STITCH_GATHER || c == STITCH_REDUCE) && x[0] == 'n')
+        x = "ring"; /* no NHR gather or reduce */
+    if (L == 1)
+        return x;
+    *between = x;
+    return "hier";
+}
+
+static void test_guide_table(void)
+{
+    st_reg *reg = builtin();
+    static const int Ls[] = {1, 2, 8};
+    long checked = 0;
+    for (int li = 0; li < 3; li++)
+        for (int S = 1; S <= 130; S += Ls[li] == 1 ? 1 : 7) {
+            char layout[32];
+            st_groups g;
+            st_sel_env env;
+            snprintf(layout, sizeof layout, "%dx%d", S, Ls[li]);
+            env_for(layout, 0, reg, &g, &env);
+            env.policy = ST_SEL_HCCL_GUIDE;
+            for (int c = 0; c < STITCH_COLL_COUNT; c++) {
+                st_sel_table t;
+                char why[512] = "";
+                CHECK(st_sel_build(&env, (stitch_coll_t)c, &t, why, sizeof why) == STITCH_OK, "%s", why);
+                size_t per = c == STITCH_ALL_REDUCE || c == STITCH_BROADCAST || c == STITCH_REDUCE ? 1 : (size_t)env.p;
+                size_t sizes[40];
+                int n = 0;
+                for (size_t b = 1024; b <= ((size_t)4 << 30); b *= 2)
+                    sizes[n++] = b;
+                size_t edges[] = {(((size_t)256 << 20) + per - 1) / per, ((size_t)1 << 20) * (size_t)env.p / per};
+                for (int e = 0; e < 2; e++)
+                    sizes[n++] = edges[e], sizes[n++] = edges[e] - 1;
+                for (int i = 0; i < n; i++) {
+                    const char *between, *want = guide_oracle(S, Ls[li], (stitch_coll_t)c, sizes[i], &between);
+                    int r;
+                    const st_algo *a = st_sel_lookup(&t, sizes[i], &r);
+                    const char *got_between = t.r[r].between;
+                    CHECK(a && strcmp(a->name, want) == 0 &&
+                              (between ? got_between && strcmp(between, got_between) == 0 : !got_between),
+                          "%s %s %zu bytes: %s (level1 %s), want %s (level1 %s)", layout,
+                          stitch_coll_name((stitch_coll_t)c), sizes[i], a ? a->name : "-",
+                          got_between ? got_between : "-", want, between ? between : "-");
+                    checked++;
+                }
+            }
+            st_groups_free(&g);
+        }
+    printf("# %ld decisions checked\n", checked);
+    st_reg_free(reg);
 }
 
 /* STITCH_DEBUG: one line per (collective, size class) however often it is asked. */
@@ -327,6 +406,7 @@ int main(int argc, char **argv)
         {"tables_cover", test_tables_cover, 120},
         {"check_rejects", test_check_rejects, 10},
         {"hccl_rules", test_hccl_rules, 20},
+        {"guide_table", test_guide_table, 60},
         {"model_seam", test_model_seam, 30},
         {"overrides", test_overrides, 30},
         {"debug_once", test_debug_once, 20},

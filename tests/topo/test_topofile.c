@@ -34,7 +34,7 @@ static const struct example {
     {"server-8.yaml", 8, 1, 1, 0},       {"servers-2x8.yaml", 16, 2, 2, 0},  {"unequal-2-3.yaml", 5, 2, 2, 1},
     {"unequal-7-5-3.yaml", 15, 2, 3, 0}, {"unequal-1-4.yaml", 5, 2, 2, 1},   {"pods-64-128.yaml", 192, 3, 24, 0},
     {"three-level.yaml", 9, 3, 3, 0},    {"dev-vm.yaml", 2, 1, 1, 0},      {"pods-64-128-flat.yaml", 192, 2, 2, 0},
-    {"flat-16.yaml", 16, 1, 1, 0},
+    {"flat-16.yaml", 16, 1, 1, 0},       {"servers-2x4-ring.yaml", 8, 2, 2, 0}, {"server-4-ring.yaml", 4, 1, 1, 0},
 };
 
 static void check_examples(const char *dir)
@@ -47,6 +47,9 @@ static void check_examples(const char *dir)
         CHECK(rc == 0, "%s: %s", examples[i].file, err);
         if (rc)
             continue;
+        int ring = strstr(examples[i].file, "-ring") != NULL; /* full_mesh: false on level 0, true elsewhere */
+        CHECK(t.level[0].full_mesh == !ring && (t.nlevels < 2 || t.level[1].full_mesh == 1), "%s: full_mesh %d",
+              examples[i].file, t.level[0].full_mesh);
         CHECK(t.layout.p == examples[i].p && t.nlevels == examples[i].nlevels &&
                   t.layout.ngroups[0] == examples[i].nservers && (t.host != NULL) == examples[i].hosts,
               "%s: p %d levels %d servers %d hosts %d", examples[i].file, t.layout.p, t.nlevels, t.layout.ngroups[0],
@@ -121,6 +124,12 @@ static const struct bad {
     /* keys */
     {L2 "layuot: [2, 3]\n", 0, "t.yaml:4:1: error: unknown key 'layuot' in the topology; did you mean 'layout'?"},
     {L2 "layout: [2, 3]\nbanana: 1\n", 0, "t.yaml:5:1: error: unknown key 'banana' in the topology (known keys: name, levels, reduce_bandwidth or layout)"},
+    {"levels:\n  - {name: s, bandwidth: 5 GB/s, latency: 1 us, full_mesh: no}\nlayout: 8\n", 0,
+     "t.yaml:2:60: error: full_mesh must be true or false, not 'no'"},
+    {"levels:\n  - {name: s, bandwidth: 5 GB/s, latency: 1 us, full_mesh: [true]}\nlayout: 8\n", 0,
+     "t.yaml:2:60: error: full_mesh must be a single value, not a list"},
+    {"levels:\n  - {name: s, bandwidth: 5 GB/s, latency: 1 us}\n  - {name: n, bandwidth: 5 GB/s, latency: 1 us, full_mesh: false}\nlayout: [1, 2]\n", 0,
+     "t.yaml:3:60: error: `full_mesh` describes a server's links (level 0), not level 1"},
     {"levels:\n  - {name: s, bandwith: 5 GB/s, latency: 1 us}\nlayout: 8\n", 0, "t.yaml:2:15: error: unknown key 'bandwith' in level 0; did you mean 'bandwidth'?"},
     {"levels:\n  - {name: s, latency: 1 us}\nlayout: 8\n", 0, "t.yaml:2:5: error: level 0 has no `bandwidth`"},
     {L2 "layout: [{host: a, rank: 2}, 3]\n", 0, "t.yaml:4:20: error: unknown key 'rank' in a server; did you mean 'ranks'?"},
