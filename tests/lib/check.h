@@ -1,4 +1,4 @@
-/* check.h - the one set of checks for stitch's C tests (every tests/<area>/*.c that judges results includes it).
+/* check.h - the one set of checks for stitch's C tests (every test program under tests/ that judges results).
  *
  *   CHECK(cond, fmt, ...)    fatal: prints "FILE:LINE: CHECK(cond) failed: message" on stderr and exits 1 (a
  *                            runner.h test runs in its own child, so only that test ends)
