@@ -110,5 +110,5 @@ int main(int argc, char **argv)
     st_diags_free(&d);
     if (f)
         st_file_free(f);
-    return st_checks_failed ? 1 : 0;
+    return st_check_summary("emit_check");
 }
