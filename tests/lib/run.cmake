@@ -20,8 +20,9 @@
 #   JSON=1          stdout is one valid JSON value
 #   GOLDEN=file     the stream GOLDEN_OF (stdout, the default; stderr; output: stdout then stderr) equals the file
 #                   byte for byte; IGNORE=re is blanked on both sides first; on a difference the actual text goes
-#                   to ACTUAL (default FILE.actual) with a unified diff. UPDATE=1 rewrites the file instead (the
-#                   update-golden-* targets; golden files change only that way), with no other check.
+#                   to ACTUAL (default: NAME.actual in the working directory, the build tree) with a unified diff.
+#                   UPDATE=1 rewrites the file instead (the update-golden-* targets; golden files change only that
+#                   way), with no other check.
 #   SAVE=file       stdout is written to this file (for CHECKS that read it, or a tool that checks it)
 #   CHECKS=f.cmake  a test's own checks, included after the run (several joined with '|'): they read rc, out, err
 #                   and the -D variables, and append a line per failure to `failures`
@@ -181,8 +182,9 @@ if(DEFINED GOLDEN)
       string(REGEX REPLACE "${IGNORE}" "<ignored>" want "${want}")
     endif()
     if(NOT got STREQUAL want)
-      if(NOT ACTUAL)
-        set(ACTUAL "${GOLDEN}.actual")
+      if(NOT ACTUAL) # in the test's working directory (the build tree), never beside the golden file
+        get_filename_component(name "${GOLDEN}" NAME)
+        set(ACTUAL "${CMAKE_CURRENT_BINARY_DIR}/${name}.actual")
       endif()
       file(WRITE "${ACTUAL}" "${actual}")
       execute_process(COMMAND diff -u "${GOLDEN}" "${ACTUAL}" OUTPUT_VARIABLE d)
