@@ -9,15 +9,16 @@
 #   CWD=dir         the working directory (diagnostics then name bare file names, whatever the checkout)
 #   REMOVE=f1|f2    removed before the run (an output file must be new); NO_FILES=f1|f2 also must not exist after
 #   MKFIFO=path     (re)created as a named pipe before the run, for inputs that must be refused, not waited on
-#   EACH=x|y^z      one run per item, each item's arguments ('|'-joined; items joined with '^') after ARGS, each
-#   EACH_FILE=f     judged alike; or one item per line of f (a sweep's thousands of runs); only failures are shown
+#   EACH=a|b^c|d    one run per item (items joined with '^', each item's arguments with '|', put after ARGS),
+#   EACH_FILE=f     or per line of f (a sweep's thousands of runs): every run is judged alike, and only the
+#                   failures are shown, all of them (GOLDEN, SAVE and CHECKS are for a single run)
 # The judgement:
 #   RC=n            the exit status (default 0)
 #   STDOUT=re STDERR=re OUTPUT=re   a regex that must match somewhere in stdout, stderr, or both (stdout first)
 #   STDOUT_EMPTY=1 STDERR_EMPTY=1   the stream must be empty
 #   CLOSING=re      must match stdout's last line
 #   CONTAINS=text LACKS=text        literal text that stdout+stderr must (must not) hold ('|' stands for ';')
-#   JSON=1          stdout is one valid JSON value
+#   JSON=1          stdout is one valid JSON value (checked with CMake 3.19 or newer: string(JSON))
 #   GOLDEN=file     the stream GOLDEN_OF (stdout, the default; stderr; output: stdout then stderr) equals the file
 #                   byte for byte; IGNORE=re is blanked on both sides first; on a difference the actual text goes
 #                   to ACTUAL (default: NAME.actual in the working directory, the build tree) with a unified diff.
@@ -26,7 +27,7 @@
 #   SAVE=file       stdout is written to this file (for CHECKS that read it, or a tool that checks it)
 #   CHECKS=f.cmake  a test's own checks, included after the run (several joined with '|'): they read rc, out, err
 #                   and the -D variables, and append a line per failure to `failures`
-cmake_minimum_required(VERSION 3.19)
+cmake_minimum_required(VERSION 3.18)
 if(NOT DEFINED CMD)
   message(FATAL_ERROR "run.cmake: CMD is not set")
 endif()
@@ -108,7 +109,7 @@ macro(judge)
       string(APPEND failures "the output holds the text '${LACKS}'\n")
     endif()
   endif()
-  if(JSON)
+  if(JSON AND CMAKE_VERSION VERSION_GREATER_EQUAL 3.19)
     string(JSON type ERROR_VARIABLE jerr TYPE "${out}")
     if(jerr)
       string(APPEND failures "stdout is not valid JSON: ${jerr}\n")
@@ -123,6 +124,9 @@ endmacro()
 
 # ---- many runs, judged alike: only the failures are shown
 if(DEFINED EACH OR DEFINED EACH_FILE)
+  if(DEFINED GOLDEN OR DEFINED SAVE OR DEFINED CHECKS)
+    message(FATAL_ERROR "run.cmake: GOLDEN, SAVE and CHECKS judge a single run, not EACH's")
+  endif()
   if(DEFINED EACH_FILE)
     file(STRINGS "${EACH_FILE}" items)
   else()

@@ -6,6 +6,9 @@
 #
 # with -DOUT=FILE (also in REMOVE, so the file is new). Without -DMODE=processes the 3 ranks are threads (-t 3);
 # with it, the processes of a launcher that starts 3 (CMD=mpirun), and rank 0's process writes the file.
+if(CMAKE_VERSION VERSION_LESS 3.19)
+  message(FATAL_ERROR "json.check.cmake needs CMake 3.19 or newer (string(JSON))")
+endif()
 set(nthreads 3)
 if(NOT DEFINED MODE)
   set(MODE threads)
