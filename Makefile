@@ -7,7 +7,8 @@
 #   make test       deps + build + ctest without the `long` label
 #   make test-long  deps + build + ctest -L long (the long verification sweeps)
 #   make test-loaded  make test's ctest beside a CPU hog of twice the core count (scripts/with_hog.sh): what a
-#                   shared, oversubscribed CI machine does to the suite
+#                   shared, oversubscribed CI machine does to the suite. CTEST_ARGS narrows either (the
+#                   stall check: make test-loaded CTEST_ARGS="-R '^proc\.stall' --repeat until-fail:20")
 #   make test-rxe   deps + build + ctest -L rxe: the verbs tests on real kernel verbs (rdma_rxe) in a QEMU guest
 #                   (tests/rxe/run.sh; as root it installs qemu, busybox and rdma-core's userland, else skips)
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
@@ -22,7 +23,7 @@
 #   make package    build, then the Debian packages in build/ (cpack -G DEB; cmake/package.cmake says which)
 #   make clean      remove the build trees
 #
-# Variables: BUILD_DIR, ASAN_DIR, WERROR_DIR, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
+# Variables: CTEST_ARGS (added to make test's and test-loaded's ctest), BUILD_DIR, ASAN_DIR, WERROR_DIR, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS, BUILD_TYPE, JOBS, PREFIX, DESTDIR (e.g. `make test JOBS=4`). The compiler of build/ is
 # the one CMake found when it first configured it (CC=clang make test, on a fresh tree, builds with clang).
 
 BUILD_DIR  ?= build
@@ -36,6 +37,7 @@ JOBS       ?= 2
 CMAKE      ?= cmake
 CTEST      ?= ctest
 PREFIX     ?= /usr/local
+CTEST_ARGS ?=
 
 # Debian packages the build and the tests need. libc6-dev is listed because gcc only recommends it; openmpi-bin
 # (mpirun) and libopenmpi-dev (mpicc) for the launcher tests and scripts/bench_vs_mpi.sh; iproute2 (ip, tc) for
@@ -93,10 +95,10 @@ demo: deps build
 	$(BUILD_DIR)/bin/stitch-perf all_reduce -a ring -t 5 -d fp32 -o sum -b 4 -e 16M -f 4 -c 1
 
 test: deps build
-	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long $(CTEST_ARGS)
 
 test-loaded: deps build
-	scripts/with_hog.sh $(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long
+	scripts/with_hog.sh $(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -LE long $(CTEST_ARGS)
 
 test-long: deps build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L long

@@ -23,7 +23,7 @@ foreach(sc proc proc.differ proc.wrong proc.groups)
 endforeach()
 
 # Issue 13's Done-means line: STITCH_ALGO_FILE=<file> stitch-perf all_reduce -a <its algorithm> -t 4 -c 1 ends
-# with "0 failed" (tests/perf/run_perf.cmake checks the exit status and the closing line).
+# with "0 failed" (tests/lib/run.cmake checks the exit status and the closing line).
 set(ALGOFILE_PERF -b 0 -e 1M -f 4 -c 1 -w 1 --iters 3 --timeout 60)
 # algofile_perf(<name> <file> <status> <closing regex, or EMPTY: no stdout at all> <stitch-perf args...>)
 function(algofile_perf name file rc closing)
@@ -35,7 +35,7 @@ function(algofile_perf name file rc closing)
   add_test(NAME algofile.perf.${name}
            COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> "-DARGS=${args}" -DRC=${rc}
                    ${judge} "-DENV=STITCH_ALGO_FILE=${ALGOFILE_TESTS}/${file}" ${ALGOFILE_PERF_EXTRA}
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
+                   -P ${ST_RUN})
   set_tests_properties(algofile.perf.${name} PROPERTIES TIMEOUT 120 LABELS perf)
 endfunction()
 algofile_perf(star.p4 star.dsl 0 "^[1-9][0-9]* passed, 0 failed$" all_reduce -a star -t 4 ${ALGOFILE_PERF})

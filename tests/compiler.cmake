@@ -13,8 +13,9 @@ file(MAKE_DIRECTORY ${COMPILER_OUT})
 set(STITCH_GOLDEN_UPDATES "")
 
 # stitch_golden(<name> <golden file> <stitchc args...>): stitchc's stdout must equal golden/<file>.
-# `"line": N` is ignored in the comparison (see tests/compiler/run_golden.cmake), and so is the path in the holdings
-# view's `# error at PATH:` (the source tree's location).
+# `"line": N` is ignored in the comparison (tests/lib/run.cmake's IGNORE: moving an algorithm within algos.dsl does
+# not break a golden file about its schedule), and so is the path in the holdings view's `# error at PATH:` (the
+# source tree's location).
 function(stitch_golden name golden)
   string(REPLACE ";" "|" args "${ARGN}")
   set(common -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DGOLDEN=${COMPILER_TESTS}/golden/${golden})
@@ -23,9 +24,9 @@ function(stitch_golden name golden)
   endif()
   add_test(NAME compiler.golden.${name}
            COMMAND ${CMAKE_COMMAND} ${common} -DACTUAL=${COMPILER_OUT}/${golden}.actual
-                   "-DIGNORE=\"line\": [0-9]+|# error at [^:]*:" -P ${COMPILER_TESTS}/run_golden.cmake)
+                   "-DIGNORE=\"line\": [0-9]+|# error at [^:]*:" -P ${ST_RUN})
   set(STITCH_GOLDEN_UPDATES ${STITCH_GOLDEN_UPDATES} COMMAND ${CMAKE_COMMAND} ${common} -DUPDATE=1
-      -P ${COMPILER_TESTS}/run_golden.cmake PARENT_SCOPE)
+      -P ${ST_RUN} PARENT_SCOPE)
 endfunction()
 
 # stitch_cli(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY] [STDERR_EMPTY]
@@ -54,7 +55,7 @@ function(stitch_cli name)
   if(DEFINED C_MKFIFO)
     list(APPEND defs "-DMKFIFO=${C_MKFIFO}")
   endif()
-  add_test(NAME compiler.cli.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${COMPILER_TESTS}/run_cli.cmake)
+  add_test(NAME compiler.cli.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${ST_RUN})
   set_tests_properties(compiler.cli.${name} PROPERTIES TIMEOUT 60) # an input that blocks fails, not hangs
 endfunction()
 
@@ -82,8 +83,9 @@ stitch_golden(show_wrong_holdings show_ring_copy_p3_holdings.txt
 # AHC on groups 2+3 (spec 9.3): the whole schedule, and the logical same-index pairs it must hold
 stitch_golden(show_ahc_ar_json show_ahc_all_reduce_2_3.json
               show ${STITCH_DSL} -a ahc -c all_reduce -g 2,3 --format json)
-add_test(NAME compiler.ahc_pairs COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc> -DDSL=${STITCH_DSL}
-         -P ${COMPILER_TESTS}/ahc_pairs.cmake)
+add_test(NAME compiler.ahc_pairs COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitchc>
+         "-DARGS=show|${STITCH_DSL}|-a|ahc|-c|all_reduce|-g|2,3|--format|json" "-DSTDOUT=\"units\": 12,"
+         -DCHECKS=${COMPILER_TESTS}/ahc_pairs.check.cmake -P ${ST_RUN})
 # verify and show on one grouping (-g), and roles replaced (--use: the hook a configuration uses)
 stitch_cli(verify_groups RC 0 STDOUT "verified 3 \\(algorithm, collective\\) pairs for p = 5..5"
            ARGS verify ${STITCH_DSL} -a ahc -g 2,3)
@@ -205,8 +207,9 @@ foreach(case IN LISTS STITCH_PICTURES)
   string(REGEX REPLACE "^[^|]+" "show|${STITCH_DSL}" args "${case}")
   foreach(format svg dot)
     add_test(NAME compiler.picture.${name}_${format}
-             COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}" -DFORMAT=${format}
-                     -DOUT=${COMPILER_OUT}/picture_${name}.${format} -P ${COMPILER_TESTS}/check_picture.cmake)
+             COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitchc> "-DARGS=${args}|--format|${format}"
+                     -DFORMAT=${format} -DSAVE=${COMPILER_OUT}/picture_${name}.${format}
+                     -DCHECKS=${COMPILER_TESTS}/picture.check.cmake -P ${ST_RUN})
   endforeach()
 endforeach()
 

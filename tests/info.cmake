@@ -1,8 +1,6 @@
 # info.cmake - tests of stitch-info (tools/stitch_info.c): the command line, the configuration it shows with each
 # value's source, and a malformed value exiting 1 with the variable named (the message is config.c's, whose every
-# rule tests/runtime/test_hccl.c checks). HCCL_ALGO's ';' is written '|' here (tests/info/run_info.cmake says why).
-
-set(INFO_RUN ${CMAKE_CURRENT_SOURCE_DIR}/info/run_info.cmake)
+# rule tests/runtime/test_hccl.c checks). HCCL_ALGO's ';' is written '|' here (tests/lib/run.cmake's ENV says why).
 
 # stitch_info_test(<name> RC <status> [STDOUT <regex>] [STDERR <regex>] [STDERR_EMPTY] [ENV NAME=value]
 #                  [ARGS <stitch-info args...>])
@@ -18,7 +16,7 @@ function(stitch_info_test name)
   if(T_STDERR_EMPTY)
     list(APPEND defs -DSTDERR_EMPTY=1)
   endif()
-  add_test(NAME info.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${INFO_RUN})
+  add_test(NAME info.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${ST_RUN})
   set_tests_properties(info.${name} PROPERTIES TIMEOUT 60 LABELS info)
 endfunction()
 

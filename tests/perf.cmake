@@ -2,12 +2,11 @@
 # command line.
 #
 # A run passes only when stitch-perf exits 0 AND its closing line says "N passed, 0 failed" with N >= 1
-# (tests/perf/run_perf.cmake checks both). Every run checks each size out of place, then in place (nccl-tests' two
+# (tests/lib/run.cmake checks both). Every run checks each size out of place, then in place (nccl-tests' two
 # column sets), so no test needs an in-place variant; -t is the rank count (threads), -n the timed iterations. The size ranges start at 0 bytes so the empty collective is covered,
 # and the rank counts include non-powers of two (rhd folds them). `perf.sweep` runs every algorithm, collective,
 # dtype and op (each run in and out of place), and is labelled `long`.
 
-set(PERF_RUN ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
 # A hung collective fails within this bound instead of the library's default of 300 s.
 set(PERF_COMMON -w 1 --iters 3 --timeout 60)
 
@@ -25,7 +24,7 @@ function(stitch_perf_test name)
   if(T_STDERR_EMPTY)
     list(APPEND defs -DSTDERR_EMPTY=1)
   endif()
-  add_test(NAME perf.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${PERF_RUN})
+  add_test(NAME perf.${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${ST_RUN})
   set_tests_properties(perf.${name} PROPERTIES TIMEOUT 300 LABELS "perf;${T_LABELS}")
 endfunction()
 
@@ -141,8 +140,13 @@ stitch_perf_run(device_host.t2g2.blocking all_reduce -a ring --device host -t 2 
                 -z 1)
 stitch_perf_test(cli.json_unwritable RC 2 STDERR "^stitch-perf: error: -J [^:]*/no/such/dir/out.json: cannot write it: "
                  ARGS all_reduce -J ${CMAKE_CURRENT_BINARY_DIR}/no/such/dir/out.json)
-add_test(NAME perf.json COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf>
-                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/perf_json.json -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/json.cmake)
+# -J FILE: one JSON document with the table's figures (tests/perf/json.check.cmake); under mpirun: proc.cmake
+set(PERF_JSON_ARGS all_reduce -a ring -d fp32 -o sum -b 64 -e 4K -f 8 -c 1 -w 1 -n 2 -T 60)
+string(REPLACE ";" "|" PERF_JSON_ARGS "${PERF_JSON_ARGS}")
+set(json ${CMAKE_CURRENT_BINARY_DIR}/perf_json.json)
+add_test(NAME perf.json COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -DOUT=${json} -DREMOVE=${json}
+                 "-DARGS=${PERF_JSON_ARGS}|-t|3|-J|${json}" -DCHECKS=${CMAKE_CURRENT_SOURCE_DIR}/perf/json.check.cmake
+                 -P ${ST_RUN})
 set_tests_properties(perf.json PROPERTIES TIMEOUT 120 LABELS perf)
 
 # ---- topologies: --topo FILE, --layout SPEC, $STITCH_TOPO (stitch_config_t.topo; the rank count defaults to its
@@ -246,8 +250,44 @@ stitch_perf_test(cli.bad_die_at RC 2 ENV STITCH_PERF_DIE_AT=2:warmup
                  ARGS all_reduce -t 4)
 
 # ---- the long sweep: every algorithm x collective x dtype x op, in and out of place ---------------------------
+# Every (algorithm, collective) of the catalogue, for a few rank counts; rooted ones with the last rank as root,
+# pipeline with groups; each run checks out of place, then in place (all_to_all*: out of place only), and must exit 0
+# with "N passed, 0 failed". The runs are listed one a line in the build tree; every failure is shown.
+set(sweep_pairs ring:all_reduce ring:reduce_scatter ring:all_gather mesh:all_reduce mesh:reduce_scatter
+    mesh:all_gather rhd:all_reduce rhd:reduce_scatter rhd:all_gather nhr:all_reduce nhr:reduce_scatter
+    nhr:all_gather nhr_oneshot:all_reduce nb:all_reduce nb:reduce_scatter nb:all_gather pipeline:all_reduce
+    pipeline:reduce_scatter pipeline:all_gather ring:broadcast mesh:broadcast rhd:broadcast nhr:broadcast
+    nhr_oneshot:broadcast nb:broadcast nb_binary:broadcast ring:reduce mesh:reduce rhd:reduce
+    nhr_oneshot:reduce ring:scatter mesh:scatter nhr:scatter nb:scatter ring:gather mesh:gather
+    mesh:all_to_all pairwise:all_to_all pairwise:all_to_all_v)
+set(sweep_runs "")
+foreach(pair ${sweep_pairs})
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 algo)
+  list(GET pair 1 coll)
+  set(ops sum prod max min)
+  if(NOT coll MATCHES "reduce")
+    set(ops sum) # the op is ignored
+  endif()
+  foreach(dtype int8 uint8 int16 int32 int64 fp16 bf16 fp32 fp64)
+    foreach(op ${ops})
+      foreach(p 2 3 5 6 8 13)
+        math(EXPR root "${p} - 1")
+        set(extra "|-r|${root}")
+        if(algo STREQUAL "pipeline" AND p EQUAL 8)
+          string(APPEND extra "|--groups|4x2")
+        endif()
+        string(APPEND sweep_runs "${coll}|-a|${algo}|-t|${p}|-d|${dtype}|-o|${op}|-b|0|-e|64K|-f|8|-c|1|-w|1|-n|1"
+                                 "|--timeout|60${extra}\n")
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/perf_sweep.runs "${sweep_runs}")
 add_test(NAME perf.sweep
-         COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/sweep.cmake)
+         COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf>
+                 -DEACH_FILE=${CMAKE_CURRENT_BINARY_DIR}/perf_sweep.runs
+                 "-DSTDOUT=\n[1-9][0-9]* passed, 0 failed\n$" -P ${ST_RUN})
 set_tests_properties(perf.sweep PROPERTIES TIMEOUT 3600 LABELS "perf;long")
 
 # ---- the 2D Mesh+NHR split (spec 10) on 2 servers of 4: every collective it implements, checked; R from the

@@ -59,14 +59,15 @@ set_tests_properties(proc.mpirun.np4.ring proc.mpirun.np3.rhd.tcp proc.torchrun.
                      proc.mpirun.np5.layout proc.mpirun.np8.own_plan PROPERTIES
                      TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 
-# stitch-perf -J under mpirun: rank 0's process writes one JSON document for the job (tests/perf/json.cmake), mode
-# "processes", the sizes' results combined over the ranks; added where mpirun is found
+# stitch-perf -J under mpirun: rank 0's process writes one JSON document for the job (tests/perf/json.check.cmake),
+# mode "processes", the sizes' results combined over the ranks; added where mpirun is found (perf.cmake's run)
 find_program(PROC_MPIRUN mpirun)
 if(PROC_MPIRUN)
+  set(proc_json ${CMAKE_CURRENT_BINARY_DIR}/proc_json.json)
   add_test(NAME proc.mpirun.np3.json
-           COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitch-perf> -DOUT=${CMAKE_CURRENT_BINARY_DIR}/proc_json.json
-                   "-DLAUNCH=${PROC_MPIRUN}|--allow-run-as-root|--oversubscribe|-np|3"
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/json.cmake)
+           COMMAND ${CMAKE_COMMAND} -DCMD=${PROC_MPIRUN} -DOUT=${proc_json} -DREMOVE=${proc_json} -DMODE=processes
+                   "-DARGS=--allow-run-as-root|--oversubscribe|-np|3|$<TARGET_FILE:stitch-perf>|${PERF_JSON_ARGS}|-J|${proc_json}"
+                   -DCHECKS=${CMAKE_CURRENT_SOURCE_DIR}/perf/json.check.cmake -P ${ST_RUN})
   set_tests_properties(proc.mpirun.np3.json PROPERTIES TIMEOUT 120 LABELS "proc;perf" RUN_SERIAL TRUE)
 endif()
 

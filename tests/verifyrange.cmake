@@ -39,5 +39,5 @@ add_test(NAME verifyrange.algofile.require_hint
                  "-DARGS=all_gather|-a|samering|-t|3|--groups|1,2|-b|4K|-e|4K|-c|1|-w|0|-n|1" -DRC=2
                  -DSTDOUT_EMPTY=1 "-DENV=STITCH_ALGO_FILE=${VERIFYRANGE_TESTS}/samering.dsl"
                  "-DSTDERR=samering.dsl:3: note: the communicator's groups are of unequal sizes; if samering all_gather needs groups of equal size, add `require uniform\\(\\)`"
-                 -P ${CMAKE_CURRENT_SOURCE_DIR}/perf/run_perf.cmake)
+                 -P ${ST_RUN})
 set_tests_properties(verifyrange.algofile.require_hint PROPERTIES TIMEOUT 60 LABELS runtime)

@@ -10,23 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "codegen.h"
 #include "emitted_catalogue.h"
 #include "frontend.h"
 #include "st_sched.h"
 #include "sema.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                       \
-    do {                                                                                                       \
-        if (!(cond)) {                                                                                         \
-            fprintf(stderr, "emit_check: %s:%d: ", __FILE__, __LINE__);                                        \
-            fprintf(stderr, __VA_ARGS__);                                                                      \
-            fputc('\n', stderr);                                                                               \
-            failures++;                                                                                        \
-        }                                                                                                      \
-    } while (0)
 
 static int same_str(const char *a, const char *b)
 {
@@ -36,39 +26,39 @@ static int same_str(const char *a, const char *b)
 static void check_opcode_names(void)
 {
     for (int op = 0; op < ST_OP_COUNT; op++)
-        CHECK(strcmp(st_opcode_name(op), "?") != 0, "opcode %d has no name in codegen/emit_c.c", op);
-    CHECK(strcmp(st_opcode_name(ST_OP_COUNT), "?") == 0, "st_opcode_name(ST_OP_COUNT) should be \"?\"");
+        EXPECT(strcmp(st_opcode_name(op), "?") != 0, "opcode %d has no name in codegen/emit_c.c", op);
+    EXPECT(strcmp(st_opcode_name(ST_OP_COUNT), "?") == 0, "st_opcode_name(ST_OP_COUNT) should be \"?\"");
 }
 
 static void check_tables(const st_catalogue *want, const st_catalogue *got)
 {
-    CHECK(got->version == want->version, "version %d, want %d", got->version, want->version);
-    CHECK(same_str(got->file, want->file), "file '%s', want '%s'", got->file, want->file);
-    CHECK(got->hash == st_catalogue_hash(want) && got->hash != 0, "hash %016llx, want %016llx",
-          (unsigned long long)got->hash, (unsigned long long)st_catalogue_hash(want));
-    CHECK(got->ncode == want->ncode, "ncode %d, want %d", got->ncode, want->ncode);
+    EXPECT(got->version == want->version, "version %d, want %d", got->version, want->version);
+    EXPECT(same_str(got->file, want->file), "file '%s', want '%s'", got->file, want->file);
+    EXPECT(got->hash == st_catalogue_hash(want) && got->hash != 0, "hash %016llx, want %016llx",
+           (unsigned long long)got->hash, (unsigned long long)st_catalogue_hash(want));
+    EXPECT(got->ncode == want->ncode, "ncode %d, want %d", got->ncode, want->ncode);
     for (int32_t i = 0; i < got->ncode && i < want->ncode; i++) {
         const st_insn *g = &got->code[i], *w = &want->code[i];
-        CHECK(g->op == w->op && g->a == w->a && g->line == w->line && g->col == w->col,
-              "code[%d] = {%d, %d, %d, %d}, want {%d, %d, %d, %d}", i, g->op, g->a, g->line, g->col, w->op, w->a,
-              w->line, w->col);
+        EXPECT(g->op == w->op && g->a == w->a && g->line == w->line && g->col == w->col,
+               "code[%d] = {%d, %d, %d, %d}, want {%d, %d, %d, %d}", i, g->op, g->a, g->line, g->col, w->op, w->a,
+               w->line, w->col);
     }
-    CHECK(got->nconsts == want->nconsts, "nconsts %d, want %d", got->nconsts, want->nconsts);
+    EXPECT(got->nconsts == want->nconsts, "nconsts %d, want %d", got->nconsts, want->nconsts);
     for (int32_t i = 0; i < got->nconsts && i < want->nconsts; i++)
-        CHECK(got->consts[i] == want->consts[i], "consts[%d] = %lld, want %lld", i, (long long)got->consts[i],
-              (long long)want->consts[i]);
-    CHECK(got->nfuncs == want->nfuncs, "nfuncs %d, want %d", got->nfuncs, want->nfuncs);
+        EXPECT(got->consts[i] == want->consts[i], "consts[%d] = %lld, want %lld", i, (long long)got->consts[i],
+               (long long)want->consts[i]);
+    EXPECT(got->nfuncs == want->nfuncs, "nfuncs %d, want %d", got->nfuncs, want->nfuncs);
     for (int32_t i = 0; i < got->nfuncs && i < want->nfuncs; i++) {
         const st_func *g = &got->funcs[i], *w = &want->funcs[i];
-        CHECK(same_str(g->name, w->name) && g->entry == w->entry && g->nparams == w->nparams &&
-                  g->nslots == w->nslots && g->flags == w->flags, "funcs[%d] (%s) differs", i, w->name);
+        EXPECT(same_str(g->name, w->name) && g->entry == w->entry && g->nparams == w->nparams &&
+                   g->nslots == w->nslots && g->flags == w->flags, "funcs[%d] (%s) differs", i, w->name);
     }
-    CHECK(got->nalgos == want->nalgos, "nalgos %d, want %d", got->nalgos, want->nalgos);
+    EXPECT(got->nalgos == want->nalgos, "nalgos %d, want %d", got->nalgos, want->nalgos);
     for (int32_t i = 0; i < got->nalgos && i < want->nalgos; i++) {
         const st_algo *g = &got->algos[i], *w = &want->algos[i];
-        CHECK(same_str(g->name, w->name) && g->coll == w->coll && g->entry == w->entry &&
-                  g->nslots == w->nslots && g->line == w->line && g->flags == w->flags,
-              "algos[%d] (%s) differs", i, w->name);
+        EXPECT(same_str(g->name, w->name) && g->coll == w->coll && g->entry == w->entry &&
+                   g->nslots == w->nslots && g->line == w->line && g->flags == w->flags,
+               "algos[%d] (%s) differs", i, w->name);
     }
 }
 
@@ -79,13 +69,13 @@ static void check_schedule(const st_catalogue *want, const st_catalogue *got, in
     st_err ea = {.msg = ""}, eb = {.msg = ""};
     int ra = st_sched_build(want, &want->algos[i], p, &a, &ea);
     int rb = st_sched_build(got, &got->algos[i], p, &b, &eb);
-    CHECK(ra == rb && strcmp(ea.msg, eb.msg) == 0, "%s, p = %d: build '%s' vs '%s'", want->algos[i].name, p,
-          ea.msg, eb.msg);
+    EXPECT(ra == rb && strcmp(ea.msg, eb.msg) == 0, "%s, p = %d: build '%s' vs '%s'", want->algos[i].name, p,
+           ea.msg, eb.msg);
     if (ra == 0 && rb == 0) {
-        CHECK(a.nunits == b.nunits && a.nsteps == b.nsteps && a.nxfers == b.nxfers && a.nruns == b.nruns &&
-                  (a.nxfers == 0 || memcmp(a.xfers, b.xfers, sizeof *a.xfers * (size_t)a.nxfers) == 0) &&
-                  (a.nruns == 0 || memcmp(a.runs, b.runs, sizeof *a.runs * (size_t)a.nruns) == 0),
-              "%s %s, p = %d: schedules differ", want->algos[i].name, st_coll_name(want->algos[i].coll), p);
+        EXPECT(a.nunits == b.nunits && a.nsteps == b.nsteps && a.nxfers == b.nxfers && a.nruns == b.nruns &&
+                   (a.nxfers == 0 || memcmp(a.xfers, b.xfers, sizeof *a.xfers * (size_t)a.nxfers) == 0) &&
+                   (a.nruns == 0 || memcmp(a.runs, b.runs, sizeof *a.runs * (size_t)a.nruns) == 0),
+               "%s %s, p = %d: schedules differ", want->algos[i].name, st_coll_name(want->algos[i].coll), p);
     }
     if (ra == 0)
         st_sched_free(&a);
@@ -110,15 +100,15 @@ int main(int argc, char **argv)
     }
     check_opcode_names();
     check_tables(cat, &st_test_catalogue);
-    if (failures == 0)
+    if (st_checks_failed == 0)
         for (int32_t i = 0; i < cat->nalgos; i++)
             for (int p = 1; p <= 9; p++)
                 check_schedule(cat, &st_test_catalogue, i, p);
     printf("emit_check: %d algorithms, %d instructions: %s\n", cat->nalgos, cat->ncode,
-           failures ? "DIFFERENT" : "identical");
+           st_checks_failed ? "DIFFERENT" : "identical");
     st_catalogue_free(cat);
     st_diags_free(&d);
     if (f)
         st_file_free(f);
-    return failures ? 1 : 0;
+    return st_check_summary("emit_check");
 }

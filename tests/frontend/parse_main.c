@@ -1,7 +1,8 @@
 /* parse_main.c - st-parse: parse one .dsl file and print its diagnostics to stderr, exit 1 on errors.
  *
- * The golden diagnostics test (tests/frontend/golden.cmake) runs it on each tests/frontend/bad/NAME.dsl; it is also the
- * quickest way to see what the front end says about a file. `--count` prints the number of algorithms parsed.
+ * The golden diagnostics test (frontend.cmake, through tests/lib/run.cmake) runs it on each
+ * tests/frontend/bad/NAME.dsl; it is also the quickest way to see what the front end says about a file.
+ * `--count` prints the number of algorithms parsed.
  */
 #include <stdio.h>
 #include <string.h>

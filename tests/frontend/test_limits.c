@@ -5,7 +5,6 @@
  * suite; the 100,000-`let` file is timed against a bound that the old quadratic name lookup (14 s) missed by far.
  */
 #undef NDEBUG
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "frontend.h"
 #include "sema.h"
 
@@ -116,7 +116,7 @@ static int check_long_name(void)
     size_t n = 1 << 20;
     const char *pre = "algorithm a implements all_gather { units p let b = ", *post = " }";
     char *src = malloc(strlen(pre) + n + strlen(post) + 1);
-    assert(src);
+    CHECK(src);
     strcpy(src, pre);
     memset(src + strlen(pre), 'z', n);
     strcpy(src + strlen(pre) + n, post);
@@ -145,7 +145,7 @@ static int check_many_lets(void)
     enum { N = 100000 };
     size_t cap = (size_t)N * 32 + 4096, o = 0;
     char *src = malloc(cap);
-    assert(src);
+    CHECK(src);
     o += (size_t)snprintf(src + o, cap - o, "algorithm s implements all_gather {\n  units p\n  fn f(");
     for (int i = 0; i < 70; i++)
         o += (size_t)snprintf(src + o, cap - o, "%sa%d", i ? ", " : "", i);

@@ -5,12 +5,12 @@
  * wording, so a change in either shows up here first. Positions are dumped as @line:col for rows that ask.
  */
 #undef NDEBUG
-#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "frontend.h"
 
 typedef struct buf {
@@ -266,7 +266,7 @@ static char *run(const char *src, size_t len, const char **ast, int positions)
     st_diags d;
     st_diags_init(&d, "t.dsl", NULL, 0);
     st_file *f = st_parse("t.dsl", src, len, &d);
-    assert(f && d.src == f->src && d.len == len);
+    CHECK(f && d.src == f->src && d.len == len);
     char *out = NULL;
     size_t outlen = 0;
     FILE *o = fmemopen(tree, sizeof tree, "w");
@@ -305,7 +305,7 @@ static char *repeat(const char *pre, const char *unit, size_t n, const char *pos
 {
     size_t ul = strlen(unit), pl = strlen(pre), ql = strlen(post);
     char *s = malloc(pl + ul * n + ql + 1);
-    assert(s);
+    CHECK(s);
     memcpy(s, pre, pl);
     for (size_t i = 0; i < n; i++)
         memcpy(s + pl + i * ul, unit, ul);
@@ -326,37 +326,37 @@ static int check_limits(void)
     char *s, *out;
 
     out = run(A("units 1\0 + 2"), sizeof A("units 1\0 + 2") - 1, &ast, 0);
-    assert(has(out, "t.dsl:1:35: error: stray '\\x00' in program\n"));
+    CHECK(has(out, "t.dsl:1:35: error: stray '\\x00' in program\n"));
     free(out);
 
     s = repeat("algorithm a implements x { units ", "(", 100000, "1 }", &len);
     out = run(s, len, &ast, 0);
-    assert(has(out, "t.dsl:1:233: error: nesting deeper than 200\n") && !has(out, "error: unexpected"));
+    CHECK(has(out, "t.dsl:1:233: error: nesting deeper than 200\n") && !has(out, "error: unexpected"));
     free(out), free(s);
 
     s = repeat("algorithm a implements x { ", "if a { ", 100000, "", &len);
     out = run(s, len, &ast, 0);
-    assert(has(out, "error: nesting deeper than 200\n"));
+    CHECK(has(out, "error: nesting deeper than 200\n"));
     free(out), free(s);
 
     s = repeat("algorithm a implements x { units 1", " + 1", 5000, " }", &len); /* flat but deep tree */
     out = run(s, len, &ast, 0);
-    assert(has(out, "error: expression nesting deeper than 1000\n"));
+    CHECK(has(out, "error: expression nesting deeper than 1000\n"));
     free(out), free(s);
 
     s = repeat("algorithm a implements x { units ", "- ", 100000, "1 }", &len);
     out = run(s, len, &ast, 0);
-    assert(has(out, "error: nesting too deep for the parser\n"));
+    CHECK(has(out, "error: nesting too deep for the parser\n"));
     free(out), free(s);
 
     s = repeat("algorithm a implements x { units ", "@", 1 << 20, "1 }", &len); /* a megabyte line of errors: stops at the limit */
     out = run(s, len, &ast, 0);
-    assert(has(out, "t.dsl: note: too many errors; stopping\n"));
+    CHECK(has(out, "t.dsl: note: too many errors; stopping\n"));
     free(out), free(s);
 
     s = repeat("algorithm a implements x { units 0", "+1", 200, " }", &len); /* 200 levels: allowed */
     out = run(s, len, &ast, 0);
-    assert(out[0] == 0);
+    CHECK(out[0] == 0);
     free(out), free(s);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* runner.h - a tiny test runner for the runtime tests: each test runs in a child process with a timeout, results
- * are printed as TAP. A crash, a failed CHECK or a hang in one test cannot take the others down, and a test may
- * change the environment (setenv) without leaking it. Usage: prog [--list] [name ...] (no names: all tests).
+ * are printed as TAP. A crash, a failed CHECK (tests/lib/check.h) or a hang in one test cannot take the others
+ * down, and a test may change the environment (setenv) without leaking it.
+ * Usage: prog [--list] [name ...] (no names: all tests).
  */
 #ifndef ST_TEST_RUNNER_H
 #define ST_TEST_RUNNER_H
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "tunables_env.h"
 
 typedef struct st_test {
@@ -22,16 +24,6 @@ typedef struct st_test {
     void (*fn)(void);
     int timeout_s;
 } st_test;
-
-#define CHECK(cond, ...)                                                                                       \
-    do {                                                                                                       \
-        if (!(cond)) {                                                                                         \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                           \
-            fprintf(stderr, __VA_ARGS__);                                                                      \
-            fputc('\n', stderr);                                                                               \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
 
 /* Run fn(ctx, rank) on p threads at once (ranks 0..p-1, at most 64) and join them all. */
 typedef struct st_rank_arg {

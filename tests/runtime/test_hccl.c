@@ -16,7 +16,7 @@
 #include "runner.h"
 #include "stitch.h"
 
-#define EXPECT "; expected level0:NA;level1:<algo> or <op0>=level0:NA;level1:<algo0>/<op1>=level0:NA;level1:<algo1>"
+#define FORMS "; expected level0:NA;level1:<algo> or <op0>=level0:NA;level1:<algo0>/<op1>=level0:NA;level1:<algo1>"
 #define ALGS "(algorithms: null, ring, pipeline, fullmesh, H-D_R, pairwise, NHR, NHR_V1, AHC, AHC_BROKE, NB, NA)"
 #define OPS                                                                                                    \
     "(operators: broadcast, allreduce, reduce, send, receive, allgather, reducescatter, alltoall, gather, "    \
@@ -30,81 +30,81 @@ typedef struct bad_case {
 /* Every rejection of spec 11.2, in HCCL's order, and stitch's own (last rows). The message is compared whole. */
 static const bad_case bad_algo[] = {
     {"2: '/' first", "/level1:ring",
-     "HCCL_ALGO='/level1:ring': algo config is invalid: an empty operator entry ('/' first, last or doubled)" EXPECT},
+     "HCCL_ALGO='/level1:ring': algo config is invalid: an empty operator entry ('/' first, last or doubled)" FORMS},
     {"2: '/' last", "level1:ring/",
-     "HCCL_ALGO='level1:ring/': algo config is invalid: an empty operator entry ('/' first, last or doubled)" EXPECT},
+     "HCCL_ALGO='level1:ring/': algo config is invalid: an empty operator entry ('/' first, last or doubled)" FORMS},
     {"2: '/' doubled", "allreduce=level1:ring//allgather=level1:NB",
      "HCCL_ALGO='allreduce=level1:ring//allgather=level1:NB': algo config is invalid: an empty operator entry ('/' "
-     "first, last or doubled)" EXPECT},
+     "first, last or doubled)" FORMS},
     {"3: '=' first", "=level1:ring",
-     "HCCL_ALGO='=level1:ring': algo config is invalid: '=' first or last in '=level1:ring'" EXPECT},
+     "HCCL_ALGO='=level1:ring': algo config is invalid: '=' first or last in '=level1:ring'" FORMS},
     {"3: '=' last", "allreduce=", "HCCL_ALGO='allreduce=': algo config is invalid: '=' first or last in 'allreduce='"
-     EXPECT},
+     FORMS},
     {"3: both ways", "level1:ring/allreduce=level1:NB",
      "HCCL_ALGO='level1:ring/allreduce=level1:NB': should not set both algo config way (a common entry and "
-     "per-operator entries)" EXPECT},
+     "per-operator entries)" FORMS},
     {"3: two common", "level1:ring/level1:NB",
-     "HCCL_ALGO='level1:ring/level1:NB': should only set one common config (2 given)" EXPECT},
+     "HCCL_ALGO='level1:ring/level1:NB': should only set one common config (2 given)" FORMS},
     {"4: ';' first", ";level1:ring",
      "HCCL_ALGO=';level1:ring': algo config is invalid: an empty level in ';level1:ring' (';' first, last or doubled)"
-     EXPECT},
+     FORMS},
     {"4: ';' last", "level0:NA;level1:ring;",
      "HCCL_ALGO='level0:NA;level1:ring;': algo config is invalid: an empty level in 'level0:NA;level1:ring;' (';' "
-     "first, last or doubled)" EXPECT},
+     "first, last or doubled)" FORMS},
     {"4: ';' doubled", "level0:NA;;level1:ring",
      "HCCL_ALGO='level0:NA;;level1:ring': algo config is invalid: an empty level in 'level0:NA;;level1:ring' (';' "
-     "first, last or doubled)" EXPECT},
+     "first, last or doubled)" FORMS},
     {"4: more than 4 levels", "level0:NA;level1:ring;level2:NB;level3:NB;level0:NA",
      "HCCL_ALGO='level0:NA;level1:ring;level2:NB;level3:NB;level0:NA': algo config is invalid. algo level is more "
-     "than 4 in 'level0:NA;level1:ring;level2:NB;level3:NB;level0:NA'" EXPECT},
+     "than 4 in 'level0:NA;level1:ring;level2:NB;level3:NB;level0:NA'" FORMS},
     {"4: the fifth counted before the rest", "a;b;c;d;e;;",
-     "HCCL_ALGO='a;b;c;d;e;;': algo config is invalid. algo level is more than 4 in 'a;b;c;d;e;;'" EXPECT},
+     "HCCL_ALGO='a;b;c;d;e;;': algo config is invalid. algo level is more than 4 in 'a;b;c;d;e;;'" FORMS},
     {"5: ':' first", "level0:NA;:ring",
-     "HCCL_ALGO='level0:NA;:ring': algo config is invalid: ':' first or last in ':ring'" EXPECT},
-    {"5: ':' last", "level1:", "HCCL_ALGO='level1:': algo config is invalid: ':' first or last in 'level1:'" EXPECT},
+     "HCCL_ALGO='level0:NA;:ring': algo config is invalid: ':' first or last in ':ring'" FORMS},
+    {"5: ':' last", "level1:", "HCCL_ALGO='level1:': algo config is invalid: ':' first or last in 'level1:'" FORMS},
     {"5: unknown level", "level4:ring",
      "HCCL_ALGO='level4:ring': algo config is invalid, level level4 is not supported (levels: level0, level1, "
-     "level2, level3)" EXPECT},
+     "level2, level3)" FORMS},
     {"5: level names are case-sensitive", "Level1:ring",
      "HCCL_ALGO='Level1:ring': algo config is invalid, level Level1 is not supported (levels: level0, level1, "
-     "level2, level3)" EXPECT},
+     "level2, level3)" FORMS},
     {"5: unknown algorithm", "level1:FOO",
-     "HCCL_ALGO='level1:FOO': algo config is invalid, algo FOO is not supported " ALGS EXPECT},
+     "HCCL_ALGO='level1:FOO': algo config is invalid, algo FOO is not supported " ALGS FORMS},
     {"5: algorithm names are case-sensitive", "level1:nhr",
      "HCCL_ALGO='level1:nhr': algo config is invalid, algo nhr is not supported (algorithm names are "
-     "case-sensitive: NHR)" EXPECT},
+     "case-sensitive: NHR)" FORMS},
     {"5: stitch's name is not HCCL's", "level1:rhd",
-     "HCCL_ALGO='level1:rhd': algo config is invalid, algo rhd is not supported " ALGS EXPECT},
+     "HCCL_ALGO='level1:rhd': algo config is invalid, algo rhd is not supported " ALGS FORMS},
     {"5: a token without ':' is an unknown level", "ring",
      "HCCL_ALGO='ring': algo config is invalid, level ring is not supported (levels: level0, level1, level2, "
-     "level3)" EXPECT},
+     "level3)" FORMS},
     {"5: ... and a bare level name an unknown algorithm", "level0",
-     "HCCL_ALGO='level0': algo config is invalid, algo level0 is not supported " ALGS EXPECT},
+     "HCCL_ALGO='level0': algo config is invalid, algo level0 is not supported " ALGS FORMS},
     {"5: the level is checked before the algorithm", "level9:FOO",
      "HCCL_ALGO='level9:FOO': algo config is invalid, level level9 is not supported (levels: level0, level1, "
-     "level2, level3)" EXPECT},
+     "level2, level3)" FORMS},
     {"6: a level twice", "level1:ring;level1:NB",
      "HCCL_ALGO='level1:ring;level1:NB': algo config is invalid: level1 given twice in 'level1:ring;level1:NB'"
-     EXPECT},
+     FORMS},
     {"6: a level twice, same algorithm", "level0:NA;level0:NA",
-     "HCCL_ALGO='level0:NA;level0:NA': algo config is invalid: level0 given twice in 'level0:NA;level0:NA'" EXPECT},
+     "HCCL_ALGO='level0:NA;level0:NA': algo config is invalid: level0 given twice in 'level0:NA;level0:NA'" FORMS},
     {"7: unknown operator", "bcast=level1:ring",
-     "HCCL_ALGO='bcast=level1:ring': specific config optype[bcast] is invalid " OPS EXPECT},
+     "HCCL_ALGO='bcast=level1:ring': specific config optype[bcast] is invalid " OPS FORMS},
     {"7: stitch's collective name is not an operator", "all_reduce=level1:ring",
-     "HCCL_ALGO='all_reduce=level1:ring': specific config optype[all_reduce] is invalid " OPS EXPECT},
+     "HCCL_ALGO='all_reduce=level1:ring': specific config optype[all_reduce] is invalid " OPS FORMS},
     {"7: level0 null per operator", "allreduce=level0:null;level1:AHC",
      "HCCL_ALGO='allreduce=level0:null;level1:AHC': specific config level0 not support null type (in "
-     "'allreduce=level0:null;level1:AHC')" EXPECT},
+     "'allreduce=level0:null;level1:AHC')" FORMS},
     {"7: others is rejected by the second pass", "others=level1:ring",
-     "HCCL_ALGO='others=level1:ring': specific config optype[others] is invalid " OPS EXPECT},
+     "HCCL_ALGO='others=level1:ring': specific config optype[others] is invalid " OPS FORMS},
     {"7: ... after the first pass parsed it", "allreduce=level1:ring/others=level1:FOO",
      "HCCL_ALGO='allreduce=level1:ring/others=level1:FOO': algo config is invalid, algo FOO is not supported " ALGS
-     EXPECT},
+     FORMS},
     {"7: operators in order", "allreduce=level1:FOO/bogus=level1:ring",
      "HCCL_ALGO='allreduce=level1:FOO/bogus=level1:ring': algo config is invalid, algo FOO is not supported " ALGS
-     EXPECT},
+     FORMS},
     {"1: only spaces are removed", "level1:\tring",
-     "HCCL_ALGO='level1:\tring': algo config is invalid, algo \tring is not supported " ALGS EXPECT},
+     "HCCL_ALGO='level1:\tring': algo config is invalid, algo \tring is not supported " ALGS FORMS},
     /* stitch's own, after HCCL's parser accepted the value */
     {"stitch: NHR_V1 has no implementation", "level0:NA;level1:NHR_V1",
      "HCCL_ALGO='level0:NA;level1:NHR_V1': level1 NHR_V1 is accepted by HCCL but stitch has no implementation of it "
@@ -143,13 +143,13 @@ static void test_algo_rejections(void)
     setenv("HCCL_ALGO", "level1:FOO", 1);
     CHECK(stitch_comm_init_threads(2, NULL, comms, err, sizeof err) == STITCH_ERR_CONFIG, "init accepted FOO");
     CHECK(strcmp(err, "stitch_comm_init_threads: HCCL_ALGO='level1:FOO': algo config is invalid, algo FOO is not "
-                      "supported " ALGS EXPECT) == 0, "%s", err);
+                      "supported " ALGS FORMS) == 0, "%s", err);
     unsetenv("HCCL_ALGO");
     stitch_config_t cfg = STITCH_CONFIG_INIT;
     cfg.hccl_algo = "level1:ring;level1:NB";
     CHECK(stitch_comm_init_threads(2, &cfg, comms, err, sizeof err) == STITCH_ERR_CONFIG, "init accepted config");
     CHECK(strcmp(err, "stitch_comm_init_threads: config->hccl_algo='level1:ring;level1:NB': algo config is invalid: "
-                      "level1 given twice in 'level1:ring;level1:NB'" EXPECT) == 0, "%s", err);
+                      "level1 given twice in 'level1:ring;level1:NB'" FORMS) == 0, "%s", err);
 }
 
 /* Accepted values and what they store: levels per collective ("-" not given), as HCCL's names. */

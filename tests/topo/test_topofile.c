@@ -12,20 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "st_topo.h"
 #include "st_topofile.h"
 
-static int failures;
-
-#define CHECK(c, ...)                                                                                          \
-    do {                                                                                                       \
-        if (!(c)) {                                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                        \
-            printf(__VA_ARGS__);                                                                               \
-            printf("\n");                                                                                      \
-            failures++;                                                                                        \
-        }                                                                                                      \
-    } while (0)
 
 static const struct example {
     const char *file;
@@ -44,16 +34,16 @@ static void check_examples(const char *dir)
         st_topofile t;
         snprintf(path, sizeof path, "%s/%s", dir, examples[i].file);
         int rc = st_topofile_load(path, &t, err, sizeof err);
-        CHECK(rc == 0, "%s: %s", examples[i].file, err);
+        EXPECT(rc == 0, "%s: %s", examples[i].file, err);
         if (rc)
             continue;
         int ring = strstr(examples[i].file, "-ring") != NULL; /* full_mesh: false on level 0, true elsewhere */
-        CHECK(t.level[0].full_mesh == !ring && (t.nlevels < 2 || t.level[1].full_mesh == 1), "%s: full_mesh %d",
-              examples[i].file, t.level[0].full_mesh);
-        CHECK(t.layout.p == examples[i].p && t.nlevels == examples[i].nlevels &&
-                  t.layout.ngroups[0] == examples[i].nservers && (t.host != NULL) == examples[i].hosts,
-              "%s: p %d levels %d servers %d hosts %d", examples[i].file, t.layout.p, t.nlevels, t.layout.ngroups[0],
-              t.host != NULL);
+        EXPECT(t.level[0].full_mesh == !ring && (t.nlevels < 2 || t.level[1].full_mesh == 1), "%s: full_mesh %d",
+               examples[i].file, t.level[0].full_mesh);
+        EXPECT(t.layout.p == examples[i].p && t.nlevels == examples[i].nlevels &&
+                   t.layout.ngroups[0] == examples[i].nservers && (t.host != NULL) == examples[i].hosts,
+               "%s: p %d levels %d servers %d hosts %d", examples[i].file, t.layout.p, t.nlevels, t.layout.ngroups[0],
+               t.host != NULL);
         st_topofile_free(&t);
     }
 }
@@ -153,8 +143,8 @@ static void check_bad(void)
         st_topofile t;
         size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
         int rc = st_topofile_parse("t.yaml", bad[i].text, len, &t, err, sizeof err);
-        CHECK(rc == -1 && strcmp(err, bad[i].want) == 0, "case %zu:\n  want %s\n  got  %s (rc %d)", i, bad[i].want,
-              err, rc);
+        EXPECT(rc == -1 && strcmp(err, bad[i].want) == 0, "case %zu:\n  want %s\n  got  %s (rc %d)", i, bad[i].want,
+               err, rc);
         if (rc == 0)
             st_topofile_free(&t);
     }
@@ -165,16 +155,16 @@ static void check_files(void)
 {
     char dir[] = "/tmp/st_topofile_XXXXXX", fifo[64], err[512];
     st_topofile t;
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
     snprintf(fifo, sizeof fifo, "%s/fifo.yaml", dir);
-    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
-    CHECK(st_topofile_load(fifo, &t, err, sizeof err) == -1, "FIFO accepted");
+    EXPECT(mkfifo(fifo, 0600) == 0, "mkfifo");
+    EXPECT(st_topofile_load(fifo, &t, err, sizeof err) == -1, "FIFO accepted");
     char want[256];
     snprintf(want, sizeof want, "%s: error: not a regular file (a FIFO or pipe); only regular files are read", fifo);
-    CHECK(strcmp(err, want) == 0, "FIFO: %s", err);
-    CHECK(st_topofile_load(dir, &t, err, sizeof err) == -1 && strstr(err, "(a directory)"), "directory: %s", err);
-    CHECK(st_topofile_load("/nonexistent/t.yaml", &t, err, sizeof err) == -1 &&
-              strcmp(err, "/nonexistent/t.yaml: error: cannot read: No such file or directory") == 0, "missing: %s", err);
+    EXPECT(strcmp(err, want) == 0, "FIFO: %s", err);
+    EXPECT(st_topofile_load(dir, &t, err, sizeof err) == -1 && strstr(err, "(a directory)"), "directory: %s", err);
+    EXPECT(st_topofile_load("/nonexistent/t.yaml", &t, err, sizeof err) == -1 &&
+               strcmp(err, "/nonexistent/t.yaml: error: cannot read: No such file or directory") == 0, "missing: %s", err);
     unlink(fifo);
     rmdir(dir);
 }
@@ -196,15 +186,15 @@ static void check_layouts(void)
         char why[200], text[200];
         int rc = st_layout_parse(cases[i].text, &l, why, sizeof why);
         if (!cases[i].canon) {
-            CHECK(rc == -1, "'%s' accepted", cases[i].text);
+            EXPECT(rc == -1, "'%s' accepted", cases[i].text);
             continue;
         }
-        CHECK(rc == 0, "'%s': %s", cases[i].text, why);
+        EXPECT(rc == 0, "'%s': %s", cases[i].text, why);
         if (rc)
             continue;
         st_layout_format(&l, text, sizeof text);
-        CHECK(strcmp(text, cases[i].canon) == 0 && l.p == cases[i].p && l.nlevels == cases[i].nlevels,
-              "'%s' gave %s, p %d, %d levels", cases[i].text, text, l.p, l.nlevels);
+        EXPECT(strcmp(text, cases[i].canon) == 0 && l.p == cases[i].p && l.nlevels == cases[i].nlevels,
+               "'%s' gave %s, p %d, %d levels", cases[i].text, text, l.p, l.nlevels);
         st_layout_free(&l);
     }
 }
@@ -216,20 +206,20 @@ static void check_levels(void)
     st_topo t;
     void *mem;
     char why[200];
-    CHECK(st_layout_parse("[4,2],[3]", &l, why, sizeof why) == 0, "parse: %s", why);
-    CHECK(st_topo_build(&l, &t, &mem) == 0, "build");
-    CHECK(st_topo_nlevels(&t) == 3, "levels %d", st_topo_nlevels(&t));
+    EXPECT(st_layout_parse("[4,2],[3]", &l, why, sizeof why) == 0, "parse: %s", why);
+    EXPECT(st_topo_build(&l, &t, &mem) == 0, "build");
+    EXPECT(st_topo_nlevels(&t) == 3, "levels %d", st_topo_nlevels(&t));
     st_topo_level s = st_topo_level_of(&t, 0), pod = st_topo_level_of(&t, 1), all = st_topo_level_of(&t, 2);
-    CHECK(s.ngroups == 3 && pod.ngroups == 2 && all.ngroups == 1 && !all.first, "groups %d %d %d", s.ngroups,
-          pod.ngroups, all.ngroups);
-    CHECK(s.group_of[5] == 1 && s.index_of[5] == 1 && s.group_of[6] == 2 && s.index_of[8] == 2, "level 0");
-    CHECK(pod.group_of[5] == 0 && pod.index_of[5] == 5 && pod.group_of[6] == 1 && pod.index_of[8] == 2 &&
-              pod.first[1] == 6 && pod.first[2] == 9, "level 1");
-    CHECK(t.ngroups == 3 && t.first[2] == 6, "level 0 fields");
+    EXPECT(s.ngroups == 3 && pod.ngroups == 2 && all.ngroups == 1 && !all.first, "groups %d %d %d", s.ngroups,
+           pod.ngroups, all.ngroups);
+    EXPECT(s.group_of[5] == 1 && s.index_of[5] == 1 && s.group_of[6] == 2 && s.index_of[8] == 2, "level 0");
+    EXPECT(pod.group_of[5] == 0 && pod.index_of[5] == 5 && pod.group_of[6] == 1 && pod.index_of[8] == 2 &&
+               pod.first[1] == 6 && pod.first[2] == 9, "level 1");
+    EXPECT(t.ngroups == 3 && t.first[2] == 6, "level 0 fields");
     free(mem);
     st_layout_free(&l);
     /* st_topo_uniform (the runtime's) is two levels; none is one */
-    CHECK(st_topo_nlevels(NULL) == 1 && st_topo_level_of(NULL, 0).ngroups == 1, "no topology");
+    EXPECT(st_topo_nlevels(NULL) == 1 && st_topo_level_of(NULL, 0).ngroups == 1, "no topology");
 }
 
 int main(int argc, char **argv)
@@ -243,6 +233,5 @@ int main(int argc, char **argv)
     check_files();
     check_layouts();
     check_levels();
-    printf("%s\n", failures ? "FAILED" : "ok");
-    return failures != 0;
+    return st_check_summary("test_topofile");
 }

@@ -15,19 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "tp_verbs.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            printf("# %s:%d: ", __FILE__, __LINE__);                                                               \
-            printf(__VA_ARGS__);                                                                                   \
-            printf("\n");                                                                                          \
-            failures++;                                                                                            \
-        }                                                                                                          \
-    } while (0)
 
 /* ---- dev ---------------------------------------------------------------------------------------------------- */
 
@@ -48,9 +38,9 @@ static void t_dev(void)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char why[200] = "";
         int got = st_ib_dev_match(cases[i].spec, cases[i].dev, cases[i].port, why, sizeof why);
-        CHECK(got == cases[i].want, "STITCH_IB_DEV='%s' on %s:%d: got %d, want %d (%s)", cases[i].spec,
-              cases[i].dev, cases[i].port, got, cases[i].want, why);
-        CHECK(got >= 0 || strstr(why, "STITCH_IB_DEV"), "the error does not name STITCH_IB_DEV: '%s'", why);
+        EXPECT(got == cases[i].want, "STITCH_IB_DEV='%s' on %s:%d: got %d, want %d (%s)", cases[i].spec,
+               cases[i].dev, cases[i].port, got, cases[i].want, why);
+        EXPECT(got >= 0 || strstr(why, "STITCH_IB_DEV"), "the error does not name STITCH_IB_DEV: '%s'", why);
     }
 }
 
@@ -86,9 +76,9 @@ static void t_gid(void)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char why[200] = "";
         int got = st_gid_pick(cases[i].s, cases[i].n, cases[i].eth, cases[i].force, why, sizeof why);
-        CHECK(got == cases[i].want, "%s: got GID index %d, want %d (%s)", cases[i].what, got, cases[i].want, why);
-        CHECK(got >= 0 || why[0], "%s: no reason given", cases[i].what);
-        CHECK(cases[i].force < 0 || got >= 0 || strstr(why, "STITCH_IB_GID_INDEX"), "%s: '%s'", cases[i].what, why);
+        EXPECT(got == cases[i].want, "%s: got GID index %d, want %d (%s)", cases[i].what, got, cases[i].want, why);
+        EXPECT(got >= 0 || why[0], "%s: no reason given", cases[i].what);
+        EXPECT(cases[i].force < 0 || got >= 0 || strstr(why, "STITCH_IB_GID_INDEX"), "%s: '%s'", cases[i].what, why);
     }
 }
 
@@ -121,19 +111,19 @@ static int step(wire *w, unsigned *seed, int drain)
         size_t n = st_vcredit_room(&w->s, want);
         if (n == 0)
             return 0;
-        CHECK(w->s.wpos + n - w->s.acked <= w->s.cap, "sender overruns the ring");
+        EXPECT(w->s.wpos + n - w->s.acked <= w->s.cap, "sender overruns the ring");
         st_vcredit_wrote(&w->s, n);
         w->fwd[(w->hf + w->nf++) % 4096] = (uint32_t)n;
         w->recv_used++;
         w->writes++;
-        CHECK(w->recv_used + w->recv_back <= 4 * ST_VCREDIT_WRITES, "receives exhausted: %d data + %d credits",
-              w->recv_used, w->recv_back);
+        EXPECT(w->recv_used + w->recv_back <= 4 * ST_VCREDIT_WRITES, "receives exhausted: %d data + %d credits",
+               w->recv_used, w->recv_back);
         return 1;
     }
     if (what == 1 && w->nf) { /* a data write arrives at the receiver (polled) */
         uint32_t n = w->fwd[w->hf];
         w->hf = (w->hf + 1) % 4096, w->nf--;
-        CHECK(w->r.head + n - w->r.tail <= w->r.cap, "the ring overflows at the receiver");
+        EXPECT(w->r.head + n - w->r.tail <= w->r.cap, "the ring overflows at the receiver");
         st_vcredit_arrived(&w->r, n);
         w->recv_used--;
         return 1;
@@ -142,7 +132,7 @@ static int step(wire *w, unsigned *seed, int drain)
         size_t have = (size_t)(w->r.head - w->r.tail), n = drain || rnd(seed) % 2 ? have : 1 + rnd(seed) % have;
         uint32_t imm = st_vcredit_consumed(&w->r, n);
         if (imm) {
-            CHECK(imm & ST_VIMM_CREDIT, "a credit without its flag");
+            EXPECT(imm & ST_VIMM_CREDIT, "a credit without its flag");
             w->back[(w->hb + w->nb++) % 4096] = imm;
             w->recv_back++;
             w->credits++;
@@ -170,14 +160,14 @@ static void t_credit(void)
                 step(w, &seed, 0);
             for (int i = 0; i < 1000000 && (w->nf || w->nb || w->r.head != w->r.tail); i++)
                 step(w, &seed, 1);
-            CHECK(!w->nf && !w->nb && w->r.head == w->r.tail, "cap %zu seed %u: did not drain", caps[c], seed0);
-            CHECK(w->s.wpos == w->s.acked, "cap %zu seed %u: %llu bytes never returned after the receiver consumed "
-                  "everything (a sender waiting for room would hang)", caps[c], seed0,
-                  (unsigned long long)(w->s.wpos - w->s.acked));
-            CHECK(w->s.uncovered == 0, "cap %zu seed %u: %u writes never covered", caps[c], seed0, w->s.uncovered);
-            CHECK(w->credits <= 2 * w->writes, "cap %zu seed %u: %ld credits for %ld writes", caps[c], seed0,
-                  w->credits, w->writes);
-            CHECK(w->writes > 100, "cap %zu seed %u: only %ld writes: the stream stalled", caps[c], seed0, w->writes);
+            EXPECT(!w->nf && !w->nb && w->r.head == w->r.tail, "cap %zu seed %u: did not drain", caps[c], seed0);
+            EXPECT(w->s.wpos == w->s.acked, "cap %zu seed %u: %llu bytes never returned after the receiver consumed "
+                   "everything (a sender waiting for room would hang)", caps[c], seed0,
+                   (unsigned long long)(w->s.wpos - w->s.acked));
+            EXPECT(w->s.uncovered == 0, "cap %zu seed %u: %u writes never covered", caps[c], seed0, w->s.uncovered);
+            EXPECT(w->credits <= 2 * w->writes, "cap %zu seed %u: %ld credits for %ld writes", caps[c], seed0,
+                   w->credits, w->writes);
+            EXPECT(w->writes > 100, "cap %zu seed %u: only %ld writes: the stream stalled", caps[c], seed0, w->writes);
             free(w);
         }
 }
@@ -196,6 +186,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_verbs_logic [dev|gid|credit|all]\n");
         return 2;
     }
-    printf("%s 1 - %s\n1..1\n", failures ? "not ok" : "ok", sc);
-    return failures != 0;
+    return st_check_summary(sc);
 }

@@ -36,26 +36,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "fakeverbs.h"
 #include "vpair.h"
 
 static const st_verbs_api *V;
-static int failures;
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                  \
-            failures++;                                                                                              \
-        }                                                                                                            \
-    } while (0)
-#define REQUIRE(c)                                                                                                   \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #c);                                       \
-            exit(1);                                                                                                 \
-        }                                                                                                            \
-    } while (0)
 
 static void open_pair(vpair *p, const vp_opts *o)
 {
@@ -78,7 +63,7 @@ static void no_leaks(void)
 {
     st_fake_live l;
     st_fake_counts(&l);
-    CHECK(l.contexts == 0 && l.pds == 0 && l.mrs == 0 && l.cqs == 0 && l.qps == 0 && l.channels == 0);
+    EXPECT(l.contexts == 0 && l.pds == 0 && l.mrs == 0 && l.cqs == 0 && l.qps == 0 && l.channels == 0);
 }
 
 static int rw_access(void)
@@ -98,75 +83,75 @@ static void t_basic(void)
     struct ibv_mr *ms = V->reg_mr(p.pd, src, N, rw_access());
     struct ibv_mr *md = V->reg_mr(p.pd, dst, N, rw_access());
     struct ibv_mr *mr = V->reg_mr(p.pd, rbuf, N, IBV_ACCESS_LOCAL_WRITE);
-    REQUIRE(ms && md && mr);
-    CHECK(ms->lkey != ms->rkey && ms->lkey != md->lkey && ms->rkey != md->rkey);
+    CHECK(ms && md && mr);
+    EXPECT(ms->lkey != ms->rkey && ms->lkey != md->lkey && ms->rkey != md->rkey);
     struct ibv_wc wc[4];
     /* WRITE of 10000 bytes (10 packets at MTU 1024), signalled */
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, src, N, ms->lkey, (uintptr_t)dst, md->rkey, 0, IBV_SEND_SIGNALED, 1) ==
-          0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 1 &&
-          wc[0].opcode == IBV_WC_RDMA_WRITE && wc[0].qp_num == p.qp[0]->qp_num);
-    CHECK(memcmp(src, dst, N) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, src, N, ms->lkey, (uintptr_t)dst, md->rkey, 0, IBV_SEND_SIGNALED, 1) ==
+           0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 1 &&
+           wc[0].opcode == IBV_WC_RDMA_WRITE && wc[0].qp_num == p.qp[0]->qp_num);
+    EXPECT(memcmp(src, dst, N) == 0);
     /* WRITE_WITH_IMM of 100 bytes into a zero-SGE receive: byte_len 100, imm intact */
-    CHECK(vp_recv(&p, 1, NULL, 0, 0, 77) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, src + 1, 100, ms->lkey, (uintptr_t)dst + 5000, md->rkey,
-                   0xabcd1234u, IBV_SEND_SIGNALED, 2) == 0);
-    CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 77 &&
-          wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[0].byte_len == 100 && (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
-          be32toh(wc[0].imm_data) == 0xabcd1234u && wc[0].src_qp == p.qp[0]->qp_num);
-    CHECK(memcmp(dst + 5000, src + 1, 100) == 0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 2 && wc[0].opcode == IBV_WC_RDMA_WRITE);
+    EXPECT(vp_recv(&p, 1, NULL, 0, 0, 77) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, src + 1, 100, ms->lkey, (uintptr_t)dst + 5000, md->rkey,
+                    0xabcd1234u, IBV_SEND_SIGNALED, 2) == 0);
+    EXPECT(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 77 &&
+           wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[0].byte_len == 100 && (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+           be32toh(wc[0].imm_data) == 0xabcd1234u && wc[0].src_qp == p.qp[0]->qp_num);
+    EXPECT(memcmp(dst + 5000, src + 1, 100) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 2 && wc[0].opcode == IBV_WC_RDMA_WRITE);
     /* unsignalled WRITE then signalled WRITE: one completion */
-    CHECK(vp_write(&p, 1, IBV_WR_RDMA_WRITE, dst, 10, md->lkey, (uintptr_t)src, ms->rkey, 0, 0, 3) == 0);
-    CHECK(vp_write(&p, 1, IBV_WR_RDMA_WRITE, dst, 10, md->lkey, (uintptr_t)src, ms->rkey, 0, IBV_SEND_SIGNALED, 4) ==
-          0);
-    CHECK(vp_wait(&p, p.cq[1], wc, 2, 0.3) == 1 && wc[0].wr_id == 4);
+    EXPECT(vp_write(&p, 1, IBV_WR_RDMA_WRITE, dst, 10, md->lkey, (uintptr_t)src, ms->rkey, 0, 0, 3) == 0);
+    EXPECT(vp_write(&p, 1, IBV_WR_RDMA_WRITE, dst, 10, md->lkey, (uintptr_t)src, ms->rkey, 0, IBV_SEND_SIGNALED, 4) ==
+           0);
+    EXPECT(vp_wait(&p, p.cq[1], wc, 2, 0.3) == 1 && wc[0].wr_id == 4);
     /* SEND_WITH_IMM of 3000 bytes into a 4000-byte receive, inline SEND of 40 */
-    CHECK(vp_recv(&p, 1, rbuf, 4000, mr->lkey, 78) == 0);
-    CHECK(rbuf[0] == 0xfb && rbuf[3999] == 0xfb); /* poisoned while posted */
-    CHECK(vp_write(&p, 0, IBV_WR_SEND_WITH_IMM, src, 3000, ms->lkey, 0, 0, 9, IBV_SEND_SIGNALED, 5) == 0);
-    CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RECV &&
-          wc[0].byte_len == 3000 && (wc[0].wc_flags & IBV_WC_WITH_IMM) && be32toh(wc[0].imm_data) == 9);
-    CHECK(memcmp(rbuf, src, 3000) == 0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].opcode == IBV_WC_SEND);
-    CHECK(vp_recv(&p, 1, rbuf, 4000, mr->lkey, 79) == 0);
+    EXPECT(vp_recv(&p, 1, rbuf, 4000, mr->lkey, 78) == 0);
+    EXPECT(rbuf[0] == 0xfb && rbuf[3999] == 0xfb); /* poisoned while posted */
+    EXPECT(vp_write(&p, 0, IBV_WR_SEND_WITH_IMM, src, 3000, ms->lkey, 0, 0, 9, IBV_SEND_SIGNALED, 5) == 0);
+    EXPECT(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RECV &&
+           wc[0].byte_len == 3000 && (wc[0].wc_flags & IBV_WC_WITH_IMM) && be32toh(wc[0].imm_data) == 9);
+    EXPECT(memcmp(rbuf, src, 3000) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].opcode == IBV_WC_SEND);
+    EXPECT(vp_recv(&p, 1, rbuf, 4000, mr->lkey, 79) == 0);
     unsigned char small[40];
     memset(small, 0x3c, sizeof small);
-    CHECK(vp_write(&p, 0, IBV_WR_SEND, small, 40, 0, 0, 0, 0, IBV_SEND_SIGNALED | IBV_SEND_INLINE, 6) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_SEND, small, 40, 0, 0, 0, 0, IBV_SEND_SIGNALED | IBV_SEND_INLINE, 6) == 0);
     memset(small, 0, sizeof small); /* inline: the data was copied at post */
-    CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].byte_len == 40 && !(wc[0].wc_flags & IBV_WC_WITH_IMM) &&
-          rbuf[0] == 0x3c && rbuf[39] == 0x3c);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1);
+    EXPECT(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].byte_len == 40 && !(wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+           rbuf[0] == 0x3c && rbuf[39] == 0x3c);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 5) == 1);
     /* READ of 5000 bytes */
     memset(dst, 0, N);
-    CHECK(vp_write(&p, 1, IBV_WR_RDMA_READ, dst, 5000, md->lkey, (uintptr_t)src + 100, ms->rkey, 0,
-                   IBV_SEND_SIGNALED, 7) == 0);
-    CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS &&
-          wc[0].opcode == IBV_WC_RDMA_READ);
-    CHECK(memcmp(dst, src + 100, 5000) == 0);
+    EXPECT(vp_write(&p, 1, IBV_WR_RDMA_READ, dst, 5000, md->lkey, (uintptr_t)src + 100, ms->rkey, 0,
+                    IBV_SEND_SIGNALED, 7) == 0);
+    EXPECT(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].status == IBV_WC_SUCCESS &&
+           wc[0].opcode == IBV_WC_RDMA_READ);
+    EXPECT(memcmp(dst, src + 100, 5000) == 0);
     /* zero-length WRITE_WITH_IMM after 4 KB: byte_len 0 and the 4 KB visible */
     memset(dst, 0, N);
-    CHECK(vp_recv(&p, 1, NULL, 0, 0, 80) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, src, 4096, ms->lkey, (uintptr_t)dst, md->rkey, 0, 0, 8) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, NULL, 0, 0, (uintptr_t)dst, md->rkey, 1, IBV_SEND_SIGNALED, 9) ==
-          0);
-    CHECK(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].byte_len == 0 && memcmp(dst, src, 4096) == 0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 9);
-    CHECK(qp_state(&p, 0) == IBV_QPS_RTS && qp_state(&p, 1) == IBV_QPS_RTS);
+    EXPECT(vp_recv(&p, 1, NULL, 0, 0, 80) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, src, 4096, ms->lkey, (uintptr_t)dst, md->rkey, 0, 0, 8) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, NULL, 0, 0, (uintptr_t)dst, md->rkey, 1, IBV_SEND_SIGNALED, 9) ==
+           0);
+    EXPECT(vp_wait(&p, p.cq[1], wc, 1, 5) == 1 && wc[0].byte_len == 0 && memcmp(dst, src, 4096) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 9);
+    EXPECT(qp_state(&p, 0) == IBV_QPS_RTS && qp_state(&p, 1) == IBV_QPS_RTS);
     /* 200 KB each way: more than a ring holds (32 packets), so the requester and the READ responder wait for room */
     enum { B = 200000 };
     unsigned char *bs = malloc(B), *bd = calloc(1, B);
     for (int i = 0; i < B; i++)
         bs[i] = (unsigned char)(i * 31 + 7);
     struct ibv_mr *mbs = V->reg_mr(p.pd, bs, B, rw_access()), *mbd = V->reg_mr(p.pd, bd, B, rw_access());
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, bs, B, mbs->lkey, (uintptr_t)bd, mbd->rkey, 0, IBV_SEND_SIGNALED, 10) ==
-          0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && memcmp(bs, bd, B) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, bs, B, mbs->lkey, (uintptr_t)bd, mbd->rkey, 0, IBV_SEND_SIGNALED, 10) ==
+           0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && memcmp(bs, bd, B) == 0);
     memset(bd, 0, B);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_READ, bd, B, mbd->lkey, (uintptr_t)bs, mbs->rkey, 0, IBV_SEND_SIGNALED, 11) ==
-          0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == B &&
-          memcmp(bs, bd, B) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_READ, bd, B, mbd->lkey, (uintptr_t)bs, mbs->rkey, 0, IBV_SEND_SIGNALED, 11) ==
+           0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 10) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == B &&
+           memcmp(bs, bd, B) == 0);
     V->dereg_mr(mbs);
     V->dereg_mr(mbd);
     free(bs);
@@ -191,7 +176,7 @@ static int one_write(int access, int mr_access, int bad, int *st0, int *st1)
     static unsigned char src[256], dst[256];
     struct ibv_mr *ms = V->reg_mr(p.pd, src, sizeof src, rw_access());
     struct ibv_mr *md = V->reg_mr(p.pd, dst, sizeof dst, mr_access);
-    REQUIRE(ms && md);
+    CHECK(ms && md);
     uint32_t lkey = ms->lkey, rkey = md->rkey;
     uint64_t raddr = (uintptr_t)dst, len = 64;
     if (bad == 1)
@@ -205,10 +190,10 @@ static int one_write(int access, int mr_access, int bad, int *st0, int *st1)
         md = NULL;
     }
     int opcode = bad == 5 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
-    CHECK(vp_write(&p, 0, opcode, src, (uint32_t)len, lkey, raddr, rkey, 0, IBV_SEND_SIGNALED, 1) == 0);
+    EXPECT(vp_write(&p, 0, opcode, src, (uint32_t)len, lkey, raddr, rkey, 0, IBV_SEND_SIGNALED, 1) == 0);
     struct ibv_wc wc;
     int status = vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 ? (int)wc.status : -1;
-    CHECK(wc.wr_id == 1);
+    EXPECT(wc.wr_id == 1);
     /* the responder goes to ERR when it rejects; give it a call to see the packet */
     struct ibv_wc w2;
     V->poll_cq(p.cq[1], 1, &w2);
@@ -224,35 +209,35 @@ static int one_write(int access, int mr_access, int bad, int *st0, int *st1)
 static void t_keys(void)
 {
     int s0, s1;
-    CHECK(one_write(rw_access(), rw_access(), 0, &s0, &s1) == IBV_WC_SUCCESS && s0 == IBV_QPS_RTS);
-    CHECK(one_write(rw_access(), rw_access(), 1, &s0, &s1) == IBV_WC_REM_ACCESS_ERR && s0 == IBV_QPS_ERR &&
-          s1 == IBV_QPS_ERR);
-    CHECK(one_write(rw_access(), rw_access(), 2, &s0, &s1) == IBV_WC_REM_ACCESS_ERR && s1 == IBV_QPS_ERR);
-    CHECK(one_write(rw_access(), IBV_ACCESS_LOCAL_WRITE, 0, &s0, &s1) == IBV_WC_REM_ACCESS_ERR);
-    CHECK(one_write(rw_access(), rw_access(), 4, &s0, &s1) == IBV_WC_REM_ACCESS_ERR);
-    CHECK(one_write(rw_access(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 5, &s0, &s1) ==
-          IBV_WC_REM_ACCESS_ERR);
-    CHECK(one_write(IBV_ACCESS_LOCAL_WRITE, rw_access(), 0, &s0, &s1) == IBV_WC_REM_INV_REQ_ERR);
-    CHECK(one_write(rw_access(), rw_access(), 3, &s0, &s1) == IBV_WC_LOC_PROT_ERR && s0 == IBV_QPS_ERR &&
-          s1 == IBV_QPS_RTS);
+    EXPECT(one_write(rw_access(), rw_access(), 0, &s0, &s1) == IBV_WC_SUCCESS && s0 == IBV_QPS_RTS);
+    EXPECT(one_write(rw_access(), rw_access(), 1, &s0, &s1) == IBV_WC_REM_ACCESS_ERR && s0 == IBV_QPS_ERR &&
+           s1 == IBV_QPS_ERR);
+    EXPECT(one_write(rw_access(), rw_access(), 2, &s0, &s1) == IBV_WC_REM_ACCESS_ERR && s1 == IBV_QPS_ERR);
+    EXPECT(one_write(rw_access(), IBV_ACCESS_LOCAL_WRITE, 0, &s0, &s1) == IBV_WC_REM_ACCESS_ERR);
+    EXPECT(one_write(rw_access(), rw_access(), 4, &s0, &s1) == IBV_WC_REM_ACCESS_ERR);
+    EXPECT(one_write(rw_access(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 5, &s0, &s1) ==
+           IBV_WC_REM_ACCESS_ERR);
+    EXPECT(one_write(IBV_ACCESS_LOCAL_WRITE, rw_access(), 0, &s0, &s1) == IBV_WC_REM_INV_REQ_ERR);
+    EXPECT(one_write(rw_access(), rw_access(), 3, &s0, &s1) == IBV_WC_LOC_PROT_ERR && s0 == IBV_QPS_ERR &&
+           s1 == IBV_QPS_RTS);
     /* reg_mr: REMOTE_WRITE needs LOCAL_WRITE */
     vpair p;
     open_pair(&p, NULL);
     char b[64];
     errno = 0;
-    CHECK(V->reg_mr(p.pd, b, sizeof b, IBV_ACCESS_REMOTE_WRITE) == NULL && errno == EINVAL);
+    EXPECT(V->reg_mr(p.pd, b, sizeof b, IBV_ACCESS_REMOTE_WRITE) == NULL && errno == EINVAL);
     /* an MR of another PD is not ours */
     struct ibv_pd *pd2 = V->alloc_pd(p.ctx);
     struct ibv_mr *m2 = V->reg_mr(pd2, b, sizeof b, rw_access());
     struct ibv_mr *m1 = V->reg_mr(p.pd, b, sizeof b, rw_access());
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, b, 8, m1->lkey, (uintptr_t)b + 8, m2->rkey, 0, IBV_SEND_SIGNALED, 1) ==
-          0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, b, 8, m1->lkey, (uintptr_t)b + 8, m2->rkey, 0, IBV_SEND_SIGNALED, 1) ==
+           0);
     struct ibv_wc wc;
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_REM_ACCESS_ERR);
-    CHECK(V->dealloc_pd(pd2) == EBUSY);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_REM_ACCESS_ERR);
+    EXPECT(V->dealloc_pd(pd2) == EBUSY);
     V->dereg_mr(m2);
     V->dereg_mr(m1);
-    CHECK(V->dealloc_pd(pd2) == 0);
+    EXPECT(V->dealloc_pd(pd2) == 0);
     vp_close(&p);
     no_leaks();
 }
@@ -262,78 +247,78 @@ static void t_states(void)
 {
     vpair p;
     char err[128];
-    REQUIRE(vp_open(&p, V, NULL, err, sizeof err) == 0);
+    CHECK(vp_open(&p, V, NULL, err, sizeof err) == 0);
     p.o = (vp_opts){0};
     vp_defaults(&p.o);
     p.cq[0] = V->create_cq(p.ctx, 16, NULL, NULL, 0);
     p.cq[1] = V->create_cq(p.ctx, 16, NULL, NULL, 0);
     p.qp[0] = vp_create_qp(&p, 0);
     p.qp[1] = vp_create_qp(&p, 1);
-    REQUIRE(p.qp[0] && p.qp[1]);
-    CHECK(p.qp[0]->qp_num != p.qp[1]->qp_num && p.qp[0]->qp_num != 0);
+    CHECK(p.qp[0] && p.qp[1]);
+    EXPECT(p.qp[0]->qp_num != p.qp[1]->qp_num && p.qp[0]->qp_num != 0);
     struct ibv_qp_attr a;
     char b[8];
     /* post_recv in RESET: EINVAL; post_send in RESET: EINVAL */
-    CHECK(vp_recv(&p, 0, NULL, 0, 0, 1) == EINVAL);
-    CHECK(vp_write(&p, 0, IBV_WR_SEND, b, 0, 0, 0, 0, 0, 0, 1) == EINVAL);
+    EXPECT(vp_recv(&p, 0, NULL, 0, 0, 1) == EINVAL);
+    EXPECT(vp_write(&p, 0, IBV_WR_SEND, b, 0, 0, 0, 0, 0, 0, 1) == EINVAL);
     /* RESET -> RTS and RESET -> RTR: EINVAL */
     vp_rts_attr(&p, &a, 0);
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTS_MASK) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTS_MASK) == EINVAL);
     vp_rtr_attr(&p, &a, p.qp[1]->qp_num, 0);
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == EINVAL);
     /* INIT without ACCESS_FLAGS: EINVAL; with a mask not allowed: EINVAL */
     a = (struct ibv_qp_attr){.qp_state = IBV_QPS_INIT, .port_num = 1};
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) == EINVAL);
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS |
-                                        IBV_QP_SQ_PSN) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS |
+                                         IBV_QP_SQ_PSN) == EINVAL);
     a.port_num = 2;
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL);
-    CHECK(vp_to_init(&p, p.qp[0], rw_access()) == 0 && qp_state(&p, 0) == IBV_QPS_INIT);
-    CHECK(vp_to_init(&p, p.qp[1], rw_access()) == 0);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL);
+    EXPECT(vp_to_init(&p, p.qp[0], rw_access()) == 0 && qp_state(&p, 0) == IBV_QPS_INIT);
+    EXPECT(vp_to_init(&p, p.qp[1], rw_access()) == 0);
     /* post_recv in INIT is fine; post_send in INIT is not */
-    CHECK(vp_recv(&p, 0, NULL, 0, 0, 1) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_SEND, b, 0, 0, 0, 0, 0, 0, 1) == EINVAL);
+    EXPECT(vp_recv(&p, 0, NULL, 0, 0, 1) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_SEND, b, 0, 0, 0, 0, 0, 0, 1) == EINVAL);
     /* RTR without DEST_QPN, with is_global=0, with an empty sgid, to an unknown dgid */
     vp_rtr_attr(&p, &a, p.qp[1]->qp_num, 0);
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTR_MASK & ~IBV_QP_DEST_QPN) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTR_MASK & ~IBV_QP_DEST_QPN) == EINVAL);
     a.ah_attr.is_global = 0;
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == EINVAL);
     vp_rtr_attr(&p, &a, p.qp[1]->qp_num, 0);
     a.ah_attr.grh.sgid_index = 1; /* empty in the fake's table */
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == ENODATA);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == ENODATA);
     vp_rtr_attr(&p, &a, p.qp[1]->qp_num, 0);
     a.ah_attr.grh.dgid.raw[15] ^= 0x80;
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == ETIMEDOUT && qp_state(&p, 0) == IBV_QPS_INIT);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == ETIMEDOUT && qp_state(&p, 0) == IBV_QPS_INIT);
     vp_rtr_attr(&p, &a, p.qp[1]->qp_num, 0);
     a.path_mtu = IBV_MTU_4096; /* above the active 1024: accepted, as rxe does */
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == 0 && qp_state(&p, 0) == IBV_QPS_RTR);
-    CHECK(vp_write(&p, 0, IBV_WR_SEND, b, 0, 0, 0, 0, 0, 0, 1) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTR_MASK) == 0 && qp_state(&p, 0) == IBV_QPS_RTR);
+    EXPECT(vp_write(&p, 0, IBV_WR_SEND, b, 0, 0, 0, 0, 0, 0, 1) == EINVAL);
     /* RTS without RETRY_CNT */
     vp_rts_attr(&p, &a, 0);
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTS_MASK & ~IBV_QP_RETRY_CNT) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTS_MASK & ~IBV_QP_RETRY_CNT) == EINVAL);
     a.retry_cnt = 9;
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTS_MASK) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTS_MASK) == EINVAL);
     vp_rts_attr(&p, &a, 0);
-    CHECK(V->modify_qp(p.qp[0], &a, VP_RTS_MASK) == 0 && qp_state(&p, 0) == IBV_QPS_RTS);
+    EXPECT(V->modify_qp(p.qp[0], &a, VP_RTS_MASK) == 0 && qp_state(&p, 0) == IBV_QPS_RTS);
     /* RTS -> RTS with an optional attribute only; then ERR and RESET */
     a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .min_rnr_timer = 3};
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER) == 0);
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_TIMEOUT) == EINVAL);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER) == 0);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE | IBV_QP_TIMEOUT) == EINVAL);
     a = (struct ibv_qp_attr){.qp_state = IBV_QPS_ERR};
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE) == 0 && qp_state(&p, 0) == IBV_QPS_ERR);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE) == 0 && qp_state(&p, 0) == IBV_QPS_ERR);
     a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RESET};
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE) == 0 && qp_state(&p, 0) == IBV_QPS_RESET);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE) == 0 && qp_state(&p, 0) == IBV_QPS_RESET);
     /* EBUSY: a CQ with a live QP, a PD with a live QP, a device with a live PD */
-    CHECK(V->destroy_cq(p.cq[0]) == EBUSY);
-    CHECK(V->dealloc_pd(p.pd) == EBUSY);
-    CHECK(V->close_device(p.ctx) == EBUSY);
+    EXPECT(V->destroy_cq(p.cq[0]) == EBUSY);
+    EXPECT(V->dealloc_pd(p.pd) == EBUSY);
+    EXPECT(V->close_device(p.ctx) == EBUSY);
     /* unsupported QP type and opcode fail loudly */
     struct ibv_qp_init_attr ia = {.send_cq = p.cq[0], .recv_cq = p.cq[0], .qp_type = IBV_QPT_UD,
                                   .cap = {.max_send_wr = 1, .max_recv_wr = 1}};
-    CHECK(V->create_qp(p.pd, &ia) == NULL);
+    EXPECT(V->create_qp(p.pd, &ia) == NULL);
     ia.qp_type = IBV_QPT_RC;
     ia.cap.max_send_sge = 31;
-    CHECK(V->create_qp(p.pd, &ia) == NULL && errno == EINVAL);
+    EXPECT(V->create_qp(p.pd, &ia) == NULL && errno == EINVAL);
     vp_close(&p);
     no_leaks();
 }
@@ -346,26 +331,26 @@ static void t_flush(void)
     static unsigned char buf[4096];
     struct ibv_mr *m = V->reg_mr(p.pd, buf, sizeof buf, rw_access());
     struct ibv_qp_attr r = {.qp_state = IBV_QPS_RESET}; /* the peer does not answer: the sends stay outstanding */
-    CHECK(V->modify_qp(p.qp[1], &r, IBV_QP_STATE) == 0);
+    EXPECT(V->modify_qp(p.qp[1], &r, IBV_QP_STATE) == 0);
     for (int i = 0; i < 3; i++)
-        CHECK(vp_recv(&p, 0, buf, 16, m->lkey, 100 + i) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 100, m->rkey, 0, 0, 1) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 100, m->rkey, 0, IBV_SEND_SIGNALED,
-                   2) == 0);
+        EXPECT(vp_recv(&p, 0, buf, 16, m->lkey, 100 + i) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 100, m->rkey, 0, 0, 1) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 100, m->rkey, 0, IBV_SEND_SIGNALED,
+                    2) == 0);
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
-    CHECK(V->modify_qp(p.qp[0], &a, IBV_QP_STATE) == 0);
+    EXPECT(V->modify_qp(p.qp[0], &a, IBV_QP_STATE) == 0);
     struct ibv_wc wc[8];
     int n = vp_wait(&p, p.cq[0], wc, 8, 0.2);
-    CHECK(n == 5);
+    EXPECT(n == 5);
     int flushed = 0;
     for (int i = 0; i < n; i++)
         flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR && wc[i].qp_num == p.qp[0]->qp_num;
-    CHECK(flushed == 5);
+    EXPECT(flushed == 5);
     /* later posts are accepted and flush */
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf, m->rkey, 0, 0, 3) == 0);
-    CHECK(vp_recv(&p, 0, buf, 16, m->lkey, 4) == 0);
-    CHECK(vp_wait(&p, p.cq[0], wc, 8, 0.2) == 2 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == 3 &&
-          wc[1].wr_id == 4);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf, m->rkey, 0, 0, 3) == 0);
+    EXPECT(vp_recv(&p, 0, buf, 16, m->lkey, 4) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 8, 0.2) == 2 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == 3 &&
+           wc[1].wr_id == 4);
     V->dereg_mr(m);
     vp_close(&p);
     no_leaks();
@@ -379,11 +364,11 @@ static void t_rnr(void)
     open_pair(&p, &o);
     static unsigned char buf[256];
     struct ibv_mr *m = V->reg_mr(p.pd, buf, sizeof buf, rw_access());
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 1,
-                   IBV_SEND_SIGNALED, 1) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 1,
+                    IBV_SEND_SIGNALED, 1) == 0);
     struct ibv_wc wc;
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_RNR_RETRY_EXC_ERR);
-    CHECK(qp_state(&p, 0) == IBV_QPS_ERR && qp_state(&p, 1) == IBV_QPS_RTS);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_RNR_RETRY_EXC_ERR);
+    EXPECT(qp_state(&p, 0) == IBV_QPS_ERR && qp_state(&p, 1) == IBV_QPS_RTS);
     V->dereg_mr(m);
     vp_close(&p);
     /* rnr_retry=7: waits until the receive is posted 50 ms later */
@@ -391,12 +376,12 @@ static void t_rnr(void)
     o.min_rnr_timer = 14;
     open_pair(&p, &o);
     m = V->reg_mr(p.pd, buf, sizeof buf, rw_access());
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 1,
-                   IBV_SEND_SIGNALED, 1) == 0);
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 0.05) == 0);
-    CHECK(vp_recv(&p, 1, NULL, 0, 0, 9) == 0);
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_SUCCESS);
-    CHECK(vp_wait(&p, p.cq[1], &wc, 1, 5) == 1 && wc.wr_id == 9);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE_WITH_IMM, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 1,
+                    IBV_SEND_SIGNALED, 1) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 0.05) == 0);
+    EXPECT(vp_recv(&p, 1, NULL, 0, 0, 9) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_SUCCESS);
+    EXPECT(vp_wait(&p, p.cq[1], &wc, 1, 5) == 1 && wc.wr_id == 9);
     V->dereg_mr(m);
     vp_close(&p);
     no_leaks();
@@ -412,15 +397,15 @@ static void t_retry(void)
     static unsigned char buf[256];
     struct ibv_mr *m = V->reg_mr(p.pd, buf, sizeof buf, rw_access());
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
-    CHECK(V->modify_qp(p.qp[1], &a, IBV_QP_STATE) == 0);
+    EXPECT(V->modify_qp(p.qp[1], &a, IBV_QP_STATE) == 0);
     double t0 = vp_now();
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
-                   1) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
+                    1) == 0);
     struct ibv_wc wc;
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
     double t = vp_now() - t0, want = 4 * (4.096e-6 * (1 << 18)) / 16;
     printf("retry exceeded after %.0f ms (configured %.0f ms)\n", t * 1e3, want * 1e3);
-    CHECK(t >= want * 0.9 && t <= want * 2);
+    EXPECT(t >= want * 0.9 && t <= want * 2);
     V->dereg_mr(m);
     vp_close(&p);
     /* a wrong PSN: the responder drops everything, the requester retries and gives up */
@@ -431,10 +416,10 @@ static void t_retry(void)
     V->modify_qp(p.qp[1], &a, IBV_QP_STATE);
     vp_to_init(&p, p.qp[1], rw_access());
     vp_rtr_attr(&p, &a, p.qp[0]->qp_num, 555); /* QP 0 sends from 100 */
-    CHECK(V->modify_qp(p.qp[1], &a, VP_RTR_MASK) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
-                   1) == 0);
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
+    EXPECT(V->modify_qp(p.qp[1], &a, VP_RTR_MASK) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 16, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
+                    1) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
     V->dereg_mr(m);
     vp_close(&p);
     no_leaks();
@@ -453,26 +438,26 @@ static void t_limits(void)
         if ((rc = vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0,
                            i % 4 == 3 ? IBV_SEND_SIGNALED : 0, (uint64_t)i)) == 0)
             ok++;
-    CHECK(ok == 16 && rc == ENOMEM);
+    EXPECT(ok == 16 && rc == ENOMEM);
     /* completions done but not polled: still full */
     struct ibv_wc wc[8];
     for (int i = 0; i < 50; i++)
         V->poll_cq(p.cq[1], 1, wc);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, 0, 99) == ENOMEM);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, 0, 99) == ENOMEM);
     /* polling the first signalled completion (wr 3) frees 4 slots */
-    CHECK(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 3);
+    EXPECT(vp_wait(&p, p.cq[0], wc, 1, 5) == 1 && wc[0].wr_id == 3);
     for (int i = 0; i < 4; i++)
-        CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, 0, 100) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, 0, 100) == ENOMEM);
+        EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, 0, 100) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, 0, 100) == ENOMEM);
     /* inline over max_inline: EINVAL */
     static unsigned char big[200];
-    CHECK(vp_write(&p, 1, IBV_WR_RDMA_WRITE, big, 200, 0, (uintptr_t)buf, m->rkey, 0, IBV_SEND_INLINE, 1) == EINVAL);
+    EXPECT(vp_write(&p, 1, IBV_WR_RDMA_WRITE, big, 200, 0, (uintptr_t)buf, m->rkey, 0, IBV_SEND_INLINE, 1) == EINVAL);
     V->dereg_mr(m);
     vp_close(&p);
     /* CQ of 4 is 7; 12 signalled completions overrun it: CQ_ERR, the QP in ERR, counted */
     o = (vp_opts){.cq_size = 4, .sq = 16};
     open_pair(&p, &o);
-    CHECK(p.cq[0]->cqe == 7);
+    EXPECT(p.cq[0]->cqe == 7);
     m = V->reg_mr(p.pd, buf, sizeof buf, rw_access());
     st_fake_live before, after;
     st_fake_counts(&before);
@@ -481,13 +466,13 @@ static void t_limits(void)
     for (int i = 0; i < 20; i++)
         V->poll_cq(p.cq[1], 1, wc);
     st_fake_counts(&after);
-    CHECK(after.cq_overruns == before.cq_overruns + 1);
-    CHECK(qp_state(&p, 0) == IBV_QPS_ERR);
+    EXPECT(after.cq_overruns == before.cq_overruns + 1);
+    EXPECT(qp_state(&p, 0) == IBV_QPS_ERR);
     fcntl(p.ctx->async_fd, F_SETFL, O_NONBLOCK);
     struct ibv_async_event ev;
-    CHECK(V->get_async_event(p.ctx, &ev) == 0 && ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == p.cq[0]);
+    EXPECT(V->get_async_event(p.ctx, &ev) == 0 && ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == p.cq[0]);
     V->ack_async_event(&ev);
-    CHECK(V->get_async_event(p.ctx, &ev) == -1 && errno == EAGAIN);
+    EXPECT(V->get_async_event(p.ctx, &ev) == -1 && errno == EAGAIN);
     V->dereg_mr(m);
     vp_close(&p);
     no_leaks();
@@ -519,37 +504,37 @@ static void t_channel(void)
     open_pair(&p, &o);
     static unsigned char buf[256];
     struct ibv_mr *m = V->reg_mr(p.pd, buf, sizeof buf, rw_access());
-    CHECK(vp_recv(&p, 1, NULL, 0, 0, 7) == 0);
-    CHECK(V->req_notify_cq(p.cq[1], 0) == 0);
+    EXPECT(vp_recv(&p, 1, NULL, 0, 0, 7) == 0);
+    EXPECT(V->req_notify_cq(p.cq[1], 0) == 0);
     struct chan_arg a = {&p, m, buf};
     pthread_t t;
     pthread_create(&t, NULL, writer, &a);
     struct pollfd pf = {.fd = p.ch->fd, .events = POLLIN};
-    CHECK(poll(&pf, 1, 5000) == 1);
+    EXPECT(poll(&pf, 1, 5000) == 1);
     struct ibv_cq *cq;
     void *cctx;
-    CHECK(V->get_cq_event(p.ch, &cq, &cctx) == 0 && cq == p.cq[1]);
+    EXPECT(V->get_cq_event(p.ch, &cq, &cctx) == 0 && cq == p.cq[1]);
     V->ack_cq_events(cq, 1);
     struct ibv_wc wc;
-    CHECK(vp_wait(&p, p.cq[1], &wc, 1, 5) == 1 && wc.wr_id == 7);
+    EXPECT(vp_wait(&p, p.cq[1], &wc, 1, 5) == 1 && wc.wr_id == 7);
     pthread_join(t, NULL);
     /* readable only when an event waits: a plain WRITE into the armed CQ's QP raises none */
-    CHECK(V->req_notify_cq(p.cq[1], 0) == 0);
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
-                   3) == 0);
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_SUCCESS);
-    CHECK(poll(&pf, 1, 50) == 0);
+    EXPECT(V->req_notify_cq(p.cq[1], 0) == 0);
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
+                    3) == 0);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 5) == 1 && wc.status == IBV_WC_SUCCESS);
+    EXPECT(poll(&pf, 1, 50) == 0);
     /* a retry timeout wakes a process blocked on the channel: peer in RESET, nobody else calls verbs */
     struct ibv_qp_attr ra = {.qp_state = IBV_QPS_RESET};
     V->modify_qp(p.qp[1], &ra, IBV_QP_STATE);
     vp_wait(&p, p.cq[0], &wc, 1, 0.01);
-    CHECK(V->req_notify_cq(p.cq[0], 0) == 0);
+    EXPECT(V->req_notify_cq(p.cq[0], 0) == 0);
     double t0 = vp_now();
-    CHECK(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
-                   2) == 0);
-    CHECK(V->get_cq_event(p.ch, &cq, &cctx) == 0 && cq == p.cq[0]); /* blocking */
+    EXPECT(vp_write(&p, 0, IBV_WR_RDMA_WRITE, buf, 8, m->lkey, (uintptr_t)buf + 64, m->rkey, 0, IBV_SEND_SIGNALED,
+                    2) == 0);
+    EXPECT(V->get_cq_event(p.ch, &cq, &cctx) == 0 && cq == p.cq[0]); /* blocking */
     V->ack_cq_events(cq, 1);
-    CHECK(vp_wait(&p, p.cq[0], &wc, 1, 1) == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
+    EXPECT(vp_wait(&p, p.cq[0], &wc, 1, 1) == 1 && wc.status == IBV_WC_RETRY_EXC_ERR);
     printf("blocked get_cq_event woke with RETRY_EXC_ERR after %.0f ms\n", (vp_now() - t0) * 1e3);
     V->dereg_mr(m);
     vp_close(&p);
@@ -560,7 +545,7 @@ static void t_channel(void)
 static int fault_run(const char *spec, int opcode, int *st1, double *secs)
 {
     char err[200];
-    REQUIRE(st_fake_faults(spec, err, sizeof err) == 0);
+    CHECK(st_fake_faults(spec, err, sizeof err) == 0);
     vpair p;
     vp_opts o = {.timeout = 12, .retry_cnt = 2, .rnr_retry = 2, .min_rnr_timer = 1};
     open_pair(&p, &o);
@@ -596,25 +581,25 @@ static void t_faults(void)
     double s;
     long f0 = st_fake_fired("drop");
     /* every 3rd packet lost: retransmissions recover */
-    CHECK(fault_run("drop:every=3", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_SUCCESS);
-    CHECK(st_fake_fired("drop") > f0);
+    EXPECT(fault_run("drop:every=3", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_SUCCESS);
+    EXPECT(st_fake_fired("drop") > f0);
     /* everything lost after the 2nd packet: retry exceeded */
     f0 = st_fake_fired("drop");
-    CHECK(fault_run("drop:after=2", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_RETRY_EXC_ERR);
-    CHECK(st_fake_fired("drop") >= f0 + 3);
-    CHECK(fault_run("rkey:after=1", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_REM_ACCESS_ERR && st1 == IBV_QPS_ERR);
-    CHECK(st_fake_fired("rkey") == 1);
-    CHECK(fault_run("qperr:after=2", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_WR_FLUSH_ERR);
-    CHECK(st_fake_fired("qperr") == 1);
-    CHECK(fault_run("portdown:after=1", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_RETRY_EXC_ERR);
-    CHECK(st_fake_fired("portdown") == 1);
-    CHECK(fault_run("deadpeer:after=1", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_RETRY_EXC_ERR);
-    CHECK(st_fake_fired("deadpeer") == 1);
+    EXPECT(fault_run("drop:after=2", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_RETRY_EXC_ERR);
+    EXPECT(st_fake_fired("drop") >= f0 + 3);
+    EXPECT(fault_run("rkey:after=1", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_REM_ACCESS_ERR && st1 == IBV_QPS_ERR);
+    EXPECT(st_fake_fired("rkey") == 1);
+    EXPECT(fault_run("qperr:after=2", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_WR_FLUSH_ERR);
+    EXPECT(st_fake_fired("qperr") == 1);
+    EXPECT(fault_run("portdown:after=1", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_RETRY_EXC_ERR);
+    EXPECT(st_fake_fired("portdown") == 1);
+    EXPECT(fault_run("deadpeer:after=1", IBV_WR_RDMA_WRITE, &st1, &s) == IBV_WC_RETRY_EXC_ERR);
+    EXPECT(st_fake_fired("deadpeer") == 1);
     /* 2 RNR NAKs with rnr_retry 2: recovers; 3: RNR_RETRY_EXC_ERR */
-    CHECK(fault_run("rnr:count=2", IBV_WR_RDMA_WRITE_WITH_IMM, &st1, &s) == IBV_WC_SUCCESS);
-    CHECK(st_fake_fired("rnr") == 2);
-    CHECK(fault_run("rnr:count=3", IBV_WR_RDMA_WRITE_WITH_IMM, &st1, &s) == IBV_WC_RNR_RETRY_EXC_ERR);
-    CHECK(st_fake_fired("rnr") == 5);
+    EXPECT(fault_run("rnr:count=2", IBV_WR_RDMA_WRITE_WITH_IMM, &st1, &s) == IBV_WC_SUCCESS);
+    EXPECT(st_fake_fired("rnr") == 2);
+    EXPECT(fault_run("rnr:count=3", IBV_WR_RDMA_WRITE_WITH_IMM, &st1, &s) == IBV_WC_RNR_RETRY_EXC_ERR);
+    EXPECT(st_fake_fired("rnr") == 5);
     /* deterministic given the seed: the same run drops the same packets */
     long d0 = st_fake_fired("drop");
     int r1 = fault_run("drop:pct=20,seed=5", IBV_WR_RDMA_WRITE, &st1, &s);
@@ -622,12 +607,12 @@ static void t_faults(void)
     int r2 = fault_run("drop:pct=20,seed=5", IBV_WR_RDMA_WRITE, &st1, &s);
     long d2 = st_fake_fired("drop");
     printf("drop:pct=20,seed=5 dropped %ld then %ld packets, status %d then %d\n", d1 - d0, d2 - d1, r1, r2);
-    CHECK(d1 - d0 == d2 - d1 && d1 > d0 && r1 == r2);
+    EXPECT(d1 - d0 == d2 - d1 && d1 > d0 && r1 == r2);
     /* the parser names what is wrong */
     char err[200];
-    CHECK(st_fake_faults("drop:every=x", err, sizeof err) == -1 && strstr(err, "every=x"));
-    CHECK(st_fake_faults("bogus", err, sizeof err) == -1 && strstr(err, "bogus"));
-    CHECK(st_fake_faults("drop:pct=30,seed=7", err, sizeof err) == 0);
+    EXPECT(st_fake_faults("drop:every=x", err, sizeof err) == -1 && strstr(err, "every=x"));
+    EXPECT(st_fake_faults("bogus", err, sizeof err) == -1 && strstr(err, "bogus"));
+    EXPECT(st_fake_faults("drop:pct=30,seed=7", err, sizeof err) == 0);
     st_fake_faults("", err, sizeof err);
     no_leaks();
 }
@@ -709,7 +694,7 @@ static void t_threads(void)
         pthread_create(&t[i], NULL, side_run, &s[i]);
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
-    CHECK(s[0].bad == 0 && s[1].bad == 0);
+    EXPECT(s[0].bad == 0 && s[1].bad == 0);
     for (int i = 0; i < 2; i++) {
         V->dereg_mr(s[i].msrc);
         V->dereg_mr(s[i].mdst);
@@ -743,7 +728,7 @@ static void pside_open(pside *s)
 {
     vpair p;
     char err[100];
-    REQUIRE(vp_open(&p, V, NULL, err, sizeof err) == 0);
+    CHECK(vp_open(&p, V, NULL, err, sizeof err) == 0);
     s->ctx = p.ctx;
     s->pd = p.pd;
     s->ch = V->create_comp_channel(s->ctx);
@@ -753,11 +738,11 @@ static void pside_open(pside *s)
                                           .max_recv_sge = 1}};
     s->qp = V->create_qp(s->pd, &ia);
     s->mr = V->reg_mr(s->pd, s->buf, sizeof s->buf, rw_access());
-    REQUIRE(s->ch && s->cq && s->qp && s->mr);
+    CHECK(s->ch && s->cq && s->qp && s->mr);
     s->me = (struct card){.qpn = s->qp->qp_num, .rkey = s->mr->rkey, .addr = (uintptr_t)s->buf, .gid = p.gid};
     p.o = (vp_opts){0};
     vp_defaults(&p.o);
-    REQUIRE(vp_to_init(&p, s->qp, rw_access()) == 0);
+    CHECK(vp_to_init(&p, s->qp, rw_access()) == 0);
 }
 
 static void pside_connect(pside *s, const struct card *peer, int timeout)
@@ -770,9 +755,9 @@ static void pside_connect(pside *s, const struct card *peer, int timeout)
     V->query_gid(s->ctx, 1, 2, &g);
     struct ibv_qp_attr a;
     vp_rtr_attr(&p, &a, peer->qpn, 0);
-    REQUIRE(V->modify_qp(s->qp, &a, VP_RTR_MASK) == 0);
+    CHECK(V->modify_qp(s->qp, &a, VP_RTR_MASK) == 0);
     vp_rts_attr(&p, &a, 0);
-    REQUIRE(V->modify_qp(s->qp, &a, VP_RTS_MASK) == 0);
+    CHECK(V->modify_qp(s->qp, &a, VP_RTS_MASK) == 0);
 }
 
 static void pside_close(pside *s)
@@ -812,24 +797,24 @@ static int wait_event(pside *s, double secs, struct ibv_wc *wc)
 static void t_procs(void)
 {
     char id[64];
-    REQUIRE(st_fake_fabric_create(id, sizeof id) == 0);
+    CHECK(st_fake_fabric_create(id, sizeof id) == 0);
     setenv("STITCH_FAKE_FABRIC", id, 1);
     int up[2], down[2];
-    REQUIRE(pipe(up) == 0 && pipe(down) == 0);
+    CHECK(pipe(up) == 0 && pipe(down) == 0);
     pid_t child = fork();
     if (child == 0) {
         pside s;
         pside_open(&s);
         struct card peer;
-        REQUIRE(write(up[1], &s.me, sizeof s.me) == sizeof s.me);
-        REQUIRE(read(down[0], &peer, sizeof peer) == sizeof peer);
+        CHECK(write(up[1], &s.me, sizeof s.me) == sizeof s.me);
+        CHECK(read(down[0], &peer, sizeof peer) == sizeof peer);
         pside_connect(&s, &peer, 12);
         fcntl(s.ch->fd, F_SETFL, O_NONBLOCK);
         struct ibv_sge sge = {.addr = 0, .length = 0, .lkey = 0};
         struct ibv_recv_wr rw = {.wr_id = 5, .sg_list = &sge, .num_sge = 0}, *bad;
         V->post_recv(s.qp, &rw, &bad);
         char go = 1;
-        REQUIRE(write(up[1], &go, 1) == 1);
+        CHECK(write(up[1], &go, 1) == 1);
         struct ibv_wc wc;
         /* blocked in poll(): the parent's WRITE_WITH_IMM must wake it */
         int ok = wait_event(&s, 10, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 5 &&
@@ -845,22 +830,22 @@ static void t_procs(void)
              wc.status == IBV_WC_SUCCESS && wc.wr_id == 6;
         /* a receive for the WRITE_IMM the parent sends while we are stopped, then wait in poll() to be killed */
         V->post_recv(s.qp, &rw, &bad);
-        REQUIRE(write(up[1], &ok, sizeof ok) == sizeof ok);
+        CHECK(write(up[1], &ok, sizeof ok) == sizeof ok);
         for (;;)
             wait_event(&s, 10, &wc);
     }
     pside s;
     pside_open(&s);
     struct card peer;
-    REQUIRE(read(up[0], &peer, sizeof peer) == sizeof peer);
-    REQUIRE(write(down[1], &s.me, sizeof s.me) == sizeof s.me);
+    CHECK(read(up[0], &peer, sizeof peer) == sizeof peer);
+    CHECK(write(down[1], &s.me, sizeof s.me) == sizeof s.me);
     pside_connect(&s, &peer, 12);
-    CHECK(memcmp(&peer.gid, &s.me.gid, sizeof peer.gid) != 0); /* two nodes, two GIDs */
+    EXPECT(memcmp(&peer.gid, &s.me.gid, sizeof peer.gid) != 0); /* two nodes, two GIDs */
     struct ibv_sge rs = {0};
     struct ibv_recv_wr rw = {.wr_id = 8, .sg_list = &rs, .num_sge = 0}, *rbad;
     V->post_recv(s.qp, &rw, &rbad);
     char go;
-    REQUIRE(read(up[0], &go, 1) == 1);
+    CHECK(read(up[0], &go, 1) == 1);
     struct timespec ts = {0, 50 * 1000000};
     nanosleep(&ts, NULL); /* let the child block in poll() (a bounded wait; correctness does not depend on it) */
     memset(s.buf, 0x5e, 5000);
@@ -869,37 +854,37 @@ static void t_procs(void)
                              .send_flags = IBV_SEND_SIGNALED}, *sbad;
     sw.wr.rdma.remote_addr = peer.addr;
     sw.wr.rdma.rkey = peer.rkey;
-    CHECK(V->post_send(s.qp, &sw, &sbad) == 0);
+    EXPECT(V->post_send(s.qp, &sw, &sbad) == 0);
     struct ibv_wc wc[2];
     int got = 0;
     double end = vp_now() + 10;
     while (got < 2 && vp_now() < end) {
         int n = wait_event(&s, 10, &wc[got]);
         if (n > 0) {
-            CHECK(wc[got].status == IBV_WC_SUCCESS);
+            EXPECT(wc[got].status == IBV_WC_SUCCESS);
             got += n;
         }
     }
-    CHECK(got == 2);
-    CHECK(s.buf[100] == 0x6f && s.buf[1099] == 0x6f);
+    EXPECT(got == 2);
+    EXPECT(s.buf[100] == 0x6f && s.buf[1099] == 0x6f);
     int ok = 0;
-    REQUIRE(read(up[0], &ok, sizeof ok) == sizeof ok);
-    CHECK(ok == 1);
+    CHECK(read(up[0], &ok, sizeof ok) == sizeof ok);
+    EXPECT(ok == 1);
     /* the child stopped (SIGSTOP) for 40 scaled timeouts is not dead: its unread packets wait, then complete */
     kill(child, SIGSTOP);
     nanosleep(&ts, NULL);
     sw.wr_id = 3;
-    CHECK(V->post_send(s.qp, &sw, &sbad) == 0);
-    CHECK(vp_wait(&(vpair){.v = V}, s.cq, wc, 1, 0.2) == 0); /* timeout 12: 1 ms per try, 3 tries */
+    EXPECT(V->post_send(s.qp, &sw, &sbad) == 0);
+    EXPECT(vp_wait(&(vpair){.v = V}, s.cq, wc, 1, 0.2) == 0); /* timeout 12: 1 ms per try, 3 tries */
     kill(child, SIGCONT);
-    CHECK(wait_event(&s, 10, wc) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 3);
+    EXPECT(wait_event(&s, 10, wc) == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 3);
     /* the child dies (and stays a zombie until we reap it): the next WRITE ends in RETRY_EXC_ERR */
     kill(child, SIGKILL);
     nanosleep(&ts, NULL);
     sw.wr_id = 2;
     double t0 = vp_now();
-    CHECK(V->post_send(s.qp, &sw, &sbad) == 0);
-    CHECK(wait_event(&s, 10, wc) == 1 && wc[0].status == IBV_WC_RETRY_EXC_ERR && wc[0].wr_id == 2);
+    EXPECT(V->post_send(s.qp, &sw, &sbad) == 0);
+    EXPECT(wait_event(&s, 10, wc) == 1 && wc[0].status == IBV_WC_RETRY_EXC_ERR && wc[0].wr_id == 2);
     printf("dead peer process: RETRY_EXC_ERR after %.0f ms\n", (vp_now() - t0) * 1e3);
     int status;
     waitpid(child, &status, 0);
@@ -915,26 +900,26 @@ static uint32_t claim_child_qpn;
 static void claim_hook(void)
 {
     char go = 1;
-    REQUIRE(write(claim_go[1], &go, 1) == 1);
-    REQUIRE(read(claim_done[0], &claim_child_qpn, sizeof claim_child_qpn) == sizeof claim_child_qpn);
+    CHECK(write(claim_go[1], &go, 1) == 1);
+    CHECK(read(claim_done[0], &claim_child_qpn, sizeof claim_child_qpn) == sizeof claim_child_qpn);
 }
 
 static void t_claim(void)
 {
     char id[64];
-    REQUIRE(st_fake_fabric_create(id, sizeof id) == 0);
+    CHECK(st_fake_fabric_create(id, sizeof id) == 0);
     setenv("STITCH_FAKE_FABRIC", id, 1);
-    REQUIRE(pipe(claim_go) == 0 && pipe(claim_done) == 0);
+    CHECK(pipe(claim_go) == 0 && pipe(claim_done) == 0);
     pid_t child = fork();
-    REQUIRE(child >= 0);
+    CHECK(child >= 0);
     if (child == 0) {
         char go;
-        REQUIRE(read(claim_go[0], &go, 1) == 1);
+        CHECK(read(claim_go[0], &go, 1) == 1);
         pside s;
         pside_open(&s);
         uint32_t qpn = s.qp->qp_num;
-        REQUIRE(write(claim_done[1], &qpn, sizeof qpn) == sizeof qpn);
-        REQUIRE(read(claim_go[0], &go, 1) == 1); /* the parent has looked */
+        CHECK(write(claim_done[1], &qpn, sizeof qpn) == sizeof qpn);
+        CHECK(read(claim_go[0], &go, 1) == 1); /* the parent has looked */
         pside_close(&s);
         _exit(0);
     }
@@ -942,14 +927,14 @@ static void t_claim(void)
     pside s;
     pside_open(&s);
     st_fake_set_claim_hook(NULL);
-    CHECK(st_fake_qpn_visible(s.qp->qp_num));
-    CHECK(st_fake_qpn_visible(claim_child_qpn));
-    CHECK(claim_child_qpn != s.qp->qp_num);
+    EXPECT(st_fake_qpn_visible(s.qp->qp_num));
+    EXPECT(st_fake_qpn_visible(claim_child_qpn));
+    EXPECT(claim_child_qpn != s.qp->qp_num);
     char go = 1;
-    REQUIRE(write(claim_go[1], &go, 1) == 1);
+    CHECK(write(claim_go[1], &go, 1) == 1);
     int status;
-    REQUIRE(waitpid(child, &status, 0) == child);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(waitpid(child, &status, 0) == child);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     pside_close(&s);
     st_fake_fabric_destroy(id);
     no_leaks();
@@ -972,8 +957,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name)) {
             cases[i].fn();
-            printf("%s: %s\n", argv[1], failures ? "FAILED" : "ok");
-            return failures ? 1 : 0;
+            return st_check_summary(argv[1]);
         }
     fprintf(stderr, "unknown scenario '%s'\n", argv[1]);
     return 2;

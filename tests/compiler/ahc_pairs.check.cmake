@@ -1,0 +1,20 @@
+# ahc_pairs.check.cmake - spec 9.3 on AHC's schedule, a check for tests/lib/run.cmake (CHECKS=): the output of
+# `stitchc show algos.dsl -a ahc -c all_reduce -g 2,3 --format json` (its 12 units are run.cmake's STDOUT regex) has
+# transfers between the groups {0,1} and {2,3,4} that pair exactly the logical same-index cards 0-2, 0-3, 1-3, 1-4.
+string(REGEX MATCHALL "\"src\": [0-9]+, \"dst\": [0-9]+" xfers "${out}")
+set(pairs "")
+foreach(x ${xfers})
+  string(REGEX REPLACE "\"src\": ([0-9]+), \"dst\": ([0-9]+)" "\\1;\\2" sd "${x}")
+  list(GET sd 0 s)
+  list(GET sd 1 d)
+  if((s LESS 2) AND (d GREATER 1))
+    list(APPEND pairs "${s}-${d}")
+  elseif((d LESS 2) AND (s GREATER 1))
+    list(APPEND pairs "${d}-${s}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES pairs)
+list(SORT pairs)
+if(NOT pairs STREQUAL "0-2;0-3;1-3;1-4")
+  string(APPEND failures "cross-group pairs are '${pairs}', expected '0-2;0-3;1-3;1-4' (spec 9.3)\n")
+endif()
