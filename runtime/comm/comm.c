@@ -23,7 +23,6 @@
 #include "config.h"
 #include "proof.h"
 #include "registry.h"
-#include "request.h"
 
 /* This thread's last usage error, for the communicator it concerns. */
 static _Thread_local struct {
@@ -77,8 +76,8 @@ stitch_status_t st_comm_enter_nowait(stitch_comm_t *comm, const char *fn)
 stitch_status_t st_comm_enter(stitch_comm_t *comm, const char *fn)
 {
     stitch_status_t st = st_comm_enter_nowait(comm, fn);
-    if (st == STITCH_OK)
-        st_nb_drain(comm); /* queued behind the pending non-blocking calls */
+    if (st == STITCH_OK && comm->nb_ops)
+        comm->nb_ops->drain(comm); /* queued behind the pending non-blocking calls */
     return st;
 }
 
@@ -274,7 +273,8 @@ stitch_status_t stitch_comm_destroy(stitch_comm_t *comm)
     stitch_status_t st = st_comm_enter(comm, "stitch_comm_destroy");
     if (st != STITCH_OK)
         return st;
-    st_nb_free(comm); /* its pending calls are over (st_comm_enter waited): the progress thread stops */
+    if (comm->nb_ops) /* its pending calls are over (st_comm_enter waited): the progress thread stops */
+        comm->nb_ops->free(comm);
     atomic_store_explicit(&comm->magic, ST_COMM_DEAD, memory_order_release);
     comm->be->free(comm);
     comm->abort = NULL, comm->groups = NULL;

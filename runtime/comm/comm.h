@@ -36,6 +36,13 @@ struct st_proc;
 struct st_split;
 struct st_p2p_op;
 struct st_nbq;
+/* What the communicator does with its queue of non-blocking calls (progress.c fills it with the queue): wait until
+ * none is pending, and stop the progress thread and free the queue. Called through here, not by name, so that the
+ * communicator does not call up into the requests above it. */
+typedef struct st_nb_ops {
+    void (*drain)(stitch_comm_t *comm);
+    void (*free)(stitch_comm_t *comm);
+} st_nb_ops;
 
 /* What a kind of communicator does differently: one table per backend (threads.c, proc.c). */
 typedef struct st_backend {
@@ -120,7 +127,8 @@ struct stitch_comm {
     struct st_proc *proc; /* the processes backend's (proc.c, exec_msg.c) */
     struct st_dcomm *dev; /* the device backend's (device/dev_comm.c), beside the job it was made from */
     struct st_nbq *nb;    /* the queue of non-blocking calls and its progress thread (progress.c); NULL until the
-                           * first one */
+                           * first one, which also sets nb_ops */
+    const struct st_nb_ops *nb_ops;
 };
 
 /* A new communicator of backend `be` for rank `rank` of p with the settings, a copy of the registry and a reference

@@ -90,10 +90,13 @@ static st_nbq *st_nb_start(stitch_comm_t *comm, char *why, size_t len)
     return q;
 }
 
+static const st_nb_ops st_nb_queue_ops = {st_nb_drain, st_nb_free};
+
 stitch_status_t st_nb_post(stitch_comm_t *comm, st_req *r, char *why, size_t len)
 {
     if (!comm->nb && !(comm->nb = st_nb_start(comm, why, len)))
         return STITCH_ERR_SYSTEM;
+    comm->nb_ops = &st_nb_queue_ops;
     st_nbq *q = comm->nb;
     r->comm = comm;
     pthread_mutex_lock(&q->mu);

@@ -189,9 +189,13 @@ stitch_status_t st_sel_build(const st_sel_env *env, stitch_coll_t coll, st_sel_t
     if (!st_reg_first(env->reg, coll))
         return STITCH_OK;
     stitch_status_t st;
-    if (env->level1[coll])
-        return st_sel_build_configured(env, coll, out, err, errlen); /* checked by the build it falls back to */
-    switch (env->policy) {
+    int policy = env->policy;
+    if (env->level1[coll]) {
+        if (st_sel_build_configured(env, coll, out))
+            return STITCH_OK;
+        policy = ST_SEL_HCCL; /* HCCL's default for the operator, out->note says why */
+    }
+    switch (policy) {
     case ST_SEL_HCCL: st = st_sel_build_hccl(env, coll, out, err, errlen); break;
     case ST_SEL_SIZE: st = st_build_size(env, coll, out); break;
     case ST_SEL_HCCL_GUIDE: st = st_sel_build_guide(env, coll, out, err, errlen); break;
@@ -201,7 +205,7 @@ stitch_status_t st_sel_build(const st_sel_env *env, stitch_coll_t coll, st_sel_t
         return st;
     char why[256];
     if (st_sel_check(out, why, sizeof why) != 0) {
-        snprintf(err, errlen, "selection (%s) of %s: %s", st_sel_policy_name(env->policy), stitch_coll_name(coll),
+        snprintf(err, errlen, "selection (%s) of %s: %s", st_sel_policy_name(policy), stitch_coll_name(coll),
                  why);
         return STITCH_ERR_INTERNAL;
     }

@@ -114,11 +114,10 @@ typedef struct st_sel_shape {
 } st_sel_shape;
 st_sel_shape st_sel_shape_of(const st_sel_env *env);
 
-/* The table of a collective HCCL_ALGO's level1 entry chooses for (env->level1[coll], select_conf.c): its one
- * algorithm for every size (st_hccl_level1_run), or where that cannot run HCCL's default (policy hccl) with why in
- * out->note. The same contract as st_sel_build. */
-stitch_status_t st_sel_build_configured(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
-                                        size_t errlen);
+/* The table of a collective HCCL_ALGO's level1 entry chooses for (env->level1[coll], select_conf.c): 1 with its
+ * one algorithm for every size (st_hccl_level1_run) in out; 0 where that cannot run, with out empty, out->configured
+ * set and why in out->note: st_sel_build then lays HCCL's default (policy hccl) in it. */
+int st_sel_build_configured(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out);
 
 /* Policy hccl_guide's table (select_guide.c): HCCL's documented selection (spec 13.1); the same contract. */
 stitch_status_t st_sel_build_guide(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,

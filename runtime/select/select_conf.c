@@ -17,8 +17,7 @@
 #include "config.h"
 #include "select.h"
 
-stitch_status_t st_sel_build_configured(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
-                                        size_t errlen)
+int st_sel_build_configured(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out)
 {
     int alg = env->level1[coll];
     st_sel_shape sh = st_sel_shape_of(env);
@@ -32,17 +31,12 @@ stitch_status_t st_sel_build_configured(const st_sel_env *env, stitch_coll_t col
                  a ? impl : name);
         a = NULL;
     }
-    out->n = 0;
+    out->n = 0, out->configured = alg;
     if (a) {
         st_sel_add_between(out, 0, SIZE_MAX, a, strcmp(name, "hier") == 0 ? impl : NULL);
-        out->configured = alg, out->note[0] = '\0';
-        return STITCH_OK;
+        out->note[0] = '\0';
+        return 1;
     }
-    st_sel_env h = *env;
-    h.policy = ST_SEL_HCCL;
-    memset(h.level1, 0, sizeof h.level1);
-    stitch_status_t st = st_sel_build(&h, coll, out, err, errlen);
-    out->configured = alg;
     snprintf(out->note, sizeof out->note, "%s; HCCL's default runs", why[0] ? why : "not applicable");
-    return st;
+    return 0;
 }
