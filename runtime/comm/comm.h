@@ -35,6 +35,7 @@ struct st_job;
 struct st_proc;
 struct st_split;
 struct st_p2p_op;
+struct st_p2p_feed;
 struct st_nbq;
 
 /* What a kind of communicator does differently: one table per backend (threads.c, proc.c). */
@@ -55,8 +56,9 @@ typedef struct st_backend {
     stitch_status_t (*split_offer)(stitch_comm_t *parent, struct st_split *sp, char *blob, char *err, size_t errlen);
     stitch_status_t (*split_join)(stitch_comm_t *parent, struct st_split *sp, const char *blob, stitch_comm_t **out,
                                   char *err, size_t errlen);
-    /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one. */
-    stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n);
+    /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one, and those a
+     * feed brings meanwhile (feed NULL: none). */
+    stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n, struct st_p2p_feed *feed);
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */

@@ -53,26 +53,25 @@ stitch_status_t st_p2p_timeout(struct stitch_comm *comm, const char *fn, const s
                         what, comm->rank, left);
 }
 
-static stitch_status_t st_check_op(stitch_comm_t *comm, const char *fn, const st_p2p_op *op)
+int st_p2p_check(const stitch_comm_t *comm, const char *fn, const st_p2p_op *op, char *why, size_t len)
 {
     const void *buf = op->kind == ST_P2P_SEND ? op->send : op->recv;
     const char *name = op->kind == ST_P2P_SEND ? "sendbuf" : "recvbuf";
+    size_t es = (unsigned)op->dtype < STITCH_DTYPE_COUNT ? stitch_dtype_size(op->dtype) : 1;
     if (op->peer < 0 || op->peer >= comm->p)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: peer %d is not a rank of this communicator "
-                             "(0..%d)", fn, op->peer, comm->p - 1);
-    if ((unsigned)op->dtype >= STITCH_DTYPE_COUNT)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: dtype %d is not a stitch_dtype_t (0..%d)", fn,
-                             (int)op->dtype, STITCH_DTYPE_COUNT - 1);
-    size_t es = stitch_dtype_size(op->dtype);
-    if (op->count > (size_t)PTRDIFF_MAX / es)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: count %zu of %s does not fit in memory", fn,
-                             op->count, stitch_dtype_name(op->dtype));
-    if (op->count && !buf)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: %s is NULL with count %zu", fn, name, op->count);
-    if (op->count && (uintptr_t)buf % es != 0)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: %s %p is not aligned to %zu bytes as %s "
-                             "requires", fn, name, buf, es, stitch_dtype_name(op->dtype));
-    return STITCH_OK;
+        snprintf(why, len, "%s: peer %d is not a rank of this communicator (0..%d)", fn, op->peer, comm->p - 1);
+    else if ((unsigned)op->dtype >= STITCH_DTYPE_COUNT)
+        snprintf(why, len, "%s: dtype %d is not a stitch_dtype_t (0..%d)", fn, (int)op->dtype, STITCH_DTYPE_COUNT - 1);
+    else if (op->count > (size_t)PTRDIFF_MAX / es)
+        snprintf(why, len, "%s: count %zu of %s does not fit in memory", fn, op->count, stitch_dtype_name(op->dtype));
+    else if (op->count && !buf)
+        snprintf(why, len, "%s: %s is NULL with count %zu", fn, name, op->count);
+    else if (op->count && (uintptr_t)buf % es != 0)
+        snprintf(why, len, "%s: %s %p is not aligned to %zu bytes as %s requires", fn, name, buf, es,
+                 stitch_dtype_name(op->dtype));
+    else
+        return 0;
+    return -1;
 }
 
 /* The k-th operation of op's kind with op's peer, counting those already recorded. */
@@ -152,7 +151,7 @@ static stitch_status_t st_p2p_run(stitch_comm_t *comm, const char *fn, const st_
     else if (!comm->be->p2p)
         st = st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: this communicator's backend has no point-to-point", fn);
     else if ((st = st_self(comm, fn, ops, n, rest, &m)) == STITCH_OK && m > 0)
-        st = comm->be->p2p(comm, rest, m);
+        st = comm->be->p2p(comm, rest, m, NULL);
     free(rest);
     st_comm_leave(comm);
     return st;
@@ -163,8 +162,9 @@ static stitch_status_t st_one(stitch_comm_t *comm, const char *fn, st_p2p_op *op
     stitch_status_t st = st_comm_enter(comm, fn);
     if (st != STITCH_OK)
         return st;
-    if ((st = st_check_op(comm, fn, op)) != STITCH_OK)
-        st = st_comm_tell(comm, st); /* the peer must not wait for this operation */
+    char why[ST_REASON_MAX];
+    if (st_p2p_check(comm, fn, op, why, sizeof why) != 0) /* the peer must not wait for this operation: */
+        st = st_comm_tell(comm, st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s", why));
     st_comm_leave(comm);
     if (st != STITCH_OK)
         return st;

@@ -74,7 +74,7 @@ st_req *st_req_new(stitch_request_t **handle)
     st_req *r = st_req_take(&i);
     if (r) {
         r->done = 0, r->status = STITCH_OK, r->msg[0] = '\0';
-        r->comm = NULL, r->v = NULL, r->next = NULL;
+        r->comm = NULL, r->v = NULL, r->next = NULL, r->is_p2p = 0;
         memset(&r->a, 0, sizeof r->a);
         *handle = st_req_handle(i, (uintptr_t)atomic_load(&r->gen) & ST_REQ_LOW);
     }
