@@ -59,6 +59,9 @@ typedef struct st_backend {
     /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one, and those a
      * feed brings meanwhile (feed NULL: none). */
     stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n, struct st_p2p_feed *feed);
+    /* Wake this rank's point-to-point loop if it sleeps, so that its feed brings an operation just queued (any
+     * thread; p2p.h). NULL: the loop needs no waking. */
+    void (*p2p_wake)(stitch_comm_t *comm);
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */

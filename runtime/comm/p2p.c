@@ -1,11 +1,13 @@
 /* p2p.c - stitch_send, stitch_recv, stitch_group_start, stitch_group_end (p2p.h says how they run).
  *
- * A group is the calling thread's: its operations are recorded, with their buffers, until stitch_group_end. It
+ * A group is the calling thread's: its operations are recorded, with their buffers, until stitch_group_end (the
+ * record's memory is kept for the thread's next group and freed when the thread exits). It
  * holds the operations of one communicator (a group across communicators would need their backends progressed
  * together, which neither does yet: refused, not run in an order that could deadlock). An argument error aborts
  * the communicator at once, as it does for a collective (api.c), so that no peer waits for an operation that will
  * never come.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,23 @@ static _Thread_local struct {
     st_p2p_op *ops;
     int n, cap;
 } st_grp;
+
+/* The thread's record of operations is kept from group to group and freed when the thread exits, by the
+ * destructor of a key whose value is the record (set on every move). */
+static pthread_key_t st_grp_key;
+static pthread_once_t st_grp_once = PTHREAD_ONCE_INIT;
+static int st_grp_keyed; /* pthread_key_create succeeded (else the record lives as long as the process) */
+
+static void st_grp_free(void *ops)
+{
+    free(ops);
+    st_grp.ops = NULL, st_grp.cap = 0, st_grp.n = 0;
+}
+
+static void st_grp_key_make(void)
+{
+    st_grp_keyed = pthread_key_create(&st_grp_key, st_grp_free) == 0;
+}
 
 int st_p2p_grouped(void)
 {
@@ -94,6 +113,9 @@ static stitch_status_t st_record(stitch_comm_t *comm, const char *fn, st_p2p_op 
         if (!ops)
             return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory recording the group", fn);
         st_grp.ops = ops, st_grp.cap = cap;
+        pthread_once(&st_grp_once, st_grp_key_make);
+        if (st_grp_keyed)
+            pthread_setspecific(st_grp_key, ops);
     }
     op->nth = st_count_same(st_grp.ops, st_grp.n, op);
     st_grp.ops[st_grp.n++] = *op;

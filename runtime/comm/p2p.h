@@ -50,6 +50,10 @@ typedef struct st_p2p_feed {
 struct stitch_comm;
 stitch_status_t st_threads_p2p(struct stitch_comm *comm, const st_p2p_op *ops, int n, st_p2p_feed *feed);
 stitch_status_t st_proc_p2p(struct stitch_comm *comm, const st_p2p_op *ops, int n, st_p2p_feed *feed);
+/* st_backend.p2p_wake: ring the bell the loop sleeps on (threads: the job's p2p bell; processes: my doorbell, which
+ * a rank with tcp peers does not sleep on: its poll wakes at least every 20 ms). */
+void st_threads_p2p_wake(struct stitch_comm *comm);
+void st_proc_p2p_wake(struct stitch_comm *comm);
 
 /* An argument error of op for fn (peer, dtype, count, buffer, alignment) in why; 0 when none. */
 int st_p2p_check(const struct stitch_comm *comm, const char *fn, const st_p2p_op *op, char *why, size_t len);

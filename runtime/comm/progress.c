@@ -127,6 +127,8 @@ stitch_status_t st_nb_post(stitch_comm_t *comm, st_req *r, char *why, size_t len
     q->pending++;
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
+    if (r->is_p2p && comm->be->p2p_wake) /* a running point-to-point loop may take it (p2p_nb.c) */
+        comm->be->p2p_wake(comm);
     return STITCH_OK;
 }
 

@@ -251,8 +251,11 @@ static stitch_status_t st_mloop(st_mrun *r)
             sched_yield();
             continue;
         }
-        uint32_t seen = st_proc_arm(r->pr); /* then one more look, so a ring after the arm is not lost */
-        if ((st = st_look(r, &moved, &sending)) != STITCH_OK || moved || r->left == 0) {
+        uint32_t seen = st_proc_arm(r->pr); /* then one more look (the feed too), so a ring after the arm is not lost */
+        int had = r->n;
+        if ((st = st_mtake(r)) == STITCH_OK)
+            st = st_look(r, &moved, &sending);
+        if (st != STITCH_OK || moved || r->n > had || r->left == 0) {
             st_proc_disarm(r->pr);
             if (st != STITCH_OK)
                 return st;
@@ -262,6 +265,12 @@ static stitch_status_t st_mloop(st_mrun *r)
         st_proc_block(r->pr, ST_BLOCK_MS, sending, seen);
     }
     return STITCH_OK;
+}
+
+void st_proc_p2p_wake(stitch_comm_t *comm)
+{
+    if (comm->proc->bell)
+        st_bell_ring(comm->proc->bell);
 }
 
 stitch_status_t st_proc_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n, st_p2p_feed *feed)

@@ -284,6 +284,13 @@ static stitch_status_t st_loop(st_prun *r)
     return STITCH_OK;
 }
 
+void st_threads_p2p_wake(stitch_comm_t *comm)
+{
+    st_job_part *have = atomic_load_explicit(&comm->job->p2p, memory_order_acquire);
+    if (have)
+        st_ring((struct st_p2p_box *)have);
+}
+
 stitch_status_t st_threads_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n, st_p2p_feed *feed)
 {
     st_prun r = {comm, feed ? "stitch_isend/irecv" : n == 1 ? (ops[0].kind == ST_P2P_SEND ? "stitch_send" :
