@@ -109,6 +109,11 @@ set_tests_properties(runtime.split PROPERTIES TIMEOUT 120 LABELS runtime)
 stitch_runtime_test(p2p)
 add_test(NAME runtime.p2p COMMAND test_runtime_p2p)
 set_tests_properties(runtime.p2p PROPERTIES TIMEOUT 180 LABELS runtime)
+# A thread's group record freed at thread exit (tests/runtime/test_p2p_exit.c; LeakSanitizer checks it under make
+# sanitize, where it exits normally).
+stitch_runtime_test(p2p_exit)
+add_test(NAME runtime.p2p_exit COMMAND test_runtime_p2p_exit)
+set_tests_properties(runtime.p2p_exit PROPERTIES TIMEOUT 60 LABELS runtime)
 
 # Non-blocking collectives on thread ranks (tests/runtime/test_nb.c): 1,000 calls in flight with data checked in call
 # order, test/wait/wait_all/free, blocking and non-blocking mixed, an abort and a silent rank failing every pending
