@@ -39,6 +39,9 @@ typedef struct st_p2p_op {
 typedef struct st_p2p_feed {
     int (*more)(struct st_p2p_feed *f);
     void (*done)(struct st_p2p_feed *f, int i);
+    /* Drop the operations `done` was called for, keeping the others' order (a run that never runs dry, a stream of
+     * operations, would otherwise grow for ever); the loop drops the same from its own state at the same time. */
+    void (*compact)(struct st_p2p_feed *f);
     st_p2p_op *ops;
     int n;
 } st_p2p_feed;

@@ -25,6 +25,7 @@ typedef struct st_nbfeed {
     st_req **reqs;          /* reqs[i] is f.ops[i]'s request */
     unsigned char *over;    /* over[i]: reqs[i] is complete (and no longer ours) */
     int cap;
+    int taken;              /* requests taken off the queue, all told (compact drops the completed from the arrays) */
     st_req *lost;           /* a request taken off the queue that there was no room to add */
 } st_nbfeed;
 
@@ -32,6 +33,7 @@ typedef struct st_nbfeed {
 static int st_nbf_push(st_nbfeed *nf, st_req *r)
 {
     int n = nf->f.n;
+    nf->taken++;
     if (n == nf->cap) {
         int cap = nf->cap ? 2 * nf->cap : 16;
         st_p2p_op *ops = realloc(nf->f.ops, sizeof *ops * (size_t)cap);
@@ -66,6 +68,16 @@ static int st_nbf_more(st_p2p_feed *f)
     return 0;
 }
 
+static void st_nbf_compact(st_p2p_feed *f)
+{
+    st_nbfeed *nf = (st_nbfeed *)f;
+    int m = 0;
+    for (int i = 0; i < f->n; i++)
+        if (!nf->over[i])
+            f->ops[m] = f->ops[i], nf->reqs[m] = nf->reqs[i], nf->over[m] = 0, m++;
+    f->n = m;
+}
+
 static void st_nbf_done(st_p2p_feed *f, int i)
 {
     st_nbfeed *nf = (st_nbfeed *)f;
@@ -75,7 +87,7 @@ static void st_nbf_done(st_p2p_feed *f, int i)
 
 int st_nb_p2p_run(stitch_comm_t *comm, st_req *r)
 {
-    st_nbfeed nf = {{st_nbf_more, st_nbf_done, NULL, 0}, comm, NULL, NULL, 0, NULL};
+    st_nbfeed nf = {{st_nbf_more, st_nbf_done, st_nbf_compact, NULL, 0}, comm, NULL, NULL, 0, 0, NULL};
     stitch_status_t st;
     if (st_nbf_push(&nf, r) != 0)
         st = st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: rank %d: out of memory for the operation", r->a.fn,
@@ -88,7 +100,6 @@ int st_nb_p2p_run(stitch_comm_t *comm, st_req *r)
                            r->a.fn);
     else
         st = comm->be->p2p(comm, nf.f.ops, nf.f.n, &nf.f);
-    int runs = nf.f.n + (nf.lost != NULL);
     for (int i = 0; st != STITCH_OK && i < nf.f.n; i++)
         if (!nf.over[i])
             st_req_complete(nf.reqs[i], st, comm->last_error);
@@ -97,5 +108,5 @@ int st_nb_p2p_run(stitch_comm_t *comm, st_req *r)
     free(nf.f.ops);
     free(nf.reqs);
     free(nf.over);
-    return runs;
+    return nf.taken;
 }

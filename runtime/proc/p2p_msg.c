@@ -98,11 +98,19 @@ static stitch_status_t st_madd(st_mrun *r, const st_p2p_op *ops, int n)
     return STITCH_OK;
 }
 
-/* The operations the feed brought since the last look. */
+/* The operations the feed brought since the last look; first, when most of those in hand are done, drop them. */
 static stitch_status_t st_mtake(st_mrun *r)
 {
     if (!r->feed)
         return STITCH_OK;
+    if (r->n - r->left >= 64 && r->n - r->left >= r->left) {
+        int m = 0;
+        for (int i = 0; i < r->n; i++)
+            if (!r->ms[i].finished)
+                r->ms[m++] = r->ms[i];
+        r->feed->compact(r->feed);
+        r->n = m, r->ops = r->feed->ops;
+    }
     if (r->feed->more(r->feed) != 0)
         return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the operations", r->fn);
     return r->feed->n > r->n ? st_madd(r, r->feed->ops, r->feed->n) : STITCH_OK;

@@ -238,11 +238,19 @@ static stitch_status_t st_add(st_prun *r, const st_p2p_op *ops, int n)
     return STITCH_OK;
 }
 
-/* The operations the feed brought since the last look. */
+/* The operations the feed brought since the last look; first, when most of those in hand are done, drop them. */
 static stitch_status_t st_take(st_prun *r)
 {
     if (!r->feed)
         return STITCH_OK;
+    if (r->n - r->left >= 64 && r->n - r->left >= r->left) {
+        int m = 0;
+        for (int i = 0; i < r->n; i++)
+            if (!r->ps[i].done)
+                r->ps[m++] = r->ps[i];
+        r->feed->compact(r->feed);
+        r->n = m, r->ops = r->feed->ops;
+    }
     if (r->feed->more(r->feed) != 0)
         return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the operations", r->fn);
     return r->feed->n > r->n ? st_add(r, r->feed->ops, r->feed->n) : STITCH_OK;

@@ -3,11 +3,12 @@
  * with messages larger than the rings; a chain of blocking calls; a receive larger than its send; a group with an
  * unmatched receive (errors naming the ranks within the timeout, never a hang).
  *
- * The same with stitch_isend/stitch_irecv (iring: 8 rounds in flight and a collective between them; ioverlap: an irecv
+ * The same with stitch_isend/stitch_irecv (iring: 8 rounds in flight and a collective between them; istream: 400 rounds, four in flight at any
+ * time, as one run that drops its done operations as it goes; ioverlap: an irecv
  * pending while its rank tells the sender to send; ibigger_recv, iunmatched, iusage).
  *
  *   test_proc_p2p SCENARIO ...    ring, ring.tcp, all_pairs, all_pairs.tcp, chain, bigger_recv, unmatched, usage,
- *                                 iring, iring.tcp, ioverlap, ibigger_recv, iunmatched, iusage
+ *                                 iring, iring.tcp, ioverlap, ibigger_recv, iunmatched, iusage, istream, istream.tcp
  */
 #include "procrun.h"
 #include "p2p_body.h"
@@ -45,6 +46,8 @@ static int sc_unmatched(void) { return run_body(2, pb_unmatched, NULL, 1500, "un
 static int sc_usage(void) { return run_body(3, pb_usage, NULL, 60000, "usage"); }
 static int sc_iring(void) { return run_body(4, pb_iring, NULL, 60000, "iring"); }
 static int sc_iring_tcp(void) { return run_body(3, pb_iring, "tcp", 60000, "iring.tcp"); }
+static int sc_istream(void) { return run_body(3, pb_istream, NULL, 60000, "istream"); }
+static int sc_istream_tcp(void) { return run_body(2, pb_istream, "tcp", 60000, "istream.tcp"); }
 static int sc_ioverlap(void) { return run_body(3, pb_ioverlap, NULL, 60000, "ioverlap"); }
 static int sc_ibigger_recv(void) { return run_body(3, pb_ibigger_recv, NULL, 60000, "ibigger_recv"); }
 static int sc_iunmatched(void) { return run_body(2, pb_iunmatched, NULL, 1500, "iunmatched"); }
@@ -55,7 +58,7 @@ static const proc_scenario scenarios[] = {
     {"all_pairs", sc_all_pairs}, {"all_pairs.tcp", sc_all_pairs_tcp},
     {"chain", sc_chain}, {"bigger_recv", sc_bigger_recv}, {"unmatched", sc_unmatched}, {"usage", sc_usage},
     {"iring", sc_iring}, {"iring.tcp", sc_iring_tcp}, {"ioverlap", sc_ioverlap}, {"ibigger_recv", sc_ibigger_recv},
-    {"iunmatched", sc_iunmatched}, {"iusage", sc_iusage},
+    {"iunmatched", sc_iunmatched}, {"iusage", sc_iusage}, {"istream", sc_istream}, {"istream.tcp", sc_istream_tcp},
 };
 
 int main(int argc, char **argv)

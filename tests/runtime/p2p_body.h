@@ -248,6 +248,46 @@ static int pb_iring(stitch_comm_t *comm, char *why, size_t len)
     return rc;
 }
 
+/* A stream: 400 rounds of ring exchange with isend/irecv, each round waited for four rounds later, so that
+ * operations are always in flight and one run of them goes on (p2p_nb.c drops the done ones as it goes: p2p.h's
+ * compact); every element checked. Two ranks or more. */
+__attribute__((unused))
+static int pb_istream(stitch_comm_t *comm, char *why, size_t len)
+{
+    enum { ROUNDS = 400, WINDOW = 4, N = 64 };
+    int me = stitch_comm_rank(comm), p = stitch_comm_size(comm), right = (me + 1) % p, left = (me + p - 1) % p;
+    int32_t out[WINDOW][N], in[WINDOW][N];
+    stitch_request_t *reqs[WINDOW][2];
+    int rc = 0;
+    for (int round = 0; round < ROUNDS + WINDOW && !rc; round++) {
+        int w = round % WINDOW;
+        if (round >= WINDOW) { /* round - WINDOW's slot: wait, check, free */
+            stitch_status_t st = stitch_wait_all(2, reqs[w]);
+            if (st != STITCH_OK)
+                rc = pb_fail(why, len, "rank %d round %d: %s: %s", me, round - WINDOW, stitch_strerror(st),
+                             stitch_comm_last_error(comm));
+            else
+                rc = pb_check(in[w], N, left, me, round - WINDOW, "stream", why, len);
+            stitch_request_free(reqs[w][0]), stitch_request_free(reqs[w][1]);
+        }
+        if (round >= ROUNDS || rc)
+            continue;
+        for (size_t i = 0; i < N; i++)
+            out[w][i] = pb_val(me, right, round, i);
+        stitch_status_t st;
+        if ((me + round) % 2) {
+            st = stitch_isend(out[w], N, STITCH_INT32, right, comm, &reqs[w][0]);
+            st = st ? st : stitch_irecv(in[w], N, STITCH_INT32, left, comm, &reqs[w][1]);
+        } else {
+            st = stitch_irecv(in[w], N, STITCH_INT32, left, comm, &reqs[w][1]);
+            st = st ? st : stitch_isend(out[w], N, STITCH_INT32, right, comm, &reqs[w][0]);
+        }
+        if (st != STITCH_OK)
+            return pb_fail(why, len, "rank %d round %d: issuing: %s", me, round, stitch_comm_last_error(comm));
+    }
+    return rc;
+}
+
 /* Real overlap: rank 0's irecv from rank 1 is pending while rank 0 runs on - it sees the request not done, then
  * tells rank 1 (a message on a duplicate communicator) to send, which rank 1 does only on that word; so the receive
  * cannot have been done in the call. The other ranks only take part in the dup. */

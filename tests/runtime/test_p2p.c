@@ -1,7 +1,7 @@
 /* test_p2p.c - stitch_send/stitch_recv, groups and stitch_isend/stitch_irecv on thread ranks: ring exchange in both
  * orders and every pair at once in a group (no deadlock, data checked), a chain of blocking calls, a receive larger
  * than its send and a group with an unmatched receive (errors naming the ranks, within the timeout), and the
- * group's usage rules; the same with isend/irecv (8 rounds in flight, a collective between them), and overlap: an
+ * group's usage rules; the same with isend/irecv (8 rounds in flight, a collective between them; a stream of 400 rounds four deep), and overlap: an
  * irecv pending while its rank runs on and tells the sender to send.
  * The process-mode twin is tests/proc/test_proc_p2p.c; the bodies are shared (p2p_body.h).
  */
@@ -49,6 +49,12 @@ static void t_iring(void)
         st_run_body(p, 60000, pb_iring);
 }
 
+static void t_istream(void)
+{
+    st_run_body(2, 60000, pb_istream);
+    st_run_body(3, 60000, pb_istream);
+}
+
 static void t_ioverlap(void)
 {
     st_run_body(2, 60000, pb_ioverlap);
@@ -77,6 +83,7 @@ static const st_test tests[] = {
     {"bigger_recv", t_bigger_recv, 60}, {"unmatched", t_unmatched, 60}, {"usage", t_usage, 60},
     {"iring", t_iring, 120},         {"ioverlap", t_ioverlap, 60},    {"ibigger_recv", t_ibigger_recv, 60},
     {"iunmatched", t_iunmatched, 60}, {"iusage", t_iusage, 60},
+    {"istream", t_istream, 120},
 };
 
 int main(int argc, char **argv)
