@@ -357,14 +357,30 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         return out;
     }
 
+    // Joins the completer without the GIL: destroy_process_group drops the group from Python, and the completer may
+    // need the GIL to drop the last reference to a tensor that has a Python object (a deadlock under load, once).
     ~ProcessGroupStitch() override
+    {
+        if (PyGILState_Check()) {
+            pybind11::gil_scoped_release nogil;
+            shut();
+        } else {
+            shut();
+        }
+    }
+
+    const std::string getBackendName() const override { return "stitch"; }
+
+  private:
+    void shut()
     {
         completer_.stop(); // every Work settled: its request complete and freed
         if (comm_)
             stitch_comm_destroy(comm_);
+        comm_ = nullptr;
     }
 
-    const std::string getBackendName() const override { return "stitch"; }
+  public:
 
     c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
                                              const c10d::AllreduceOptions &opts) override
