@@ -162,12 +162,13 @@ endforeach()
 
 # Point-to-point with ranks as processes, over shm and tcp (tests/proc/test_proc_p2p.c, bodies shared with
 # runtime.p2p): grouped ring and all-pairs exchange with messages larger than the rings, a blocking chain, a receive
-# larger than its send, a group with an unmatched receive.
+# larger than its send, a group with an unmatched receive; the same with isend/irecv, and their overlap.
 add_executable(test_proc_p2p ${PROC_TESTS}/test_proc_p2p.c)
 target_link_libraries(test_proc_p2p PRIVATE stitch)
 target_include_directories(test_proc_p2p PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
 target_compile_options(test_proc_p2p PRIVATE -UNDEBUG)
-foreach(sc ring ring.tcp all_pairs all_pairs.tcp chain bigger_recv unmatched usage)
+foreach(sc ring ring.tcp all_pairs all_pairs.tcp chain bigger_recv unmatched usage iring iring.tcp ioverlap
+           ibigger_recv iunmatched iusage istream istream.tcp)
   add_test(NAME proc.p2p.${sc} COMMAND test_proc_p2p ${sc})
   set_tests_properties(proc.p2p.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

@@ -104,10 +104,16 @@ set_tests_properties(runtime.split PROPERTIES TIMEOUT 120 LABELS runtime)
 
 # Point-to-point on thread ranks (tests/runtime/test_p2p.c): grouped ring exchange in both orders and all pairs at
 # once (no deadlock, data checked), a chain of blocking calls, a receive larger than its send and a group with an
-# unmatched receive (errors naming the ranks within the timeout), the group's usage rules.
+# unmatched receive (errors naming the ranks within the timeout), the group's usage rules; the same with
+# isend/irecv (in flight, around a collective), and their overlap with the caller.
 stitch_runtime_test(p2p)
 add_test(NAME runtime.p2p COMMAND test_runtime_p2p)
 set_tests_properties(runtime.p2p PROPERTIES TIMEOUT 180 LABELS runtime)
+# A thread's group record freed at thread exit (tests/runtime/test_p2p_exit.c; LeakSanitizer checks it under make
+# sanitize, where it exits normally).
+stitch_runtime_test(p2p_exit)
+add_test(NAME runtime.p2p_exit COMMAND test_runtime_p2p_exit)
+set_tests_properties(runtime.p2p_exit PROPERTIES TIMEOUT 60 LABELS runtime)
 
 # Non-blocking collectives on thread ranks (tests/runtime/test_nb.c): 1,000 calls in flight with data checked in call
 # order, test/wait/wait_all/free, blocking and non-blocking mixed, an abort and a silent rank failing every pending

@@ -2,7 +2,9 @@
 # `torch`, one torchrun job (tests/torch/all.py, to start PyTorch once): every collective and dtype against
 # computed values plus the error cases (tests/torch/colls.py), then a DistributedDataParallel loop trained on stitch
 # and on gloo in the same job, whose parameters must agree (tests/torch/ddp.py says within what, and why not bit
-# for bit), and groups.py (new_group by stitch_comm_split, send/recv, barrier). Skipped (77) with the reason when the
+# for bit), groups.py (new_group by stitch_comm_split, send/recv, barrier) and nonblocking.py (async_op=True: overlap
+# shown by messages, isend/irecv, every collective in flight, errors and the group's timeout reaching the Work; its
+# 2 s timeout case adds 2 s). Skipped (77) with the reason when the
 # backend is not built (no torch here: bindings/torch/CMakeLists.txt).
 # About 8 s of CPU; 35 s of wall time on the shared 2-core machine it was written on.
 set(TORCH_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/torch)

@@ -14,8 +14,8 @@
  * Collectives: allreduce, broadcast, reduce, allgather (list form and _allgather_base / all_gather_into_tensor),
  * reduce_scatter (list form and _reduce_scatter_base / reduce_scatter_tensor), alltoall_base (all_to_all_single:
  * equal splits -> stitch_all_to_all, split sizes -> stitch_all_to_all_v), alltoall (list form, by all_to_all_v),
- * gather, scatter, barrier (stitch_barrier). Point-to-point: send and recv (stitch_send, stitch_recv; tag 0 only,
- * stitch matches a pair's messages in order; no receive from any source).
+ * gather, scatter, barrier (stitch_ibarrier). Point-to-point: send and recv, isend and irecv (stitch_isend,
+ * stitch_irecv; tag 0 only, stitch matches a pair's messages in order; no receive from any source).
  * One tensor per call (one CPU device per process), contiguous, of a dtype stitch has: int8, uint8, int16, int32,
  * int64, float16, bfloat16, float32, float64. Ops SUM, PRODUCT, MIN, MAX; stitch has no AVG, and AVG, the bitwise
  * ops and PREMUL_SUM are refused. Anything else (a CUDA or sparse tensor, a non-contiguous one, bool, complex, a
@@ -25,13 +25,24 @@
  * communicator's last error>"; after a failure inside a collective libstitch has aborted the communicator (its
  * peers fail too, with this rank's message), and every later call on the group raises.
  *
- * Work objects. Every collective runs to completion on the calling thread before it returns (first version: no
- * worker thread), so the Work it returns is already complete and its future (which DistributedDataParallel's
- * reducer waits on) already holds the output tensors. async_op=True is accepted and gains nothing. A mutex keeps
- * two threads from being inside the communicator at once (libstitch allows one thread per communicator).
+ * Work objects. Every call is issued with libstitch's non-blocking form (stitch_iall_reduce, ..., stitch_ibarrier,
+ * stitch_isend, stitch_irecv) and returns at once a StitchWork over its request: async_op=True overlaps the call with
+ * whatever the caller does next (the communicator's progress thread moves the data), and a blocking call is torch's
+ * wait() on that Work. wait() waits for the request and raises its failure; isCompleted() tests it without
+ * blocking; the future (which DistributedDataParallel's reducer chains its bucket callbacks on) completes with the
+ * output tensors or the error. A list-form call (all_gather, gather into a list) copies its flat result into the
+ * caller's tensors when its request completes, before the Work or its future says complete. Each group has a
+ * completer thread that settles its Works in issue order (so futures complete, and requests are freed, with no
+ * wait() from anyone); whichever thread first sees a request done (the completer, wait(), isCompleted())
+ * settles its Work: copies the outputs, completes the future, wakes the waiters. Point-to-point requests may
+ * complete out of issue order (an irecv still waiting for its sender does not hold up a later isend's wait()); their
+ * futures complete in issue order. A mutex keeps two threads from issuing on the communicator at once (libstitch
+ * allows one thread per communicator); any thread may wait.
  *
  * Timeouts: the group's timeout (init_process_group(timeout=...), 30 min by default) becomes the communicator's
- * per-collective timeout; a per-call opts.timeout is not used. A split communicator keeps its parent's timeout,
+ * timeout, which every request carries: a call that makes no progress for that long fails its Work (and aborts the
+ * communicator, so the peers' Works fail too) with stitch's message naming the ranks. Work.wait(timeout) with a
+ * shorter timeout raises once it passes, leaving the call in flight; a per-call opts.timeout is not used. A split communicator keeps its parent's timeout,
  * so __init__.py splits only for a new_group whose timeout is the default group's (otherwise: a rendezvous).
  */
 #include <torch/extension.h>
@@ -45,9 +56,13 @@
 
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stitch.h"
@@ -57,24 +72,191 @@ namespace {
 // The key under the group's PrefixStore where rank 0 publishes the unique id.
 const char *const kIdKey = "stitch_unique_id";
 
-// A Work that is complete when made: the collective already ran on the calling thread.
-class DoneWork : public c10d::Work {
+// A Work over a stitch request (the file's top says how it is settled). `inside_` counts the threads inside
+// stitch_wait or stitch_test on the request, so that it is freed only once the last of them is out and its outcome
+// is claimed; the base class's mutex_, cv_, completed_ and exception_ are the Work's state.
+class StitchWork : public c10d::Work {
   public:
-    DoneWork(c10d::OpType type, std::vector<at::Tensor> outputs)
-        : c10d::Work(-1, type), outputs_(std::move(outputs)),
+    StitchWork(const char *call, c10d::OpType type, stitch_request_t *req, std::vector<at::Tensor> outputs,
+               std::vector<at::Tensor> keep, std::function<void()> then)
+        : c10d::Work(-1, type), call_(call), req_(req), outputs_(std::move(outputs)), keep_(std::move(keep)),
+          then_(std::move(then)),
           future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get())))
     {
-        future_->markCompleted(c10::IValue(outputs_));
     }
-    bool isCompleted() override { return true; }
-    bool isSuccess() const override { return true; }
-    bool wait(std::chrono::milliseconds) override { return true; }
+
+    ~StitchWork() override { settle(); }
+
+    // Done once a thread has settled it; else a look at the request, settling it here when it is over and no
+    // other thread has claimed it (never waits for another thread, which may hold a lock the caller needs).
+    bool isCompleted() override
+    {
+        if (enter()) {
+            int done = 0;
+            stitch_status_t st = stitch_test(req_, &done);
+            std::string msg = done && st != STITCH_OK ? stitch_request_error(req_) : "";
+            bool mine = done && claim();
+            leave();
+            if (mine)
+                complete(st, msg);
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        return completed_;
+    }
+
+    bool wait(std::chrono::milliseconds timeout) override
+    {
+        if (timeout == kNoTimeout) {
+            settle();
+        } else {
+            std::unique_lock<std::mutex> lock(mutex_);
+            if (!cv_.wait_for(lock, timeout, [&] { return completed_; }) && !settled_now())
+                TORCH_CHECK(false, "stitch ", call_, ": not complete after ", timeout.count(),
+                            " ms (Work.wait's timeout); the call is still in flight");
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (exception_)
+            std::rethrow_exception(exception_);
+        return true;
+    }
+
     std::vector<at::Tensor> result() override { return outputs_; }
     c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
+    // Wait for the request and settle the Work (or wait until the thread that claimed it has).
+    void settle()
+    {
+        if (enter()) {
+            stitch_status_t st = stitch_wait(req_);
+            std::string msg = st != STITCH_OK ? stitch_request_error(req_) : "";
+            bool mine = claim();
+            leave();
+            if (mine) {
+                complete(st, msg);
+                return;
+            }
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return completed_; });
+    }
+
   private:
+    // wait(timeout)'s last look, the lock released: the completer may be behind an earlier request.
+    bool settled_now()
+    {
+        mutex_.unlock();
+        bool done = isCompleted();
+        mutex_.lock();
+        return done;
+    }
+
+    bool enter()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (claimed_)
+            return false;
+        ++inside_;
+        return true;
+    }
+
+    bool claim()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        bool mine = !claimed_;
+        claimed_ = true;
+        return mine;
+    }
+
+    void leave()
+    {
+        bool last;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            last = --inside_ == 0 && claimed_ && !freed_;
+            freed_ = freed_ || last;
+        }
+        if (last)
+            stitch_request_free(req_);
+    }
+
+    // The request is over with st (msg its error): the outputs copied out, the future and the Work completed.
+    void complete(stitch_status_t st, const std::string &msg)
+    {
+        std::exception_ptr err;
+        try {
+            TORCH_CHECK(st == STITCH_OK, "stitch ", call_, ": ", stitch_strerror(st), ": ", msg);
+            if (then_)
+                then_();
+        } catch (...) {
+            err = std::current_exception();
+        }
+        then_ = nullptr;
+        keep_.clear();
+        if (err)
+            future_->setError(err);
+        else
+            future_->markCompleted(c10::IValue(outputs_));
+        finish(err);
+    }
+
+    const char *call_;
+    stitch_request_t *req_;
     std::vector<at::Tensor> outputs_;
+    std::vector<at::Tensor> keep_; // what the call reads or writes besides the outputs, alive until it is over
+    std::function<void()> then_;   // the copy-out of a list-form call
     c10::intrusive_ptr<c10::ivalue::Future> future_;
+    int inside_ = 0;
+    bool claimed_ = false, freed_ = false;
+};
+
+// A group's completer thread: settles its Works in issue order, started by the first. stop() settles what is left
+// (each request completes or fails by the communicator's timeout) and joins it.
+class Completer {
+  public:
+    ~Completer() { stop(); }
+
+    void add(c10::intrusive_ptr<StitchWork> work)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!thread_.joinable())
+            thread_ = std::thread([this] { run(); });
+        queue_.push_back(std::move(work));
+        cv_.notify_one();
+    }
+
+    void stop()
+    {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+            cv_.notify_one();
+        }
+        if (thread_.joinable())
+            thread_.join();
+    }
+
+  private:
+    void run()
+    {
+        for (;;) {
+            c10::intrusive_ptr<StitchWork> work;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+                if (queue_.empty())
+                    return;
+                work = std::move(queue_.front());
+                queue_.pop_front();
+            }
+            work->settle();
+        }
+    }
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<c10::intrusive_ptr<StitchWork>> queue_;
+    bool stop_ = false;
+    std::thread thread_;
 };
 
 stitch_dtype_t to_stitch_dtype(const at::Tensor &t, const char *call)
@@ -175,13 +357,30 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         return out;
     }
 
+    // Joins the completer without the GIL: destroy_process_group drops the group from Python, and the completer may
+    // need the GIL to drop the last reference to a tensor that has a Python object (a deadlock under load, once).
     ~ProcessGroupStitch() override
     {
-        if (comm_)
-            stitch_comm_destroy(comm_);
+        if (PyGILState_Check()) {
+            pybind11::gil_scoped_release nogil;
+            shut();
+        } else {
+            shut();
+        }
     }
 
     const std::string getBackendName() const override { return "stitch"; }
+
+  private:
+    void shut()
+    {
+        completer_.stop(); // every Work settled: its request complete and freed
+        if (comm_)
+            stitch_comm_destroy(comm_);
+        comm_ = nullptr;
+    }
+
+  public:
 
     c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
                                              const c10d::AllreduceOptions &opts) override
@@ -189,8 +388,9 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         const at::Tensor &t = single(tensors, "all_reduce");
         stitch_dtype_t dt = check_tensor(t, "all_reduce");
         stitch_op_t op = to_stitch_op(opts.reduceOp, "all_reduce");
-        call("all_reduce", [&] { return stitch_all_reduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, op, comm_); });
-        return done(c10d::OpType::ALLREDUCE, tensors);
+        return start("all_reduce", c10d::OpType::ALLREDUCE, tensors, {}, [&](stitch_request_t **req) {
+            return stitch_iall_reduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, op, comm_, req);
+        });
     }
 
     c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
@@ -200,8 +400,9 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         stitch_dtype_t dt = check_tensor(t, "broadcast");
         int root = root_of(opts.rootRank, "broadcast");
         void *send = root == rank_ ? t.data_ptr() : nullptr;
-        call("broadcast", [&] { return stitch_broadcast(send, t.data_ptr(), t.numel(), dt, root, comm_); });
-        return done(c10d::OpType::BROADCAST, tensors);
+        return start("broadcast", c10d::OpType::BROADCAST, tensors, {}, [&](stitch_request_t **req) {
+            return stitch_ibroadcast(send, t.data_ptr(), t.numel(), dt, root, comm_, req);
+        });
     }
 
     c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor> &tensors, const c10d::ReduceOptions &opts) override
@@ -211,8 +412,9 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         stitch_op_t op = to_stitch_op(opts.reduceOp, "reduce");
         int root = root_of(opts.rootRank, "reduce");
         void *recv = root == rank_ ? t.data_ptr() : nullptr;
-        call("reduce", [&] { return stitch_reduce(t.data_ptr(), recv, t.numel(), dt, op, root, comm_); });
-        return done(c10d::OpType::REDUCE, tensors);
+        return start("reduce", c10d::OpType::REDUCE, tensors, {}, [&](stitch_request_t **req) {
+            return stitch_ireduce(t.data_ptr(), recv, t.numel(), dt, op, root, comm_, req);
+        });
     }
 
     // List form: output[0][i] gets rank i's input. Gathered into one buffer, then copied out.
@@ -226,10 +428,16 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         std::vector<at::Tensor> &outs = outputs[0];
         check_list(outs, in, "all_gather", "output");
         at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
-        call("all_gather", [&] { return stitch_all_gather(in.data_ptr(), flat.data_ptr(), in.numel(), dt, comm_); });
-        for (int i = 0; i < size_; i++)
-            outs[i].view(-1).copy_(flat.narrow(0, i * in.numel(), in.numel()));
-        return done(c10d::OpType::ALLGATHER, outs);
+        int64_t n = in.numel();
+        return start(
+            "all_gather", c10d::OpType::ALLGATHER, outs, {in, flat},
+            [&](stitch_request_t **req) {
+                return stitch_iall_gather(in.data_ptr(), flat.data_ptr(), n, dt, comm_, req);
+            },
+            [outs, flat, n, p = size_] {
+                for (int i = 0; i < p; i++)
+                    outs[i].view(-1).copy_(flat.narrow(0, i * n, n));
+            });
     }
 
     c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor &out, at::Tensor &in,
@@ -240,9 +448,9 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         check_same(in, out, "all_gather_into_tensor", "the output");
         TORCH_CHECK(out.numel() == size_ * in.numel(), "stitch all_gather_into_tensor: output has ", out.numel(),
                     " elements, expected ", size_, " x ", in.numel());
-        call("all_gather_into_tensor",
-             [&] { return stitch_all_gather(in.data_ptr(), out.data_ptr(), in.numel(), dt, comm_); });
-        return done(c10d::OpType::_ALLGATHER_BASE, {out});
+        return start("all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE, {out}, {in}, [&](stitch_request_t **req) {
+            return stitch_iall_gather(in.data_ptr(), out.data_ptr(), in.numel(), dt, comm_, req);
+        });
     }
 
     // List form: inputs[0][i] is this rank's contribution to rank i. Packed into one buffer first.
@@ -256,9 +464,9 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         TORCH_CHECK(inputs.size() == 1, "stitch reduce_scatter: expected one input list, got ", inputs.size());
         check_list(inputs[0], out, "reduce_scatter", "input");
         at::Tensor flat = pack(inputs[0]);
-        call("reduce_scatter",
-             [&] { return stitch_reduce_scatter(flat.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_); });
-        return done(c10d::OpType::REDUCE_SCATTER, outputs);
+        return start("reduce_scatter", c10d::OpType::REDUCE_SCATTER, outputs, {flat}, [&](stitch_request_t **req) {
+            return stitch_ireduce_scatter(flat.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_, req);
+        });
     }
 
     c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor &out, at::Tensor &in,
@@ -270,9 +478,10 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         stitch_op_t op = to_stitch_op(opts.reduceOp, "reduce_scatter_tensor");
         TORCH_CHECK(in.numel() == size_ * out.numel(), "stitch reduce_scatter_tensor: input has ", in.numel(),
                     " elements, expected ", size_, " x ", out.numel());
-        call("reduce_scatter_tensor",
-             [&] { return stitch_reduce_scatter(in.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_); });
-        return done(c10d::OpType::_REDUCE_SCATTER_BASE, {out});
+        return start("reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE, {out}, {in},
+                     [&](stitch_request_t **req) {
+                         return stitch_ireduce_scatter(in.data_ptr(), out.data_ptr(), out.numel(), dt, op, comm_, req);
+                     });
     }
 
     // all_to_all_single: equal splits (both lists empty) are stitch_all_to_all; split sizes, counted in rows of
@@ -289,18 +498,17 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
             TORCH_CHECK(in.numel() == out.numel() && in.numel() % size_ == 0, "stitch ", call_name,
                         ": equal splits need input and output of the same size, divisible by ", size_, " (got ",
                         in.numel(), " and ", out.numel(), ")");
-            call(call_name,
-                 [&] { return stitch_all_to_all(in.data_ptr(), out.data_ptr(), in.numel() / size_, dt, comm_); });
-        } else {
-            std::vector<size_t> sc, sd, rc, rd;
-            splits(in, in_splits, sc, sd, "input");
-            splits(out, out_splits, rc, rd, "output");
-            call(call_name, [&] {
-                return stitch_all_to_all_v(in.data_ptr(), sc.data(), sd.data(), out.data_ptr(), rc.data(), rd.data(),
-                                           dt, comm_);
+            return start(call_name, c10d::OpType::ALLTOALL_BASE, {out}, {in}, [&](stitch_request_t **req) {
+                return stitch_iall_to_all(in.data_ptr(), out.data_ptr(), in.numel() / size_, dt, comm_, req);
             });
         }
-        return done(c10d::OpType::ALLTOALL_BASE, {out});
+        std::vector<size_t> sc, sd, rc, rd; // copied by stitch_iall_to_all_v
+        splits(in, in_splits, sc, sd, "input");
+        splits(out, out_splits, rc, rd, "output");
+        return start(call_name, c10d::OpType::ALLTOALL_BASE, {out}, {in}, [&](stitch_request_t **req) {
+            return stitch_iall_to_all_v(in.data_ptr(), sc.data(), sd.data(), out.data_ptr(), rc.data(), rd.data(),
+                                        dt, comm_, req);
+        });
     }
 
     // List form: inputs[j] goes to rank j, outputs[i] comes from rank i; sizes may differ (all_to_all_v).
@@ -323,13 +531,16 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         }
         at::Tensor send = pack(inputs);
         at::Tensor recv = at::empty({static_cast<int64_t>(r_total)}, inputs[0].options());
-        call("all_to_all", [&] {
-            return stitch_all_to_all_v(send.data_ptr(), sc.data(), sd.data(), recv.data_ptr(), rc.data(), rd.data(),
-                                       dt, comm_);
-        });
-        for (int i = 0; i < size_; i++)
-            outputs[i].view(-1).copy_(recv.narrow(0, rd[i], rc[i]));
-        return done(c10d::OpType::ALLTOALL, outputs);
+        return start(
+            "all_to_all", c10d::OpType::ALLTOALL, outputs, {send, recv},
+            [&](stitch_request_t **req) {
+                return stitch_iall_to_all_v(send.data_ptr(), sc.data(), sd.data(), recv.data_ptr(), rc.data(),
+                                            rd.data(), dt, comm_, req);
+            },
+            [outs = outputs, recv, rc, rd] {
+                for (size_t i = 0; i < outs.size(); i++)
+                    outs[i].view(-1).copy_(recv.narrow(0, rd[i], rc[i]));
+            });
     }
 
     c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>> &outputs,
@@ -348,12 +559,18 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
             TORCH_CHECK(outputs.empty(), "stitch gather: only the root passes an output list");
         }
         void *recv = rank_ == root ? flat.data_ptr() : nullptr;
-        call("gather", [&] { return stitch_gather(in.data_ptr(), recv, in.numel(), dt, root, comm_); });
-        if (rank_ != root)
-            return done(c10d::OpType::GATHER, {});
-        for (int i = 0; i < size_; i++)
-            outputs[0][i].view(-1).copy_(flat.narrow(0, i * in.numel(), in.numel()));
-        return done(c10d::OpType::GATHER, outputs[0]);
+        std::vector<at::Tensor> outs = rank_ == root ? outputs[0] : std::vector<at::Tensor>();
+        int64_t n = in.numel();
+        std::function<void()> then;
+        if (rank_ == root)
+            then = [outs, flat, n] {
+                for (size_t i = 0; i < outs.size(); i++)
+                    outs[i].view(-1).copy_(flat.narrow(0, i * n, n));
+            };
+        return start(
+            "gather", c10d::OpType::GATHER, outs, {in, flat},
+            [&](stitch_request_t **req) { return stitch_igather(in.data_ptr(), recv, n, dt, root, comm_, req); },
+            then);
     }
 
     c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor> &outputs,
@@ -373,25 +590,27 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
             TORCH_CHECK(inputs.empty(), "stitch scatter: only the root passes an input list");
         }
         void *send = rank_ == root ? flat.data_ptr() : nullptr;
-        call("scatter", [&] { return stitch_scatter(send, out.data_ptr(), out.numel(), dt, root, comm_); });
-        return done(c10d::OpType::SCATTER, outputs);
+        return start("scatter", c10d::OpType::SCATTER, outputs, {flat}, [&](stitch_request_t **req) {
+            return stitch_iscatter(send, out.data_ptr(), out.numel(), dt, root, comm_, req);
+        });
     }
 
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override
     {
-        call("barrier", [&] { return stitch_barrier(comm_); });
-        return done(c10d::OpType::BARRIER, {});
+        return start("barrier", c10d::OpType::BARRIER, {}, {},
+                     [&](stitch_request_t **req) { return stitch_ibarrier(comm_, req); });
     }
 
-    // Blocking, like torch.distributed.send: returns once stitch_send has (stitch.h: the receiver copied the data,
-    // or the transport took it). Two ranks that both send before receiving may wait for each other until the timeout.
+    // torch.distributed.send is isend's wait(): complete once the receiver has the data or the transport took it
+    // (stitch.h). isends and irecvs in flight together complete in any order on either side.
     c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst, int tag) override
     {
         const at::Tensor &t = single(tensors, "send");
         stitch_dtype_t dt = check_tensor(t, "send");
         check_peer(dst, tag, "send", "destination");
-        call("send", [&] { return stitch_send(t.data_ptr(), t.numel(), dt, dst, comm_); });
-        return done(c10d::OpType::SEND, tensors);
+        return start("send", c10d::OpType::SEND, tensors, {}, [&](stitch_request_t **req) {
+            return stitch_isend(t.data_ptr(), t.numel(), dt, dst, comm_, req);
+        });
     }
 
     c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src, int tag) override
@@ -399,8 +618,9 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         const at::Tensor &t = single(tensors, "recv");
         stitch_dtype_t dt = check_tensor(t, "recv");
         check_peer(src, tag, "recv", "source");
-        call("recv", [&] { return stitch_recv(t.data_ptr(), t.numel(), dt, src, comm_); });
-        return done(c10d::OpType::RECV, tensors);
+        return start("recv", c10d::OpType::RECV, tensors, {}, [&](stitch_request_t **req) {
+            return stitch_irecv(t.data_ptr(), t.numel(), dt, src, comm_, req);
+        });
     }
 
     c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors, int tag) override
@@ -422,9 +642,24 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
             TORCH_CHECK(false, "stitch ", name, ": ", stitch_strerror(st), ": ", stitch_comm_last_error(comm_));
     }
 
-    c10::intrusive_ptr<c10d::Work> done(c10d::OpType type, std::vector<at::Tensor> outputs)
+    // Issues one non-blocking stitch call under the mutex; its Work, handed to the completer too. `keep`: the
+    // tensors the call uses besides the outputs; `then`: what to do with the outputs once it is over.
+    template <class F>
+    c10::intrusive_ptr<c10d::Work> start(const char *name, c10d::OpType type, std::vector<at::Tensor> outputs,
+                                         std::vector<at::Tensor> keep, F &&issue, std::function<void()> then = {})
     {
-        return c10::make_intrusive<DoneWork>(type, std::move(outputs));
+        stitch_request_t *req = nullptr;
+        stitch_status_t st;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            st = issue(&req);
+        }
+        if (st != STITCH_OK)
+            TORCH_CHECK(false, "stitch ", name, ": ", stitch_strerror(st), ": ", stitch_comm_last_error(comm_));
+        auto work = c10::make_intrusive<StitchWork>(name, type, req, std::move(outputs), std::move(keep),
+                                                    std::move(then));
+        completer_.add(work);
+        return work;
     }
 
     int root_of(int64_t root, const char *call)
@@ -441,7 +676,7 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         TORCH_CHECK(peer >= 0 && peer < size_, "stitch ", call, ": ", what, " ", peer,
                     " is not a rank of this group (size ", size_, ")");
         TORCH_CHECK(peer != rank_, "stitch ", call, ": ", what, " ", peer,
-                    " is this rank (a blocking send or receive to oneself cannot complete)");
+                    " is this rank (stitch has no send or receive with oneself outside a group)");
         TORCH_CHECK(tag == 0, "stitch ", call, ": tag ", tag,
                     " is not supported (stitch matches a pair's messages in the order issued; use tag 0)");
     }
@@ -495,6 +730,7 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
     bool split_ = false;
     stitch_comm_t *comm_ = nullptr;
     std::mutex mu_;
+    Completer completer_;
 };
 
 // The communicator stitch_comm_split made for a group being created, between split() and adopt() (__init__.py);

@@ -35,6 +35,7 @@ struct st_job;
 struct st_proc;
 struct st_split;
 struct st_p2p_op;
+struct st_p2p_feed;
 struct st_nbq;
 /* What the communicator does with its queue of non-blocking calls (progress.c fills it with the queue): wait until
  * none is pending, and stop the progress thread and free the queue. Called through here, not by name, so that the
@@ -62,8 +63,12 @@ typedef struct st_backend {
     stitch_status_t (*split_offer)(stitch_comm_t *parent, struct st_split *sp, char *blob, char *err, size_t errlen);
     stitch_status_t (*split_join)(stitch_comm_t *parent, struct st_split *sp, const char *blob, stitch_comm_t **out,
                                   char *err, size_t errlen);
-    /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one. */
-    stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n);
+    /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one, and those a
+     * feed brings meanwhile (feed NULL: none). */
+    stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n, struct st_p2p_feed *feed);
+    /* Wake this rank's point-to-point loop if it sleeps, so that its feed brings an operation just queued (any
+     * thread; p2p.h). NULL: the loop needs no waking. */
+    void (*p2p_wake)(stitch_comm_t *comm);
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */

@@ -1,11 +1,13 @@
 /* p2p.c - stitch_send, stitch_recv, stitch_group_start, stitch_group_end (p2p.h says how they run).
  *
- * A group is the calling thread's: its operations are recorded, with their buffers, until stitch_group_end. It
+ * A group is the calling thread's: its operations are recorded, with their buffers, until stitch_group_end (the
+ * record's memory is kept for the thread's next group and freed when the thread exits). It
  * holds the operations of one communicator (a group across communicators would need their backends progressed
  * together, which neither does yet: refused, not run in an order that could deadlock). An argument error aborts
  * the communicator at once, as it does for a collective (api.c), so that no peer waits for an operation that will
  * never come.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,23 @@ static _Thread_local struct {
     st_p2p_op *ops;
     int n, cap;
 } st_grp;
+
+/* The thread's record of operations is kept from group to group and freed when the thread exits, by the
+ * destructor of a key whose value is the record (set on every move). */
+static pthread_key_t st_grp_key;
+static pthread_once_t st_grp_once = PTHREAD_ONCE_INIT;
+static int st_grp_keyed; /* pthread_key_create succeeded (else the record lives as long as the process) */
+
+static void st_grp_free(void *ops)
+{
+    free(ops);
+    st_grp.ops = NULL, st_grp.cap = 0, st_grp.n = 0;
+}
+
+static void st_grp_key_make(void)
+{
+    st_grp_keyed = pthread_key_create(&st_grp_key, st_grp_free) == 0;
+}
 
 int st_p2p_grouped(void)
 {
@@ -53,26 +72,25 @@ stitch_status_t st_p2p_timeout(struct stitch_comm *comm, const char *fn, const s
                         what, comm->rank, left);
 }
 
-static stitch_status_t st_check_op(stitch_comm_t *comm, const char *fn, const st_p2p_op *op)
+int st_p2p_check(const stitch_comm_t *comm, const char *fn, const st_p2p_op *op, char *why, size_t len)
 {
     const void *buf = op->kind == ST_P2P_SEND ? op->send : op->recv;
     const char *name = op->kind == ST_P2P_SEND ? "sendbuf" : "recvbuf";
+    size_t es = (unsigned)op->dtype < STITCH_DTYPE_COUNT ? stitch_dtype_size(op->dtype) : 1;
     if (op->peer < 0 || op->peer >= comm->p)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: peer %d is not a rank of this communicator "
-                             "(0..%d)", fn, op->peer, comm->p - 1);
-    if ((unsigned)op->dtype >= STITCH_DTYPE_COUNT)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: dtype %d is not a stitch_dtype_t (0..%d)", fn,
-                             (int)op->dtype, STITCH_DTYPE_COUNT - 1);
-    size_t es = stitch_dtype_size(op->dtype);
-    if (op->count > (size_t)PTRDIFF_MAX / es)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: count %zu of %s does not fit in memory", fn,
-                             op->count, stitch_dtype_name(op->dtype));
-    if (op->count && !buf)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: %s is NULL with count %zu", fn, name, op->count);
-    if (op->count && (uintptr_t)buf % es != 0)
-        return st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s: %s %p is not aligned to %zu bytes as %s "
-                             "requires", fn, name, buf, es, stitch_dtype_name(op->dtype));
-    return STITCH_OK;
+        snprintf(why, len, "%s: peer %d is not a rank of this communicator (0..%d)", fn, op->peer, comm->p - 1);
+    else if ((unsigned)op->dtype >= STITCH_DTYPE_COUNT)
+        snprintf(why, len, "%s: dtype %d is not a stitch_dtype_t (0..%d)", fn, (int)op->dtype, STITCH_DTYPE_COUNT - 1);
+    else if (op->count > (size_t)PTRDIFF_MAX / es)
+        snprintf(why, len, "%s: count %zu of %s does not fit in memory", fn, op->count, stitch_dtype_name(op->dtype));
+    else if (op->count && !buf)
+        snprintf(why, len, "%s: %s is NULL with count %zu", fn, name, op->count);
+    else if (op->count && (uintptr_t)buf % es != 0)
+        snprintf(why, len, "%s: %s %p is not aligned to %zu bytes as %s requires", fn, name, buf, es,
+                 stitch_dtype_name(op->dtype));
+    else
+        return 0;
+    return -1;
 }
 
 /* The k-th operation of op's kind with op's peer, counting those already recorded. */
@@ -95,6 +113,9 @@ static stitch_status_t st_record(stitch_comm_t *comm, const char *fn, st_p2p_op 
         if (!ops)
             return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory recording the group", fn);
         st_grp.ops = ops, st_grp.cap = cap;
+        pthread_once(&st_grp_once, st_grp_key_make);
+        if (st_grp_keyed)
+            pthread_setspecific(st_grp_key, ops);
     }
     op->nth = st_count_same(st_grp.ops, st_grp.n, op);
     st_grp.ops[st_grp.n++] = *op;
@@ -152,7 +173,7 @@ static stitch_status_t st_p2p_run(stitch_comm_t *comm, const char *fn, const st_
     else if (!comm->be->p2p)
         st = st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: this communicator's backend has no point-to-point", fn);
     else if ((st = st_self(comm, fn, ops, n, rest, &m)) == STITCH_OK && m > 0)
-        st = comm->be->p2p(comm, rest, m);
+        st = comm->be->p2p(comm, rest, m, NULL);
     free(rest);
     st_comm_leave(comm);
     return st;
@@ -163,8 +184,9 @@ static stitch_status_t st_one(stitch_comm_t *comm, const char *fn, st_p2p_op *op
     stitch_status_t st = st_comm_enter(comm, fn);
     if (st != STITCH_OK)
         return st;
-    if ((st = st_check_op(comm, fn, op)) != STITCH_OK)
-        st = st_comm_tell(comm, st); /* the peer must not wait for this operation */
+    char why[ST_REASON_MAX];
+    if (st_p2p_check(comm, fn, op, why, sizeof why) != 0) /* the peer must not wait for this operation: */
+        st = st_comm_tell(comm, st_comm_error(comm, STITCH_ERR_INVALID_ARGUMENT, "%s", why));
     st_comm_leave(comm);
     if (st != STITCH_OK)
         return st;

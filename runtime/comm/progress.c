@@ -2,7 +2,8 @@
  *
  * One thread per communicator, started by its first non-blocking call and stopped by stitch_comm_destroy. It
  * takes the queue in call order and runs each call through the blocking path, so what a call does, how it fails
- * and how its peers learn of it are the blocking call's; the request only carries the outcome back. Progress
+ * and how its peers learn of it are the blocking call's; the request only carries the outcome back. Point-to-point
+ * requests next to each other in the queue run together, as a group whose operations keep arriving (p2p_nb.c). Progress
  * needs no help from the caller: the thread runs whether or not anyone tests or waits.
  *
  * `pending` counts the queued calls and the one running. While it is above 0 the communicator's engine state is
@@ -32,11 +33,33 @@ typedef struct st_nbq {
     pthread_t thread;
 } st_nbq;
 
-/* Run r's call and hand its outcome to the request. */
-static void st_nb_run(stitch_comm_t *comm, st_req *r)
+/* The queue's first request when it is a point-to-point one (st_nb_take_fn). */
+static st_req *st_nb_take_p2p(stitch_comm_t *comm)
 {
+    st_nbq *q = comm->nb;
+    pthread_mutex_lock(&q->mu);
+    st_req *r = q->head;
+    if (r && r->is_p2p) {
+        q->head = r->next;
+        if (!q->head)
+            q->tail = NULL;
+        r->next = NULL;
+    } else {
+        r = NULL;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return r;
+}
+
+/* Run r's call and hand its outcome to the request (point-to-point: to it and those run with it, p2p_nb.c); how
+ * many requests are over. */
+static int st_nb_run(stitch_comm_t *comm, st_req *r)
+{
+    if (r->is_p2p)
+        return st_nb_p2p_run(comm, r, st_nb_take_p2p);
     stitch_status_t st = st_collective_run(comm, &r->a);
     st_req_complete(r, st, comm->last_error);
+    return 1;
 }
 
 static void *st_nb_main(void *arg)
@@ -54,9 +77,9 @@ static void *st_nb_main(void *arg)
             q->tail = NULL;
         r->next = NULL;
         pthread_mutex_unlock(&q->mu);
-        st_nb_run(q->comm, r); /* r is the caller's from here on */
+        int over = st_nb_run(q->comm, r); /* r (and those run with it) are the caller's from here on */
         pthread_mutex_lock(&q->mu);
-        if (--q->pending == 0)
+        if ((q->pending -= over) == 0)
             pthread_cond_broadcast(&q->idle);
     }
     pthread_mutex_unlock(&q->mu);
@@ -108,6 +131,8 @@ stitch_status_t st_nb_post(stitch_comm_t *comm, st_req *r, char *why, size_t len
     q->pending++;
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
+    if (r->is_p2p && comm->be->p2p_wake) /* a running point-to-point loop may take it (p2p_nb.c) */
+        comm->be->p2p_wake(comm);
     return STITCH_OK;
 }
 

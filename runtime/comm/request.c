@@ -74,7 +74,7 @@ st_req *st_req_new(stitch_request_t **handle)
     st_req *r = st_req_take(&i);
     if (r) {
         r->done = 0, r->status = STITCH_OK, r->msg[0] = '\0';
-        r->comm = NULL, r->v = NULL, r->next = NULL;
+        r->comm = NULL, r->v = NULL, r->next = NULL, r->is_p2p = 0;
         memset(&r->a, 0, sizeof r->a);
         *handle = st_req_handle(i, (uintptr_t)atomic_load(&r->gen) & ST_REQ_LOW);
     }
@@ -169,6 +169,14 @@ static stitch_status_t st_req_refuse(const stitch_request_t *handle, st_req_why 
     return STITCH_ERR_INVALID_USAGE;
 }
 
+/* The live request `handle` names, in *out; else NULL and the refusal of `handle` in `fn`, saying why. */
+static stitch_status_t st_req_get(const stitch_request_t *handle, const char *fn, st_req **out)
+{
+    st_req_why why;
+    *out = st_req_of(handle, &why);
+    return *out ? STITCH_OK : st_req_refuse(handle, why, fn);
+}
+
 /* A finished request's status, its message left for stitch_comm_last_error in this thread when it failed. */
 static stitch_status_t st_req_result(st_req *r)
 {
@@ -179,12 +187,12 @@ static stitch_status_t st_req_result(st_req *r)
 
 stitch_status_t stitch_test(stitch_request_t *req, int *done)
 {
-    st_req_why why;
-    st_req *r = st_req_of(req, &why);
+    st_req *r;
     if (done)
         *done = 0;
-    if (!r)
-        return st_req_refuse(req, why, "stitch_test");
+    stitch_status_t st = st_req_get(req, "stitch_test", &r);
+    if (st != STITCH_OK)
+        return st;
     if (!done)
         return STITCH_ERR_INVALID_ARGUMENT;
     pthread_mutex_lock(&r->mu);
@@ -196,10 +204,10 @@ stitch_status_t stitch_test(stitch_request_t *req, int *done)
 
 stitch_status_t stitch_wait(stitch_request_t *req)
 {
-    st_req_why why;
-    st_req *r = st_req_of(req, &why);
-    if (!r)
-        return st_req_refuse(req, why, "stitch_wait");
+    st_req *r;
+    stitch_status_t st = st_req_get(req, "stitch_wait", &r);
+    if (st != STITCH_OK)
+        return st;
     pthread_mutex_lock(&r->mu);
     while (!r->done)
         pthread_cond_wait(&r->cv, &r->mu);
@@ -238,12 +246,9 @@ stitch_status_t stitch_wait_all(int n, stitch_request_t **reqs)
 
 const char *stitch_request_error(const stitch_request_t *req)
 {
-    st_req_why why;
-    st_req *r = st_req_of(req, &why);
-    if (!r) {
-        st_req_refuse(req, why, "stitch_request_error");
+    st_req *r;
+    if (st_req_get(req, "stitch_request_error", &r) != STITCH_OK)
         return st_req_text;
-    }
     pthread_mutex_lock(&r->mu);
     const char *msg = r->done ? r->msg : "";
     pthread_mutex_unlock(&r->mu);
@@ -252,10 +257,10 @@ const char *stitch_request_error(const stitch_request_t *req)
 
 stitch_status_t stitch_request_free(stitch_request_t *req)
 {
-    st_req_why why;
-    st_req *r = st_req_of(req, &why);
-    if (!r)
-        return st_req_refuse(req, why, "stitch_request_free");
+    st_req *r;
+    stitch_status_t st = st_req_get(req, "stitch_request_free", &r);
+    if (st != STITCH_OK)
+        return st;
     pthread_mutex_lock(&r->mu);
     int over = r->done;
     pthread_mutex_unlock(&r->mu);

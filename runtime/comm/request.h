@@ -26,6 +26,7 @@
 
 #include "abort.h"
 #include "call.h"
+#include "p2p.h"
 #include "stitch.h"
 
 /* One request: a slot of the table (request.c). */
@@ -42,6 +43,8 @@ typedef struct st_req {
     st_args a;
     size_t *v;             /* all_to_all_v: the caller's four arrays, copied (4 * p elements); NULL otherwise */
     unsigned char one, got; /* stitch_ibarrier's buffers */
+    int is_p2p;            /* stitch_isend, stitch_irecv: `op` is the call (a.fn its name), not `a` */
+    st_p2p_op op;
     struct st_req *next;   /* the communicator's queue; the table's free list */
     /* the call of the slot's last freed request, for the message of a stale handle (under the table's lock) */
     const char *freed_fn;
@@ -66,6 +69,13 @@ stitch_status_t st_nb_post(stitch_comm_t *comm, st_req *r, char *why, size_t len
 /* Wait until no request of comm is pending (none queued, none running). No-op on a communicator that never had
  * one. */
 void st_nb_drain(stitch_comm_t *comm);
+/* The queue's first request when it is a point-to-point one (taken off the queue, still pending), else NULL: the
+ * progress thread's (progress.c) way of feeding a point-to-point run. */
+typedef st_req *st_nb_take_fn(stitch_comm_t *comm);
+/* p2p_nb.c: run r, a point-to-point request the progress thread took, with the point-to-point requests queued
+ * right behind it (and those queued while they run, got by take) as one operation; returns how many requests it
+ * completed. */
+int st_nb_p2p_run(stitch_comm_t *comm, st_req *r, st_nb_take_fn *take);
 /* Stop and join the progress thread, free the queue (destroy, after st_nb_drain). */
 void st_nb_free(stitch_comm_t *comm);
 

@@ -395,6 +395,19 @@ stitch_status_t stitch_iall_to_all_v(const void *sendbuf, const size_t *sendcoun
                                      void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
                                      stitch_dtype_t dtype, stitch_comm_t *comm, stitch_request_t **req);
 stitch_status_t stitch_ibarrier(stitch_comm_t *comm, stitch_request_t **req);
+/* Non-blocking point-to-point (MPI_Isend/MPI_Irecv; torch's isend/irecv): stitch_send's and stitch_recv's
+ * arguments and matching (a pair's messages in issue order, count and dtype agreeing: a receive larger or smaller
+ * than its send fails with STITCH_ERR_MISMATCH naming both ranks). Sends and receives queued next to each other on
+ * a communicator run together, as a group whose operations keep arriving: any order of isends and irecvs between
+ * two ranks completes without deadlock, and each request completes as soon as its own operation does (a send: once
+ * its receive has the data, or the transport has taken it). They keep call order with the other calls: a
+ * collective issued after them starts once they are done, so an isend that the peer matches only after that
+ * collective fails at the timeout (as in NCCL). Their arguments are checked when the call is made (an error there
+ * aborts the communicator, as for stitch_send); a send or receive with oneself is refused (use a group). */
+stitch_status_t stitch_isend(const void *sendbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm,
+                             stitch_request_t **req);
+stitch_status_t stitch_irecv(void *recvbuf, size_t count, stitch_dtype_t dtype, int peer, stitch_comm_t *comm,
+                             stitch_request_t **req);
 
 /* Without waiting: *done = 1 and the call's status when the request is complete, else *done = 0 and STITCH_OK. */
 stitch_status_t stitch_test(stitch_request_t *req, int *done);

@@ -50,6 +50,8 @@ typedef struct st_mrun {
     const st_p2p_op *ops;
     st_mstate *ms;
     int n, left;
+    st_p2p_feed *feed; /* the non-blocking operations that join the loop (p2p.h); NULL: none */
+    int cap;           /* ms's room */
 } st_mrun;
 
 static size_t st_padded(size_t bytes)
@@ -64,6 +66,54 @@ static int st_first(const st_mrun *r, int i)
         if (!r->ms[j].finished && r->ops[j].kind == r->ops[i].kind && r->ops[j].peer == r->ops[i].peer)
             return 0;
     return 1;
+}
+
+static void st_finished(st_mrun *r, int i)
+{
+    r->ms[i].finished = 1, r->left--;
+    if (r->feed)
+        r->feed->done(r->feed, i);
+}
+
+/* Add ops[r->n..n) to the run (ops is where they all are now): their messages' headers. */
+static stitch_status_t st_madd(st_mrun *r, const st_p2p_op *ops, int n)
+{
+    if (n > r->cap) {
+        int cap = n > 2 * r->cap ? n : 2 * r->cap;
+        st_mstate *ms = realloc(r->ms, sizeof *ms * (size_t)cap);
+        if (!ms)
+            return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory", r->fn);
+        r->ms = ms, r->cap = cap;
+    }
+    r->ops = ops;
+    for (int i = r->n; i < n; i++) {
+        st_mstate *m = &r->ms[i];
+        *m = (st_mstate){{0}, 0, 0, 0, 0};
+        m->bytes = ops[i].count * stitch_dtype_size(ops[i].dtype);
+        m->total = 64 + st_padded(m->bytes);
+        m->hdr = (st_p2p_hdr){ST_P2P_MAGIC, r->comm->rank, ops[i].count, (int32_t)ops[i].dtype, ops[i].nth,
+                              m->bytes, {0}};
+        r->n++, r->left++;
+    }
+    return STITCH_OK;
+}
+
+/* The operations the feed brought since the last look; first, when most of those in hand are done, drop them. */
+static stitch_status_t st_mtake(st_mrun *r)
+{
+    if (!r->feed)
+        return STITCH_OK;
+    if (r->n - r->left >= 64 && r->n - r->left >= r->left) {
+        int m = 0;
+        for (int i = 0; i < r->n; i++)
+            if (!r->ms[i].finished)
+                r->ms[m++] = r->ms[i];
+        r->feed->compact(r->feed);
+        r->n = m, r->ops = r->feed->ops;
+    }
+    if (r->feed->more(r->feed) != 0)
+        return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the operations", r->fn);
+    return r->feed->n > r->n ? st_madd(r, r->feed->ops, r->feed->n) : STITCH_OK;
 }
 
 /* Push what the stream takes of send i: the header alone, then payload, then padding, each its own send. */
@@ -89,7 +139,7 @@ static stitch_status_t st_push(st_mrun *r, int i, int *moved)
             return STITCH_OK;
         m->done += (size_t)k, *moved = 1;
     }
-    m->finished = 1, r->left--;
+    st_finished(r, i);
     return STITCH_OK;
 }
 
@@ -148,7 +198,7 @@ static stitch_status_t st_pull(st_mrun *r, int i, int *moved)
         t->ops->consume(t, n);
         m->done += n, *moved = 1;
     }
-    m->finished = 1, r->left--;
+    st_finished(r, i);
     return STITCH_OK;
 }
 
@@ -187,10 +237,14 @@ static stitch_status_t st_mloop(st_mrun *r)
     st_deadline dl;
     int idle = 0;
     st_deadline_start(&dl, r->comm->timeout_ms);
-    while (r->left > 0) {
+    for (;;) {
         int moved = 0, sending = 0;
-        stitch_status_t st = st_look(r, &moved, &sending);
+        stitch_status_t st = st_mtake(r);
         if (st != STITCH_OK)
+            return st;
+        if (r->left == 0)
+            break;
+        if ((st = st_look(r, &moved, &sending)) != STITCH_OK)
             return st;
         if (moved) {
             idle = 0;
@@ -205,8 +259,11 @@ static stitch_status_t st_mloop(st_mrun *r)
             sched_yield();
             continue;
         }
-        uint32_t seen = st_proc_arm(r->pr); /* then one more look, so a ring after the arm is not lost */
-        if ((st = st_look(r, &moved, &sending)) != STITCH_OK || moved || r->left == 0) {
+        uint32_t seen = st_proc_arm(r->pr); /* then one more look (the feed too), so a ring after the arm is not lost */
+        int had = r->n;
+        if ((st = st_mtake(r)) == STITCH_OK)
+            st = st_look(r, &moved, &sending);
+        if (st != STITCH_OK || moved || r->n > had || r->left == 0) {
             st_proc_disarm(r->pr);
             if (st != STITCH_OK)
                 return st;
@@ -218,20 +275,19 @@ static stitch_status_t st_mloop(st_mrun *r)
     return STITCH_OK;
 }
 
-stitch_status_t st_proc_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n)
+void st_proc_p2p_wake(stitch_comm_t *comm)
 {
-    st_mrun r = {comm, comm->proc, n == 1 ? (ops[0].kind == ST_P2P_SEND ? "stitch_send" : "stitch_recv")
-                                          : "stitch_group_end", ops, calloc((size_t)n, sizeof(st_mstate)), n, n};
-    if (!r.ms)
-        return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory", r.fn);
-    for (int i = 0; i < n; i++) {
-        st_mstate *m = &r.ms[i];
-        m->bytes = ops[i].count * stitch_dtype_size(ops[i].dtype);
-        m->total = 64 + st_padded(m->bytes);
-        m->hdr = (st_p2p_hdr){ST_P2P_MAGIC, comm->rank, ops[i].count, (int32_t)ops[i].dtype, ops[i].nth, m->bytes,
-                              {0}};
-    }
-    stitch_status_t st = st_mloop(&r);
+    if (comm->proc->bell)
+        st_bell_ring(comm->proc->bell);
+}
+
+stitch_status_t st_proc_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n, st_p2p_feed *feed)
+{
+    st_mrun r = {comm, comm->proc, feed ? "stitch_isend/irecv" : n == 1 ? (ops[0].kind == ST_P2P_SEND ?
+                 "stitch_send" : "stitch_recv") : "stitch_group_end", ops, NULL, 0, 0, feed, 0};
+    stitch_status_t st = st_madd(&r, ops, n);
+    if (st == STITCH_OK)
+        st = st_mloop(&r);
     free(r.ms);
     return st;
 }

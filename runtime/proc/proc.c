@@ -121,7 +121,8 @@ static void st_proc_backend_free(stitch_comm_t *comm)
 }
 
 static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free, 0,
-                                            st_proc_split_offer, st_proc_split_join, st_proc_p2p};
+                                            st_proc_split_offer, st_proc_split_join, st_proc_p2p,
+                                            st_proc_p2p_wake};
 
 /* Takes reg (the communicator keeps its own copy); the communicator holds a reference on topo (NULL: none). */
 static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg,

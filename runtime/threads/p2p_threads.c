@@ -117,6 +117,8 @@ typedef struct st_prun {
     st_pstate *ps;
     int n, left;
     struct st_p2p_box *box;
+    st_p2p_feed *feed; /* the non-blocking operations that join the loop (p2p.h); NULL: none */
+    int cap;           /* ps's room */
 } st_prun;
 
 static stitch_status_t st_mismatch(st_prun *r, const st_p2p_op *op, size_t scount, int sdtype, size_t rcount,
@@ -149,6 +151,8 @@ static int st_try_send(st_prun *r, int i, stitch_status_t *st)
         return 0;
     ps->done = 1, r->left--;
     pr->sent++;
+    if (!pr->verdict && r->feed)
+        r->feed->done(r->feed, i);
     if (pr->verdict)
         *st = st_mismatch(r, op, op->count, op->dtype, pr->rcount, pr->rdtype);
     return 1;
@@ -175,6 +179,8 @@ static int st_try_recv(st_prun *r, int i, stitch_status_t *st)
     ps->done = 1, r->left--;
     if (bad)
         *st = st_mismatch(r, op, scount, sdtype, op->count, op->dtype);
+    else if (r->feed)
+        r->feed->done(r->feed, i);
     return 1;
 }
 
@@ -200,15 +206,69 @@ static stitch_status_t st_timeout(st_prun *r)
     return st_p2p_timeout(r->comm, r->fn, &r->ops[i], r->left);
 }
 
+/* Add ops[r->n..n) to the run (ops is where they all are now): their pairs, and their numbers among the pair's
+ * operations of their kind, counting mine not yet done (the counters change only in my own loop). */
+static stitch_status_t st_add(st_prun *r, const st_p2p_op *ops, int n)
+{
+    if (n > r->cap) {
+        int cap = n > 2 * r->cap ? n : 2 * r->cap;
+        st_pstate *ps = r->box ? realloc(r->ps, sizeof *ps * (size_t)cap) : NULL;
+        if (!ps)
+            return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the mailboxes", r->fn);
+        r->ps = ps, r->cap = cap;
+    }
+    r->ops = ops;
+    for (int i = r->n; i < n; i++) {
+        int me = r->comm->rank, send = ops[i].kind == ST_P2P_SEND;
+        st_pair *pair = st_pair_of(r->box, send ? me : ops[i].peer, send ? ops[i].peer : me);
+        if (!pair)
+            return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the mailboxes", r->fn);
+        uint64_t ahead = 0;
+        for (int j = 0; j < r->n; j++)
+            ahead += !r->ps[j].done && r->ps[j].pair == pair && ops[j].kind == ops[i].kind;
+        /* an if, not a conditional expression, which a compiler may turn into loads of both (the peer writes the
+         * other) */
+        r->ps[i] = (st_pstate){pair, 0, 0, 0};
+        if (send)
+            r->ps[i].seq = pair->sent + ahead + 1;
+        else
+            r->ps[i].seq = pair->recvd + ahead + 1;
+        r->n++, r->left++;
+    }
+    return STITCH_OK;
+}
+
+/* The operations the feed brought since the last look; first, when most of those in hand are done, drop them. */
+static stitch_status_t st_take(st_prun *r)
+{
+    if (!r->feed)
+        return STITCH_OK;
+    if (r->n - r->left >= 64 && r->n - r->left >= r->left) {
+        int m = 0;
+        for (int i = 0; i < r->n; i++)
+            if (!r->ps[i].done)
+                r->ps[m++] = r->ps[i];
+        r->feed->compact(r->feed);
+        r->n = m, r->ops = r->feed->ops;
+    }
+    if (r->feed->more(r->feed) != 0)
+        return st_comm_fail(r->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the operations", r->fn);
+    return r->feed->n > r->n ? st_add(r, r->feed->ops, r->feed->n) : STITCH_OK;
+}
+
 static stitch_status_t st_loop(st_prun *r)
 {
     st_deadline dl;
     int idle = 0;
     st_deadline_start(&dl, r->comm->timeout_ms);
-    while (r->left > 0) {
+    for (;;) {
         uint32_t seen = atomic_load(&r->box->bell);
-        stitch_status_t st = STITCH_OK;
+        stitch_status_t st = st_take(r);
         int moved = 0;
+        if (st != STITCH_OK)
+            return st;
+        if (r->left == 0)
+            break;
         for (int i = 0; i < r->n && st == STITCH_OK; i++)
             if (!r->ps[i].done)
                 moved += r->ops[i].kind == ST_P2P_SEND ? st_try_send(r, i, &st) : st_try_recv(r, i, &st);
@@ -232,30 +292,20 @@ static stitch_status_t st_loop(st_prun *r)
     return STITCH_OK;
 }
 
-stitch_status_t st_threads_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n)
+void st_threads_p2p_wake(stitch_comm_t *comm)
 {
-    st_prun r = {comm, n == 1 ? (ops[0].kind == ST_P2P_SEND ? "stitch_send" : "stitch_recv") : "stitch_group_end",
-                 ops, calloc((size_t)n, sizeof(st_pstate)), n, n, st_box(comm->job)};
-    for (int i = 0; r.ps && r.box && i < n; i++) {
-        int me = comm->rank, s = ops[i].kind == ST_P2P_SEND ? me : ops[i].peer;
-        st_pair *pair = st_pair_of(r.box, s, ops[i].kind == ST_P2P_SEND ? ops[i].peer : me);
-        if (!pair) {
-            r.box = NULL;
-            break;
-        }
-        /* the counters change only in my own loop, so their values now are the group's base; an if, not a
-         * conditional expression, which a compiler may turn into loads of both (the peer writes the other) */
-        r.ps[i].pair = pair;
-        if (ops[i].kind == ST_P2P_SEND)
-            r.ps[i].seq = pair->sent + (uint64_t)ops[i].nth;
-        else
-            r.ps[i].seq = pair->recvd + (uint64_t)ops[i].nth;
-    }
-    if (!r.ps || !r.box) {
-        free(r.ps);
-        return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: out of memory for the mailboxes", r.fn);
-    }
-    stitch_status_t st = st_loop(&r);
+    st_job_part *have = atomic_load_explicit(&comm->job->p2p, memory_order_acquire);
+    if (have)
+        st_ring((struct st_p2p_box *)have);
+}
+
+stitch_status_t st_threads_p2p(stitch_comm_t *comm, const st_p2p_op *ops, int n, st_p2p_feed *feed)
+{
+    st_prun r = {comm, feed ? "stitch_isend/irecv" : n == 1 ? (ops[0].kind == ST_P2P_SEND ? "stitch_send" :
+                 "stitch_recv") : "stitch_group_end", ops, NULL, 0, 0, st_box(comm->job), feed, 0};
+    stitch_status_t st = st_add(&r, ops, n);
+    if (st == STITCH_OK)
+        st = st_loop(&r);
     if (st != STITCH_OK)
         st_withdraw(&r);
     free(r.ps);

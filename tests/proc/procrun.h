@@ -282,4 +282,24 @@ __attribute__((unused)) static int proc_main(const proc_scenario *sc, int n, int
     return failed ? 1 : 0;
 }
 
+/* Run fn on n process ranks over `transport` (NULL: the default) with this timeout on every rank, the linger pipe
+ * open; 1 when every rank exited 0 (all_ok prints the rest) within 30 s, else 0. */
+static stitch_config_t run_timed_cfg = STITCH_CONFIG_INIT;
+
+static inline int run_timed(int n, rank_fn fn, const char *transport, int timeout_ms, const char *what)
+{
+    run r;
+    run_timed_cfg.timeout_ms = timeout_ms;
+    for (int i = 0; i < n; i++)
+        config_of_rank[i] = &run_timed_cfg;
+    double t0 = now();
+    linger_open();
+    spawn(&r, n, fn, transport);
+    reap(&r, DEADLINE_S);
+    int ok = all_ok(&r, what);
+    if (now() - t0 > 30)
+        printf("# %s took %.1f s\n", what, now() - t0), ok = 0;
+    return ok;
+}
+
 #endif

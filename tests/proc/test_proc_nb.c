@@ -27,29 +27,11 @@ static int rank_main(stitch_comm_t *comm, int rank, int n, int out)
     return rc;
 }
 
-static stitch_config_t cfg = STITCH_CONFIG_INIT;
-
-static int run_rank_fn(int n, rank_fn fn, const char *transport, int timeout_ms, const char *what)
-{
-    run r;
-    cfg.timeout_ms = timeout_ms;
-    for (int i = 0; i < n; i++)
-        config_of_rank[i] = &cfg;
-    double t0 = now();
-    linger_open();
-    spawn(&r, n, fn, transport);
-    reap(&r, DEADLINE_S);
-    int ok = all_ok(&r, what);
-    if (now() - t0 > 30)
-        printf("# %s took %.1f s\n", what, now() - t0), ok = 0;
-    return ok;
-}
-
 static int run_body(int n, int (*fn)(stitch_comm_t *, char *, size_t), const char *transport, int timeout_ms,
                     const char *what)
 {
     body = fn;
-    return run_rank_fn(n, rank_main, transport, timeout_ms, what);
+    return run_timed(n, rank_main, transport, timeout_ms, what);
 }
 
 /* ---- a peer killed with requests pending ---------------------------------------------------------------- */
@@ -123,9 +105,9 @@ static int killed_main(stitch_comm_t *comm, int me, int n, int out)
 static int sc_killed(void)
 {
     run r;
-    cfg.timeout_ms = 2000;
+    run_timed_cfg.timeout_ms = 2000;
     for (int i = 0; i < 3; i++)
-        config_of_rank[i] = &cfg;
+        config_of_rank[i] = &run_timed_cfg;
     spawn(&r, 3, killed_main, NULL);
     reap(&r, DEADLINE_S);
     int ok = r.status[KILLED] == 128 + SIGKILL;

@@ -3,7 +3,12 @@
  * with messages larger than the rings; a chain of blocking calls; a receive larger than its send; a group with an
  * unmatched receive (errors naming the ranks within the timeout, never a hang).
  *
- *   test_proc_p2p SCENARIO ...    ring, ring.tcp, all_pairs, all_pairs.tcp, chain, bigger_recv, unmatched, usage
+ * The same with stitch_isend/stitch_irecv (iring: 8 rounds in flight and a collective between them; istream: 400 rounds, four in flight at any
+ * time, as one run that drops its done operations as it goes; ioverlap: an irecv
+ * pending while its rank tells the sender to send; ibigger_recv, iunmatched, iusage).
+ *
+ *   test_proc_p2p SCENARIO ...    ring, ring.tcp, all_pairs, all_pairs.tcp, chain, bigger_recv, unmatched, usage,
+ *                                 iring, iring.tcp, ioverlap, ibigger_recv, iunmatched, iusage, istream, istream.tcp
  */
 #include "procrun.h"
 #include "p2p_body.h"
@@ -16,31 +21,19 @@ static int rank_main(stitch_comm_t *comm, int rank, int n, int out)
     int rc = body(comm, why, sizeof why) != 0;
     if (rc)
         say(out, "%s\n", why);
-    if (body == pb_unmatched && rank == 1) /* stay until rank 0 has timed out: an exit would abort it sooner */
+    int unmatched = body == pb_unmatched || body == pb_iunmatched;
+    if (unmatched && rank == 1) /* stay until rank 0 has timed out: an exit would abort it sooner */
         linger_wait(n - 1, 30);
-    else if (body == pb_unmatched)
+    else if (unmatched)
         linger_done();
     return rc;
 }
 
-static stitch_config_t cfg = STITCH_CONFIG_INIT;
-
 static int run_body(int n, int (*fn)(stitch_comm_t *, char *, size_t), const char *transport, int timeout_ms,
                     const char *what)
 {
-    run r;
     body = fn;
-    cfg.timeout_ms = timeout_ms;
-    for (int i = 0; i < n; i++)
-        config_of_rank[i] = &cfg;
-    double t0 = now();
-    linger_open();
-    spawn(&r, n, rank_main, transport);
-    reap(&r, DEADLINE_S);
-    int ok = all_ok(&r, what);
-    if (now() - t0 > 30)
-        printf("# %s took %.1f s\n", what, now() - t0), ok = 0;
-    return ok;
+    return run_timed(n, rank_main, transport, timeout_ms, what);
 }
 
 static int sc_ring(void) { return run_body(4, pb_ring, NULL, 60000, "ring"); }
@@ -51,11 +44,21 @@ static int sc_chain(void) { return run_body(4, pb_chain, NULL, 60000, "chain"); 
 static int sc_bigger_recv(void) { return run_body(3, pb_bigger_recv, NULL, 60000, "bigger_recv"); }
 static int sc_unmatched(void) { return run_body(2, pb_unmatched, NULL, 1500, "unmatched"); }
 static int sc_usage(void) { return run_body(3, pb_usage, NULL, 60000, "usage"); }
+static int sc_iring(void) { return run_body(4, pb_iring, NULL, 60000, "iring"); }
+static int sc_iring_tcp(void) { return run_body(3, pb_iring, "tcp", 60000, "iring.tcp"); }
+static int sc_istream(void) { return run_body(3, pb_istream, NULL, 60000, "istream"); }
+static int sc_istream_tcp(void) { return run_body(2, pb_istream, "tcp", 60000, "istream.tcp"); }
+static int sc_ioverlap(void) { return run_body(3, pb_ioverlap, NULL, 60000, "ioverlap"); }
+static int sc_ibigger_recv(void) { return run_body(3, pb_ibigger_recv, NULL, 60000, "ibigger_recv"); }
+static int sc_iunmatched(void) { return run_body(2, pb_iunmatched, NULL, 1500, "iunmatched"); }
+static int sc_iusage(void) { return run_body(3, pb_iusage, NULL, 60000, "iusage"); }
 
 static const proc_scenario scenarios[] = {
     {"ring", sc_ring},   {"ring.tcp", sc_ring_tcp},
     {"all_pairs", sc_all_pairs}, {"all_pairs.tcp", sc_all_pairs_tcp},
     {"chain", sc_chain}, {"bigger_recv", sc_bigger_recv}, {"unmatched", sc_unmatched}, {"usage", sc_usage},
+    {"iring", sc_iring}, {"iring.tcp", sc_iring_tcp}, {"ioverlap", sc_ioverlap}, {"ibigger_recv", sc_ibigger_recv},
+    {"iunmatched", sc_iunmatched}, {"iusage", sc_iusage}, {"istream", sc_istream}, {"istream.tcp", sc_istream_tcp},
 };
 
 int main(int argc, char **argv)

@@ -121,4 +121,43 @@ static int st_run_tests(const st_test *tests, int n, int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+/* ---- one body per thread rank ------------------------------------------------------------------------------ */
+
+#include "stitch.h"
+
+/* A body of the shared bodies (p2p_body.h, nb_body.h): runs on one rank, returns 0, or 1 with why in `why`. */
+typedef int (*st_body_fn)(stitch_comm_t *comm, char *why, size_t len);
+
+typedef struct st_body_ctx {
+    stitch_comm_t **comms;
+    st_body_fn body;
+    char why[64][512];
+    int rc[64];
+} st_body_ctx;
+
+static inline void st_body_rank(void *arg, int r)
+{
+    st_body_ctx *c = arg;
+    c->rc[r] = c->body(c->comms[r], c->why[r], sizeof c->why[r]);
+}
+
+/* Run body on p thread ranks of one communicator with this timeout; CHECK that every rank returned 0, then destroy
+ * the communicators (a body may have destroyed its own already: refused, harmless). */
+static inline void st_run_body(int p, int timeout_ms, st_body_fn body)
+{
+    static st_body_ctx c;
+    stitch_comm_t *comms[64];
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    char err[1024] = "";
+    cfg.timeout_ms = timeout_ms;
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "init: %s", err);
+    c.comms = comms, c.body = body;
+    memset(c.rc, 0, sizeof c.rc);
+    st_run_ranks(p, st_body_rank, &c);
+    for (int r = 0; r < p; r++) {
+        CHECK(c.rc[r] == 0, "p %d rank %d: %s", p, r, c.why[r]);
+        stitch_comm_destroy(comms[r]);
+    }
+}
+
 #endif

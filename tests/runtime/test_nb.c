@@ -8,75 +8,45 @@
 #include "runner.h"
 #include "nb_body.h"
 
-typedef struct ctx {
-    stitch_comm_t **comms;
-    int (*body)(stitch_comm_t *comm, char *why, size_t len);
-    char why[64][512];
-    int rc[64];
-} ctx;
-
-static void rank_main(void *arg, int r)
-{
-    ctx *c = arg;
-    c->rc[r] = c->body(c->comms[r], c->why[r], sizeof c->why[r]);
-}
-
-static void run_body(int p, int timeout_ms, int (*body)(stitch_comm_t *, char *, size_t))
-{
-    static ctx c;
-    stitch_comm_t *comms[64];
-    stitch_config_t cfg = STITCH_CONFIG_INIT;
-    char err[1024] = "";
-    cfg.timeout_ms = timeout_ms;
-    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "init: %s", err);
-    c.comms = comms, c.body = body;
-    memset(c.rc, 0, sizeof c.rc);
-    st_run_ranks(p, rank_main, &c);
-    for (int r = 0; r < p; r++) {
-        CHECK(c.rc[r] == 0, "p %d rank %d: %s", p, r, c.why[r]);
-        stitch_comm_destroy(comms[r]); /* destroyed already by nb_destroy: refused, harmless */
-    }
-}
-
 static void t_flight(void)
 {
     for (int p = 1; p <= 5; p += 2)
-        run_body(p, 60000, nb_flight);
-    run_body(4, 60000, nb_flight);
+        st_run_body(p, 60000, nb_flight);
+    st_run_body(4, 60000, nb_flight);
 }
 
 static void t_mix(void)
 {
-    run_body(2, 60000, nb_mix);
-    run_body(4, 60000, nb_mix);
+    st_run_body(2, 60000, nb_mix);
+    st_run_body(4, 60000, nb_mix);
 }
 
 static void t_semantics(void)
 {
-    run_body(2, 60000, nb_semantics);
-    run_body(3, 60000, nb_semantics);
+    st_run_body(2, 60000, nb_semantics);
+    st_run_body(3, 60000, nb_semantics);
 }
 
 static void t_bad(void)
 {
-    run_body(3, 60000, nb_bad);
+    st_run_body(3, 60000, nb_bad);
 }
 
 static void t_abort(void)
 {
-    run_body(4, 60000, nb_abort);
+    st_run_body(4, 60000, nb_abort);
 }
 
 static void t_absent(void)
 {
     double t0 = st_now();
-    run_body(3, 1500, nb_absent);
+    st_run_body(3, 1500, nb_absent);
     CHECK(st_now() - t0 < 30, "took %.1f s", st_now() - t0);
 }
 
 static void t_destroy(void)
 {
-    run_body(4, 60000, nb_destroy);
+    st_run_body(4, 60000, nb_destroy);
 }
 
 /* Device communicators (the host backend here) refuse non-blocking calls: theirs already return at once. */

@@ -12,12 +12,12 @@ import sys
 import torch
 import torch.distributed as dist
 
-import stitch_torch  # noqa: F401  (registers the "stitch" backend)
+from common import expect, refused
+import common
 
 DTYPES = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
           torch.float32, torch.float64]
 N = 6  # elements per rank (per block where a collective has blocks)
-checked = 0
 
 
 def val(r, i):
@@ -26,13 +26,6 @@ def val(r, i):
 
 def mk(vals, dt):
     return torch.tensor(vals, dtype=torch.float64).to(dt)
-
-
-def expect(what, got, want):
-    global checked
-    checked += 1
-    if not torch.equal(got, want):
-        sys.exit(f"rank {dist.get_rank()}: {what}: got {got.tolist()}, expected {want.tolist()}")
 
 
 def check_dtype(rank, size, dt):
@@ -98,16 +91,6 @@ def check_dtype(rank, size, dt):
     dist.barrier()
 
 
-def refused(what, fn, needle):
-    try:
-        fn()
-    except RuntimeError as e:
-        if needle not in str(e):
-            sys.exit(f"rank {dist.get_rank()}: {what}: the exception does not say {needle!r}: {e}")
-        return str(e).splitlines()[0]
-    sys.exit(f"rank {dist.get_rank()}: {what}: no exception")
-
-
 def run():
     """Every check, on the default group (which must be stitch); the failure inside libstitch on a group of its own,
     which it leaves aborted, so that the default group stays usable."""
@@ -147,14 +130,8 @@ def run():
     t = torch.ones(3)
     dist.all_reduce(t)
     expect("default group after the other's abort", t, torch.full((3,), float(size)))
-    print(f"rank {rank}: {checked} results exact over {len(DTYPES)} dtypes; errors raised; mismatch: {msg}")
-
-
-def main():
-    dist.init_process_group("stitch")
-    run()
-    dist.destroy_process_group()
+    print(f"rank {rank}: {common.checked} results exact over {len(DTYPES)} dtypes; errors raised; mismatch: {msg}")
 
 
 if __name__ == "__main__":
-    main()
+    common.main(run)

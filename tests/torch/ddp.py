@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-import stitch_torch  # noqa: F401  (registers the "stitch" backend)
+import common
 
 STEPS = 5
 
@@ -77,11 +77,5 @@ def run():
     dist.destroy_process_group(gloo)
 
 
-def main():
-    dist.init_process_group("stitch")
-    run()
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    common.main(run)

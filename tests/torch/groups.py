@@ -18,27 +18,10 @@ import sys
 import torch
 import torch.distributed as dist
 
-import stitch_torch  # noqa: F401  (registers the "stitch" backend)
 from stitch_torch import _backend
 
-checked = 0
-
-
-def expect(what, got, want):
-    global checked
-    checked += 1
-    if not torch.equal(got, want):
-        sys.exit(f"rank {dist.get_rank()}: {what}: got {got.tolist()}, expected {want.tolist()}")
-
-
-def refused(what, fn, needle):
-    try:
-        fn()
-    except RuntimeError as e:
-        if needle not in str(e):
-            sys.exit(f"rank {dist.get_rank()}: {what}: the exception does not say {needle!r}: {e}")
-        return str(e).splitlines()[0]
-    sys.exit(f"rank {dist.get_rank()}: {what}: no exception")
+from common import expect, refused
+import common
 
 
 def ring(group, ranks, dtypes, what):
@@ -125,14 +108,8 @@ def run():
     t = torch.ones(3)
     dist.all_reduce(t)
     expect("default group after the other's abort", t, torch.full((3,), float(size)))
-    print(f"rank {rank}: groups and point-to-point: {checked} results exact; mismatch: {msg}")
-
-
-def main():
-    dist.init_process_group("stitch")
-    run()
-    dist.destroy_process_group()
+    print(f"rank {rank}: groups and point-to-point: {common.checked} results exact; mismatch: {msg}")
 
 
 if __name__ == "__main__":
-    main()
+    common.main(run)
