@@ -119,6 +119,23 @@ foreach(coll reduce_scatter all_gather broadcast reduce scatter gather all_to_al
   set_tests_properties(proc.mpirun.np3.${coll} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
 
+# Registered memory (tests/proc/test_proc_regmem.c): every collective on registered buffers pulls, exact, on 2-5
+# processes, whole and as slices; one unregistered rank makes every call stream (exact); a free waits for a peer's
+# borrow and a later borrow is refused; a rank killed mid-call fails its peers naming it; forged handles (generation,
+# id, bounds) are refused; stitch_mem_free's checks; thread mode's plain memory.
+add_executable(test_proc_regmem ${PROC_TESTS}/test_proc_regmem.c)
+target_link_libraries(test_proc_regmem PRIVATE stitch)
+target_include_directories(test_proc_regmem PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core
+                           ${CMAKE_SOURCE_DIR}/runtime/base ${CMAKE_SOURCE_DIR}/runtime/comm
+                           ${CMAKE_SOURCE_DIR}/runtime/proc ${CMAKE_SOURCE_DIR}/runtime/transport
+                           ${CMAKE_SOURCE_DIR}/runtime/boot ${CMAKE_SOURCE_DIR}/runtime/conf
+                           ${CMAKE_SOURCE_DIR}/runtime/select)
+target_compile_options(test_proc_regmem PRIVATE -UNDEBUG)
+foreach(sc np2 np3 np4 np5 slices mixed free kill forged.gen forged.id forged.bounds threads)
+  add_test(NAME proc.regmem.${sc} COMMAND test_proc_regmem ${sc})
+  set_tests_properties(proc.regmem.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+
 # A rank's argument error aborts the others at once over the control channels (tests/proc/test_proc_errors.c).
 add_executable(test_proc_errors ${PROC_TESTS}/test_proc_errors.c)
 target_link_libraries(test_proc_errors PRIVATE stitch)

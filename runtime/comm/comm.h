@@ -57,6 +57,10 @@ typedef struct st_backend {
                                   char *err, size_t errlen);
     /* Point-to-point (p2p.h): run a group's operations on this communicator (none to myself) as one. */
     stitch_status_t (*p2p)(stitch_comm_t *comm, const struct st_p2p_op *ops, int n);
+    /* stitch_mem_alloc / stitch_mem_free (mem.c checks the arguments): memory peers can read in place. NULL: plain
+     * aligned memory, which thread ranks read in place already (mem.c). */
+    stitch_status_t (*mem_alloc)(stitch_comm_t *comm, size_t bytes, void **ptr);
+    stitch_status_t (*mem_free)(stitch_comm_t *comm, void *ptr);
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */
@@ -92,7 +96,10 @@ struct stitch_comm {
     int32_t *use[STITCH_COLL_COUNT]; /* per collective called: HCCL_ALGO's level entries as role replacements in the
                                       * built-in catalogue (st_inst.use, choose.h's st_hccl_use); NULL: none */
     uint64_t seq;        /* collectives called so far */
-    uint32_t base;       /* my slot's `posted` between calls */
+    uint32_t base;       /* my slot's `posted` between calls (processes: my board's, exec_pull.c) */
+    int whole_schedule;  /* build whole schedules from now on, whatever the backend's default (processes with
+                          * registered memory: the pull engine reads peers' units where they are) */
+    struct st_plainmem *plainmem; /* stitch_mem_alloc's blocks where the backend has no allocator (mem.c) */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
     size_t scratch_size;
     char *units;         /* the slots of scratch units (`units U scratch S`), kept between calls likewise */
@@ -178,6 +185,9 @@ int32_t st_comm_split_ppm(const stitch_comm_t *comm, const st_algo *algo, const 
 /* How `algo` is instantiated on this communicator for `root` (p, groups, roles, split ratio): what plans and proofs
  * are made for. */
 st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root);
+
+/* Free what stitch_mem_alloc gave out of plain memory on this communicator (mem.c; at destroy). */
+void st_mem_release(stitch_comm_t *comm);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);
