@@ -136,6 +136,12 @@ foreach(sc np2 np3 np4 np5 slices mixed free kill forged.gen forged.id forged.bo
   set_tests_properties(proc.regmem.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
 
+# Cross-memory attach (process_vm_readv) between two processes, the candidate fallback for unregistered buffers
+# (tests/proc/bench_cma.c; figures in docs/performance.md): here one quick round at 1 MB, data checked.
+add_executable(bench_cma ${PROC_TESTS}/bench_cma.c)
+add_test(NAME proc.cma.smoke COMMAND bench_cma 1048576 2)
+set_tests_properties(proc.cma.smoke PROPERTIES TIMEOUT 60 LABELS "proc;perf")
+
 # A rank's argument error aborts the others at once over the control channels (tests/proc/test_proc_errors.c).
 add_executable(test_proc_errors ${PROC_TESTS}/test_proc_errors.c)
 target_link_libraries(test_proc_errors PRIVATE stitch)

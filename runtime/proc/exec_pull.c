@@ -24,10 +24,16 @@
  * hold its input): a rank whose entry is an own plan (built before this communicator had registered memory)
  * answers "not registered" for it.
  *
- * Waiting. Poll the peer's counter (yielding when the host is oversubscribed), then sleep on it with FUTEX_WAIT
+ * Waiting. Poll the peer's counter, yielding the core after every look, then sleep on it with FUTEX_WAIT
  * (shared: the word lives in a memfd mapped by several processes) in slices of ST_PULL_SLICE_MS, reading the
  * control channels before each: a peer's abort or death (its control socket closes) ends the wait within a slice.
  * A wait fails after the communicator's timeout without the peer posting, naming the rank behind (proc.c).
+ * Why yield on every look, where the threads engine pauses unless its peer last ran on its own CPU: these calls
+ * move 256 KiB or more, so the microsecond a yield adds to noticing a post is nothing, while a rank that pauses
+ * holds a core its peer (or the peer's neighbour on a loaded host) may be queued for. Measured on the 2-core VM
+ * under a load average of 17-20 (other jobs), 1 MB all_reduce at np 2, 100 calls: 1.5-3.5 ms a call when the
+ * spin paused (STITCH_SPIN_US 500 and 5000) against 0.23 ms when every wait went to sleep at once (0), and thread
+ * mode's 0.31 ms; the same processes yielding on every look: see docs/performance.md.
  *
  * Failure. Any failure aborts the communicator (the peers hear it over the control channels); this rank returns
  * its borrows and waits, up to the timeout, until no peer borrows its segments any more, so its caller may reuse
@@ -176,7 +182,7 @@ static stitch_status_t st_ptimeout(st_pctx *c, int peer, const char *what)
  * abort, or when the deadline (started at the first sleep) passed. */
 typedef struct st_idler {
     long polls;
-    int timing, sleeping;
+    int timing;
     struct timespec t0;
     st_deadline dl;
 } st_idler;
@@ -184,11 +190,9 @@ typedef struct st_idler {
 static stitch_status_t st_idle(st_pctx *c, st_idler *w, int peer, const char *what, int *sleep)
 {
     *sleep = 0;
-    if (++w->polls % 16 != 0) {
-        if (c->pr->oversubscribed)
-            sched_yield();
+    sched_yield(); /* every poll: see "Waiting" at the top of this file */
+    if (++w->polls % 16 != 0)
         return STITCH_OK;
-    }
     if (st_abort_is(&c->pr->abort))
         return st_paborted(c);
     struct timespec now;
@@ -196,11 +200,8 @@ static stitch_status_t st_idle(st_pctx *c, st_idler *w, int peer, const char *wh
     if (w->polls == 16)
         w->t0 = now;
     long ns = (now.tv_sec - w->t0.tv_sec) * 1000000000L + (now.tv_nsec - w->t0.tv_nsec);
-    if (ns < c->pr->spin_ns) {
-        if (c->pr->oversubscribed)
-            sched_yield();
+    if (ns < c->pr->spin_ns)
         return STITCH_OK;
-    }
     if (st_proc_poll_ctrl(c->pr, 0) != 0)
         return st_paborted(c);
     if (!w->timing)
