@@ -40,6 +40,8 @@
  * them at once. A forged or stale handle (regmem.c refuses it) fails the call on the rank that read it, and so on
  * every rank.
  */
+#define _GNU_SOURCE /* process_vm_readv */
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -47,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,10 +68,11 @@ void (*st_pull_step_hook)(uint64_t call, uint32_t g);
 void (*st_pull_hello_hook)(struct st_reg_handle *board, struct st_reg_handle *regions, int n);
 
 typedef struct st_hello {
-    uint32_t ok; /* every region of my call is registered */
-    uint32_t pad;
+    uint32_t ok;  /* every region of my call is registered */
+    uint32_t cma; /* STITCH_CMA=1 here, and my board is made: peers may pull my regions with process_vm_readv */
     st_reg_handle board, r[ST_R_N];
-    char pad2[24];
+    uint64_t addr[ST_R_N]; /* my regions in my address space, for process_vm_readv */
+    char pad2[56];
 } st_hello;
 _Static_assert(sizeof(st_hello) % 64 == 0, "a hello is padded to 64 bytes as messages are");
 
@@ -94,10 +98,14 @@ typedef struct st_pctx {
     st_seg_hdr **board;          /* per rank: its board, mapped here */
     st_seg_hdr **held;           /* the segments I borrowed, to return */
     int nheld;
-    st_seg_hdr *used[ST_R_N + 1]; /* my segments of this call, to drain on failure */
+    st_seg_hdr *used[ST_R_N + 1]; /* my segments of this call and my board, to drain on failure */
     st_hello_in *hi;             /* per rank: the hello exchange */
     st_hello hello;              /* mine */
+    int cma;                     /* peers' regions are addresses in their processes, read with process_vm_readv */
+    char *stage;                 /* cma: where a piece to reduce is read to */
 } st_pctx;
+
+#define ST_CMA_STAGE ((size_t)256 << 10) /* bytes read per process_vm_readv of a reduce: stays in cache */
 
 /* ---- which engine ------------------------------------------------------------------------------------------ */
 
@@ -128,15 +136,20 @@ static const char *st_region(const st_where *w, int i)
  * once the caller's own regions are registered (peers read it as they read the rest). */
 static void st_hello_make(st_pctx *c)
 {
-    st_regmem *r = c->pr->regmem;
     st_where *w = &c->m.mine;
     char err[256];
     st_hello *h = &c->hello;
     memset(h, 0, sizeof *h);
     for (int i = 0; i < ST_R_N; i++)
-        h->r[i].fd = -1;
-    if (!r || c->m.e->sched.partial)
+        h->r[i].fd = -1, h->addr[i] = (uintptr_t)st_region(w, i);
+    if (c->m.e->sched.partial)
         return;
+    if (c->comm->settings.cma == 1 && !c->pr->regmem)
+        c->pr->regmem = st_regmem_new(c->pr->rank, c->pr->size);
+    st_regmem *r = c->pr->regmem;
+    if (!r)
+        return;
+    h->cma = c->comm->settings.cma == 1 && st_regmem_board(r, &h->board, err, sizeof err) != NULL;
     int scratch_work = w->work && w->work == c->comm->scratch;
     for (int i = 0; i < ST_R_N; i++)
         if (st_region(w, i) && !(i == ST_R_WORK && scratch_work) && i != ST_R_UNITS &&
@@ -144,6 +157,8 @@ static void st_hello_make(st_pctx *c)
             return;
     if (!st_regmem_board(r, &h->board, err, sizeof err))
         return;
+    for (int i = 0; i < ST_R_N; i++)
+        h->r[i].fd = -1;
     if (scratch_work && !(w->work = st_regmem_scratch(r, c->pr, 0, c->comm->scratch_size, 0, c->comm->timeout_ms, err,
                                                       sizeof err)))
         return;
@@ -151,8 +166,8 @@ static void st_hello_make(st_pctx *c)
                                                    sizeof err)))
         return;
     for (int i = 0; i < ST_R_N; i++)
-        if ((i == ST_R_WORK || i == ST_R_UNITS) && st_region(w, i))
-            st_regmem_find(r, st_region(w, i), st_extent(&c->m, i), &h->r[i]);
+        if (st_region(w, i))
+            st_regmem_find(r, st_region(w, i), st_extent(&c->m, i), &h->r[i]), h->addr[i] = (uintptr_t)st_region(w, i);
     h->ok = 1;
     if (st_pull_hello_hook)
         st_pull_hello_hook(&h->board, h->r, ST_R_N);
@@ -277,7 +292,8 @@ static stitch_status_t st_hello_progress(st_pctx *c, int *left, int *moved, int 
     return STITCH_OK;
 }
 
-/* The hello round: every rank's answer, then 1 in *all when every rank's buffers are registered. */
+/* The hello round: every rank's answer, then in *all 1 when every rank's buffers are registered, else 2 when every
+ * rank may be read with process_vm_readv, else 0. */
 static stitch_status_t st_hello_run(st_pctx *c, int *all)
 {
     st_hello_in *me = &c->hi[c->m.me];
@@ -304,9 +320,12 @@ static stitch_status_t st_hello_run(st_pctx *c, int *all)
             st_proc_block(c->pr, ST_PULL_SLICE_MS, 1, seen);
         }
     }
-    *all = 1;
-    for (int j = 0; j < c->m.p; j++)
-        *all &= j == c->m.me ? (int)c->hello.ok : (int)c->hi[j].u.m.b.ok;
+    int reg = 1, cma = 1;
+    for (int j = 0; j < c->m.p; j++) {
+        const st_hello *h = j == c->m.me ? &c->hello : &c->hi[j].u.m.b;
+        reg &= h->ok != 0, cma &= h->cma != 0;
+    }
+    *all = reg ? 1 : cma ? 2 : 0;
     return STITCH_OK;
 }
 
@@ -330,6 +349,12 @@ static stitch_status_t st_borrow_peer(st_pctx *c, int q)
     stitch_status_t st = st_borrow(c, q, &h->board, 0, &c->board[q], &at);
     memset(w, 0, sizeof *w);
     w->alt_block = !c->m.a2a && h->r[ST_R_ALT].fd >= 0 ? q : -1; /* scatter's, gather's non-roots: their own */
+    if (c->cma) { /* addresses in q's process, read only through process_vm_readv */
+        w->work = (char *)(uintptr_t)h->addr[ST_R_WORK], w->input = (char *)(uintptr_t)h->addr[ST_R_INPUT];
+        w->alt = (char *)(uintptr_t)h->addr[ST_R_ALT], w->units = (char *)(uintptr_t)h->addr[ST_R_UNITS];
+        w->alt_block = !c->m.a2a && w->alt ? q : -1;
+        return st;
+    }
     for (int i = 0; st == STITCH_OK && i < ST_R_N; i++) {
         st_seg_hdr *seg;
         if (h->r[i].fd < 0)
@@ -399,10 +424,43 @@ static int st_piece_follows(const st_piece *a, const st_piece *b, size_t es)
     return a->len && b->dst == a->dst + n && b->src == a->src + n && (a->in ? b->in == a->in + n : !b->in);
 }
 
-/* Apply transfer recvs[i] of my plan in the current segment, reading its source's units through the source's
- * st_where as mapped here (exec.c's st_apply). */
-static void st_papply(st_pctx *c, int32_t i)
+/* n elements of rank q's memory at src (an address in q's process) to dst: a copy read straight into dst, a
+ * reduce read into the stage piece by piece, each piece then reduced from there. */
+static stitch_status_t st_cma_move(st_pctx *c, int q, int op, char *dst, const char *in, const char *src, size_t n)
 {
+    size_t es = c->m.esize, per = op == ST_X_COPY ? n : ST_CMA_STAGE / es;
+    for (size_t done = 0, k; done < n; done += k) {
+        k = n - done < per ? n - done : per;
+        char *to = op == ST_X_COPY ? dst + done * es : c->stage;
+        for (size_t got = 0; got < k * es;) {
+            struct iovec l = {to + got, k * es - got}, r = {(void *)(src + done * es + got), k * es - got};
+            ssize_t more = process_vm_readv((pid_t)c->pr->boot.peers[q].pid, &l, 1, &r, 1, 0);
+            if (more <= 0)
+                return st_comm_fail(c->comm, STITCH_ERR_SYSTEM, "%s: rank %d: process_vm_readv of %zu bytes from "
+                                    "rank %d failed: %s (STITCH_CMA=0 streams instead)", c->a->fn, c->m.me, k * es,
+                                    q, more < 0 ? strerror(errno) : "nothing read");
+            got += (size_t)more;
+        }
+        if (op != ST_X_COPY)
+            st_call_move(&c->m, op, dst + done * es, in ? in + done * es : NULL, c->stage, k);
+    }
+    return STITCH_OK;
+}
+
+static stitch_status_t st_pmove(st_pctx *c, int q, int op, char *dst, const char *in, const char *src, size_t n)
+{
+    if (!c->cma || q == c->m.me || n == 0) {
+        st_call_move(&c->m, op, dst, in, src, n);
+        return STITCH_OK;
+    }
+    return st_cma_move(c, q, op, dst, in, src, n);
+}
+
+/* Apply transfer recvs[i] of my plan in the current segment, reading its source's units through the source's
+ * st_where as mapped here, or with process_vm_readv (exec.c's st_apply). */
+static stitch_status_t st_papply(st_pctx *c, int32_t i)
+{
+    stitch_status_t st;
     st_call *m = &c->m;
     const st_xfer *x = &m->e->sched.xfers[m->e->plan.recvs[i]];
     const st_where *q = &c->pw[x->src];
@@ -421,10 +479,11 @@ static void st_papply(st_pctx *c, int32_t i)
             run.len += len;
             continue;
         }
-        st_call_move(m, x->op, run.dst, run.in, run.src, run.len);
+        if ((st = st_pmove(c, x->src, x->op, run.dst, run.in, run.src, run.len)) != STITCH_OK)
+            return st;
         run = piece;
     }
-    st_call_move(m, x->op, run.dst, run.in, run.src, run.len);
+    return st_pmove(c, x->src, x->op, run.dst, run.in, run.src, run.len);
 }
 
 /* The ranks that read from me at step s have posted base + 1 + target_g. */
@@ -455,9 +514,8 @@ static stitch_status_t st_pstep(st_pctx *c, size_t k, int s)
         int local = x->src == c->m.me;
         if (local && !st_xfer_mapped(x))
             continue;
-        if (!local && (st = st_pwait(c, x->src, g)) != STITCH_OK)
+        if ((!local && (st = st_pwait(c, x->src, g)) != STITCH_OK) || (st = st_papply(c, i)) != STITCH_OK)
             return st;
-        st_papply(c, i);
     }
     if (s == c->m.nsteps - 1) {
         st_call_segment_end(&c->m);
@@ -501,8 +559,11 @@ static stitch_status_t st_pull(st_pctx *c)
     st_reg_handle h;
     c->mine = st_regmem_board(r, &h, err, sizeof err);
     c->board[c->m.me] = c->mine;
+    c->used[ST_R_N] = c->mine; /* peers borrow it for the call (in cma mode the only borrow) */
+    if (c->cma && !(c->stage = aligned_alloc(64, ST_CMA_STAGE)))
+        st = st_comm_fail(c->comm, STITCH_ERR_NO_MEMORY, "%s: out of memory", c->a->fn);
     c->pw[c->m.me] = c->m.mine;
-    for (int i = 0; i < ST_R_N; i++) /* my segments of the call, to drain if it fails */
+    for (int i = 0; i < ST_R_N && !c->cma; i++) /* my segments of the call, to drain if it fails */
         if (st_region(&c->m.mine, i) && st_regmem_find(r, st_region(&c->m.mine, i), 0, &h))
             c->used[i] = (st_seg_hdr *)(st_region(&c->m.mine, i) - h.off - ST_SEG_HDR);
     for (int i = 0; st == STITCH_OK && i < c->m.e->npeers; i++)
@@ -518,7 +579,7 @@ static stitch_status_t st_pull(st_pctx *c)
     }
     if (!st_abort_is(&c->pr->abort))
         st_comm_tell(c->comm, st);
-    for (int i = 0; i < ST_R_N; i++) /* a failed call returns when no peer reads its buffers (bounded) */
+    for (int i = 0; i <= ST_R_N; i++) /* a failed call returns when no peer reads its buffers (bounded) */
         if (c->used[i])
             (void)st_regmem_drain(c->used[i], c->pr, c->comm->timeout_ms);
     return st;
@@ -545,8 +606,10 @@ stitch_status_t st_exec_proc(stitch_comm_t *comm, const st_args *a)
         st_hello_make(&c);
         st = st_hello_run(&c, &all);
     }
+    c.cma = all == 2;
     if (st == STITCH_OK)
         st = all ? st_pull(&c) : st_exec_msg_call(comm, &c.m);
+    free(c.stage);
     free(c.pw);
     free(c.board);
     free(c.held);

@@ -170,6 +170,7 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     }
     pr->rank = env->rank, pr->size = env->size;
     comm->proc = pr;
+    comm->whole_schedule = s->cma == 1; /* STITCH_CMA: the pull engine needs every rank's transfers (exec_pull.c) */
     comm->abort = &pr->abort;
     comm->groups = &pr->groups;
     return comm;

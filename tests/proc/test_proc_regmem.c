@@ -112,7 +112,7 @@ static int run_colls(int n, const char *what)
     reap(&r, DEADLINE_S);
     int ok = all_ok(&r, what);
     for (int i = 0; i < MAXR; i++)
-        layout_of_rank[i] = 0;
+        layout_of_rank[i] = 0, env_of_rank[i] = NULL;
     expect_pull = 1;
     return ok;
 }
@@ -135,6 +135,30 @@ static int sc_mixed(void)
     layout_of_rank[2] = 2; /* rank 2's buffers are plain memory: every call falls back, results exact */
     expect_pull = 0;
     return run_colls(4, "mixed");
+}
+
+/* STITCH_CMA=1: unregistered buffers are pulled with process_vm_readv (whole plain buffers, or a mix with
+ * registered ones); one rank without it makes every call stream. */
+static int sc_cma(void)
+{
+    for (int i = 0; i < 3; i++)
+        layout_of_rank[i] = 2, env_of_rank[i] = "STITCH_CMA=1";
+    return run_colls(3, "cma");
+}
+
+static int sc_cma_mixed(void)
+{
+    for (int i = 0; i < 4; i++)
+        layout_of_rank[i] = i % 3, env_of_rank[i] = "STITCH_CMA=1";
+    return run_colls(4, "cma.mixed");
+}
+
+static int sc_cma_off(void)
+{
+    for (int i = 0; i < 3; i++)
+        layout_of_rank[i] = 2, env_of_rank[i] = i == 1 ? NULL : "STITCH_CMA=1";
+    expect_pull = 0;
+    return run_colls(3, "cma.off");
 }
 
 /* ---- freed while a peer reads: the borrow rules across processes ---------------------------------------------- */
@@ -347,7 +371,7 @@ static const proc_scenario scenarios[] = {
     {"np2", sc_np2},     {"np3", sc_np3},       {"np4", sc_np4},           {"np5", sc_np5},
     {"slices", sc_slices}, {"mixed", sc_mixed}, {"free", sc_free},         {"kill", sc_kill},
     {"forged.gen", sc_forged_gen}, {"forged.id", sc_forged_id}, {"forged.bounds", sc_forged_bounds},
-    {"threads", sc_threads},
+    {"threads", sc_threads}, {"cma", sc_cma}, {"cma.mixed", sc_cma_mixed}, {"cma.off", sc_cma_off},
 };
 
 int main(int argc, char **argv)
