@@ -132,44 +132,55 @@ static const char *st_region(const st_where *w, int i)
     return i == ST_R_WORK ? w->work : i == ST_R_INPUT ? w->input : i == ST_R_ALT ? w->alt : w->units;
 }
 
-/* My answer: the handles of my regions, or not registered. Scratch of the call model moves to registered scratch
- * once the caller's own regions are registered (peers read it as they read the rest). */
-static void st_hello_make(st_pctx *c)
+/* The handles of my regions in h->r, 1 when all are registered (else 0). Scratch of the call model moves to
+ * registered scratch once the caller's own regions are registered (peers read it as they read the rest). */
+static int st_hello_regions(st_pctx *c, st_regmem *r, st_hello *h)
 {
     st_where *w = &c->m.mine;
     char err[256];
-    st_hello *h = &c->hello;
-    memset(h, 0, sizeof *h);
-    for (int i = 0; i < ST_R_N; i++)
-        h->r[i].fd = -1, h->addr[i] = (uintptr_t)st_region(w, i);
-    if (c->m.e->sched.partial)
-        return;
-    if (c->comm->settings.cma == 1 && !c->pr->regmem)
-        c->pr->regmem = st_regmem_new(c->pr->rank, c->pr->size);
-    st_regmem *r = c->pr->regmem;
-    if (!r)
-        return;
-    h->cma = c->comm->settings.cma == 1 && st_regmem_board(r, &h->board, err, sizeof err) != NULL;
+    char *moved;
     int scratch_work = w->work && w->work == c->comm->scratch;
     for (int i = 0; i < ST_R_N; i++)
         if (st_region(w, i) && !(i == ST_R_WORK && scratch_work) && i != ST_R_UNITS &&
             !st_regmem_find(r, st_region(w, i), st_extent(&c->m, i), &h->r[i]))
-            return;
+            return 0;
     if (!st_regmem_board(r, &h->board, err, sizeof err))
-        return;
+        return 0;
+    if (scratch_work) {
+        if (!(moved = st_regmem_scratch(r, c->pr, 0, c->comm->scratch_size, 0, c->comm->timeout_ms, err, sizeof err)))
+            return 0;
+        w->work = moved;
+    }
+    if (w->units) {
+        if (!(moved = st_regmem_scratch(r, c->pr, 1, c->comm->units_size, 1, c->comm->timeout_ms, err, sizeof err)))
+            return 0;
+        w->units = moved;
+    }
+    for (int i = 0; i < ST_R_N; i++)
+        if (st_region(w, i) && !st_regmem_find(r, st_region(w, i), st_extent(&c->m, i), &h->r[i]))
+            return 0;
+    return 1;
+}
+
+/* My answer: whether my regions are all registered (and their handles), whether peers may read them with
+ * process_vm_readv (and their addresses, as the call will use them). */
+static void st_hello_make(st_pctx *c)
+{
+    char err[256];
+    st_hello *h = &c->hello;
+    memset(h, 0, sizeof *h);
     for (int i = 0; i < ST_R_N; i++)
         h->r[i].fd = -1;
-    if (scratch_work && !(w->work = st_regmem_scratch(r, c->pr, 0, c->comm->scratch_size, 0, c->comm->timeout_ms, err,
-                                                      sizeof err)))
-        return;
-    if (w->units && !(w->units = st_regmem_scratch(r, c->pr, 1, c->comm->units_size, 1, c->comm->timeout_ms, err,
-                                                   sizeof err)))
-        return;
-    for (int i = 0; i < ST_R_N; i++)
-        if (st_region(w, i))
-            st_regmem_find(r, st_region(w, i), st_extent(&c->m, i), &h->r[i]), h->addr[i] = (uintptr_t)st_region(w, i);
-    h->ok = 1;
-    if (st_pull_hello_hook)
+    if (!c->m.e->sched.partial) { /* the pull engine needs the whole schedule (the top of this file) */
+        if (c->comm->settings.cma == 1 && !c->pr->regmem)
+            c->pr->regmem = st_regmem_new(c->pr->rank, c->pr->size);
+        st_regmem *r = c->pr->regmem;
+        h->cma = r && c->comm->settings.cma == 1 && st_regmem_board(r, &h->board, err, sizeof err) != NULL;
+        h->ok = r && st_hello_regions(c, r, h);
+    }
+    for (int i = 0; i < ST_R_N; i++) /* after any move of the scratch */
+        h->addr[i] = (uintptr_t)st_region(&c->m.mine, i);
+    if (h->ok && st_pull_hello_hook)
         st_pull_hello_hook(&h->board, h->r, ST_R_N);
 }
 
@@ -571,7 +582,7 @@ static stitch_status_t st_pull(st_pctx *c)
     if (st == STITCH_OK)
         st = st_prun(c);
     for (int i = 0; i < c->nheld; i++)
-        st_regmem_return(c->held[i]);
+        st_regmem_return(c->held[i], c->m.me);
     if (st == STITCH_OK) {
         c->comm->base = c->base + 1 + st_ptotal(c);
         atomic_fetch_add(&st_pull_calls, 1);

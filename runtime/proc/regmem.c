@@ -136,11 +136,23 @@ static st_seg *st_seg_containing(const st_regmem *r, const char *p, size_t len)
     return NULL;
 }
 
+/* Does a rank that may still read hold a borrow on seg? */
+static int st_seg_read(st_seg_hdr *seg, st_proc *pr)
+{
+    int n = pr ? pr->size : ST_SEG_RANKS;
+    if (atomic_load(&seg->readers) != 0)
+        return 1;
+    for (int j = 0; j < n && j < ST_SEG_RANKS; j++)
+        if (atomic_load(&seg->by[j]) != 0 && !(pr && (pr->ctrl[j].state == 1 || pr->ctrl[j].state == 2)))
+            return 1;
+    return 0;
+}
+
 int st_regmem_drain(st_seg_hdr *seg, st_proc *pr, int timeout_ms)
 {
     st_deadline dl;
     st_deadline_start(&dl, timeout_ms);
-    for (long n = 0; atomic_load(&seg->readers) != 0; n++) {
+    for (long n = 0; st_seg_read(seg, pr); n++) {
         if (n < 1000) {
             sched_yield();
             continue;
@@ -226,7 +238,8 @@ static void st_pmap_sweep(st_regmem *r, int peer)
 {
     for (st_pmap **at = &r->peers; *at;) {
         st_pmap *m = *at;
-        if (m->peer == peer && atomic_load(&m->hdr->state) != ST_SEG_LIVE && atomic_load(&m->hdr->readers) == 0) {
+        if (m->peer == peer && atomic_load(&m->hdr->state) != ST_SEG_LIVE &&
+            atomic_load(r->rank < ST_SEG_RANKS ? &m->hdr->by[r->rank] : &m->hdr->readers) == 0) {
             *at = m->next;
             munmap(m->hdr, m->map_bytes);
             free(m);
@@ -304,9 +317,10 @@ int st_regmem_borrow(st_regmem *r, int peer, unsigned pid, const st_reg_handle *
                  (unsigned long long)(h->off + len), (unsigned long long)m->hdr->bytes);
         return -1;
     }
-    atomic_fetch_add(&m->hdr->readers, 1); /* seq_cst: then the state; the free stores the state, then reads this */
+    _Atomic uint32_t *mine = r->rank < ST_SEG_RANKS ? &m->hdr->by[r->rank] : &m->hdr->readers;
+    atomic_fetch_add(mine, 1); /* seq_cst: then the state; the free stores the state, then reads this */
     if (atomic_load(&m->hdr->state) != ST_SEG_LIVE) {
-        atomic_fetch_sub(&m->hdr->readers, 1);
+        atomic_fetch_sub(mine, 1);
         snprintf(err, errlen, "rank %d freed its registered segment %llu while this call was to read it", peer,
                  (unsigned long long)h->id);
         return -1;
@@ -316,7 +330,7 @@ int st_regmem_borrow(st_regmem *r, int peer, unsigned pid, const st_reg_handle *
     return 0;
 }
 
-void st_regmem_return(st_seg_hdr *seg)
+void st_regmem_return(st_seg_hdr *seg, int me)
 {
-    atomic_fetch_sub_explicit(&seg->readers, 1, memory_order_release);
+    atomic_fetch_sub_explicit(me < ST_SEG_RANKS ? &seg->by[me] : &seg->readers, 1, memory_order_release);
 }

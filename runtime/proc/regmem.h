@@ -24,16 +24,19 @@
 #include "stitch.h"
 
 #define ST_SEG_HDR 4096 /* the header page before a segment's bytes */
+#define ST_SEG_RANKS 960 /* readers counted per rank (the rest of the header page); higher ranks share `readers` */
 
 typedef struct st_seg_hdr {
     uint64_t magic, id, gen, bytes; /* bytes: after the header page */
     int32_t owner;
     uint32_t internal;              /* the board or the engine's scratch: not the caller's to free */
     _Alignas(64) _Atomic uint32_t state; /* ST_SEG_LIVE, then ST_SEG_FREED */
-    _Atomic uint32_t readers;             /* peers' borrows */
+    _Atomic uint32_t readers;             /* borrows of ranks ST_SEG_RANKS and up */
     _Alignas(64) _Atomic uint32_t posted; /* the board's: the pull engine's counter (exec_pull.c) */
     _Atomic uint32_t sleepers;
+    _Alignas(64) _Atomic uint32_t by[ST_SEG_RANKS]; /* borrows of rank j: a wait for borrows skips dead ranks */
 } st_seg_hdr;
+_Static_assert(sizeof(st_seg_hdr) <= ST_SEG_HDR, "the header fits its page");
 
 enum { ST_SEG_LIVE = 1, ST_SEG_FREED = 2 };
 
@@ -69,7 +72,7 @@ st_seg_hdr *st_regmem_board(st_regmem *r, st_reg_handle *h, char *err, size_t er
  * with a message saying what was refused and why (the caller fails the call). */
 int st_regmem_borrow(st_regmem *r, int peer, unsigned pid, const st_reg_handle *h, size_t len, st_seg_hdr **seg,
                      char **at, char *err, size_t errlen);
-void st_regmem_return(st_seg_hdr *seg);
+void st_regmem_return(st_seg_hdr *seg, int me);
 
 /* The engine's scratch in registered memory: at least `bytes`, 64-byte aligned, grown by a new segment (the old one
  * freed: a new call's peers map the new one); zeroed when (re)made if `zero`. which: 0 the work scratch, 1 the
@@ -77,8 +80,9 @@ void st_regmem_return(st_seg_hdr *seg);
 char *st_regmem_scratch(st_regmem *r, struct st_proc *pr, int which, size_t bytes, int zero, int timeout_ms,
                         char *err, size_t errlen);
 
-/* Wait until no peer reads my segment `seg` (readers 0), up to timeout_ms, polling pr's control channels: a failed
- * call returns only when its buffers are no longer read (as in threads mode). 0, or -1 on timeout. */
+/* Wait until no live peer reads my segment `seg`, up to timeout_ms, polling pr's control channels (a rank that died
+ * or said goodbye reads nothing any more: its borrows are not waited for): a failed call returns only when its
+ * buffers are no longer read (as in threads mode). 0, or -1 on timeout. */
 int st_regmem_drain(st_seg_hdr *seg, struct st_proc *pr, int timeout_ms);
 
 #endif
