@@ -137,6 +137,21 @@ foreach(sc np2 np3 np4 np5 slices mixed free kill forged.gen forged.id forged.bo
   set_tests_properties(proc.regmem.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
 
+# stitch-perf --mem registered under mpirun: buffers from stitch_mem_alloc, the pull engine from 256 KiB (every element
+# checked, STITCH_DEBUG's line on every rank), for all_reduce and for reduce_scatter (whose work buffer moves to
+# registered scratch); and STITCH_CMA=1 on plain buffers
+foreach(coll all_reduce reduce_scatter)
+  add_test(NAME proc.mpirun.np3.registered.${coll} COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_DEBUG=1 -- $<TARGET_FILE:stitch-perf> ${coll}
+           -b 64K -e 4M -f 4 -c 1 -w 1 --iters 3 --timeout 60 --mem registered)
+endforeach()
+add_test(NAME proc.mpirun.np3.cma COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_CMA=1 STITCH_DEBUG=1 -- $<TARGET_FILE:stitch-perf> all_reduce
+         -b 64K -e 4M -f 4 -c 1 -w 1 --iters 3 --timeout 60)
+set_tests_properties(proc.mpirun.np3.registered.all_reduce proc.mpirun.np3.registered.reduce_scatter proc.mpirun.np3.cma
+                     PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+set_tests_properties(proc.mpirun.np3.registered.all_reduce proc.mpirun.np3.registered.reduce_scatter PROPERTIES
+                     ENVIRONMENT "LAUNCH_EXPECT=pulls from registered memory \\(the first such call\\)")
+set_tests_properties(proc.mpirun.np3.cma PROPERTIES ENVIRONMENT "LAUNCH_EXPECT=pulls with process_vm_readv")
+
 # Cross-memory attach (process_vm_readv) between two processes, the candidate fallback for unregistered buffers
 # (tests/proc/bench_cma.c; figures in docs/performance.md): here one quick round at 1 MB, data checked.
 add_executable(bench_cma ${PROC_TESTS}/bench_cma.c)

@@ -8,8 +8,10 @@
  * rank shares) starts with a hello from every rank to every other, over the transports, in stream order before the
  * call's messages: a message header (the call's fingerprint, checked as the message engine checks it, and step
  * ST_PULL_G) and its handles (regmem.h: my board, and the segments holding my work, input, alt and scratch-unit
- * regions of the call) or "not registered". Every rank then holds every rank's answer and makes the same choice:
- * the pull engine when all say registered, else the message engine with the call as opened.
+ * regions of the call) or "not registered", and the addresses of those regions in its own process. Every rank then
+ * holds every rank's answer and makes the same choice: the pull engine when all say registered; else, when every
+ * rank sets STITCH_CMA=1, the pull engine reading peers' regions with process_vm_readv (below); else the message
+ * engine with the call as opened.
  *
  * The pull engine is threads/exec.c's protocol over shared memory: the call model (call.c) says where every unit
  * is by an st_where; a peer's st_where is its handles mapped into my address space (each region checked against
@@ -35,9 +37,16 @@
  * spin paused (STITCH_SPIN_US 500 and 5000) against 0.23 ms when every wait went to sleep at once (0), and thread
  * mode's 0.31 ms; the same processes yielding on every look: see docs/performance.md.
  *
+ * CMA (STITCH_CMA=1, off by default: docs/performance.md has the figures). The same protocol, with a peer's
+ * st_where holding addresses in the peer's process, never dereferenced here: a copy is one process_vm_readv straight
+ * into my unit, a reduce reads ST_CMA_STAGE bytes at a time into a stage and reduces from there. The boards are
+ * registered segments as above, and each peer borrows my board for the call, which stands for my buffers: a failed
+ * call returns once no live peer holds it. A read the kernel refuses (another user, Yama, seccomp) fails the call
+ * naming process_vm_readv; an address that is not mapped in the peer fails likewise (EFAULT), never here.
+ *
  * Failure. Any failure aborts the communicator (the peers hear it over the control channels); this rank returns
- * its borrows and waits, up to the timeout, until no peer borrows its segments any more, so its caller may reuse
- * them at once. A forged or stale handle (regmem.c refuses it) fails the call on the rank that read it, and so on
+ * its borrows and waits, up to the timeout, until no live peer borrows its segments any more (borrows are counted
+ * per reader rank, so a dead one's are not waited for), so its caller may reuse them at once. A forged or stale handle (regmem.c refuses it) fails the call on the rank that read it, and so on
  * every rank.
  */
 #define _GNU_SOURCE /* process_vm_readv */
@@ -53,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "exec_msg.h"
 #include "exec_pull.h"
 #include "proc.h"
@@ -618,6 +628,12 @@ stitch_status_t st_exec_proc(stitch_comm_t *comm, const st_args *a)
         st = st_hello_run(&c, &all);
     }
     c.cma = all == 2;
+    if (st == STITCH_OK && all && st_debug() && !(c.pr->pull_said & all)) {
+        c.pr->pull_said |= all;
+        fprintf(stderr, "stitch: rank %d of %d: %s %s of %zu elements pulls %s (the first such call)\n", c.m.me, p,
+                stitch_coll_name(a->coll), a->fn, a->count,
+                all == 1 ? "from registered memory" : "with process_vm_readv (STITCH_CMA=1)");
+    }
     if (st == STITCH_OK)
         st = all ? st_pull(&c) : st_exec_msg_call(comm, &c.m);
     free(c.stage);
