@@ -120,6 +120,45 @@ foreach(coll reduce_scatter all_gather broadcast reduce scatter gather all_to_al
   set_tests_properties(proc.mpirun.np3.${coll} PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
 
+# Registered memory (tests/proc/test_proc_regmem.c): every collective on registered buffers pulls, exact, on 2-5
+# processes, whole and as slices; one unregistered rank makes every call stream (exact); a free waits for a peer's
+# borrow and a later borrow is refused; a rank killed mid-call fails its peers naming it; forged handles (generation,
+# id, bounds) are refused; stitch_mem_free's checks; thread mode's plain memory; STITCH_CMA=1 pulls plain buffers
+# with process_vm_readv (alone and mixed with registered ones), and one rank without it makes every call stream.
+add_executable(test_proc_regmem ${PROC_TESTS}/test_proc_regmem.c)
+target_link_libraries(test_proc_regmem PRIVATE stitch)
+target_include_directories(test_proc_regmem PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core
+                           ${CMAKE_SOURCE_DIR}/runtime/base ${CMAKE_SOURCE_DIR}/runtime/comm
+                           ${CMAKE_SOURCE_DIR}/runtime/proc ${CMAKE_SOURCE_DIR}/runtime/transport
+                           ${CMAKE_SOURCE_DIR}/runtime/boot ${CMAKE_SOURCE_DIR}/runtime/conf
+                           ${CMAKE_SOURCE_DIR}/runtime/select)
+target_compile_options(test_proc_regmem PRIVATE -UNDEBUG)
+foreach(sc np2 np3 np4 np5 slices mixed free kill forged.gen forged.id forged.bounds threads cma cma.mixed cma.off)
+  add_test(NAME proc.regmem.${sc} COMMAND test_proc_regmem ${sc})
+  set_tests_properties(proc.regmem.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+
+# stitch-perf --mem registered under mpirun: buffers from stitch_mem_alloc, the pull engine from 256 KiB (every element
+# checked, STITCH_DEBUG's line on every rank), for all_reduce and for reduce_scatter (whose work buffer moves to
+# registered scratch); and STITCH_CMA=1 on plain buffers
+foreach(coll all_reduce reduce_scatter)
+  add_test(NAME proc.mpirun.np3.registered.${coll} COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_DEBUG=1 -- $<TARGET_FILE:stitch-perf> ${coll}
+           -b 64K -e 4M -f 4 -c 1 -w 1 --iters 3 --timeout 60 --mem registered)
+endforeach()
+add_test(NAME proc.mpirun.np3.cma COMMAND ${PROC_LAUNCH} mpirun 3 STITCH_CMA=1 STITCH_DEBUG=1 -- $<TARGET_FILE:stitch-perf> all_reduce
+         -b 64K -e 4M -f 4 -c 1 -w 1 --iters 3 --timeout 60)
+set_tests_properties(proc.mpirun.np3.registered.all_reduce proc.mpirun.np3.registered.reduce_scatter proc.mpirun.np3.cma
+                     PROPERTIES TIMEOUT 120 LABELS proc SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+set_tests_properties(proc.mpirun.np3.registered.all_reduce proc.mpirun.np3.registered.reduce_scatter PROPERTIES
+                     ENVIRONMENT "LAUNCH_EXPECT=pulls from registered memory \\(the first such call\\)")
+set_tests_properties(proc.mpirun.np3.cma PROPERTIES ENVIRONMENT "LAUNCH_EXPECT=pulls with process_vm_readv")
+
+# Cross-memory attach (process_vm_readv) between two processes, the candidate fallback for unregistered buffers
+# (tests/proc/bench_cma.c; figures in docs/performance.md): here one quick round at 1 MB, data checked.
+add_executable(bench_cma ${PROC_TESTS}/bench_cma.c)
+add_test(NAME proc.cma.smoke COMMAND bench_cma 1048576 2)
+set_tests_properties(proc.cma.smoke PROPERTIES TIMEOUT 60 LABELS "proc;perf")
+
 # A rank's argument error aborts the others at once over the control channels (tests/proc/test_proc_errors.c).
 add_executable(test_proc_errors ${PROC_TESTS}/test_proc_errors.c)
 target_link_libraries(test_proc_errors PRIVATE stitch)

@@ -107,6 +107,7 @@ struct opts {
     int warmup;
     int iters;
     int places;        /* bit PL_OUT, bit PL_IN: the column sets run (--place; default both) */
+    int mem_registered; /* --mem registered: launcher mode allocates the buffers with stitch_mem_alloc */
     int blocking;      /* -z: --device waits for the stream after every call; host calls always return done */
     int timeout_s;     /* 0: the library's default */
     int root;          /* rooted collectives */
@@ -153,6 +154,9 @@ static void usage(FILE *f)
             "                             ranks, is not taken: the time is the slowest rank's, its -a 3)\n"
             "  -J, --json FILE            also write the results as one JSON document to FILE\n"
             "  -T, --timeout SEC          per-collective timeout (default: $STITCH_TIMEOUT, else 300)\n"
+            "      --mem plain|registered the buffers: plain memory, or stitch_mem_alloc's registered memory, which\n"
+            "                             processes of one host read in place (launcher mode; thread ranks read\n"
+            "                             each other's buffers in place either way, so threads use plain memory)\n"
             "      --place both|out|in    the column sets run: out-of-place, in-place or both (default: both;\n"
             "                             all_to_all and all_to_all_v have no in-place form)\n"
             "      --groups SPEC          ranks grouped into servers, \"SxL\" or \"2,3\" (pipeline, hier, ahc;\n"
@@ -413,7 +417,7 @@ static int parse_place(const char *v)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_RANKS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE, OPT_BIND, OPT_PLACE };
+    enum { OPT_RANKS = 256, OPT_GROUPS, OPT_TOPO, OPT_LAYOUT, OPT_CALIBRATE, OPT_DEVICE, OPT_BIND, OPT_PLACE, OPT_MEM };
     static const struct option longopts[] = {
         {"nthreads", required_argument, NULL, 't'}, {"ngpus", required_argument, NULL, 'g'},
         {"ranks", required_argument, NULL, OPT_RANKS}, {"algo", required_argument, NULL, 'a'},
@@ -427,6 +431,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
         {"topo", required_argument, NULL, OPT_TOPO}, {"layout", required_argument, NULL, OPT_LAYOUT},
         {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"device", required_argument, NULL, OPT_DEVICE},
         {"bind", no_argument, NULL, OPT_BIND},      {"place", required_argument, NULL, OPT_PLACE},
+        {"mem", required_argument, NULL, OPT_MEM},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (struct opts){.dtype = STITCH_FP32, .op = STITCH_SUM, .minbytes = 8, .maxbytes = 8 << 20, .factor = 2,
@@ -463,6 +468,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
         case OPT_DEVICE: o->device = optarg; break;
         case OPT_BIND: o->bind = 1; break;
         case OPT_PLACE: o->places = parse_place(optarg); break;
+        case OPT_MEM:
+            if (strcmp(optarg, "plain") != 0 && strcmp(optarg, "registered") != 0)
+                bad_usage("--mem takes plain or registered, not '%s'", optarg);
+            o->mem_registered = strcmp(optarg, "registered") == 0;
+            break;
         case 'T': o->timeout_s = parse_int("-T", optarg, 1, 1 << 20); break;
         case 'h': usage(stdout); exit(0);
         case ':': bad_usage("option '%s' needs a value (see --help)", argv[optind - 1]);
@@ -1398,13 +1408,30 @@ static void *rank_main(void *arg)
 
 /* ---- buffers -------------------------------------------------------------------------------------------------- */
 
-static unsigned char *alloc_touched(size_t bytes)
+/* Plain memory, or (--mem registered, launcher mode) stitch_mem_alloc's on comm. */
+static unsigned char *alloc_touched(size_t bytes, stitch_comm_t *reg)
 {
     size_t n = (bytes + 63) / 64 * 64;
-    unsigned char *p = aligned_alloc(64, n ? n : 64);
+    void *v = NULL;
+    unsigned char *p = reg ? (stitch_mem_alloc(reg, n ? n : 64, &v) == STITCH_OK ? v : NULL)
+                           : aligned_alloc(64, n ? n : 64);
     if (p != NULL)
         memset(p, 0, n ? n : 64); /* first touch here, not inside the timed loop */
     return p;
+}
+
+static void free_touched(unsigned char *p, stitch_comm_t *reg)
+{
+    if (reg && p)
+        stitch_mem_free(reg, p);
+    else
+        free(p);
+}
+
+/* The communicator whose registered memory holds the rank's buffers, or NULL (plain memory). */
+static stitch_comm_t *mem_comm(const struct rank_state *rs)
+{
+    return rs->b->o.mem_registered && rs->b->proc ? rs->b->comms[rs->rank] : NULL;
 }
 
 /* --device: the device copies of the rank's buffers, on its device. */
@@ -1446,8 +1473,8 @@ static int alloc_rank(struct rank_state *rs, size_t maxbytes)
         a = a > bb ? a : bb;
     if (!out_of_place)
         bb = 0;
-    rs->buf_a = alloc_touched(a * es);
-    rs->buf_b = out_of_place ? alloc_touched(bb * es) : NULL;
+    rs->buf_a = alloc_touched(a * es, mem_comm(rs));
+    rs->buf_b = out_of_place ? alloc_touched(bb * es, mem_comm(rs)) : NULL;
     rs->size_a = a * es, rs->size_b = bb * es;
     if (rs->b->dops && !alloc_device(rs))
         return 0;
@@ -1492,8 +1519,8 @@ static void *rank_thread(void *arg)
         pthread_barrier_wait(&b->barrier);
         free_device(rs);
     }
-    free(rs->buf_a);
-    free(rs->buf_b);
+    free_touched(rs->buf_a, mem_comm(rs));
+    free_touched(rs->buf_b, mem_comm(rs));
     free(rs->v);
     return NULL;
 }
@@ -2001,7 +2028,7 @@ int main(int argc, char **argv)
     int rc = make_comms(b, phase_name[PH_INIT]);
     if (rc != 0)
         return rc;
-    b->expect = b->o.check ? alloc_touched(b->sizes[b->nsizes - 1]) : NULL;
+    b->expect = b->o.check ? alloc_touched(b->sizes[b->nsizes - 1], NULL) : NULL;
     if (b->o.check && b->expect == NULL) {
         fprintf(stderr, PROG ": error: out of memory for %zu bytes\n", b->sizes[b->nsizes - 1]);
         return 1;

@@ -164,6 +164,7 @@ static void st_comm_release(stitch_comm_t *comm)
     comm->sel = NULL;
     free(comm->scratch);
     free(comm->units);
+    st_mem_release(comm);
     comm->cache = NULL, comm->scratch = comm->units = NULL;
     comm->scratch_size = comm->units_size = 0;
     st_topology_unref(comm->topology);

@@ -69,6 +69,10 @@ typedef struct st_backend {
     /* Wake this rank's point-to-point loop if it sleeps, so that its feed brings an operation just queued (any
      * thread; p2p.h). NULL: the loop needs no waking. */
     void (*p2p_wake)(stitch_comm_t *comm);
+    /* stitch_mem_alloc / stitch_mem_free (mem.c checks the arguments): memory peers can read in place. NULL: plain
+     * aligned memory, which thread ranks read in place already (mem.c). */
+    stitch_status_t (*mem_alloc)(stitch_comm_t *comm, size_t bytes, void **ptr);
+    stitch_status_t (*mem_free)(stitch_comm_t *comm, void *ptr);
 } st_backend;
 
 /* A schedule instantiated for this communicator, with this rank's plan and its peers. */
@@ -114,7 +118,10 @@ struct stitch_comm {
                                       * st_l1_variants[i] instead, for a range naming it (st_sel_range.between);
                                       * NULL: none (other policies, or the collective lacks that algorithm) */
     uint64_t seq;        /* collectives called so far */
-    uint32_t base;       /* my slot's `posted` between calls */
+    uint32_t base;       /* my slot's `posted` between calls (processes: my board's, exec_pull.c) */
+    int whole_schedule;  /* build whole schedules from now on, whatever the backend's default (processes with
+                          * registered memory: the pull engine reads peers' units where they are) */
+    struct st_plainmem *plainmem; /* stitch_mem_alloc's blocks where the backend has no allocator (mem.c) */
     char *scratch;       /* reduce_scatter's work buffer, kept between calls (first touch is slow) */
     size_t scratch_size;
     char *units;         /* the slots of scratch units (`units U scratch S`), kept between calls likewise */
@@ -212,6 +219,9 @@ void st_comm_split_text(const stitch_comm_t *comm, const st_algo *algo, const st
 st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root);
 /* The same with the role level1 running `level1` (an st_l1_variants name; NULL: the communicator's roles). */
 st_inst st_comm_inst_l1(const stitch_comm_t *comm, const st_algo *algo, int root, const char *level1);
+
+/* Free what stitch_mem_alloc gave out of plain memory on this communicator (mem.c; at destroy). */
+void st_mem_release(stitch_comm_t *comm);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);

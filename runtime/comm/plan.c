@@ -31,7 +31,7 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     /* A process rank builds only its own part when the algorithm names its senders (`from`, st_sched_build_rank):
      * O(its transfers) instead of every rank's. The threads engine keeps the whole schedule (st_backend). */
     int runs = comm->p, rc = 1;
-    if (!comm->be->whole_schedule)
+    if (!comm->be->whole_schedule && !comm->whole_schedule)
         rc = st_sched_build_rank(cat, algo, &in, comm->rank, &e->sched, &runs, &err);
     if (rc == 1)
         runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);

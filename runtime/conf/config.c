@@ -361,6 +361,13 @@ static stitch_status_t st_load_spin(const st_tunable *t, const char *env, const 
     return st_parse_optional(t, env, 10000000, "microseconds", &out->spin_us, err, errlen);
 }
 
+/* STITCH_CMA: 0 or 1 (proc/exec_pull.c; docs/performance.md says why the default is 0). */
+static stitch_status_t st_load_cma(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                   st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_optional(t, st_value(t, env), 1, "0 or 1", &out->cma, err, errlen);
+}
+
 /* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
 static stitch_status_t st_load_tcp_cc(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)

@@ -247,7 +247,7 @@ static stitch_status_t st_dev_run(stitch_comm_t *comm, const st_args *a)
 }
 
 /* no split and no point-to-point on device communicators yet: split.c and p2p.c refuse them (NULL entries) */
-static const st_backend st_dev_backend = {st_dev_run, st_dev_abort, st_dev_free, 1, NULL, NULL, NULL, NULL};
+static const st_backend st_dev_backend = {st_dev_run, st_dev_abort, st_dev_free, 1, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- init ---------------------------------------------------------------------------------------------------- */
 

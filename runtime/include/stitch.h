@@ -242,6 +242,23 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
                                     void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
                                     stitch_dtype_t dtype, stitch_comm_t *comm);
 
+/* Registered memory (NCCL's ncclMemAlloc and user buffer registration): a buffer of `bytes` (> 0; 4096-byte
+ * aligned) that the communicator's peers can read in place. A collective whose buffers, on every rank, lie wholly in
+ * such memory (a whole buffer or any slice of one) moves each byte once: a rank reduces or copies straight out of its
+ * peer's buffer, with no ring between them. In process mode the memory is a shared segment (a memfd) that the
+ * host's other ranks map on first use; when all ranks are on one host and every rank's buffers of a call (of at
+ * least 256 KiB) are registered, the ranks agree on it in the call (a short hello) and pull, as threads do;
+ * otherwise the call streams messages as ever, with the same results. Allocate registered memory before the
+ * communicator's first collective of an algorithm, so that its plan is made whole (docs/performance.md).
+ * In thread mode it is plain aligned memory: thread ranks always read each other's buffers in place. Memory
+ * belongs to the communicator it was allocated on and goes with stitch_comm_destroy. stitch_mem_free takes the
+ * pointer stitch_mem_alloc gave (not a slice; not twice: STITCH_ERR_INVALID_ARGUMENT) and, in process mode, waits
+ * until no peer's call reads it (at most the communicator's timeout; a peer that died reading it keeps only its own
+ * mapping). Both take the communicator like a collective (STITCH_ERR_INVALID_USAGE while another thread is in a
+ * call on it). */
+stitch_status_t stitch_mem_alloc(stitch_comm_t *comm, size_t bytes, void **ptr);
+stitch_status_t stitch_mem_free(stitch_comm_t *comm, void *ptr);
+
 /* Process mode: one rank per process, on one host or many (shm between processes of a host, tcp between hosts).
  * NCCL-style: one process calls stitch_get_unique_id on the host where rank 0 will run, hands the id to every
  * rank, and each calls stitch_comm_init_rank. stitch_comm_init_env reads a launcher's environment instead (Open

@@ -70,21 +70,7 @@
 #include "reduce.h"
 #include "registry.h"
 
-#define ST_MSG_MAGIC 0x53544d31u /* "STM1" */
-
 #define ST_BLOCK_MS 20 /* a sleeping rank wakes at least this often to check the deadline and dead peers */
-
-typedef struct st_msg_hdr {
-    uint32_t magic;
-    int32_t src;
-    uint64_t seq;
-    uint64_t count;
-    int32_t coll, dtype, op, root, algo;
-    uint32_t g;
-    uint64_t bytes; /* payload, before padding */
-    char pad[8];
-} st_msg_hdr;
-_Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: no transport splits one (transport.h)");
 
 static const char st_zeros[64];
 
@@ -728,11 +714,17 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
 
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
 {
+    st_call m;
+    stitch_status_t st = st_call_open(&m, comm, a);
+    return st != STITCH_OK || !m.e ? st : st_exec_msg_call(comm, &m);
+}
+
+stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
+{
     st_mctx c;
+    stitch_status_t st = STITCH_OK;
     memset(&c, 0, sizeof c);
-    stitch_status_t st = st_call_open(&c.m, comm, a);
-    if (st != STITCH_OK || !c.m.e)
-        return st;
+    c.m = *m;
     st_mctx_init(&c, comm);
     for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
         st_call_segment_begin(&c.m, k);

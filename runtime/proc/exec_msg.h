@@ -4,9 +4,29 @@
 
 #include "call.h"
 #include "comm.h"
+#include <stdint.h>
 
 /* The processes backend's run (proc.c): one call; its arguments are checked and the communicator is not aborted
  * (api.c). */
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a);
+/* The same for a call already opened (st_call_open, with something to do): the pull engine's fallback
+ * (exec_pull.c), which opens the call to learn where its buffers are before it knows which engine runs it. */
+stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m);
+
+/* Every message starts with this header (exec_msg.c says what it carries); the pull engine's hello too, so that a
+ * rank that looks at the head of a stream (st_check_waiting) recognises a later call's message, whichever engine
+ * sent it. */
+#define ST_MSG_MAGIC 0x53544d31u /* "STM1" */
+typedef struct st_msg_hdr {
+    uint32_t magic;
+    int32_t src;
+    uint64_t seq;
+    uint64_t count;
+    int32_t coll, dtype, op, root, algo;
+    uint32_t g;
+    uint64_t bytes; /* payload, before padding */
+    char pad[8];
+} st_msg_hdr;
+_Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: no transport splits one (transport.h)");
 
 #endif

@@ -34,9 +34,11 @@
 #include "comm.h"
 #include "config.h"
 #include "exec_msg.h"
+#include "exec_pull.h"
 #include "placement.h"
 #include "proc.h"
 #include "registry.h"
+#include "regmem.h"
 #include "p2p.h"
 #include "split.h"
 #include "tp_verbs.h"
@@ -72,6 +74,7 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfds);
     free(pr->pfd_peer);
     free(pr->outs);
+    st_regmem_free(pr->regmem);
     st_groups_free(&pr->groups);
     free(pr);
 }
@@ -120,9 +123,36 @@ static void st_proc_backend_free(stitch_comm_t *comm)
     comm->proc = NULL;
 }
 
-static const st_backend st_proc_backend = {st_exec_msg, st_proc_backend_abort, st_proc_backend_free, 0,
-                                            st_proc_split_offer, st_proc_split_join, st_proc_p2p,
-                                            st_proc_p2p_wake};
+/* stitch_mem_alloc: a shared segment (regmem.h). From the first one on, plans are made whole: the pull engine
+ * needs every rank's transfers (exec_pull.c). */
+static stitch_status_t st_proc_mem_alloc(stitch_comm_t *comm, size_t bytes, void **ptr)
+{
+    st_proc *pr = comm->proc;
+    char err[256];
+    if (!pr->regmem && !(pr->regmem = st_regmem_new(pr->rank, pr->size)))
+        return st_comm_error(comm, STITCH_ERR_NO_MEMORY, "stitch_mem_alloc: rank %d: out of memory", pr->rank);
+    comm->whole_schedule = 1;
+    stitch_status_t st = st_regmem_alloc(pr->regmem, bytes, 0, ptr, err, sizeof err);
+    return st == STITCH_OK ? st : st_comm_error(comm, st, "stitch_mem_alloc: rank %d: %s", pr->rank, err);
+}
+
+static stitch_status_t st_proc_mem_free(stitch_comm_t *comm, void *ptr)
+{
+    st_proc *pr = comm->proc;
+    char err[256] = "";
+    stitch_status_t st = !pr->regmem ? STITCH_ERR_INVALID_ARGUMENT
+                         : st_regmem_release(pr->regmem, pr, ptr, 0, comm->timeout_ms, err, sizeof err);
+    if (!pr->regmem)
+        snprintf(err, sizeof err, "%p is not a buffer of stitch_mem_alloc (none was allocated on this communicator)",
+                 ptr);
+    if (st == STITCH_OK && err[0]) /* freed, but a peer never returned its borrow: say so, without failing */
+        st_comm_error(comm, STITCH_OK, "stitch_mem_free: rank %d: %s", pr->rank, err);
+    return st == STITCH_OK ? st : st_comm_error(comm, st, "stitch_mem_free: rank %d: %s", pr->rank, err);
+}
+
+static const st_backend st_proc_backend = {st_exec_proc, st_proc_backend_abort, st_proc_backend_free, 0,
+                                            st_proc_split_offer, st_proc_split_join, st_proc_p2p, st_proc_p2p_wake,
+                                            st_proc_mem_alloc, st_proc_mem_free};
 
 /* Takes reg (the communicator keeps its own copy); the communicator holds a reference on topo (NULL: none). */
 static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s, const st_choice *algo, st_reg *reg,
@@ -140,6 +170,7 @@ static stitch_comm_t *st_proc_shell(const st_boot_env *env, const st_settings *s
     }
     pr->rank = env->rank, pr->size = env->size;
     comm->proc = pr;
+    comm->whole_schedule = s->cma == 1; /* STITCH_CMA: the pull engine needs every rank's transfers (exec_pull.c) */
     comm->abort = &pr->abort;
     comm->groups = &pr->groups;
     return comm;

@@ -53,6 +53,8 @@ typedef struct st_proc {
                                * thread may write abort frames */
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
+    struct st_regmem *regmem; /* registered memory (regmem.h), made by the first stitch_mem_alloc; NULL before */
+    int pull_said;            /* STITCH_DEBUG: the pull engine's first call was logged (bit 1 direct, bit 2 cma) */
     int outs_cap;
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */

@@ -36,7 +36,7 @@ static void st_threads_free(stitch_comm_t *comm)
 
 static const st_backend st_threads_backend = {st_exec, st_threads_abort, st_threads_free, 1, st_threads_split_offer,
                                                st_threads_split_join, st_threads_p2p,
-                                               st_threads_p2p_wake};
+                                               st_threads_p2p_wake, NULL, NULL};
 
 static void st_set_err(char *err, size_t errlen, const char *msg)
 {

@@ -1,7 +1,7 @@
 # check_structure.cmake - the runtime's boundaries, checked (cmake -DSRC=<source dir> -P check_structure.cmake).
 cmake_minimum_required(VERSION 3.13)
 #
-# 1. A backend's state is touched only by its own files: comm->proc by the processes backend (proc.c, exec_msg.c),
+# 1. A backend's state is touched only by its own files: comm->proc by the processes backend (proc.c, exec_msg.c, exec_pull.c),
 #    comm->job by the threads backend (threads.c, exec.c) and the device backend, whose ranks are threads of one
 #    job too (device/dev_comm.c). Everything else goes through the backend table
 #    (runtime/comm.h), so a new backend is one table and its files, not a branch in every function.
@@ -13,7 +13,7 @@ cmake_minimum_required(VERSION 3.13)
 # 4. README.md's map of runtime/ (between its "runtime map" markers) names every file of runtime/, by its path
 #    under runtime/ ("comm/api.c"), and names no file that is not there.
 
-set(owners_proc proc.c exec_msg.c p2p_msg.c)
+set(owners_proc proc.c exec_msg.c exec_pull.c p2p_msg.c)
 set(owners_job threads.c exec.c p2p_threads.c dev_comm.c)
 set(failures "")
 
