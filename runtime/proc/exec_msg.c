@@ -96,8 +96,15 @@ static const char st_zeros[64];
  * which is most of the cost of a small message (the copy of a few hundred bytes is not). */
 #define ST_SMALL_BYTES 1024
 
+/* Fused receive-reduce-send: the receive applies, and the early send pushes on, at most this many bytes at a time,
+ * so that what was just written is still in the cache when it is sent (shm frames are at most 64 KiB anyway). */
+#define ST_FUSE_CHUNK ((size_t)64 << 10)
+
+/* Bytes this process sent fused (an early send's payload pushed before its step began): for the tests. */
+unsigned long long st_msg_fused_bytes;
+
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
- * copy. */
+ * copy. An early send (the next step's, begun while its units arrive) may send only `cap` payload bytes. */
 typedef struct st_out {
     const st_xfer *x;
     st_msg_hdr hdr;
@@ -106,6 +113,8 @@ typedef struct st_out {
     st_pcur at;         /* cursor: the pair being sent */
     size_t unit_done;   /* bytes of the current pair already sent */
     size_t pad_left;
+    size_t paid, cap;   /* payload bytes sent; how many may be (SIZE_MAX but for an early send) */
+    int early;          /* begun in the step before its own (st_fwd_begin) */
     int done;
     char stage[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
 } st_out;
@@ -113,6 +122,7 @@ typedef struct st_out {
 /* The receive in progress. */
 typedef struct st_in {
     int32_t i;          /* position in plan.recvs; the step's end when done */
+    int fwd;            /* the early send in c->early that forwards this receive's units as they land, or -1 */
     int hello;          /* a rooted call's hello from the previous rank is still to be checked */
     int have_hdr;
     st_pcur at;
@@ -132,6 +142,9 @@ typedef struct st_mctx {
     int timing;
     st_out *outs;       /* pr->outs, the sends of the current step */
     int nouts;
+    st_out *early;      /* pr->early, the next step's sends begun in this one (fused) */
+    int nearly;
+    const int32_t *fwd; /* the entry's table of fused forwards (st_fwd_table), or NULL: no fusion */
     st_in in;
     int wait_peer;      /* whom the last unfinished work waits for, for timeout messages */
     struct timespec idle_since; /* when the current run of fruitless progress checks began */
@@ -245,6 +258,18 @@ static const char *st_pair_input(const st_mctx *c, const st_pcur *pc)
 
 /* ---- sending ---------------------------------------------------------------------------------------------- */
 
+/* The source of the current pair of a send: where st_pair says, but an early send reads its units where this step's
+ * receive writes them (they are not marked written before a whole unit has landed, st_recv_piece, so st_pair would
+ * still point a fresh one at my input). */
+static const char *st_out_pair(const st_mctx *c, const st_out *o, const st_pcur *pc, size_t *len)
+{
+    size_t soff, doff;
+    if (!o->early)
+        return st_pair(c, pc, 0, len);
+    *len = st_pair_len(&c->m, pc, &soff, &doff);
+    return st_unit_mine(&c->m, pc->su, soff);
+}
+
 static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t *done, stitch_status_t *st)
 {
     char why[256];
@@ -266,17 +291,20 @@ static void st_out_advance(const st_mctx *c, st_out *o, size_t n)
 {
     size_t h = sizeof o->hdr - o->hdr_done < n ? sizeof o->hdr - o->hdr_done : n;
     o->hdr_done += h, n -= h;
+    size_t payload = n;
     while (o->at.left) { /* pairs of no elements are passed over even when n is spent */
         size_t len;
-        st_pair(c, &o->at, 0, &len);
+        st_out_pair(c, o, &o->at, &len);
         size_t left = len * c->m.esize - o->unit_done;
         if (left > n) {
             o->unit_done += n;
+            o->paid += payload;
             return;
         }
         n -= left, o->unit_done = 0;
         st_pairs_next(&c->m, &o->at);
     }
+    o->paid += payload - n;
     o->pad_left -= n; /* what is left of n is padding */
 }
 
@@ -291,11 +319,15 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, int *moved)
     if (o->hdr_done < sizeof o->hdr)
         iov[n++] = (struct iovec){(char *)&o->hdr + o->hdr_done, sizeof o->hdr - o->hdr_done};
     st_pcur pc = o->at;
+    size_t room = o->cap - o->paid; /* an early send's payload stops where its units have landed */
     for (size_t done = o->unit_done; pc.left && n < ST_IOV - 1; done = 0, st_pairs_next(&c->m, &pc)) {
-        size_t len;
-        char *src = st_pair(c, &pc, 0, &len);
-        if (len * c->m.esize > done)
-            iov[n++] = (struct iovec){src + done, len * c->m.esize - done};
+        size_t len, piece;
+        const char *src = st_out_pair(c, o, &pc, &len);
+        piece = len * c->m.esize - done < room ? len * c->m.esize - done : room;
+        if (piece)
+            iov[n++] = (struct iovec){(char *)src + done, piece}, room -= piece;
+        if (piece < len * c->m.esize - done)
+            break;
     }
     if (!pc.left && o->pad_left)
         iov[n++] = (struct iovec){(void *)st_zeros, o->pad_left};
@@ -324,10 +356,13 @@ static stitch_status_t st_out_progress(st_mctx *c, st_out *o, int *moved)
     if (o->hdr_done < sizeof o->hdr && !st_out_push(c, t, &o->hdr, sizeof o->hdr, &o->hdr_done, &st))
         goto out;
     while (o->at.left) {
-        size_t len;
-        const char *src = st_pair(c, &o->at, 0, &len);
+        size_t len, was = o->unit_done;
+        const char *src = st_out_pair(c, o, &o->at, &len);
         len *= c->m.esize;
-        if (len && !st_out_push(c, t, src, len, &o->unit_done, &st))
+        size_t upto = o->cap - o->paid < len - was ? was + (o->cap - o->paid) : len; /* an early send's cap */
+        int all = upto == was || st_out_push(c, t, src, upto, &o->unit_done, &st);
+        o->paid += o->unit_done - was;
+        if (!all || o->unit_done < len)
             goto out;
         *moved = 1;
         o->unit_done = 0;
@@ -347,7 +382,27 @@ out:
     return st;
 }
 
-static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved)
+/* Push what an early send may send now: its header, and the payload that has landed (o->cap). It follows every
+ * message of this step to the same peer on that stream, so it waits for them. *want: it has bytes to push that
+ * the transport did not take (a sleeping rank then waits for room too). */
+static stitch_status_t st_early_progress(st_mctx *c, st_out *o, int *moved, int *want)
+{
+    if (o->done || (o->hdr_done == sizeof o->hdr && o->paid == o->cap && o->at.left))
+        return STITCH_OK; /* all sent, or all that has landed */
+    for (int j = 0; j < c->nouts; j++)
+        if (!c->outs[j].done && c->outs[j].x->dst == o->x->dst)
+            return STITCH_OK; /* they are in progress, and say so themselves */
+    size_t paid = o->paid;
+    stitch_status_t st = st_out_progress(c, o, moved);
+    st_msg_fused_bytes += o->paid - paid;
+    if (!o->done && (o->hdr_done < sizeof o->hdr || o->paid < o->cap))
+        *want = 1;
+    return st;
+}
+
+/* This step's sends (*all_done when they are all pushed), then the next step's early ones (*early_want: one of
+ * them could push more than the transport took). */
+static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved, int *early_want)
 {
     *all_done = 1;
     for (int i = 0; i < c->nouts; i++) {
@@ -362,6 +417,11 @@ static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved)
             return st;
         if (!o->done)
             *all_done = 0, c->wait_peer = o->x->dst;
+    }
+    for (int i = 0; i < c->nearly; i++) {
+        stitch_status_t st = st_early_progress(c, &c->early[i], moved, early_want);
+        if (st != STITCH_OK)
+            return st;
     }
     return STITCH_OK;
 }
@@ -387,6 +447,7 @@ static void st_stage(const st_mctx *c, st_out *o)
 static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
 {
     memset(o, 0, offsetof(st_out, stage));
+    o->cap = SIZE_MAX;
     o->x = x;
     o->hdr = c->fp;
     o->hdr.g = g;
@@ -414,10 +475,145 @@ static stitch_status_t st_sends_begin(st_mctx *c, int s)
         st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, ST_HELLO_G);
     for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
         const st_xfer *x = &c->m.e->sched.xfers[pl->sends[i]];
-        if (x->dst != c->m.me) /* local transfers are applied with the receives */
+        int j = 0;
+        if (x->dst == c->m.me) /* local transfers are applied with the receives */
+            continue;
+        while (j < c->nearly && c->early[j].x != x)
+            j++;
+        if (j == c->nearly) {
             st_out_begin(c, &c->outs[c->nouts++], x, st_global_step(c, s));
+            continue;
+        }
+        c->outs[c->nouts] = c->early[j]; /* begun in the last step, its units all landed: no cap any more */
+        c->outs[c->nouts++].cap = SIZE_MAX;
     }
+    c->nearly = 0;
     return STITCH_OK;
+}
+
+/* ---- fused receive-reduce-send ------------------------------------------------------------------------------
+ * A unit that arrives (and is reduced) at step s and is sent on at step s + 1 (a ring's reduce-scatter and
+ * all-gather phases, a chain's broadcast) would be written to memory by the receive and read back by the next
+ * step's send: for units larger than the cache, from memory. Fused, the next step's message begins early and is
+ * pushed piece by piece (ST_FUSE_CHUNK) right after each piece of the receive is applied, while it is in the
+ * cache (NCCL's recvReduceSend, recvCopySend). The bytes are the same, computed by the same kernel in the same
+ * order: the send only starts sooner. It never blocks the receive (a piece the transport does not take waits in
+ * my unit, as without fusion), so it adds no wait between ranks, and it waits for this step's messages to the same
+ * peer (streams stay in schedule order).
+ *
+ * Which receives fuse is a property of the plan (st_fwd_table, once per entry): receive x at step s into units U,
+ * send y at step s + 1 of units U in the same order, with
+ * - x the only transfer of step s that writes any unit of U (with two, a unit is final only after both),
+ * - y the first message of step s + 1 to its peer (every other comes after it on that stream),
+ * and per segment (st_fwd_begin) the same lengths pair by pair, and y not small (staged whole, ST_SMALL_BYTES). */
+
+/* Does send y read exactly the units receive x writes, in the same order? */
+static int st_same_units(const st_sched *sc, const st_xfer *x, const st_xfer *y)
+{
+    int32_t xr = x->drun0, xu, yr = y->run0, yu;
+    if (x->nunits != y->nunits || x->nunits == 0)
+        return 0;
+    xu = sc->runs[xr].start, yu = sc->runs[yr].start;
+    for (int32_t k = 0; k < x->nunits; k++, xu++, yu++) {
+        st_pcur_settle(sc->runs, &xr, &xu);
+        st_pcur_settle(sc->runs, &yr, &yu);
+        if (xu != yu)
+            return 0;
+    }
+    return 1;
+}
+
+/* The send of step s + 1 that forwards receive x (position i of plan.recvs, at step s), or -1; writes[u] counts the
+ * transfers of step s that write my unit u. */
+static int32_t st_fwd_of(const st_entry *e, int me, int s, const st_xfer *x, const int32_t *writes)
+{
+    const st_plan *pl = &e->plan;
+    const st_sched *sc = &e->sched;
+    if (x->src == me || s + 1 >= pl->nsteps)
+        return -1;
+    for (int32_t r = x->drun0; r < x->drun0 + x->dnruns; r++)
+        for (int32_t u = sc->runs[r].start; u < sc->runs[r].start + sc->runs[r].len; u++)
+            if (writes[u] != 1)
+                return -1;
+    for (int32_t j = pl->send_first[s + 1]; j < pl->send_first[s + 2]; j++) {
+        const st_xfer *y = &sc->xfers[pl->sends[j]];
+        int first = y->dst != me;
+        for (int32_t k = pl->send_first[s + 1]; k < j && first; k++)
+            first = sc->xfers[pl->sends[k]].dst != y->dst;
+        if (first && st_same_units(sc, x, y))
+            return j;
+    }
+    return -1;
+}
+
+/* The entry's table of fused forwards (comm.h's st_entry.fwd), made on the first call that may fuse; NULL when out
+ * of memory (the call then runs unfused). */
+static const int32_t *st_fwd_table(st_entry *e, int me)
+{
+    const st_plan *pl = &e->plan;
+    int32_t nrecv = pl->recv_first[pl->nsteps], nu = e->sched.nunits + e->sched.nscratch;
+    int32_t *writes = calloc((size_t)nu + 1, sizeof *writes);
+    if (e->fwd || !writes || !(e->fwd = malloc(sizeof *e->fwd * ((size_t)nrecv + 1)))) {
+        free(writes);
+        return e->fwd;
+    }
+    for (int s = 0; s < pl->nsteps; s++) {
+        for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
+            const st_xfer *x = &e->sched.xfers[pl->recvs[i]];
+            for (int32_t r = x->drun0; st_xfer_writes(x) && r < x->drun0 + x->dnruns; r++)
+                for (int32_t u = e->sched.runs[r].start; u < e->sched.runs[r].start + e->sched.runs[r].len; u++)
+                    writes[u]++;
+        }
+        for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++)
+            e->fwd[i] = st_fwd_of(e, me, s, &e->sched.xfers[pl->recvs[i]], writes);
+        for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) { /* the counts back to 0 */
+            const st_xfer *x = &e->sched.xfers[pl->recvs[i]];
+            for (int32_t r = x->drun0; st_xfer_writes(x) && r < x->drun0 + x->dnruns; r++)
+                for (int32_t u = e->sched.runs[r].start; u < e->sched.runs[r].start + e->sched.runs[r].len; u++)
+                    writes[u] = 0;
+        }
+    }
+    free(writes);
+    return e->fwd;
+}
+
+/* Begin the early send that forwards receive x (position i of plan.recvs, at step s), whose header has just been
+ * checked: its index in c->early, or -1 when this one does not fuse in this segment (lengths differ pair by pair,
+ * a small message, out of memory). */
+static int st_fwd_begin(st_mctx *c, const st_xfer *x, int s, int32_t i)
+{
+    if (!c->fwd || c->fwd[i] < 0)
+        return -1;
+    const st_xfer *y = &c->m.e->sched.xfers[c->m.e->plan.sends[c->fwd[i]]];
+    size_t bytes = st_call_xfer_len(&c->m, y) * c->m.esize, o1, o2;
+    if (bytes + (64 - bytes % 64) % 64 <= ST_SMALL_BYTES)
+        return -1;
+    st_pcur px, py;
+    st_pairs_begin(&c->m, x, &px);
+    st_pairs_begin(&c->m, y, &py);
+    for (; px.left; st_pairs_next(&c->m, &px), st_pairs_next(&c->m, &py))
+        if (st_pair_len(&c->m, &px, &o1, &o2) != st_pair_len(&c->m, &py, &o1, &o2))
+            return -1;
+    if (c->nearly == c->pr->early_cap) {
+        int cap = c->pr->early_cap ? 2 * c->pr->early_cap : 4;
+        st_out *more = realloc(c->pr->early, sizeof *more * (size_t)cap);
+        if (!more)
+            return -1;
+        c->pr->early = more, c->pr->early_cap = cap;
+    }
+    c->early = c->pr->early;
+    st_out *o = &c->early[c->nearly];
+    st_out_begin(c, o, y, st_global_step(c, s + 1));
+    o->early = 1, o->cap = 0;
+    return c->nearly++;
+}
+
+/* n more payload bytes of the receive that early send f forwards have landed in my units: push them on now. */
+static stitch_status_t st_fwd_landed(st_mctx *c, int f, size_t n, int *moved)
+{
+    int want = 0;
+    c->early[f].cap += n;
+    return st_early_progress(c, &c->early[f], moved, &want);
 }
 
 /* ---- receiving -------------------------------------------------------------------------------------------- */
@@ -494,11 +690,13 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
-    if (avail >= sizeof h + bytes + pad) { /* all here and contiguous: apply, consume once */
+    c->in.fwd = st_fwd_begin(c, x, s, c->in.i);
+    if (avail >= sizeof h + bytes + pad && (c->in.fwd < 0 || bytes <= ST_FUSE_CHUNK)) { /* apply, consume once */
+        int moved = 0;
         st_apply_whole(c, x, (const char *)p + sizeof h);
         t->ops->consume(t, sizeof h + bytes + pad);
         c->in.i++;
-        return STITCH_OK;
+        return c->in.fwd < 0 ? STITCH_OK : st_fwd_landed(c, c->in.fwd, bytes, &moved);
     }
     t->ops->consume(t, sizeof h);
     c->in.have_hdr = 1;
@@ -508,8 +706,9 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     return STITCH_OK;
 }
 
-/* Apply what has arrived of the current pair (avail bytes at p); 0 when nothing could be applied. */
-static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail)
+/* Apply what has arrived of the current pair (avail bytes at p), and push it on when fused; 0 when nothing could
+ * be applied (or *st is an error). */
+static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail, stitch_status_t *st)
 {
     st_tp *t = c->pr->tp[x->src];
     size_t len;
@@ -518,12 +717,17 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
     size_t n = len - c->in.unit_done;
     if (avail < n)
         n = avail / c->m.esize * c->m.esize;
+    if (c->in.fwd >= 0 && n > ST_FUSE_CHUNK) /* fused: apply a piece, push it on, the next */
+        n = ST_FUSE_CHUNK;
     if (n == 0 && len > c->in.unit_done)
         return 0;
     if (n) {
         const char *in = st_pair_input(c, &c->in.at);
         st_call_move(&c->m, x->op, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n / c->m.esize);
         t->ops->consume(t, n);
+        int moved = 0;
+        if (c->in.fwd >= 0 && (*st = st_fwd_landed(c, c->in.fwd, n, &moved)) != STITCH_OK)
+            return 0;
     }
     c->in.unit_done += n;
     if (c->in.unit_done == len) {
@@ -573,8 +777,8 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
             continue;
         }
         if (c->in.at.left) {
-            if (!st_recv_piece(c, x, p, avail))
-                return STITCH_OK;
+            if (!st_recv_piece(c, x, p, avail, &st))
+                return st;
             *moved = 1;
             continue;
         }
@@ -682,11 +886,11 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
     stitch_status_t st = st_sends_begin(c, s);
     int spins = 0, armed = 0;
     uint32_t seen = 0;
-    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .hello = c->hello && c->m.k == 0 && s == 0};
+    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .fwd = -1, .hello = c->hello && c->m.k == 0 && s == 0};
     c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->m.k, (uint32_t)s}; /* what a peer's progress query hears */
     while (st == STITCH_OK) {
-        int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
-        if ((st = st_sends_progress(c, &sends_done, &moved)) != STITCH_OK ||
+        int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0, early_want = 0;
+        if ((st = st_sends_progress(c, &sends_done, &moved, &early_want)) != STITCH_OK ||
             (st = st_recv_progress(c, s, &recvs_done, &moved)) != STITCH_OK || (sends_done && recvs_done) ||
             moved) {
             if (armed)
@@ -697,7 +901,7 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
             continue;
         }
         if (armed) { /* the look after arming found nothing either: sleep (st_proc_block disarms) */
-            st_proc_block(c->pr, ST_BLOCK_MS, !sends_done, seen);
+            st_proc_block(c->pr, ST_BLOCK_MS, !sends_done || early_want, seen);
             armed = 0;
             if (st_abort_is(&c->pr->abort))
                 return st_aborted(c);
@@ -734,6 +938,8 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     if (st != STITCH_OK || !c.m.e)
         return st;
     st_mctx_init(&c, comm);
+    if (c.pr->fuse && c.m.nsteps > 1)
+        c.fwd = st_fwd_table((st_entry *)c.m.e, c.m.me);
     for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
         st_call_segment_begin(&c.m, k);
         for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++)

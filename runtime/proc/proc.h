@@ -54,6 +54,9 @@ typedef struct st_proc {
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
     int outs_cap;
+    struct st_out *early;     /* the next step's sends begun early: fused receive-reduce-send (exec_msg.c) */
+    int early_cap;
+    int fuse;                 /* STITCH_FUSE */
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
     st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it
