@@ -31,6 +31,20 @@
  * owner waits for the borrows to end (job.h). Its caller may then free the buffers at once. A rank that times
  * out names, besides the peer it waited for, the rank furthest behind by the progress every slot publishes.
  *
+ * Tiny calls. An 8-byte all_reduce costs what its synchronisation costs: two round trips between the ranks (the
+ * step's post and wait, then the wait for my readers before I return, which lets my caller reuse its buffers),
+ * and a borrow (an atomic add and subtract on the peer's slot line) per transfer; each is a cache line crossing
+ * cores, and the round trip at the end doubles the chance that a rank preempted by another process holds its
+ * peers up. A call of one step and one segment of all_reduce or reduce with at most ST_TINY_BYTES of input is
+ * tiny (st_tiny, the same answer on every rank: it depends on the fingerprint's fields and the algorithm): every
+ * rank copies its input into its slot (tiny[call parity]) before it posts, and peers read it there rather than
+ * in its buffers, with no borrow (the slot is the job's, alive while any rank is). In a one-step plan every unit
+ * a peer reads from me is still my input (st_fresh_tables: nothing is written before step 0, and a step never
+ * writes a unit it sends), so the values are the same and the result is bit-identical. Nobody reads my buffers,
+ * so I return without waiting for my readers: one round trip per call. The copy in tiny[parity] is reused two
+ * calls later only after the peers of that call have posted past its step (st_wait_checked, which guards the
+ * fingerprint the same way).
+ *
  * Threads are not a transport in transport.h's table: a byte stream cannot express reading a peer's units in
  * place under a borrow (see the end of call.c's opening comment).
  */
@@ -48,6 +62,7 @@ typedef struct st_ctx {
     stitch_comm_t *comm; /* m.comm and m.a, by their short names */
     const st_args *a;
     uint32_t base;
+    int tiny; /* peers read my input from my slot (st_tiny) */
 } st_ctx;
 
 static const st_xfer *st_x(const st_ctx *c, int32_t i)
@@ -196,6 +211,12 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i)
     st_call *m = &c->m;
     const st_xfer *x = st_x(c, m->e->plan.recvs[i]);
     const st_slot *q = &c->comm->job->slots[x->src];
+    st_where tw; /* a tiny call: the source's input in its slot */
+    const st_where *w = &q->where;
+    if (c->tiny && x->src != m->me) {
+        tw = (st_where){.input = (const char *)q->tiny[m->fp.seq & 1]};
+        w = &tw;
+    }
     const unsigned char *src_fresh = m->e->src_fresh + m->e->src_fresh_at[i];
     stitch_status_t st;
     if (c->a->coll == STITCH_ALL_TO_ALL_V && (st = st_check_counts(c, x->src, q)) != STITCH_OK)
@@ -205,7 +226,10 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i)
     st_pairs_begin(m, x, &pc);
     for (int32_t j = 0; pc.left; j++, st_pairs_next(m, &pc)) {
         size_t soff, doff, len = st_pair_len(m, &pc, &soff, &doff);
-        st_piece piece = {st_unit_mine(m, pc.du, doff), st_unit_in(m, &q->where, x->src, pc.su, soff, src_fresh[j]),
+        if (w == &tw && (pc.su >= m->nunits || !src_fresh[j])) /* st_tiny: impossible in a one-step plan */
+            return st_comm_fail(c->comm, STITCH_ERR_INTERNAL, "%s: rank %d: a tiny call reads unit %d of rank %d "
+                                "that is not its input", c->a->fn, m->me, pc.su, x->src);
+        st_piece piece = {st_unit_mine(m, pc.du, doff), st_unit_in(m, w, x->src, pc.su, soff, src_fresh[j]),
                           x->op == ST_X_COPY ? NULL : st_fresh_input(m, pc.du, doff), len};
         st_unit_written(m, pc.du);
         if (len == 0)
@@ -262,8 +286,8 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
             continue;
         if (local)
             st = st_apply(c, i);
-        else if ((st = st_wait_peer(c, x->src, g)) == STITCH_OK)
-            st = st_apply_borrowed(c, i, x->src, g);
+        else if ((st = st_wait_peer(c, x->src, g)) == STITCH_OK) /* tiny: the peer's slot, so no borrow */
+            st = c->tiny ? st_apply(c, i) : st_apply_borrowed(c, i, x->src, g);
         if (st != STITCH_OK)
             return st;
     }
@@ -298,8 +322,8 @@ static stitch_status_t st_run_steps(st_ctx *c)
                 return st;
     if (c->m.nsteps == 0)
         st_call_segment_end(&c->m);
-    else if ((st = st_wait_readers(c, c->m.nsteps - 1, st_total_steps(c))) != STITCH_OK)
-        return st;
+    else if (!c->tiny && (st = st_wait_readers(c, c->m.nsteps - 1, st_total_steps(c))) != STITCH_OK)
+        return st; /* (a tiny call's readers read my slot, not my buffers) */
     st_call_finish(&c->m);
     return STITCH_OK;
 }
@@ -337,6 +361,8 @@ static stitch_status_t st_run_call(st_ctx *c)
     atomic_store_explicit(&me->calls, c->m.fp.seq + 1, memory_order_relaxed);
     me->where = c->m.mine;
     me->fp[c->m.fp.seq & 1] = c->m.fp;
+    if (c->tiny)
+        memcpy(me->tiny[c->m.fp.seq & 1], c->a->send, c->a->count * c->m.esize);
     ST_PREEMPT();
     st_call_segment_begin(&c->m, 0);
     st_post(me, c->base + 1);
@@ -346,6 +372,15 @@ static stitch_status_t st_run_call(st_ctx *c)
 
 /* ---- setting up a call --------------------------------------------------------------------------------- */
 
+/* Is the call tiny (see the top of this file)? Every rank answers alike: the collective, count and dtype are in the
+ * fingerprint, the steps are the algorithm's, and so few bytes make one segment whatever STITCH_SEGMENT_BYTES. */
+static int st_tiny(const st_ctx *c)
+{
+    stitch_coll_t coll = c->a->coll;
+    return (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE) && c->m.nsteps == 1 && c->m.nseg == 1 &&
+           c->a->count * c->m.esize <= ST_TINY_BYTES && c->a->send;
+}
+
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
 {
     st_ctx c;
@@ -354,6 +389,7 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
         return st;
     c.comm = comm, c.a = a;
     c.base = comm->base;
+    c.tiny = st_tiny(&c);
     if ((st = st_run_call(&c)) == STITCH_OK)
         comm->base = c.base + 1 + st_total_steps(&c);
     return st;

@@ -39,6 +39,9 @@ typedef struct st_fp_kept {
     const int32_t *peers;
 } st_fp_kept;
 
+/* A tiny call's input, copied into its rank's slot (exec.c's st_tiny): at most this many bytes. */
+#define ST_TINY_BYTES 256
+
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
@@ -53,6 +56,7 @@ typedef struct st_slot {
     _Atomic uint32_t call_base, call_steps; /* that call's first value of `posted` and its number of steps */
     _Alignas(64) _Atomic uint32_t readers; /* peers reading this rank's buffers now (st_slot_borrow) */
     _Alignas(64) st_fp_kept kept[2];       /* the owner's own: who may still check fp[i] (exec.c) */
+    _Alignas(64) unsigned char tiny[2][ST_TINY_BYTES]; /* a tiny call's input, by call parity like fp (exec.c) */
 } st_slot;
 
 /* A part of the job that another file makes on first use and the job frees with it, by the part's own free (so
