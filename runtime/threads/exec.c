@@ -31,19 +31,21 @@
  * owner waits for the borrows to end (job.h). Its caller may then free the buffers at once. A rank that times
  * out names, besides the peer it waited for, the rank furthest behind by the progress every slot publishes.
  *
- * Tiny calls. An 8-byte all_reduce costs what its synchronisation costs: two round trips between the ranks (the
- * step's post and wait, then the wait for my readers before I return, which lets my caller reuse its buffers),
- * and a borrow (an atomic add and subtract on the peer's slot line) per transfer; each is a cache line crossing
- * cores, and the round trip at the end doubles the chance that a rank preempted by another process holds its
- * peers up. A call of one step and one segment of all_reduce or reduce with at most ST_TINY_BYTES of input is
- * tiny (st_tiny, the same answer on every rank: it depends on the fingerprint's fields and the algorithm): every
- * rank copies its input into its slot (tiny[call parity]) before it posts, and peers read it there rather than
- * in its buffers, with no borrow (the slot is the job's, alive while any rank is). In a one-step plan every unit
- * a peer reads from me is still my input (st_fresh_tables: nothing is written before step 0, and a step never
- * writes a unit it sends), so the values are the same and the result is bit-identical. Nobody reads my buffers,
- * so I return without waiting for my readers: one round trip per call. The copy in tiny[parity] is reused two
- * calls later only after the peers of that call have posted past its step (st_wait_checked, which guards the
- * fingerprint the same way).
+ * Tiny calls. An 8-byte all_reduce costs what its synchronisation costs: mesh_oneshot (auto's choice) reads the
+ * peers' inputs at step 0 and reduces locally at steps 1 and 2, and the protocol makes two round trips of it (the
+ * step's post and wait, then at step 1 the wait for my readers of step 0, which lets me overwrite what they read)
+ * plus a borrow (an atomic add and subtract on the peer's slot line) per transfer; each is a cache line crossing
+ * cores, and every wait is a chance for a rank preempted by another process to hold its peers up (measured: 1.4
+ * us at best at p = 2 on the 2-core VM, against Open MPI's 0.5; docs/performance.md). A call of all_reduce or
+ * reduce with at most ST_TINY_BYTES of input, one segment, and a schedule whose only transfers between ranks are
+ * at step 0 is tiny (st_tiny: the same answer on every rank, from the fingerprint's fields and the schedule).
+ * Every rank copies its input into its slot (tiny[call parity]) before it posts, and peers read it there rather
+ * than in its buffers, with no borrow (the slot is the job's, alive while any rank is). At step 0 every unit a
+ * peer reads from me is still my input (st_fresh_tables: nothing is written before step 0, and a step never
+ * writes a unit it sends), so the values and the result are bit for bit the same. Nobody reads my buffers, so I
+ * never wait for my readers, at a step or at the end: one round trip per call. The copy in tiny[parity] is
+ * reused two calls later only after the peers of that call have posted past its step 0 (st_wait_checked, which
+ * guards the fingerprint the same way).
  *
  * Threads are not a transport in transport.h's table: a byte stream cannot express reading a peer's units in
  * place under a borrow (see the end of call.c's opening comment).
@@ -277,7 +279,7 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
     const st_plan *pl = &c->m.e->plan;
     uint32_t g = (uint32_t)(k * (size_t)c->m.nsteps) + (uint32_t)s;
     stitch_status_t st = STITCH_OK;
-    if (g > 0 && (st = st_wait_readers(c, (s + c->m.nsteps - 1) % c->m.nsteps, g)) != STITCH_OK)
+    if (g > 0 && !c->tiny && (st = st_wait_readers(c, (s + c->m.nsteps - 1) % c->m.nsteps, g)) != STITCH_OK)
         return st;
     for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
         const st_xfer *x = st_x(c, pl->recvs[i]);
@@ -372,13 +374,29 @@ static stitch_status_t st_run_call(st_ctx *c)
 
 /* ---- setting up a call --------------------------------------------------------------------------------- */
 
+_Thread_local unsigned long st_exec_tiny_calls; /* tiny calls this thread ran: for the tests */
+
+/* Does the schedule move data between ranks at step 0 only (the rest local)? The threads engine holds the whole
+ * schedule, so every rank answers alike; kept in the entry (e->remote_once: 0 not known yet, 1 yes, 2 no). */
+static int st_remote_once(st_entry *e)
+{
+    if (!e->remote_once) {
+        const st_sched *sc = &e->sched;
+        int once = sc->nsteps > 0;
+        for (int32_t i = sc->nsteps > 0 ? sc->step_first[1] : 0; once && i < sc->nxfers; i++)
+            once = sc->xfers[i].src == sc->xfers[i].dst;
+        e->remote_once = once ? 1 : 2;
+    }
+    return e->remote_once == 1;
+}
+
 /* Is the call tiny (see the top of this file)? Every rank answers alike: the collective, count and dtype are in the
- * fingerprint, the steps are the algorithm's, and so few bytes make one segment whatever STITCH_SEGMENT_BYTES. */
+ * fingerprint, the schedule is the algorithm's, and so few bytes make one segment whatever STITCH_SEGMENT_BYTES. */
 static int st_tiny(const st_ctx *c)
 {
     stitch_coll_t coll = c->a->coll;
-    return (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE) && c->m.nsteps == 1 && c->m.nseg == 1 &&
-           c->a->count * c->m.esize <= ST_TINY_BYTES && c->a->send;
+    return (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE) && c->m.nseg == 1 &&
+           c->a->count * c->m.esize <= ST_TINY_BYTES && c->a->send && st_remote_once((st_entry *)c->m.e);
 }
 
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
@@ -390,6 +408,7 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
     c.comm = comm, c.a = a;
     c.base = comm->base;
     c.tiny = st_tiny(&c);
+    st_exec_tiny_calls += (unsigned long)c.tiny;
     if ((st = st_run_call(&c)) == STITCH_OK)
         comm->base = c.base + 1 + st_total_steps(&c);
     return st;
