@@ -105,7 +105,7 @@ target_include_directories(test_proc_fuse PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${
 target_compile_options(test_proc_fuse PRIVATE -UNDEBUG)
 foreach(np 2 3 4 5)
   add_test(NAME proc.fuse.np${np} COMMAND test_proc_fuse np${np})
-  set_tests_properties(proc.fuse.np${np} PROPERTIES TIMEOUT 600 LABELS proc RUN_SERIAL TRUE)
+  set_tests_properties(proc.fuse.np${np} PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
 endforeach()
 # Through 4 KiB shm rings: the np3 sample, and proc.shm's data (messages up to megabytes), so every large message
 # is cut into frames, skip frames fill ring ends, and sends are taken in 64-byte pieces when the ring is short

@@ -43,7 +43,10 @@
  * than in its buffers, with no borrow (the slot is the job's, alive while any rank is). At step 0 every unit a
  * peer reads from me is still my input (st_fresh_tables: nothing is written before step 0, and a step never
  * writes a unit it sends), so the values and the result are bit for bit the same. Nobody reads my buffers, so I
- * never wait for my readers, at a step or at the end: one round trip per call. The copy in tiny[parity] is
+ * never wait for my readers, at a step or at the end: one round trip per call. Nor does anyone wait for my steps
+ * after step 0 (they move nothing between ranks), so I post only base + 1 and, after the last step, the call's
+ * final value (a wait for any value in between is satisfied by it): each post is a line the waiting peer must
+ * fetch again. The copy in tiny[parity] is
  * reused two calls later only after the peers of that call have posted past its step 0 (st_wait_checked, which
  * guards the fingerprint the same way).
  *
@@ -298,7 +301,8 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
         if (k + 1 < c->m.nseg) /* its copied-in inputs are there before peers see this post */
             st_call_segment_begin(&c->m, k + 1);
     }
-    st_post(&c->comm->job->slots[c->comm->rank], c->base + 2 + g);
+    if (!c->tiny || s == c->m.nsteps - 1) /* nobody waits for a tiny call's steps but the last (and base + 1) */
+        st_post(&c->comm->job->slots[c->comm->rank], c->base + 2 + g);
     return STITCH_OK;
 }
 
