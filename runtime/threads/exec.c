@@ -68,7 +68,39 @@ typedef struct st_ctx {
     const st_args *a;
     uint32_t base;
     int tiny; /* peers read my input from my slot (st_tiny) */
+    uint64_t key; /* a tiny call's st_tiny_key */
 } st_ctx;
+
+/* ---- tiny calls ---------------------------------------------------------------------------------------- */
+
+/* A tiny call's fingerprint fields but the call number and the algorithm, packed exactly: a count of at most
+ * ST_TINY_BYTES elements fits 8 bits, a root 16 (p <= 65536; -1, all_reduce's, is 0xffff, told apart by coll). */
+static uint64_t st_tiny_key(const st_fingerprint *f)
+{
+    return (uint64_t)(uint8_t)f->coll | (uint64_t)(uint8_t)f->dtype << 8 | (uint64_t)(uint8_t)(f->op + 1) << 16 |
+           (uint64_t)(uint8_t)f->count << 24 | (uint64_t)(uint16_t)f->root << 32;
+}
+
+/* Has peer q handed over this tiny call's input, with my fingerprint? One line read (job.h's st_tiny_line). */
+static int st_tiny_seen(const st_ctx *c, int q)
+{
+    const st_tiny_line *tl = &c->comm->job->slots[q].tiny[c->m.fp.seq & 1];
+    return atomic_load_explicit(&tl->seq, memory_order_acquire) == c->m.fp.seq + 1 && tl->key == c->key &&
+           tl->algo == c->m.fp.algo;
+}
+
+/* Poll q's line a little while it is not there (not when the job has more ranks than cores: the waits of
+ * job.c know how to yield); 0 sends the caller to the full wait on q's counter and the full check. */
+static int st_tiny_poll(const st_ctx *c, int q)
+{
+    int polls = c->comm->job->oversubscribed ? 1 : 256;
+    for (int i = 0; i < polls; i++) {
+        if (st_tiny_seen(c, q))
+            return 1;
+        __builtin_ia32_pause();
+    }
+    return 0;
+}
 
 static const st_xfer *st_x(const st_ctx *c, int32_t i)
 {
@@ -169,11 +201,16 @@ static stitch_status_t st_check_peers(st_ctx *c)
     const st_entry *e = c->m.e;
     for (int i = 0; i < e->npeers; i++) {
         int q = e->peers[i];
+        if (c->tiny && st_tiny_poll(c, q))
+            continue; /* its data is there, and its fingerprint is mine */
         stitch_status_t st = st_wait_peer(c, q, 0);
         if (st == STITCH_ERR_ABORTED)
             return st_scan_mismatch(c, st);
         if (st == STITCH_OK)
             st = st_fp_compare(c, q, &c->comm->job->slots[q].fp[c->m.fp.seq & 1]);
+        if (st == STITCH_OK && c->tiny && !st_tiny_seen(c, q)) /* posted after its line, same fingerprint */
+            st = st_comm_fail(c->comm, STITCH_ERR_INTERNAL, "%s: rank %d: rank %d posted a tiny call without its "
+                              "input", c->a->fn, c->m.me, q);
         if (st != STITCH_OK)
             return st;
     }
@@ -219,7 +256,7 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i)
     st_where tw; /* a tiny call: the source's input in its slot */
     const st_where *w = &q->where;
     if (c->tiny && x->src != m->me) {
-        tw = (st_where){.input = (const char *)q->tiny[m->fp.seq & 1]};
+        tw = (st_where){.input = (const char *)q->tiny[m->fp.seq & 1].head};
         w = &tw;
     }
     const unsigned char *src_fresh = m->e->src_fresh + m->e->src_fresh_at[i];
@@ -291,8 +328,10 @@ static stitch_status_t st_step(st_ctx *c, size_t k, int s)
             continue;
         if (local)
             st = st_apply(c, i);
-        else if ((st = st_wait_peer(c, x->src, g)) == STITCH_OK) /* tiny: the peer's slot, so no borrow */
-            st = c->tiny ? st_apply(c, i) : st_apply_borrowed(c, i, x->src, g);
+        else if (c->tiny) /* the peer's line, seen by st_check_peers: no wait, no borrow */
+            st = st_apply(c, i);
+        else if ((st = st_wait_peer(c, x->src, g)) == STITCH_OK)
+            st = st_apply_borrowed(c, i, x->src, g);
         if (st != STITCH_OK)
             return st;
     }
@@ -348,6 +387,10 @@ static stitch_status_t st_wait_checked(st_ctx *c)
     st_fp_kept *k = &job->slots[c->comm->rank].kept[c->m.fp.seq & 1];
     for (int i = 0; i < k->npeers; i++) {
         int q = k->peers[i], sys_errno = 0;
+        /* q has handed over a later call's tiny input: it finished call k->seq (no load of its counter's line) */
+        uint64_t later = atomic_load_explicit(&job->slots[q].tiny[(k->seq + 1) & 1].seq, memory_order_acquire);
+        if ((int64_t)(later - (k->seq + 2)) >= 0)
+            continue;
         stitch_status_t st = st_wait(job, &job->slots[q], k->base + 2, c->comm->timeout_ms, &sys_errno);
         if (st != STITCH_OK)
             return st_kept_error(c, st, q, k->seq, sys_errno);
@@ -367,8 +410,12 @@ static stitch_status_t st_run_call(st_ctx *c)
     atomic_store_explicit(&me->calls, c->m.fp.seq + 1, memory_order_relaxed);
     me->where = c->m.mine;
     me->fp[c->m.fp.seq & 1] = c->m.fp;
-    if (c->tiny)
-        memcpy(me->tiny[c->m.fp.seq & 1], c->a->send, c->a->count * c->m.esize);
+    if (c->tiny) { /* the line first, then the post (a peer that waits on the counter finds the line) */
+        st_tiny_line *tl = &me->tiny[c->m.fp.seq & 1];
+        memcpy(tl->head, c->a->send, c->a->count * c->m.esize);
+        tl->key = c->key, tl->algo = c->m.fp.algo;
+        atomic_store_explicit(&tl->seq, c->m.fp.seq + 1, memory_order_release);
+    }
     ST_PREEMPT();
     st_call_segment_begin(&c->m, 0);
     st_post(me, c->base + 1);
@@ -412,6 +459,7 @@ stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)
     c.comm = comm, c.a = a;
     c.base = comm->base;
     c.tiny = st_tiny(&c);
+    c.key = st_tiny_key(&c.m.fp);
     st_exec_tiny_calls += (unsigned long)c.tiny;
     if ((st = st_run_call(&c)) == STITCH_OK)
         comm->base = c.base + 1 + st_total_steps(&c);
