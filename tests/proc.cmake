@@ -107,6 +107,10 @@ foreach(np 2 3 4 5)
   add_test(NAME proc.fuse.np${np} COMMAND test_proc_fuse np${np})
   set_tests_properties(proc.fuse.np${np} PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+add_test(NAME proc.fuse.np3.tcp COMMAND test_proc_fuse np3.tcp)
+add_test(NAME proc.fuse.np3.tinyring COMMAND test_proc_fuse np3)
+set_tests_properties(proc.fuse.np3.tcp proc.fuse.np3.tinyring PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
+set_tests_properties(proc.fuse.np3.tinyring PROPERTIES ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
 # Through 4 KiB shm rings: the np3 sample, and proc.shm's data (messages up to megabytes), so every large message
 # is cut into frames, skip frames fill ring ends, and sends are taken in 64-byte pieces when the ring is short
 # (tp_shm.c).

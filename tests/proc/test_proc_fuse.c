@@ -1,8 +1,9 @@
 /* test_proc_fuse.c - fused receive-reduce-send (exec_msg.c) is bit-identical to the unfused path, ranks as processes.
  *
- *   test_proc_fuse npN     (N = 2..5; ctest: proc.fuse.npN)
+ *   test_proc_fuse npN     (N = 2..5; ctest: proc.fuse.npN; proc.fuse.np3.tinyring: through 4 KiB rings)
+ *   test_proc_fuse np3.tcp  the same over tcp (gather-list sends, tcp's staging ring)
  *
- * Each scenario runs the same list of calls twice on N forked ranks over shm, once with fusion (the default) and
+ * Each scenario runs the same list of calls twice on N forked ranks (over shm but for np3.tcp), once with fusion (the default) and
  * once with STITCH_FUSE=0: every collective x every algorithm x every dtype, out of place, rooted ones at root
  * N - 1, counts 0, 1, an odd 4099 and one whose per-rank block is larger than two fusion chunks (ST_FUSE_CHUNK, 64
  * KiB) and spans segments; floating-point inputs are order-dependent (a different order of additions gives other
@@ -122,20 +123,20 @@ static int body(stitch_comm_t *comm, int rank, int p, int out)
     return bad;
 }
 
-static int check_np(int p)
+static int check_np(int p, const char *transport)
 {
     run fused, plain;
     char what[64];
     static const char *off = "STITCH_FUSE=0";
     snprintf(what, sizeof what, "np%d fused", p);
-    spawn(&fused, p, body, "shm");
+    spawn(&fused, p, body, transport);
     double t1 = reap(&fused, 300);
     if (!all_ok(&fused, what))
         return 0;
     for (int i = 0; i < p; i++)
         env_of_rank[i] = off;
     snprintf(what, sizeof what, "np%d unfused", p);
-    spawn(&plain, p, body, "shm");
+    spawn(&plain, p, body, transport);
     double t2 = reap(&plain, 300);
     for (int i = 0; i < p; i++)
         env_of_rank[i] = NULL;
@@ -165,13 +166,15 @@ static int check_np(int p)
     return ok;
 }
 
-static int sc_np2(void) { return check_np(2); }
-static int sc_np3(void) { return check_np(3); }
-static int sc_np4(void) { return check_np(4); }
-static int sc_np5(void) { return check_np(5); }
+static int sc_np2(void) { return check_np(2, "shm"); }
+static int sc_np3(void) { return check_np(3, "shm"); }
+static int sc_np4(void) { return check_np(4, "shm"); }
+static int sc_np5(void) { return check_np(5, "shm"); }
+static int sc_np3_tcp(void) { return check_np(3, "tcp"); }
 
 int main(int argc, char **argv)
 {
-    static const proc_scenario sc[] = {{"np2", sc_np2}, {"np3", sc_np3}, {"np4", sc_np4}, {"np5", sc_np5}};
+    static const proc_scenario sc[] = {{"np2", sc_np2}, {"np3", sc_np3}, {"np4", sc_np4}, {"np5", sc_np5},
+                                       {"np3.tcp", sc_np3_tcp}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
