@@ -88,6 +88,25 @@ _Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: no trans
 
 static const char st_zeros[64];
 
+/* Compact messages (shm only). A message of at most ST_COMPACT_MAX payload bytes over shm goes as a 24-byte header
+ * (st_msg_small: the step, the call number and the fingerprint's other fields packed exactly into one word) and
+ * its payload, unpadded: with shm's 16-byte frame header that is one 64-byte ring line, where the 64-byte header
+ * and the payload padded to 64 made three, each a cache line the receiving core must fetch (8-byte all_reduce at
+ * np 2: docs/performance.md). Only shm: tcp's staging ring needs 64-byte messages (transport.h), and a shm send
+ * of 48 bytes or less is always one frame, whole (tp_shm.c). Sender and receiver decide alike (the fingerprint's
+ * fields, the transfer's length, the pair's transport); a receiver that finds a header of the other kind, or a
+ * key that differs, unpacks it and names the difference as for a full header. */
+#define ST_MSG_COMPACT 0x53544d32u /* "STM2" */
+#define ST_COMPACT_MAX 24
+
+typedef struct st_msg_small {
+    uint32_t magic;
+    uint32_t g;
+    uint64_t seq;
+    uint64_t key; /* st_compact_key */
+} st_msg_small;
+_Static_assert(sizeof(st_msg_small) + ST_COMPACT_MAX + 16 == 64, "a compact message fills one shm ring line");
+
 /* The step number in the header of a rooted call's hello (see the top of this file). */
 #define ST_HELLO_G UINT32_MAX
 
@@ -138,6 +157,8 @@ typedef struct st_mctx {
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
     st_xfer hello_x;    /* the hello as a transfer without units */
+    int compact;        /* my fingerprint packs into st_msg_small (st_compact_key) */
+    uint64_t ckey;
     st_deadline deadline; /* started when the call first waits (st_idle) */
     int timing;
     st_out *outs;       /* pr->outs, the sends of the current step */
@@ -229,6 +250,36 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
                         "expected step %u with %zu bytes", c->comm->rank, src, h->g, (unsigned long long)h->bytes,
                         g, bytes);
     return STITCH_OK;
+}
+
+/* ---- compact messages ------------------------------------------------------------------------------------ */
+
+/* The fingerprint's fields but the call number, packed exactly (0 when they do not fit: a count over 255, a root or
+ * an algorithm number over 65534, all_to_all_v, whose message lengths are not in the fingerprint). */
+static int st_compact_key(const st_msg_hdr *f, uint64_t *key)
+{
+    if (f->count > 255 || f->algo < 0 || f->algo > 65534 || f->root < -1 || f->root > 65533 ||
+        f->coll == STITCH_ALL_TO_ALL_V || f->coll < 0 || f->coll > 255 || f->dtype < 0 || f->dtype > 255 ||
+        f->op < -1 || f->op > 254)
+        return 0;
+    *key = (uint64_t)f->coll | (uint64_t)f->dtype << 8 | (uint64_t)(f->op + 1) << 16 | (uint64_t)f->count << 24 |
+           (uint64_t)(f->root + 1) << 32 | (uint64_t)f->algo << 48;
+    return 1;
+}
+
+/* A compact header as the full one it stands for (src and bytes as the receiver expects them). */
+static st_msg_hdr st_compact_unpack(const st_msg_small *h, int src, size_t bytes)
+{
+    uint64_t k = h->key;
+    return (st_msg_hdr){ST_MSG_MAGIC, src, h->seq, (k >> 24) & 0xff, (int32_t)(k & 0xff), (int32_t)((k >> 8) & 0xff),
+                        (int32_t)((k >> 16) & 0xff) - 1, (int32_t)((k >> 32) & 0xffff) - 1, (int32_t)(k >> 48),
+                        h->g, bytes, {0}};
+}
+
+/* Does the message of step g to or from `peer` with `bytes` of payload go compact? */
+static int st_compact_for(const st_mctx *c, int peer, uint32_t g, size_t bytes)
+{
+    return c->compact && g != ST_HELLO_G && bytes <= ST_COMPACT_MAX && strcmp(c->pr->tp[peer]->ops->name, "shm") == 0;
 }
 
 /* ---- where units live ------------------------------------------------------------------------------------ */
@@ -444,6 +495,23 @@ static void st_stage(const st_mctx *c, st_out *o)
     o->staged = (size_t)(p - o->stage) + o->pad_left;
 }
 
+/* Stage a compact message (see above): its header and payload, unpadded. */
+static void st_stage_compact(const st_mctx *c, st_out *o)
+{
+    st_msg_small h = {ST_MSG_COMPACT, o->hdr.g, o->hdr.seq, c->ckey};
+    char *p = o->stage;
+    size_t len;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (st_pcur pc = o->at; pc.left; st_pairs_next(&c->m, &pc)) {
+        const char *src = st_pair(c, &pc, 0, &len);
+        if (len)
+            memcpy(p, src, len * c->m.esize);
+        p += len * c->m.esize;
+    }
+    o->staged = (size_t)(p - o->stage);
+}
+
 static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
 {
     memset(o, 0, offsetof(st_out, stage));
@@ -454,7 +522,9 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
     o->hdr.bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
     st_pairs_begin(&c->m, x, &o->at);
-    if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
+    if (st_compact_for(c, x->dst, g, o->hdr.bytes))
+        st_stage_compact(c, o);
+    else if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
         st_stage(c, o);
 }
 
@@ -706,6 +776,28 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     return STITCH_OK;
 }
 
+/* A compact message for transfer x has arrived at p (avail bytes there): check it and apply it whole, or name what
+ * differs. *got: 0 while its payload is not all there (never over shm: it is one frame). */
+static stitch_status_t st_recv_compact(st_mctx *c, const st_xfer *x, int s, const void *p, size_t avail, int *got)
+{
+    st_msg_small h;
+    memcpy(&h, p, sizeof h);
+    uint32_t g = st_global_step(c, s);
+    size_t bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
+    if (h.g != g || h.seq != c->fp.seq || h.key != c->ckey || !st_compact_for(c, x->src, g, bytes)) {
+        st_msg_hdr full = st_compact_unpack(&h, x->src, bytes);
+        stitch_status_t st = st_check_hdr(c, &full, x->src, g, bytes);
+        return st != STITCH_OK ? st : st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent a compact message for "
+                                               "step %u, expected a full one", c->m.me, x->src, g);
+    }
+    if (avail < sizeof h + bytes)
+        return *got = 0, STITCH_OK;
+    st_apply_whole(c, x, (const char *)p + sizeof h);
+    c->pr->tp[x->src]->ops->consume(c->pr->tp[x->src], sizeof h + bytes);
+    c->in.i++;
+    return STITCH_OK;
+}
+
 /* Apply what has arrived of the current pair (avail bytes at p), and push it on when fused; 0 when nothing could
  * be applied (or *st is an error). */
 static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail, stitch_status_t *st)
@@ -769,11 +861,16 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
         if ((st = st_peek(c, x->src, &p, &avail)) != STITCH_OK)
             return st;
         if (!c->in.have_hdr) {
-            if (avail < sizeof(st_msg_hdr))
+            uint32_t magic = 0;
+            if (avail >= sizeof magic)
+                memcpy(&magic, p, sizeof magic);
+            if (avail < (magic == ST_MSG_COMPACT ? sizeof(st_msg_small) : sizeof(st_msg_hdr)))
                 return STITCH_OK;
-            *moved = 1;
-            if ((st = st_recv_header(c, x, s, p, avail)) != STITCH_OK)
+            int got = 1;
+            st = magic == ST_MSG_COMPACT ? st_recv_compact(c, x, s, p, avail, &got) : st_recv_header(c, x, s, p, avail);
+            if (st != STITCH_OK || !got)
                 return st;
+            *moved = 1;
             continue;
         }
         if (c->in.at.left) {
@@ -813,9 +910,19 @@ static stitch_status_t st_check_waiting(st_mctx *c, int s)
             continue;
         st_tp *t = c->pr->tp[j];
         /* a broken stream is no error here: the peer may be done with me and gone; a receive reports it */
-        if (t->ops->peek(t, &p, why, sizeof why) < (ssize_t)sizeof h)
+        ssize_t n = t->ops->peek(t, &p, why, sizeof why);
+        uint32_t magic = 0;
+        if (n >= (ssize_t)sizeof magic)
+            memcpy(&magic, p, sizeof magic);
+        if (magic == ST_MSG_COMPACT && n >= (ssize_t)sizeof(st_msg_small)) {
+            st_msg_small sm;
+            memcpy(&sm, p, sizeof sm);
+            h = st_compact_unpack(&sm, j, 0);
+        } else if (n >= (ssize_t)sizeof h) {
+            memcpy(&h, p, sizeof h);
+        } else {
             continue;
-        memcpy(&h, p, sizeof h);
+        }
         if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq != c->fp.seq)
             continue; /* a later call's: the peer ran ahead through calls that needed nothing from me */
         stitch_status_t st = st_check_fields(c, &h, j);
@@ -927,6 +1034,7 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
                          c->m.fp.op, c->m.fp.root,
                          st_reg_index(comm->reg, e->sched.algo), 0, 0, {0}};
     c->hello = rooted && c->m.p > 1 && c->m.nsteps > 0;
+    c->compact = st_compact_key(&c->fp, &c->ckey);
     c->hello_x = (st_xfer){.src = c->m.me, .dst = (c->m.me + 1) % c->m.p};
 }
 
