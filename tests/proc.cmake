@@ -98,6 +98,20 @@ foreach(sc np1 np2 np3 np4 np5 tcp det mismatch algos3 ring3.tcp)
   add_test(NAME proc.colls.${sc} COMMAND test_proc_colls ${sc})
   set_tests_properties(proc.colls.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+# Fused receive-reduce-send (exec_msg.c) against STITCH_FUSE=0, bit for bit: every collective, algorithm and dtype
+# on 2..5 ranks over shm, counts 0, 1, odd and larger than the fusion chunk (tests/proc/test_proc_fuse.c).
+add_executable(test_proc_fuse ${PROC_TESTS}/test_proc_fuse.c)
+target_link_libraries(test_proc_fuse PRIVATE stitch)
+target_include_directories(test_proc_fuse PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+target_compile_options(test_proc_fuse PRIVATE -UNDEBUG)
+foreach(np 2 3 4 5)
+  add_test(NAME proc.fuse.np${np} COMMAND test_proc_fuse np${np})
+  set_tests_properties(proc.fuse.np${np} PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+add_test(NAME proc.fuse.np3.tcp COMMAND test_proc_fuse np3.tcp)
+add_test(NAME proc.fuse.np3.tinyring COMMAND test_proc_fuse np3)
+set_tests_properties(proc.fuse.np3.tcp proc.fuse.np3.tinyring PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
+set_tests_properties(proc.fuse.np3.tinyring PROPERTIES ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
 # Through 4 KiB shm rings: the np3 sample, and proc.shm's data (messages up to megabytes), so every large message
 # is cut into frames, skip frames fill ring ends, and sends are taken in 64-byte pieces when the ring is short
 # (tp_shm.c).

@@ -133,6 +133,9 @@ static void st_entry_free(st_entry *e)
     free(e->fresh);
     free(e->src_fresh);
     free(e->src_fresh_at);
+    free(e->fwd);
+    e->fwd = NULL;
+    e->remote_once = 0;
 }
 
 /* An algorithm's entries: the first lives in the cache array, the others (other roots) were allocated. */

@@ -95,6 +95,10 @@ typedef struct st_entry {
     unsigned char *fresh;     /* per unit, during a call: my unit still holds only the caller's input (call.h) */
     unsigned char *src_fresh; /* per unit of each transfer into me: the source's unit is still its input */
     int32_t *src_fresh_at;    /* per position in plan.recvs: where its units start in src_fresh */
+    int remote_once;          /* threads (exec.c's st_tiny): only step 0 moves data between ranks: 1 yes, 2 no,
+                               * 0 not known yet */
+    int32_t *fwd;             /* process mode, made on first use (exec_msg.c): per position in plan.recvs, the
+                               * send of the next step that forwards what it writes (fused), or -1 */
     size_t *geo;              /* during a call: the current segment's unit geometry (st_call_geometry); it lives
                                * in fresh's allocation, freed with it */
 } st_entry;

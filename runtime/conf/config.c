@@ -368,6 +368,21 @@ static stitch_status_t st_load_cma(const st_tunable *t, const char *env, const s
     return st_parse_optional(t, st_value(t, env), 1, "0 or 1", &out->cma, err, errlen);
 }
 
+/* STITCH_FUSE: 0 or 1 (exec_msg.c). */
+static stitch_status_t st_load_fuse(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                    st_settings *out, char *err, size_t errlen)
+{
+    (void)config;
+    if (!env)
+        env = t->def;
+    if (strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
+        snprintf(err, errlen, "%s='%s': expected 0 or 1", t->name, env);
+        return STITCH_ERR_CONFIG;
+    }
+    out->fuse = env[0] == '1';
+    return STITCH_OK;
+}
+
 /* STITCH_TCP_CC: a congestion control name for the kernel to accept or refuse (proc.c), or "system"; "" unset. */
 static stitch_status_t st_load_tcp_cc(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)

@@ -111,6 +111,7 @@ typedef struct st_settings {
     size_t shm_ring_bytes, tcp_ring_bytes;     /* per ring, powers of two */
     long spin_us;                              /* -1: not set, proc.c decides from the ranks per core */
     long cma;                                  /* STITCH_CMA: 1 pull unregistered buffers with process_vm_readv */
+    int fuse;                                  /* STITCH_FUSE: exec_msg.c forwards units as they land (1) or not */
     char tcp_cc[16];                           /* STITCH_TCP_CC; "" when not set */
     const char *socket_ifname;                 /* interface spec for tcp and the bootstrap; NULL: not set */
     const char *secret;                        /* the job's shared secret; NULL: the launcher's or the id's */

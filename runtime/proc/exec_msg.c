@@ -74,6 +74,25 @@
 
 static const char st_zeros[64];
 
+/* Compact messages (shm only). A message of at most ST_COMPACT_MAX payload bytes over shm goes as a 24-byte header
+ * (st_msg_small: the step, the call number and the fingerprint's other fields packed exactly into one word) and
+ * its payload, unpadded: with shm's 16-byte frame header that is one 64-byte ring line, where the 64-byte header
+ * and the payload padded to 64 made three, each a cache line the receiving core must fetch (8-byte all_reduce at
+ * np 2: docs/performance.md). Only shm: tcp's staging ring needs 64-byte messages (transport.h), and a shm send
+ * of 48 bytes or less is always one frame, whole (tp_shm.c). Sender and receiver decide alike (the fingerprint's
+ * fields, the transfer's length, the pair's transport); a receiver that finds a header of the other kind, or a
+ * key that differs, unpacks it and names the difference as for a full header. */
+#define ST_MSG_COMPACT 0x53544d32u /* "STM2" */
+#define ST_COMPACT_MAX 24
+
+typedef struct st_msg_small {
+    uint32_t magic;
+    uint32_t g;
+    uint64_t seq;
+    uint64_t key; /* st_compact_key */
+} st_msg_small;
+_Static_assert(sizeof(st_msg_small) + ST_COMPACT_MAX + 16 == 64, "a compact message fills one shm ring line");
+
 /* The step number in the header of a rooted call's hello (see the top of this file). */
 #define ST_HELLO_G UINT32_MAX
 
@@ -82,8 +101,15 @@ static const char st_zeros[64];
  * which is most of the cost of a small message (the copy of a few hundred bytes is not). */
 #define ST_SMALL_BYTES 1024
 
+/* Fused receive-reduce-send: the receive applies, and the early send pushes on, at most this many bytes at a time,
+ * so that what was just written is still in the cache when it is sent (shm frames are at most 64 KiB anyway). */
+#define ST_FUSE_CHUNK ((size_t)64 << 10)
+
+/* Bytes this process sent fused (an early send's payload pushed before its step began): for the tests. */
+unsigned long long st_msg_fused_bytes;
+
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
- * copy. */
+ * copy. An early send (the next step's, begun while its units arrive) may send only `cap` payload bytes. */
 typedef struct st_out {
     const st_xfer *x;
     st_msg_hdr hdr;
@@ -92,6 +118,8 @@ typedef struct st_out {
     st_pcur at;         /* cursor: the pair being sent */
     size_t unit_done;   /* bytes of the current pair already sent */
     size_t pad_left;
+    size_t paid, cap;   /* payload bytes sent; how many may be (SIZE_MAX but for an early send) */
+    int early;          /* begun in the step before its own (st_fwd_begin) */
     int done;
     char stage[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
 } st_out;
@@ -99,6 +127,7 @@ typedef struct st_out {
 /* The receive in progress. */
 typedef struct st_in {
     int32_t i;          /* position in plan.recvs; the step's end when done */
+    int fwd;            /* the early send in c->early that forwards this receive's units as they land, or -1 */
     int hello;          /* a rooted call's hello from the previous rank is still to be checked */
     int have_hdr;
     st_pcur at;
@@ -114,10 +143,15 @@ typedef struct st_mctx {
     st_msg_hdr fp;      /* the fingerprint fields of my headers */
     int hello;          /* a rooted call: hello to the next rank, checked from the previous one */
     st_xfer hello_x;    /* the hello as a transfer without units */
+    int compact;        /* my fingerprint packs into st_msg_small (st_compact_key) */
+    uint64_t ckey;
     st_deadline deadline; /* started when the call first waits (st_idle) */
     int timing;
     st_out *outs;       /* pr->outs, the sends of the current step */
     int nouts;
+    st_out *early;      /* pr->early, the next step's sends begun in this one (fused) */
+    int nearly;
+    const int32_t *fwd; /* the entry's table of fused forwards (st_fwd_table), or NULL: no fusion */
     st_in in;
     int wait_peer;      /* whom the last unfinished work waits for, for timeout messages */
     struct timespec idle_since; /* when the current run of fruitless progress checks began */
@@ -204,6 +238,36 @@ static stitch_status_t st_check_hdr(st_mctx *c, const st_msg_hdr *h, int src, ui
     return STITCH_OK;
 }
 
+/* ---- compact messages ------------------------------------------------------------------------------------ */
+
+/* The fingerprint's fields but the call number, packed exactly (0 when they do not fit: a count over 255, a root or
+ * an algorithm number over 65534, all_to_all_v, whose message lengths are not in the fingerprint). */
+static int st_compact_key(const st_msg_hdr *f, uint64_t *key)
+{
+    if (f->count > 255 || f->algo < 0 || f->algo > 65534 || f->root < -1 || f->root > 65533 ||
+        f->coll == STITCH_ALL_TO_ALL_V || f->coll < 0 || f->coll > 255 || f->dtype < 0 || f->dtype > 255 ||
+        f->op < -1 || f->op > 254)
+        return 0;
+    *key = (uint64_t)f->coll | (uint64_t)f->dtype << 8 | (uint64_t)(f->op + 1) << 16 | (uint64_t)f->count << 24 |
+           (uint64_t)(f->root + 1) << 32 | (uint64_t)f->algo << 48;
+    return 1;
+}
+
+/* A compact header as the full one it stands for (src and bytes as the receiver expects them). */
+static st_msg_hdr st_compact_unpack(const st_msg_small *h, int src, size_t bytes)
+{
+    uint64_t k = h->key;
+    return (st_msg_hdr){ST_MSG_MAGIC, src, h->seq, (k >> 24) & 0xff, (int32_t)(k & 0xff), (int32_t)((k >> 8) & 0xff),
+                        (int32_t)((k >> 16) & 0xff) - 1, (int32_t)((k >> 32) & 0xffff) - 1, (int32_t)(k >> 48),
+                        h->g, bytes, {0}};
+}
+
+/* Does the message of step g to or from `peer` with `bytes` of payload go compact? */
+static int st_compact_for(const st_mctx *c, int peer, uint32_t g, size_t bytes)
+{
+    return c->compact && g != ST_HELLO_G && bytes <= ST_COMPACT_MAX && strcmp(c->pr->tp[peer]->ops->name, "shm") == 0;
+}
+
 /* ---- where units live ------------------------------------------------------------------------------------ */
 
 /* The step number of step s of the current segment, as headers carry it. */
@@ -231,6 +295,18 @@ static const char *st_pair_input(const st_mctx *c, const st_pcur *pc)
 
 /* ---- sending ---------------------------------------------------------------------------------------------- */
 
+/* The source of the current pair of a send: where st_pair says, but an early send reads its units where this step's
+ * receive writes them (they are not marked written before a whole unit has landed, st_recv_piece, so st_pair would
+ * still point a fresh one at my input). */
+static const char *st_out_pair(const st_mctx *c, const st_out *o, const st_pcur *pc, size_t *len)
+{
+    size_t soff, doff;
+    if (!o->early)
+        return st_pair(c, pc, 0, len);
+    *len = st_pair_len(&c->m, pc, &soff, &doff);
+    return st_unit_mine(&c->m, pc->su, soff);
+}
+
 static int st_out_push(st_mctx *c, st_tp *t, const void *buf, size_t len, size_t *done, stitch_status_t *st)
 {
     char why[256];
@@ -252,17 +328,20 @@ static void st_out_advance(const st_mctx *c, st_out *o, size_t n)
 {
     size_t h = sizeof o->hdr - o->hdr_done < n ? sizeof o->hdr - o->hdr_done : n;
     o->hdr_done += h, n -= h;
+    size_t payload = n;
     while (o->at.left) { /* pairs of no elements are passed over even when n is spent */
         size_t len;
-        st_pair(c, &o->at, 0, &len);
+        st_out_pair(c, o, &o->at, &len);
         size_t left = len * c->m.esize - o->unit_done;
         if (left > n) {
             o->unit_done += n;
+            o->paid += payload;
             return;
         }
         n -= left, o->unit_done = 0;
         st_pairs_next(&c->m, &o->at);
     }
+    o->paid += payload - n;
     o->pad_left -= n; /* what is left of n is padding */
 }
 
@@ -277,11 +356,15 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, int *moved)
     if (o->hdr_done < sizeof o->hdr)
         iov[n++] = (struct iovec){(char *)&o->hdr + o->hdr_done, sizeof o->hdr - o->hdr_done};
     st_pcur pc = o->at;
+    size_t room = o->cap - o->paid; /* an early send's payload stops where its units have landed */
     for (size_t done = o->unit_done; pc.left && n < ST_IOV - 1; done = 0, st_pairs_next(&c->m, &pc)) {
-        size_t len;
-        char *src = st_pair(c, &pc, 0, &len);
-        if (len * c->m.esize > done)
-            iov[n++] = (struct iovec){src + done, len * c->m.esize - done};
+        size_t len, piece;
+        const char *src = st_out_pair(c, o, &pc, &len);
+        piece = len * c->m.esize - done < room ? len * c->m.esize - done : room;
+        if (piece)
+            iov[n++] = (struct iovec){(char *)src + done, piece}, room -= piece;
+        if (piece < len * c->m.esize - done)
+            break;
     }
     if (!pc.left && o->pad_left)
         iov[n++] = (struct iovec){(void *)st_zeros, o->pad_left};
@@ -310,10 +393,13 @@ static stitch_status_t st_out_progress(st_mctx *c, st_out *o, int *moved)
     if (o->hdr_done < sizeof o->hdr && !st_out_push(c, t, &o->hdr, sizeof o->hdr, &o->hdr_done, &st))
         goto out;
     while (o->at.left) {
-        size_t len;
-        const char *src = st_pair(c, &o->at, 0, &len);
+        size_t len, was = o->unit_done;
+        const char *src = st_out_pair(c, o, &o->at, &len);
         len *= c->m.esize;
-        if (len && !st_out_push(c, t, src, len, &o->unit_done, &st))
+        size_t upto = o->cap - o->paid < len - was ? was + (o->cap - o->paid) : len; /* an early send's cap */
+        int all = upto == was || st_out_push(c, t, src, upto, &o->unit_done, &st);
+        o->paid += o->unit_done - was;
+        if (!all || o->unit_done < len)
             goto out;
         *moved = 1;
         o->unit_done = 0;
@@ -333,7 +419,27 @@ out:
     return st;
 }
 
-static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved)
+/* Push what an early send may send now: its header, and the payload that has landed (o->cap). It follows every
+ * message of this step to the same peer on that stream, so it waits for them. *want: it has bytes to push that
+ * the transport did not take (a sleeping rank then waits for room too). */
+static stitch_status_t st_early_progress(st_mctx *c, st_out *o, int *moved, int *want)
+{
+    if (o->done || (o->hdr_done == sizeof o->hdr && o->paid == o->cap && o->at.left))
+        return STITCH_OK; /* all sent, or all that has landed */
+    for (int j = 0; j < c->nouts; j++)
+        if (!c->outs[j].done && c->outs[j].x->dst == o->x->dst)
+            return STITCH_OK; /* they are in progress, and say so themselves */
+    size_t paid = o->paid;
+    stitch_status_t st = st_out_progress(c, o, moved);
+    st_msg_fused_bytes += o->paid - paid;
+    if (!o->done && (o->hdr_done < sizeof o->hdr || o->paid < o->cap))
+        *want = 1;
+    return st;
+}
+
+/* This step's sends (*all_done when they are all pushed), then the next step's early ones (*early_want: one of
+ * them could push more than the transport took). */
+static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved, int *early_want)
 {
     *all_done = 1;
     for (int i = 0; i < c->nouts; i++) {
@@ -348,6 +454,11 @@ static stitch_status_t st_sends_progress(st_mctx *c, int *all_done, int *moved)
             return st;
         if (!o->done)
             *all_done = 0, c->wait_peer = o->x->dst;
+    }
+    for (int i = 0; i < c->nearly; i++) {
+        stitch_status_t st = st_early_progress(c, &c->early[i], moved, early_want);
+        if (st != STITCH_OK)
+            return st;
     }
     return STITCH_OK;
 }
@@ -370,16 +481,36 @@ static void st_stage(const st_mctx *c, st_out *o)
     o->staged = (size_t)(p - o->stage) + o->pad_left;
 }
 
+/* Stage a compact message (see above): its header and payload, unpadded. */
+static void st_stage_compact(const st_mctx *c, st_out *o)
+{
+    st_msg_small h = {ST_MSG_COMPACT, o->hdr.g, o->hdr.seq, c->ckey};
+    char *p = o->stage;
+    size_t len;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (st_pcur pc = o->at; pc.left; st_pairs_next(&c->m, &pc)) {
+        const char *src = st_pair(c, &pc, 0, &len);
+        if (len)
+            memcpy(p, src, len * c->m.esize);
+        p += len * c->m.esize;
+    }
+    o->staged = (size_t)(p - o->stage);
+}
+
 static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
 {
     memset(o, 0, offsetof(st_out, stage));
+    o->cap = SIZE_MAX;
     o->x = x;
     o->hdr = c->fp;
     o->hdr.g = g;
     o->hdr.bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
     st_pairs_begin(&c->m, x, &o->at);
-    if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
+    if (st_compact_for(c, x->dst, g, o->hdr.bytes))
+        st_stage_compact(c, o);
+    else if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
         st_stage(c, o);
 }
 
@@ -400,10 +531,145 @@ static stitch_status_t st_sends_begin(st_mctx *c, int s)
         st_out_begin(c, &c->outs[c->nouts++], &c->hello_x, ST_HELLO_G);
     for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
         const st_xfer *x = &c->m.e->sched.xfers[pl->sends[i]];
-        if (x->dst != c->m.me) /* local transfers are applied with the receives */
+        int j = 0;
+        if (x->dst == c->m.me) /* local transfers are applied with the receives */
+            continue;
+        while (j < c->nearly && c->early[j].x != x)
+            j++;
+        if (j == c->nearly) {
             st_out_begin(c, &c->outs[c->nouts++], x, st_global_step(c, s));
+            continue;
+        }
+        c->outs[c->nouts] = c->early[j]; /* begun in the last step, its units all landed: no cap any more */
+        c->outs[c->nouts++].cap = SIZE_MAX;
     }
+    c->nearly = 0;
     return STITCH_OK;
+}
+
+/* ---- fused receive-reduce-send ------------------------------------------------------------------------------
+ * A unit that arrives (and is reduced) at step s and is sent on at step s + 1 (a ring's reduce-scatter and
+ * all-gather phases, a chain's broadcast) would be written to memory by the receive and read back by the next
+ * step's send: for units larger than the cache, from memory. Fused, the next step's message begins early and is
+ * pushed piece by piece (ST_FUSE_CHUNK) right after each piece of the receive is applied, while it is in the
+ * cache (NCCL's recvReduceSend, recvCopySend). The bytes are the same, computed by the same kernel in the same
+ * order: the send only starts sooner. It never blocks the receive (a piece the transport does not take waits in
+ * my unit, as without fusion), so it adds no wait between ranks, and it waits for this step's messages to the same
+ * peer (streams stay in schedule order).
+ *
+ * Which receives fuse is a property of the plan (st_fwd_table, once per entry): receive x at step s into units U,
+ * send y at step s + 1 of units U in the same order, with
+ * - x the only transfer of step s that writes any unit of U (with two, a unit is final only after both),
+ * - y the first message of step s + 1 to its peer (every other comes after it on that stream),
+ * and per segment (st_fwd_begin) the same lengths pair by pair, and y not small (staged whole, ST_SMALL_BYTES). */
+
+/* Does send y read exactly the units receive x writes, in the same order? */
+static int st_same_units(const st_sched *sc, const st_xfer *x, const st_xfer *y)
+{
+    int32_t xr = x->drun0, xu, yr = y->run0, yu;
+    if (x->nunits != y->nunits || x->nunits == 0)
+        return 0;
+    xu = sc->runs[xr].start, yu = sc->runs[yr].start;
+    for (int32_t k = 0; k < x->nunits; k++, xu++, yu++) {
+        st_pcur_settle(sc->runs, &xr, &xu);
+        st_pcur_settle(sc->runs, &yr, &yu);
+        if (xu != yu)
+            return 0;
+    }
+    return 1;
+}
+
+/* The send of step s + 1 that forwards receive x (position i of plan.recvs, at step s), or -1; writes[u] counts the
+ * transfers of step s that write my unit u. */
+static int32_t st_fwd_of(const st_entry *e, int me, int s, const st_xfer *x, const int32_t *writes)
+{
+    const st_plan *pl = &e->plan;
+    const st_sched *sc = &e->sched;
+    if (x->src == me || s + 1 >= pl->nsteps)
+        return -1;
+    for (int32_t r = x->drun0; r < x->drun0 + x->dnruns; r++)
+        for (int32_t u = sc->runs[r].start; u < sc->runs[r].start + sc->runs[r].len; u++)
+            if (writes[u] != 1)
+                return -1;
+    for (int32_t j = pl->send_first[s + 1]; j < pl->send_first[s + 2]; j++) {
+        const st_xfer *y = &sc->xfers[pl->sends[j]];
+        int first = y->dst != me;
+        for (int32_t k = pl->send_first[s + 1]; k < j && first; k++)
+            first = sc->xfers[pl->sends[k]].dst != y->dst;
+        if (first && st_same_units(sc, x, y))
+            return j;
+    }
+    return -1;
+}
+
+/* The entry's table of fused forwards (comm.h's st_entry.fwd), made on the first call that may fuse; NULL when out
+ * of memory (the call then runs unfused). */
+static const int32_t *st_fwd_table(st_entry *e, int me)
+{
+    const st_plan *pl = &e->plan;
+    int32_t nrecv = pl->recv_first[pl->nsteps], nu = e->sched.nunits + e->sched.nscratch;
+    int32_t *writes = calloc((size_t)nu + 1, sizeof *writes);
+    if (e->fwd || !writes || !(e->fwd = malloc(sizeof *e->fwd * ((size_t)nrecv + 1)))) {
+        free(writes);
+        return e->fwd;
+    }
+    for (int s = 0; s < pl->nsteps; s++) {
+        for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
+            const st_xfer *x = &e->sched.xfers[pl->recvs[i]];
+            for (int32_t r = x->drun0; st_xfer_writes(x) && r < x->drun0 + x->dnruns; r++)
+                for (int32_t u = e->sched.runs[r].start; u < e->sched.runs[r].start + e->sched.runs[r].len; u++)
+                    writes[u]++;
+        }
+        for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++)
+            e->fwd[i] = st_fwd_of(e, me, s, &e->sched.xfers[pl->recvs[i]], writes);
+        for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) { /* the counts back to 0 */
+            const st_xfer *x = &e->sched.xfers[pl->recvs[i]];
+            for (int32_t r = x->drun0; st_xfer_writes(x) && r < x->drun0 + x->dnruns; r++)
+                for (int32_t u = e->sched.runs[r].start; u < e->sched.runs[r].start + e->sched.runs[r].len; u++)
+                    writes[u] = 0;
+        }
+    }
+    free(writes);
+    return e->fwd;
+}
+
+/* Begin the early send that forwards receive x (position i of plan.recvs, at step s), whose header has just been
+ * checked: its index in c->early, or -1 when this one does not fuse in this segment (lengths differ pair by pair,
+ * a small message, out of memory). */
+static int st_fwd_begin(st_mctx *c, const st_xfer *x, int s, int32_t i)
+{
+    if (!c->fwd || c->fwd[i] < 0)
+        return -1;
+    const st_xfer *y = &c->m.e->sched.xfers[c->m.e->plan.sends[c->fwd[i]]];
+    size_t bytes = st_call_xfer_len(&c->m, y) * c->m.esize, o1, o2;
+    if (bytes + (64 - bytes % 64) % 64 <= ST_SMALL_BYTES)
+        return -1;
+    st_pcur px, py;
+    st_pairs_begin(&c->m, x, &px);
+    st_pairs_begin(&c->m, y, &py);
+    for (; px.left; st_pairs_next(&c->m, &px), st_pairs_next(&c->m, &py))
+        if (st_pair_len(&c->m, &px, &o1, &o2) != st_pair_len(&c->m, &py, &o1, &o2))
+            return -1;
+    if (c->nearly == c->pr->early_cap) {
+        int cap = c->pr->early_cap ? 2 * c->pr->early_cap : 4;
+        st_out *more = realloc(c->pr->early, sizeof *more * (size_t)cap);
+        if (!more)
+            return -1;
+        c->pr->early = more, c->pr->early_cap = cap;
+    }
+    c->early = c->pr->early;
+    st_out *o = &c->early[c->nearly];
+    st_out_begin(c, o, y, st_global_step(c, s + 1));
+    o->early = 1, o->cap = 0;
+    return c->nearly++;
+}
+
+/* n more payload bytes of the receive that early send f forwards have landed in my units: push them on now. */
+static stitch_status_t st_fwd_landed(st_mctx *c, int f, size_t n, int *moved)
+{
+    int want = 0;
+    c->early[f].cap += n;
+    return st_early_progress(c, &c->early[f], moved, &want);
 }
 
 /* ---- receiving -------------------------------------------------------------------------------------------- */
@@ -480,11 +746,13 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
-    if (avail >= sizeof h + bytes + pad) { /* all here and contiguous: apply, consume once */
+    c->in.fwd = st_fwd_begin(c, x, s, c->in.i);
+    if (avail >= sizeof h + bytes + pad && (c->in.fwd < 0 || bytes <= ST_FUSE_CHUNK)) { /* apply, consume once */
+        int moved = 0;
         st_apply_whole(c, x, (const char *)p + sizeof h);
         t->ops->consume(t, sizeof h + bytes + pad);
         c->in.i++;
-        return STITCH_OK;
+        return c->in.fwd < 0 ? STITCH_OK : st_fwd_landed(c, c->in.fwd, bytes, &moved);
     }
     t->ops->consume(t, sizeof h);
     c->in.have_hdr = 1;
@@ -494,8 +762,31 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     return STITCH_OK;
 }
 
-/* Apply what has arrived of the current pair (avail bytes at p); 0 when nothing could be applied. */
-static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail)
+/* A compact message for transfer x has arrived at p (avail bytes there): check it and apply it whole, or name what
+ * differs. *got: 0 while its payload is not all there (never over shm: it is one frame). */
+static stitch_status_t st_recv_compact(st_mctx *c, const st_xfer *x, int s, const void *p, size_t avail, int *got)
+{
+    st_msg_small h;
+    memcpy(&h, p, sizeof h);
+    uint32_t g = st_global_step(c, s);
+    size_t bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
+    if (h.g != g || h.seq != c->fp.seq || h.key != c->ckey || !st_compact_for(c, x->src, g, bytes)) {
+        st_msg_hdr full = st_compact_unpack(&h, x->src, bytes);
+        stitch_status_t st = st_check_hdr(c, &full, x->src, g, bytes);
+        return st != STITCH_OK ? st : st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent a compact message for "
+                                               "step %u, expected a full one", c->m.me, x->src, g);
+    }
+    if (avail < sizeof h + bytes)
+        return *got = 0, STITCH_OK;
+    st_apply_whole(c, x, (const char *)p + sizeof h);
+    c->pr->tp[x->src]->ops->consume(c->pr->tp[x->src], sizeof h + bytes);
+    c->in.i++;
+    return STITCH_OK;
+}
+
+/* Apply what has arrived of the current pair (avail bytes at p), and push it on when fused; 0 when nothing could
+ * be applied (or *st is an error). */
+static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail, stitch_status_t *st)
 {
     st_tp *t = c->pr->tp[x->src];
     size_t len;
@@ -504,12 +795,17 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
     size_t n = len - c->in.unit_done;
     if (avail < n)
         n = avail / c->m.esize * c->m.esize;
+    if (c->in.fwd >= 0 && n > ST_FUSE_CHUNK) /* fused: apply a piece, push it on, the next */
+        n = ST_FUSE_CHUNK;
     if (n == 0 && len > c->in.unit_done)
         return 0;
     if (n) {
         const char *in = st_pair_input(c, &c->in.at);
         st_call_move(&c->m, x->op, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n / c->m.esize);
         t->ops->consume(t, n);
+        int moved = 0;
+        if (c->in.fwd >= 0 && (*st = st_fwd_landed(c, c->in.fwd, n, &moved)) != STITCH_OK)
+            return 0;
     }
     c->in.unit_done += n;
     if (c->in.unit_done == len) {
@@ -551,16 +847,21 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
         if ((st = st_peek(c, x->src, &p, &avail)) != STITCH_OK)
             return st;
         if (!c->in.have_hdr) {
-            if (avail < sizeof(st_msg_hdr))
+            uint32_t magic = 0;
+            if (avail >= sizeof magic)
+                memcpy(&magic, p, sizeof magic);
+            if (avail < (magic == ST_MSG_COMPACT ? sizeof(st_msg_small) : sizeof(st_msg_hdr)))
                 return STITCH_OK;
-            *moved = 1;
-            if ((st = st_recv_header(c, x, s, p, avail)) != STITCH_OK)
+            int got = 1;
+            st = magic == ST_MSG_COMPACT ? st_recv_compact(c, x, s, p, avail, &got) : st_recv_header(c, x, s, p, avail);
+            if (st != STITCH_OK || !got)
                 return st;
+            *moved = 1;
             continue;
         }
         if (c->in.at.left) {
-            if (!st_recv_piece(c, x, p, avail))
-                return STITCH_OK;
+            if (!st_recv_piece(c, x, p, avail, &st))
+                return st;
             *moved = 1;
             continue;
         }
@@ -595,9 +896,19 @@ static stitch_status_t st_check_waiting(st_mctx *c, int s)
             continue;
         st_tp *t = c->pr->tp[j];
         /* a broken stream is no error here: the peer may be done with me and gone; a receive reports it */
-        if (t->ops->peek(t, &p, why, sizeof why) < (ssize_t)sizeof h)
+        ssize_t n = t->ops->peek(t, &p, why, sizeof why);
+        uint32_t magic = 0;
+        if (n >= (ssize_t)sizeof magic)
+            memcpy(&magic, p, sizeof magic);
+        if (magic == ST_MSG_COMPACT && n >= (ssize_t)sizeof(st_msg_small)) {
+            st_msg_small sm;
+            memcpy(&sm, p, sizeof sm);
+            h = st_compact_unpack(&sm, j, 0);
+        } else if (n >= (ssize_t)sizeof h) {
+            memcpy(&h, p, sizeof h);
+        } else {
             continue;
-        memcpy(&h, p, sizeof h);
+        }
         if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq != c->fp.seq)
             continue; /* a later call's: the peer ran ahead through calls that needed nothing from me */
         stitch_status_t st = st_check_fields(c, &h, j);
@@ -668,11 +979,11 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
     stitch_status_t st = st_sends_begin(c, s);
     int spins = 0, armed = 0;
     uint32_t seen = 0;
-    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .hello = c->hello && c->m.k == 0 && s == 0};
+    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .fwd = -1, .hello = c->hello && c->m.k == 0 && s == 0};
     c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->m.k, (uint32_t)s}; /* what a peer's progress query hears */
     while (st == STITCH_OK) {
-        int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0;
-        if ((st = st_sends_progress(c, &sends_done, &moved)) != STITCH_OK ||
+        int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0, early_want = 0;
+        if ((st = st_sends_progress(c, &sends_done, &moved, &early_want)) != STITCH_OK ||
             (st = st_recv_progress(c, s, &recvs_done, &moved)) != STITCH_OK || (sends_done && recvs_done) ||
             moved) {
             if (armed)
@@ -683,7 +994,7 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
             continue;
         }
         if (armed) { /* the look after arming found nothing either: sleep (st_proc_block disarms) */
-            st_proc_block(c->pr, ST_BLOCK_MS, !sends_done, seen);
+            st_proc_block(c->pr, ST_BLOCK_MS, !sends_done || early_want, seen);
             armed = 0;
             if (st_abort_is(&c->pr->abort))
                 return st_aborted(c);
@@ -709,6 +1020,7 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
                          c->m.fp.op, c->m.fp.root,
                          st_reg_index(comm->reg, e->sched.algo), 0, 0, {0}};
     c->hello = rooted && c->m.p > 1 && c->m.nsteps > 0;
+    c->compact = st_compact_key(&c->fp, &c->ckey);
     c->hello_x = (st_xfer){.src = c->m.me, .dst = (c->m.me + 1) % c->m.p};
 }
 
@@ -726,6 +1038,8 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
     memset(&c, 0, sizeof c);
     c.m = *m;
     st_mctx_init(&c, comm);
+    if (c.pr->fuse && c.m.nsteps > 1)
+        c.fwd = st_fwd_table((st_entry *)c.m.e, c.m.me);
     for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
         st_call_segment_begin(&c.m, k);
         for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++)

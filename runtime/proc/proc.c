@@ -75,6 +75,7 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfd_peer);
     free(pr->outs);
     st_regmem_free(pr->regmem);
+    free(pr->early);
     st_groups_free(&pr->groups);
     free(pr);
 }
@@ -102,6 +103,7 @@ static stitch_status_t st_proc_connect(st_proc *pr, const st_boot_env *env, cons
         /* 500 us, not less: a rank that sleeps between the frames of a large message pays a futex wake-up per
          * frame (16 MB all_reduce at np 2: 2.1-2.8 ms with 500 us against 2.4-3.1 ms with 50 us, 3 runs each) */
         pr->spin_ns = 1000 * (s->spin_us >= 0 ? s->spin_us : pr->oversubscribed ? 1000 : 500);
+        pr->fuse = s->fuse;
     }
     if (st == STITCH_OK && st_debug()) {
         st_links_describe(&pr->links, counts, sizeof counts, notes, sizeof notes);

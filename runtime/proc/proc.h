@@ -56,6 +56,9 @@ typedef struct st_proc {
     struct st_regmem *regmem; /* registered memory (regmem.h), made by the first stitch_mem_alloc; NULL before */
     int pull_said;            /* STITCH_DEBUG: the pull engine's first call was logged (bit 1 direct, bit 2 cma) */
     int outs_cap;
+    struct st_out *early;     /* the next step's sends begun early: fused receive-reduce-send (exec_msg.c) */
+    int early_cap;
+    int fuse;                 /* STITCH_FUSE */
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
     st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it

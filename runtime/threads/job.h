@@ -39,6 +39,19 @@ typedef struct st_fp_kept {
     const int32_t *peers;
 } st_fp_kept;
 
+/* A tiny call's input, copied into its rank's slot (exec.c's st_tiny): at most this many bytes. */
+#define ST_TINY_BYTES 40
+
+/* One cache line that hands a tiny call's input to the peers (exec.c): a peer that finds `seq` and the call's key
+ * as it expects them has my fingerprint's check and my data in one line fetched. */
+typedef struct st_tiny_line {
+    _Alignas(64) _Atomic uint64_t seq; /* the call number + 1, stored last (release); 0: none yet */
+    uint64_t key;                      /* the fingerprint's small fields packed (exec.c's st_tiny_key) */
+    const st_algo *algo;               /* and its algorithm */
+    unsigned char head[ST_TINY_BYTES]; /* the input */
+} st_tiny_line;
+_Static_assert(sizeof(st_tiny_line) == 64, "a tiny call's hand-over is one cache line");
+
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;
     _Atomic uint32_t sleepers;
@@ -53,6 +66,7 @@ typedef struct st_slot {
     _Atomic uint32_t call_base, call_steps; /* that call's first value of `posted` and its number of steps */
     _Alignas(64) _Atomic uint32_t readers; /* peers reading this rank's buffers now (st_slot_borrow) */
     _Alignas(64) st_fp_kept kept[2];       /* the owner's own: who may still check fp[i] (exec.c) */
+    st_tiny_line tiny[2];                  /* a tiny call's input, by call parity like fp (exec.c) */
 } st_slot;
 
 /* A part of the job that another file makes on first use and the job frees with it, by the part's own free (so

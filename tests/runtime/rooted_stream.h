@@ -92,6 +92,10 @@ static stitch_status_t run_call(const rs_stream *b, stitch_comm_t *comm, int r, 
         for (size_t k = 0; me_root && k < n; k++)
             send[k] = value(i, root, k);
         return stitch_broadcast(me_root ? send : NULL, recv, n, STITCH_INT32, root, comm);
+    case STITCH_ALL_REDUCE:
+        for (size_t k = 0; k < n; k++)
+            send[k] = value(i, r, k);
+        return stitch_all_reduce(send, recv, n, STITCH_INT32, STITCH_SUM, comm);
     default: /* reduce */
         for (size_t k = 0; k < n; k++)
             send[k] = value(i, r, k);
@@ -108,8 +112,8 @@ static long expected(const rs_stream *b, int r, int i, const call *c, size_t k)
     case STITCH_SCATTER: return k < n ? value(i, root, (size_t)r * n + k) : -1;
     case STITCH_GATHER: return r == root && k < (size_t)p * n ? value(i, (int)(k / (n ? n : 1)), k % (n ? n : 1)) : -1;
     case STITCH_BROADCAST: return k < n ? value(i, root, k) : -1;
-    default: {
-        if (r != root || k >= n)
+    default: { /* reduce, all_reduce */
+        if ((r != root && c->coll != STITCH_ALL_REDUCE) || k >= n)
             return -1;
         long sum = 0;
         for (int q = 0; q < p; q++)

@@ -63,18 +63,25 @@ typedef struct batch {
     stitch_status_t st[MAXP];
     int failed_call[MAXP];
     char err[MAXP][600];
+    unsigned long tiny[MAXP];
 } batch;
+
+extern _Thread_local unsigned long st_exec_tiny_calls; /* exec.c */
 
 static void rank_main(void *ctx, int r)
 {
     batch *b = ctx;
+    unsigned long tiny0 = st_exec_tiny_calls;
     b->st[r] = rs_run_rank(&b->s, b->comms[r], r, b->err[r], sizeof b->err[r], &b->failed_call[r]);
+    b->tiny[r] = st_exec_tiny_calls - tiny0;
 }
 
 /* Run a batch of `ncalls` on p ranks with `algo` (a stitch_config_t.algo string); fail the test with the first
  * rank's error. */
-static void run_batch(int p, const char *algo, const stitch_coll_t *colls, int ncolls, int ncalls, uint64_t seed)
+static unsigned long run_batch(int p, const char *algo, const stitch_coll_t *colls, int ncolls, int ncalls,
+                               uint64_t seed)
 {
+    unsigned long tiny = 0;
     stitch_comm_t *comms[MAXP];
     stitch_config_t cfg = {0};
     char err[1024];
@@ -88,7 +95,8 @@ static void run_batch(int p, const char *algo, const stitch_coll_t *colls, int n
         CHECK(b.st[r] == STITCH_OK, "p=%d %s seed %llu: rank %d failed at call %d: %s: %s", p, algo,
               (unsigned long long)seed, r, b.failed_call[r], stitch_strerror(b.st[r]), b.err[r]);
     for (int r = 0; r < p; r++)
-        stitch_comm_destroy(comms[r]);
+        stitch_comm_destroy(comms[r]), tiny += b.tiny[r];
+    return tiny; /* tiny calls run, over the ranks (exec.c's st_tiny) */
 }
 
 /* ---- the tests ----------------------------------------------------------------------------------------- */
@@ -143,6 +151,22 @@ static void count_zero(void)
     hooks();
     run_batch(4, "scatter=nhr", scatter_only, 1, 400, 7); /* counts include 0 three times in ten */
     run_batch(3, "scatter=mesh,broadcast=nb_binary,reduce=nhr_oneshot,gather=mesh", rooted, 4, 400, 8);
+}
+
+/* Tiny calls (exec.c's st_tiny: one step, at most 256 bytes; peers read the input from the slot and nobody waits
+ * for its readers at the end), interleaved with calls of the same collectives that are not tiny (counts 100 and
+ * up, and reduce's multi-step algorithm), so ranks run ahead by calls and the slot's two copies are reused under
+ * the hook's preemption. */
+static const stitch_coll_t tiny_colls[] = {STITCH_ALL_REDUCE, STITCH_REDUCE, STITCH_BROADCAST};
+
+static void tiny(void)
+{
+    hooks();
+    unsigned long n = run_batch(2, "all_reduce=mesh_oneshot,reduce=nhr_oneshot", tiny_colls, 3, 600, 31);
+    n += run_batch(3, "all_reduce=mesh_oneshot,reduce=ring", tiny_colls, 3, 400, 32);
+    n += run_batch(5, "all_reduce=mesh_oneshot,reduce=nhr_oneshot", tiny_colls, 3, 300, 33);
+    CHECK(n > 300, "only %lu tiny calls ran: the tiny path is not tested", n);
+    printf("# %lu tiny calls over the ranks\n", n);
 }
 
 /* Many small segments, many steps per call (issue 18 item 9's shapes), with the hook. */
@@ -264,6 +288,7 @@ int main(int argc, char **argv)
         {"scatter_mesh", scatter_mesh, 120},
         {"count_zero", count_zero, 120},
         {"rooted_all", rooted_all, 240},
+        {"tiny", tiny, 120},
         {"rooted_sleepy", rooted_sleepy, 120},
         {"segments", segments, 120},
         {"long_call", long_call, 120},
