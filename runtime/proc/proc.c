@@ -72,6 +72,8 @@ static void st_proc_release(st_proc *pr)
     free(pr->pfds);
     free(pr->pfd_peer);
     free(pr->outs);
+    free(pr->rm);
+    free(pr->land); /* its cached registration went with the transports */
     st_groups_free(&pr->groups);
     free(pr);
 }

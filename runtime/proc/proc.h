@@ -54,6 +54,11 @@ typedef struct st_proc {
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
     int outs_cap;
+    struct st_rmode *rm;      /* its one-sided receives of a step (exec_msg.c), and where they land: */
+    int rm_cap;
+    char *land;               /* the landing area of messages that cannot land in place (registered by the
+                               * verbs cache on first use, so it stays for the communicator's life) */
+    size_t land_cap;
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
     st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it
