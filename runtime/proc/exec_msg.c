@@ -691,8 +691,7 @@ static stitch_status_t st_rma_begin(st_mctx *c, int s)
         if (!st_is_rma(c, x->src, bytes))
             continue;
         c->rm[i] = (st_rmode){ST_RM_TODO, land, st_direct(c, s, first + i, x, bytes)};
-        if (!c->rm[i].at)
-            land += (bytes + 63) & ~(size_t)63;
+        land += (bytes + 63) & ~(size_t)63; /* in place too: its destination may not register (st_rma_adverts) */
     }
     if (land > c->pr->land_cap) { /* grows to the largest step's need, then stays (and stays registered) */
         size_t cap = (land + 4095) & ~(size_t)4095;

@@ -177,6 +177,7 @@ struct st_vx {
 /* ---- the registration cache's callbacks, and every live cache of the process ------------------------------ */
 
 static pthread_mutex_t st_vlive_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t st_vputs, st_vcancels; /* messages written one-sided, and sent on the stream after an advert */
 static st_vx *st_vlive;             /* guarded by st_vlive_lock */
 static st_mrc_stats st_vretired;    /* the counters of caches already torn down */
 
@@ -223,6 +224,12 @@ void st_tp_verbs_cache_stats(st_mrc_stats *out)
         pthread_mutex_unlock(&x->mlock);
     }
     pthread_mutex_unlock(&st_vlive_lock);
+}
+
+void st_tp_verbs_rma_counts(uint64_t *puts, uint64_t *cancels)
+{
+    *puts = __atomic_load_n(&st_vputs, __ATOMIC_RELAXED);
+    *cancels = __atomic_load_n(&st_vcancels, __ATOMIC_RELAXED);
 }
 
 void st_tp_verbs_invalidate(const void *p, size_t len)
@@ -659,6 +666,7 @@ static int st_vrma_cancel(st_vpeer *p, char *err, size_t errlen)
     if (st_vpost_rma(p, 0, 0, 0, 0, 0, ST_VRMA_CANCEL, p->cur.n, NULL, 0) != 0)
         return (int)st_vx_failed(p, err, errlen);
     p->cur_valid = 0;
+    __atomic_fetch_add(&st_vcancels, 1, __ATOMIC_RELAXED);
     return 2;
 }
 
@@ -705,6 +713,7 @@ static int st_vrma_put(st_tp *t, const struct iovec *iov, int n, char *err, size
         at += piece[i].iov_len;
     }
     p->cur_valid = 0;
+    __atomic_fetch_add(&st_vputs, 1, __ATOMIC_RELAXED);
     return 1;
 }
 

@@ -81,6 +81,8 @@ void st_vcredit_returned(st_vcredit *c, uint32_t imm);
 /* Counters of every verbs registration cache of this process, the live ones and those torn down (pinned: what the
  * live ones pin now): a test reads `regs` before and after a steady-state run. */
 void st_tp_verbs_cache_stats(st_mrc_stats *out);
+/* Messages of this process written one-sided (puts) and sent on the stream after an advert (cancels). */
+void st_tp_verbs_rma_counts(uint64_t *puts, uint64_t *cancels);
 /* stitch_mr_invalidate's work: drop every cached registration overlapping the range, in every communicator. */
 void st_tp_verbs_invalidate(const void *p, size_t len);
 
