@@ -1009,5 +1009,8 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     }
     if (st == STITCH_OK)
         st_call_finish(&c.m);
+    for (int j = 0; st != STITCH_OK && c.pr && j < c.m.p; j++) /* failed: nothing one-sided may touch the caller's buffers */
+        if (j != c.m.me && c.pr->tp[j] && c.pr->tp[j]->ops->rma)
+            c.pr->tp[j]->ops->rma->stop(c.pr->tp[j]);
     return st;
 }

@@ -136,6 +136,7 @@ typedef struct st_vpeer {
     st_vrwr rfifo[ST_VSQ];
     uint32_t rf_head, rf_tail;
     int put_out;
+    int rma_stopped;      /* its QP was put in the error state (st_vrma_stop) */
 } st_vpeer;
 
 /* What two ranks swap in setup, per pair. */
@@ -262,6 +263,20 @@ static void st_vmrc_release(st_vx *x, st_mrc_ent *e)
 
 /* ---- failures ----------------------------------------------------------------------------------------------- */
 
+/* A broken pair's one-sided work stops at once: its queue pair goes to the error state (flushing what it holds)
+ * when puts from the caller's buffers or adverts of them are outstanding, because the call fails now and its
+ * caller may free those buffers: no write may read or land in them after (a registration keeps the pages, but an
+ * emulator reads and writes the addresses themselves). */
+static void st_vrma_stop(st_vx *x, st_vpeer *p)
+{
+    struct ibv_qp_attr a;
+    if (p->rma_stopped || (p->put_out == 0 && p->adv_n == p->res_used))
+        return;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_ERR;
+    p->rma_stopped = x->api->modify_qp(p->qp, &a, IBV_QP_STATE) == 0;
+}
+
 /* A failure of the pair with `peer` (-1: of the device). The first cause of a pair is the one told (a QP in error
  * then flushes everything else). `credit`: it is a credit write's, which breaks only that pair (a peer done with
  * the communicator may have destroyed its QPs: tp_verbs.c's opening comment); any other ends every stream, so a
@@ -283,6 +298,9 @@ static void st_vx_break(st_vx *x, int peer, int credit, const char *fmt, ...)
         p->broken = 1, memcpy(p->why, why, sizeof why);
     if (!credit && !x->broken)
         x->broken = 1, x->broken_peer = peer, memcpy(x->why, why, sizeof why);
+    for (int j = 0; j < x->l->boot->size; j++)
+        if (x->peer[j].qp && (&x->peer[j] == p || x->broken))
+            st_vrma_stop(x, &x->peer[j]);
 }
 
 static int st_vbroken(const st_vpeer *p)
@@ -395,6 +413,8 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
     if (p->broken)
         return; /* its QP is in error: the rest are flushes */
     if (wc->status != IBV_WC_SUCCESS) {
+        if (wc->status == IBV_WC_WR_FLUSH_ERR && (p->rma_stopped || x->broken))
+            return; /* the flush of a queue pair stopped here after a failure (st_vrma_stop): that is the cause */
         st_vx_break(x, peer, kind == ST_WR_CREDIT, "%s completed with \"%s\" (%s, vendor error 0x%x)%s",
                     st_wr_what(kind), x->api->wc_status_str(wc->status), st_wc_name(wc->status), wc->vendor_err,
                     wc->status == IBV_WC_RETRY_EXC_ERR ? ": the peer or the path to it is gone"
@@ -734,9 +754,18 @@ static void st_vrma_forget(st_tp *t, const void *ptr, size_t len)
     pthread_mutex_unlock(&x->mlock);
 }
 
+static void st_vrma_stop_t(st_tp *t)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    if (p->put_out == 0 && p->adv_n == p->res_used)
+        return; /* nothing of the caller's in flight: the pair stays as it is */
+    st_vx_break(p->x, p->base.peer, 1, "the call failed with one-sided writes in flight");
+    st_vrma_stop(p->x, p);
+}
+
 static const st_tp_rma_ops st_verbs_rma = {
     .threshold = st_vrma_threshold, .advert = st_vrma_advert, .landed = st_vrma_landed, .next = st_vrma_next,
-    .put = st_vrma_put, .put_done = st_vrma_put_done, .forget = st_vrma_forget};
+    .put = st_vrma_put, .put_done = st_vrma_put_done, .forget = st_vrma_forget, .stop = st_vrma_stop_t};
 
 static const st_tp_ops st_verbs_ops = {
     .name = "verbs", .send = st_vsend, .peek = st_vpeek, .consume = st_vconsume, .pollfd = st_vpollfd,

@@ -107,6 +107,9 @@ typedef struct st_tp_rma_ops {
     int (*put_done)(st_tp *t, char *err, size_t errlen);
     /* Memory [p, p + len) is about to be freed: drop its cached registrations. */
     void (*forget)(st_tp *t, const void *p, size_t len);
+    /* The call failed (any cause: a peer's abort, a timeout, a mismatch): no put from or into the caller's
+     * buffers may go on after it returns, so the pair's one-sided work is stopped (the pair breaks with it). */
+    void (*stop)(st_tp *t);
 } st_tp_rma_ops;
 
 typedef struct st_tp_ops {

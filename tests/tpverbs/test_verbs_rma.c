@@ -17,6 +17,8 @@
  *                Without either, the RDMA writes would land in the old pages and the check would fail
  *   fault.deadpeer  4 ranks, all_reduce one-sided from 4 KiB; rank 1's emulator removes a peer mid-run: every rank
  *                fails within 2 x STITCH_TIMEOUT naming a peer and the cause, nothing leaks
+ *   bench.long   not a check and not in ctest: all_reduce and all_gather busbw at 4 and 16 MB on 2 and 4 ranks,
+ *                stream against one-sided, on the emulator (`test_verbs_rma bench.long`; docs/performance.md)
  *
  * Prints TAP. Each scenario runs in its own process (ctest: verbs.rma.<name>).
  */
@@ -435,12 +437,77 @@ static int sc_fault(void)
     return ok;
 }
 
+/* ---- bench.long: busbw, stream against one-sided, on the emulator (not a ctest: figures, not a check) ------- */
+
+static size_t bench_bytes;
+static int bench_coll;
+
+static int body_bench(stitch_comm_t *comm, int rank, int p, int out)
+{
+    size_t n = bench_bytes / sizeof(float);
+    float *a = malloc(bench_bytes * (size_t)p), *b = malloc(bench_bytes * (size_t)p);
+    int iters = 10;
+    for (size_t i = 0; i < n * (size_t)p; i++)
+        a[i] = (float)(i % 100 + rank);
+    double best = 1e9;
+    for (int it = -2; it < iters; it++) { /* two warm-up calls: the cache and the rings warm */
+        stitch_barrier(comm);
+        double t0 = now();
+        stitch_status_t st = bench_coll == STITCH_ALL_REDUCE
+                                 ? stitch_all_reduce(a, b, n, STITCH_FP32, STITCH_SUM, comm)
+                                 : stitch_all_gather(a, b, n / (size_t)p, STITCH_FP32, comm);
+        stitch_barrier(comm);
+        double t = now() - t0;
+        if (st != STITCH_OK) {
+            say(out, "%s\n", stitch_comm_last_error(comm));
+            return 1;
+        }
+        if (it >= 0 && t < best)
+            best = t;
+    }
+    double factor = bench_coll == STITCH_ALL_REDUCE ? 2.0 * (p - 1) / p : (double)(p - 1) / p;
+    if (rank == 0)
+        say(out, "%.3f", (double)bench_bytes * factor / best / 1e9);
+    free(a), free(b);
+    return 0;
+}
+
+static int sc_bench(void)
+{
+    static const size_t sizes[] = {(size_t)4 << 20, (size_t)16 << 20};
+    static const int nps[] = {2, 4};
+    int ok = fake_setup();
+    printf("# busbw GB/s on the emulator (best of 10), stream (STITCH_IB_RMA_BYTES=0) against one-sided (64k)\n");
+    printf("# coll        np   bytes     stream  one-sided  ratio\n");
+    for (int c = 0; c < 2 && ok; c++)
+        for (int ni = 0; ni < 2 && ok; ni++)
+            for (int si = 0; si < 2 && ok; si++) {
+                double bw[2] = {0, 0};
+                for (int mode = 0; mode < 2 && ok; mode++) {
+                    run r;
+                    bench_coll = c == 0 ? STITCH_ALL_REDUCE : STITCH_ALL_GATHER, bench_bytes = sizes[si];
+                    setenv("STITCH_IB_RMA_BYTES", mode ? "64k" : "0", 1);
+                    vspawn(&r, nps[ni], body_bench);
+                    reap(&r, DEADLINE_S * 4);
+                    ok = all_ok(&r, "bench");
+                    bw[mode] = atof(r.text[0]);
+                }
+                printf("# %-11s %d %6zu MB  %7.3f  %9.3f  %5.2f\n", stitch_coll_name(bench_coll), nps[ni],
+                       sizes[si] >> 20, bw[0], bw[1], bw[1] / bw[0]);
+                fflush(stdout);
+            }
+    unsetenv("STITCH_IB_RMA_BYTES");
+    st_fake_fabric_destroy(fabric_id);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     (void)spawn, (void)det_input;
     static const proc_scenario scenarios[] = {
         {"colls.2", sc_colls2}, {"colls.3", sc_colls3},         {"colls.4", sc_colls4}, {"steady", sc_steady},
         {"evict", sc_evict},    {"invalidate", sc_invalidate}, {"fault.deadpeer", sc_fault},
+        {"bench.long", sc_bench},
     };
     return proc_main(scenarios, (int)(sizeof scenarios / sizeof *scenarios), argc, argv);
 }
