@@ -327,7 +327,7 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, int *moved)
     return STITCH_OK;
 }
 
-/* ---- one-sided messages (transport.h's st_tp_rma_ops; docs/performance.md, "One-sided verbs") ------------ */
+/* ---- one-sided messages (transport.h's st_tp_rma_ops; docs/onesided.md) ---------------------------------- */
 
 /* Whether a message of `bytes` payload to or from `peer` goes one-sided: its transport has the table and the
  * pair's threshold (the same at both ends) is met. */
@@ -1009,7 +1009,7 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     }
     if (st == STITCH_OK)
         st_call_finish(&c.m);
-    for (int j = 0; st != STITCH_OK && c.pr && j < c.m.p; j++) /* failed: nothing one-sided may touch the caller's buffers */
+    for (int j = 0; st != STITCH_OK && c.pr && j < c.m.p; j++) /* failed: nothing one-sided may touch the buffers */
         if (j != c.m.me && c.pr->tp[j] && c.pr->tp[j]->ops->rma)
             c.pr->tp[j]->ops->rma->stop(c.pr->tp[j]);
     return st;

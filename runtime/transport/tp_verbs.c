@@ -21,12 +21,21 @@
  * credits per data write, so 4 x ST_VCREDIT_WRITES receives per queue pair (reposted as each is polled) are
  * never exhausted and no RNR can occur (rnr_retry is still 7, the hardware's "forever", for safety).
  *
- * Why no registration cache for user buffers. A zero-copy send would write from the caller's buffer into the
- * peer's ring; but send returns with the bytes accepted, and the executor reuses that memory at once (headers on
- * its stack, work-buffer units that later steps overwrite), so the write would have to complete before send
- * returns: a round trip per send, slower than the one memcpy into the staging ring (the same copy shm's producer
- * makes). Saving a copy needs the one-sided path transport.h describes (the peer's buffer address and key per
- * call), a change of the call model; a cache belongs to that path, not to this one.
+ * The one-sided path (transport.h's st_tp_rma_ops; docs/onesided.md). A zero-copy *stream* send cannot work: send
+ * returns with the bytes accepted and the executor reuses that memory at once, so the write would have to complete
+ * first, a round trip per send. Messages of STITCH_IB_RMA_BYTES and more (the larger of the pair's two values, 0
+ * on either side: off) take a rendezvous instead, which the executor drives per message: the receiver writes an
+ * advert (call, step, bytes, address, rkey) into a 16-slot advert ring the sender registered for it (its address
+ * and key travel in the setup exchange), with an immediate that numbers it; the sender, after the message's
+ * header on the stream, takes the advert, checks it against its own message and writes the payload from its own
+ * buffer with plain RDMA WRITEs, the last WITH_IMM (RC places the earlier writes' bytes first), or, when it cannot
+ * (a piece would not register, more than ST_VPUT_MAX pieces, or an advert saying "stream"), writes a zero-length
+ * cancel and sends the payload on the stream after the header. Both ends register the caller's memory through the
+ * communicator's cache (mr_cache.h): bounded, LRU, never evicting an entry a posted write or an open advert holds,
+ * invalidated by stitch_mr_invalidate and by a check on every hit. Adverts and outcomes use receives too: at most
+ * ST_VADV adverts are open per direction, each answered by exactly one put or cancel immediate, so ST_VRQ holds
+ * them beside the stream's. A call that fails (for any cause) stops its pairs' one-sided work (st_vrma_stop: the
+ * queue pair to the error state), so no write reads or lands in the caller's buffers after it returns.
  *
  * Waking. One completion queue per communicator with one completion channel, shared by every peer's QP (sends,
  * receives, credits). pollfd hands proc.c an epoll descriptor holding the channel, the context's async-event

@@ -71,7 +71,7 @@
 
 typedef struct st_tp st_tp;
 
-/* ---- the one-sided table (tp_verbs.c's; docs/performance.md, "One-sided verbs") ----------------------------
+/* ---- the one-sided table (tp_verbs.c's; docs/onesided.md) ----------------------------------------------------
  * A rendezvous per large message, in schedule order on each pair. The receiver advertises where the message may
  * land (`advert`: the destination itself when the step allows, else a scratch area; or nowhere: "send it on the
  * stream"), the key travelling with the address; the sender sends the message's header on the stream as always,

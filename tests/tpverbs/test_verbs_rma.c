@@ -19,7 +19,7 @@
  *   fault.deadpeer  4 ranks, all_reduce one-sided from 4 KiB; rank 1's emulator removes a peer mid-run: every rank
  *                fails within 2 x STITCH_TIMEOUT naming a peer and the cause, nothing leaks
  *   bench.long   not a check and not in ctest: all_reduce and all_gather busbw at 4 and 16 MB on 2 and 4 ranks,
- *                stream against one-sided, on the emulator (`test_verbs_rma bench.long`; docs/performance.md)
+ *                stream against one-sided, on the emulator (`test_verbs_rma bench.long`; docs/onesided.md)
  *
  * Prints TAP. Each scenario runs in its own process (ctest: verbs.rma.<name>).
  */
