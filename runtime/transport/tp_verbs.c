@@ -1143,8 +1143,15 @@ static stitch_status_t st_verbs_setup(st_links *l, int self, char *err, size_t e
     pthread_mutex_lock(&st_vlive_lock);
     x->next_live = st_vlive, st_vlive = x;
     pthread_mutex_unlock(&st_vlive_lock);
-    snprintf(l->note[self], sizeof l->note[self], "verbs %s port %u %s, GID index %d, MTU %d, via %s", x->dev,
-             x->port, x->eth ? "RoCE" : "InfiniBand", x->gid_index, 128 << x->pattr.active_mtu, x->api->name);
+    size_t rma = 0;
+    char rs[40] = "off";
+    for (int j = 0; j < b->size; j++)
+        rma = x->peer[j].rma > rma ? x->peer[j].rma : rma;
+    if (rma)
+        snprintf(rs, sizeof rs, "from %zu B", rma);
+    snprintf(l->note[self], sizeof l->note[self], "verbs %s port %u %s, GID index %d, MTU %d, via %s, one-sided %s",
+             x->dev, x->port, x->eth ? "RoCE" : "InfiniBand", x->gid_index, 128 << x->pattr.active_mtu, x->api->name,
+             rs);
     return STITCH_OK;
 }
 

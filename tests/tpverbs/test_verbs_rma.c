@@ -19,7 +19,8 @@
  *   fault.deadpeer  4 ranks, all_reduce one-sided from 4 KiB; rank 1's emulator removes a peer mid-run: every rank
  *                fails within 2 x STITCH_TIMEOUT naming a peer and the cause, nothing leaks
  *   bench.long   not a check and not in ctest: all_reduce and all_gather busbw at 4 and 16 MB on 2 and 4 ranks,
- *                stream against one-sided, on the emulator (`test_verbs_rma bench.long`; docs/onesided.md)
+ *                stream against one-sided, on the emulator (`test_verbs_rma bench.long`; docs/onesided.md);
+ *                RMA_BENCH_SPIN_US sets the ranks' STITCH_SPIN_US
  *
  * Prints TAP. Each scenario runs in its own process (ctest: verbs.rma.<name>).
  */
@@ -479,6 +480,9 @@ static int sc_bench(void)
     static const size_t sizes[] = {(size_t)4 << 20, (size_t)16 << 20};
     static const int nps[] = {2, 4};
     int ok = fake_setup();
+    const char *spin = getenv("RMA_BENCH_SPIN_US"); /* STITCH_SPIN_US for the ranks (proc_main cleared it) */
+    if (spin)
+        setenv("STITCH_SPIN_US", spin, 1);
     printf("# busbw GB/s on the emulator (best of 10), stream (STITCH_IB_RMA_BYTES=0) against one-sided (64k)\n");
     printf("# coll        np   bytes     stream  one-sided  ratio\n");
     for (int c = 0; c < 2 && ok; c++)
