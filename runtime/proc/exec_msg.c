@@ -135,6 +135,7 @@ typedef struct st_in {
     size_t unit_done;
     size_t pad_left;
     int stream;         /* a one-sided message that comes on the stream after all (cancelled) */
+    size_t land_done;   /* a one-sided message in the landing area: bytes of it applied */
 } st_in;
 
 typedef struct st_mctx {
@@ -737,9 +738,36 @@ static stitch_status_t st_rma_adverts(st_mctx *c, int s, int *moved)
     return STITCH_OK;
 }
 
+/* Apply what has landed of a message in the landing area (its first `got` bytes at base), pair by pair from where
+ * the last look stopped (c->in.at, unit_done, land_done), whole elements only, as st_recv_piece does from a ring. */
+static void st_land_apply(st_mctx *c, const st_xfer *x, const char *base, size_t got)
+{
+    size_t es = c->m.esize, len;
+    while (c->in.at.left) {
+        char *dst = st_pair(c, &c->in.at, 1, &len);
+        len *= es;
+        size_t n = len - c->in.unit_done, avail = got - c->in.land_done;
+        if (avail < n)
+            n = avail / es * es;
+        if (n == 0 && len > c->in.unit_done)
+            return;
+        if (n) {
+            const char *in = st_pair_input(c, &c->in.at);
+            st_call_move(&c->m, x->op, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL,
+                         base + c->in.land_done, n / es);
+        }
+        c->in.unit_done += n, c->in.land_done += n;
+        if (c->in.unit_done == len) {
+            c->in.unit_done = 0;
+            st_unit_written(&c->m, c->in.at.du);
+            st_pairs_next(&c->m, &c->in.at);
+        }
+    }
+}
+
 /* The one-sided receive x (advertised as r says): its header from the stream, checked; then its outcome. Landed:
- * applied from the landing area, or (in place) its units are written. Cancelled: it goes on as a stream
- * receive whose header was read (c->in.stream). *wait: nothing more to do until progress. */
+ * applied from the landing area (chunk by chunk as they land), or (in place) its units are written. Cancelled:
+ * it goes on as a stream receive whose header was read (c->in.stream). *wait: nothing more to do until progress. */
 static stitch_status_t st_recv_rma(st_mctx *c, const st_xfer *x, int s, const st_rmode *r, int *moved, int *wait)
 {
     st_tp *t = c->pr->tp[x->src];
@@ -762,10 +790,19 @@ static stitch_status_t st_recv_rma(st_mctx *c, const st_xfer *x, int s, const st
                             "one-sided one was due (STITCH_IB_RMA_BYTES)", c->m.me, x->src, h.g);
         t->ops->consume(t, sizeof h);
         c->in.have_hdr = 1, *moved = 1;
+        st_pairs_begin(&c->m, x, &c->in.at);
+        c->in.unit_done = c->in.land_done = 0;
     }
-    int rc = t->ops->rma->landed(t, why, sizeof why);
-    if (rc <= 0)
-        return rc < 0 ? st_broken(c, why) : STITCH_OK;
+    size_t got = 0;
+    int rc = t->ops->rma->landed(t, &got, why, sizeof why);
+    if (rc < 0)
+        return st_broken(c, why);
+    if (rc != 2 && r->mode == ST_RM_LAND && (rc == 1 ? bytes : got) > c->in.land_done) {
+        st_land_apply(c, x, c->pr->land + r->off, rc == 1 ? bytes : got);
+        *moved = 1;
+    }
+    if (rc == 0)
+        return STITCH_OK;
     *moved = 1, *wait = 0;
     if (rc == 2) { /* on the stream after all */
         c->in.stream = 1;
@@ -777,9 +814,7 @@ static stitch_status_t st_recv_rma(st_mctx *c, const st_xfer *x, int s, const st
     if (r->mode == ST_RM_STREAM)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d wrote a message one-sided that was to come on "
                         "the stream", c->m.me, x->src);
-    if (r->mode == ST_RM_LAND)
-        st_apply_whole(c, x, c->pr->land + r->off);
-    else {
+    if (r->mode == ST_RM_DIRECT) {
         st_pcur pc;
         for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc))
             st_unit_written(&c->m, pc.du);

@@ -84,7 +84,9 @@
 
 #define ST_VCHUNK ((size_t)64 << 10)        /* bytes per data write */
 #define ST_VADV 16                          /* one-sided: adverts outstanding per direction of a pair */
-#define ST_VRQ (4 * ST_VCREDIT_WRITES + 2 * ST_VADV) /* receives posted per QP (adverts and outcomes too) */
+#define ST_VPARTS 8                         /* one-sided: immediates per put (its chunks), at most */
+/* receives posted per QP: the stream's, the adverts that may arrive, each advert's chunks and outcome */
+#define ST_VRQ (4 * ST_VCREDIT_WRITES + ST_VADV + ST_VADV * ST_VPARTS)
 #define ST_VSQ (4 * ST_VCREDIT_WRITES)      /* send queue depth per QP */
 #define ST_VMAGIC 0x53545632u               /* "STV2": the info carries the one-sided fields */
 #define ST_VADV_MAGIC 0x53544144u           /* "STAD" */
@@ -94,7 +96,16 @@ enum { ST_WR_RECV = 0, ST_WR_DATA = 1, ST_WR_CREDIT = 2, ST_WR_RMA = 3 };
 /* Immediates of the one-sided path (bit 31 clear: not a credit; bit 30 set: not a data write's length, which is
  * at most ST_VCHUNK): the kind in bits 28-29, the advert's number (mod 2^16) in the low bits, checked in order. */
 #define ST_VIMM_RMA 0x40000000u
-enum { ST_VRMA_ADV = 0, ST_VRMA_PUT = 1, ST_VRMA_CANCEL = 2 };
+enum { ST_VRMA_ADV = 0, ST_VRMA_PUT = 1, ST_VRMA_CANCEL = 2, ST_VRMA_PART = 3 };
+
+/* A put of `bytes` lands in chunks of this many bytes (all but the last), each announced by an immediate, so the
+ * receiver can apply the first while the rest is on the wire: at least 256 KiB, at most ST_VPARTS of them, a
+ * multiple of 4096 (so of every element size). Both ends compute it from the advert's bytes. */
+static size_t st_vchunk(uint64_t bytes)
+{
+    size_t c = (size_t)((bytes + ST_VPARTS - 1) / ST_VPARTS + 4095) & ~(size_t)4095;
+    return c < ((size_t)256 << 10) ? (size_t)256 << 10 : c;
+}
 
 /* An advert as it lands in the sender's advert ring (one 64-byte slot each). */
 typedef struct st_vadv {
@@ -137,6 +148,7 @@ typedef struct st_vpeer {
     /* as receiver: adverts posted, outcomes arrived and taken, and per slot the outcome and the cache entry */
     uint32_t adv_n, res_in, res_used;
     uint8_t res_kind[ST_VADV];
+    uint8_t res_parts[ST_VADV]; /* chunks of the advert's put that have landed (its outcome not yet) */
     st_mrc_ent *res_ent[ST_VADV];
     /* as sender: adverts arrived and taken, the one taken last, one-sided WRs in flight (FIFO), puts' WRs */
     uint32_t adv_in, adv_used;
@@ -259,6 +271,13 @@ static st_mrc_ent *st_vmrc_get(st_vx *x, const void *p, size_t len, int access)
     st_mrc_ent *e = st_mrc_get(&x->mrc, p, len, access);
     pthread_mutex_unlock(&x->mlock);
     return e;
+}
+
+static void st_vmrc_hold(st_vx *x, st_mrc_ent *e)
+{
+    pthread_mutex_lock(&x->mlock);
+    e->busy++;
+    pthread_mutex_unlock(&x->mlock);
 }
 
 static void st_vmrc_release(st_vx *x, st_mrc_ent *e)
@@ -401,14 +420,20 @@ static void st_vrma_arrived(st_vpeer *p, int peer, uint32_t imm)
                         p->adv_in & 0xffffu, p->adv_in - p->adv_used);
         else
             p->adv_in++;
+    } else if (kind == ST_VRMA_PART) { /* a chunk of the put for the oldest advert without an outcome */
+        uint8_t *parts = &p->res_parts[p->res_in % ST_VADV];
+        if (n != (p->res_in & 0xffffu) || p->res_in == p->adv_n || *parts >= ST_VPARTS)
+            st_vx_break(p->x, peer, 0, "a chunk of advert %u's put arrived out of turn (advert %u due, %u chunks)",
+                        n, p->res_in & 0xffffu, *parts);
+        else
+            ++*parts;
     } else if (kind == ST_VRMA_PUT || kind == ST_VRMA_CANCEL) {
         if (n != (p->res_in & 0xffffu) || p->res_in == p->adv_n)
             st_vx_break(p->x, peer, 0, "the outcome of advert %u arrived where that of %u was due (%u adverts)", n,
                         p->res_in & 0xffffu, p->adv_n);
         else
             p->res_kind[p->res_in++ % ST_VADV] = (uint8_t)kind;
-    } else
-        st_vx_break(p->x, peer, 0, "an immediate 0x%08x of no known kind", imm);
+    }
 }
 
 static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
@@ -642,13 +667,18 @@ static int st_vrma_advert(st_tp *t, const st_tp_adv *a, void *at, char *err, siz
     return 1;
 }
 
-static int st_vrma_landed(st_tp *t, char *err, size_t errlen)
+static int st_vrma_landed(st_tp *t, size_t *got, char *err, size_t errlen)
 {
     st_vpeer *p = (st_vpeer *)t;
     st_vx_progress(p->x);
-    if (p->res_used == p->res_in)
+    if (p->res_used == p->res_in) {
+        const st_vadv *v = (const st_vadv *)(p->adv_tx + (p->res_used % ST_VADV) * sizeof *v);
+        size_t part = (size_t)p->res_parts[p->res_used % ST_VADV] * st_vchunk(v->bytes);
+        *got = part < v->bytes ? part : (size_t)v->bytes;
         return st_vbroken(p) ? (int)st_vx_failed(p, err, errlen) : 0;
+    }
     uint32_t slot = p->res_used++ % ST_VADV;
+    p->res_parts[slot] = 0;
     st_vmrc_release(p->x, p->res_ent[slot]);
     p->res_ent[slot] = NULL;
     return p->res_kind[slot] == ST_VRMA_PUT ? 1 : 2;
@@ -712,7 +742,7 @@ static int st_vrma_put(st_tp *t, const struct iovec *iov, int n, char *err, size
         return -1;
     }
     int m = st_vcoalesce(iov, n, piece);
-    if (p->sq_used + (m > 0 ? m : 1) > ST_VSQ - 1)
+    if (p->sq_used + (m > 0 ? m + ST_VPARTS : 1) > ST_VSQ - 1)
         return 0; /* one slot stays for a credit, as in st_vsend */
     size_t total = 0;
     for (int i = 0; i < m; i++)
@@ -731,16 +761,26 @@ static int st_vrma_put(st_tp *t, const struct iovec *iov, int n, char *err, size
                 st_vmrc_release(p->x, ent[i]);
             return st_vrma_cancel(p, err, errlen); /* over the bound, or it would not register: the stream */
         }
-    uint64_t at = p->cur.addr;
-    for (int i = 0; i < m; i++) {
-        if (st_vpost_rma(p, (uint64_t)(uintptr_t)piece[i].iov_base, ent[i]->lkey, piece[i].iov_len, at,
-                         p->cur.rkey, i == m - 1 ? ST_VRMA_PUT : -1, p->cur.n, ent[i], 1) != 0) {
-            while (++i < m)
-                st_vmrc_release(p->x, ent[i]);
-            return (int)st_vx_failed(p, err, errlen);
+    /* Every piece cut at the chunk boundaries of the whole: a write ending on one carries a PART immediate, the
+     * last one the PUT. Each write holds its piece's entry once (released as it completes): the first write uses
+     * the hold st_vmrc_get took, the others take one more. */
+    size_t chunk = st_vchunk(total), off = 0;
+    for (int i = 0; i < m; i++)
+        for (size_t done = 0; done < piece[i].iov_len;) {
+            size_t len = piece[i].iov_len - done, to_edge = chunk - off % chunk;
+            len = len < to_edge ? len : to_edge;
+            int last = off + len == total, edge = (off + len) % chunk == 0;
+            if (done > 0)
+                st_vmrc_hold(p->x, ent[i]);
+            if (st_vpost_rma(p, (uint64_t)(uintptr_t)piece[i].iov_base + done, ent[i]->lkey, len, p->cur.addr + off,
+                             p->cur.rkey, last ? ST_VRMA_PUT : edge ? ST_VRMA_PART : -1, p->cur.n, ent[i], 1) != 0) {
+                st_vmrc_release(p->x, ent[i]); /* this write's hold */
+                while (++i < m)
+                    st_vmrc_release(p->x, ent[i]);
+                return (int)st_vx_failed(p, err, errlen);
+            }
+            done += len, off += len;
         }
-        at += piece[i].iov_len;
-    }
     p->cur_valid = 0;
     __atomic_fetch_add(&st_vputs, 1, __ATOMIC_RELAXED);
     return 1;

@@ -96,8 +96,9 @@ typedef struct st_tp_rma_ops {
      * from the cache), or, at NULL, to come on the stream. 1 posted; 2 `at` would not register (nothing
      * posted: advertise another place or NULL); 0 not now; -1. */
     int (*advert)(st_tp *t, const st_tp_adv *a, void *at, char *err, size_t errlen);
-    /* Receiver: the oldest advert's outcome: 1 the payload landed, 2 it comes on the stream; 0 not yet; -1. */
-    int (*landed)(st_tp *t, char *err, size_t errlen);
+    /* Receiver: the oldest advert's outcome: 1 the payload landed, 2 it comes on the stream; 0 not yet, with
+     * *got the bytes from its start that have landed so far (a put lands in chunks, in order); -1. */
+    int (*landed)(st_tp *t, size_t *got, char *err, size_t errlen);
     /* Sender: the next advert from the peer into *a; 1, 0 none yet, -1. */
     int (*next)(st_tp *t, st_tp_adv *a, char *err, size_t errlen);
     /* Sender: write the n pieces (the payload in order) to the place the last `next` gave: 1 posted (then wait

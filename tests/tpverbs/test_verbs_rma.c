@@ -4,7 +4,8 @@
  *
  *   colls.N      N ranks (2, 3, 4): every collective with ring, nhr, rhd and auto where it has them, counts 1000
  *                and 100003, in and out of place, every element checked; then order-dependent fp32 sums (all_reduce,
- *                reduce_scatter, reduce). Run twice, stream only (STITCH_IB_RMA_BYTES=0) and one-sided from 4 KiB:
+ *                reduce_scatter, reduce; 100003 and 2^20 + 3 elements, the larger landing in chunks). Run twice,
+ *                stream only (STITCH_IB_RMA_BYTES=0) and one-sided from 4 KiB:
  *                each rank's hash of every output byte must be the same (bit-identical), and the one-sided run must
  *                have written messages one-sided (puts > 0)
  *   steady       4 ranks, the same buffers: after 3 warm-up calls of all_reduce (4 MiB) and all_gather, 10 more
@@ -129,31 +130,38 @@ static int one_case(stitch_comm_t *comm, const coll_case *cc, const char *algo, 
     return 1;
 }
 
-/* Sums whose value depends on the order of the additions: a path that reduced in another order would differ. */
+/* Sums whose value depends on the order of the additions: a path that reduced in another order would differ. Two
+ * sizes: 100003 (messages under one landing chunk) and 2^20 + 3 (messages of 1-2 MiB, which land in chunks that
+ * the receiver reduces as they arrive). */
 static int det_cases(stitch_comm_t *comm, int rank, int p, uint64_t *h, int out)
 {
-    enum { N = 100003 };
-    float *in = malloc(sizeof(float) * N * (size_t)p), *res = malloc(sizeof(float) * N * (size_t)p);
-    int ok = in && res;
+    static const size_t ns[] = {100003, (1u << 20) + 3};
     static const char *const det_algos[] = {"ring", "rhd"};
-    for (int a = 0; a < 2 && ok; a++) {
-        det_input(rank, N * (size_t)p, in);
-        stitch_status_t st = STITCH_OK;
-        for (int c = 0; c < 3 && st == STITCH_OK; c++) {
-            int coll = c == 0 ? STITCH_ALL_REDUCE : c == 1 ? STITCH_REDUCE_SCATTER : STITCH_REDUCE;
-            if (!has_algo(coll, det_algos[a]) || stitch_comm_set_algorithm(comm, coll, det_algos[a]) != STITCH_OK)
-                continue;
-            memset(res, 0, sizeof(float) * N);
-            st = c == 0   ? stitch_all_reduce(in, res, N, STITCH_FP32, STITCH_SUM, comm)
-                 : c == 1 ? stitch_reduce_scatter(in, res, N, STITCH_FP32, STITCH_SUM, comm)
-                          : stitch_reduce(in, res, N, STITCH_FP32, STITCH_SUM, 1 % p, comm);
-            *h = fnv(*h, res, sizeof(float) * N);
+    int ok = 1;
+    for (int k = 0; k < 2 && ok; k++) {
+        size_t n = ns[k];
+        float *in = malloc(sizeof(float) * n * (size_t)p), *res = malloc(sizeof(float) * n * (size_t)p);
+        ok = in && res;
+        for (int a = 0; a < 2 && ok; a++) {
+            det_input(rank, n * (size_t)p, in);
+            stitch_status_t st = STITCH_OK;
+            for (int c = 0; c < 3 && st == STITCH_OK; c++) {
+                int coll = c == 0 ? STITCH_ALL_REDUCE : c == 1 ? STITCH_REDUCE_SCATTER : STITCH_REDUCE;
+                if (!has_algo(coll, det_algos[a]) || stitch_comm_set_algorithm(comm, coll, det_algos[a]) != STITCH_OK)
+                    continue;
+                memset(res, 0, sizeof(float) * n);
+                st = c == 0   ? stitch_all_reduce(in, res, n, STITCH_FP32, STITCH_SUM, comm)
+                     : c == 1 ? stitch_reduce_scatter(in, res, n, STITCH_FP32, STITCH_SUM, comm)
+                              : stitch_reduce(in, res, n, STITCH_FP32, STITCH_SUM, 1 % p, comm);
+                *h = fnv(*h, res, sizeof(float) * n);
+            }
+            if (st != STITCH_OK)
+                say(out, "det %s count %zu: %s: %s\n", det_algos[a], n, stitch_strerror(st),
+                    stitch_comm_last_error(comm)), ok = 0;
         }
-        if (st != STITCH_OK)
-            say(out, "det %s: %s: %s\n", det_algos[a], stitch_strerror(st), stitch_comm_last_error(comm)), ok = 0;
+        free(in);
+        free(res);
     }
-    free(in);
-    free(res);
     return ok;
 }
 
