@@ -1,9 +1,10 @@
 # tpverbs.cmake - the verbs transport (runtime/tp_verbs.c): its pure decisions on recorded tables
 # (tests/tpverbs/test_verbs_logic.c, every build, no device).
 set(TPVERBS_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/tpverbs)
-add_executable(test_verbs_logic ${TPVERBS_TESTS}/test_verbs_logic.c ${CMAKE_SOURCE_DIR}/runtime/transport/verbs_logic.c)
+add_executable(test_verbs_logic ${TPVERBS_TESTS}/test_verbs_logic.c ${CMAKE_SOURCE_DIR}/runtime/transport/verbs_logic.c
+               ${CMAKE_SOURCE_DIR}/runtime/transport/mr_cache.c)
 target_include_directories(test_verbs_logic PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
-foreach(sc dev gid credit)
+foreach(sc dev gid credit mrc)
   add_test(NAME verbs.logic.${sc} COMMAND test_verbs_logic ${sc})
   set_tests_properties(verbs.logic.${sc} PROPERTIES TIMEOUT 60)
 endforeach()
@@ -42,4 +43,17 @@ if(STITCH_HAVE_VERBS)
     add_test(NAME verbs.proc.${sc} COMMAND test_verbs_proc ${sc})
     set_tests_properties(verbs.proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
   endforeach()
+  # The one-sided path over the emulator (tests/tpverbs/test_verbs_rma.c): every collective on 2-4 ranks
+  # bit-identical to the stream path, no registration in the steady state, the cache's eviction and invalidation,
+  # a peer dying mid-write.
+  if(TARGET stitch_fakeverbs)
+    add_executable(test_verbs_rma ${TPVERBS_TESTS}/test_verbs_rma.c)
+    target_link_libraries(test_verbs_rma PRIVATE stitch stitch_fakeverbs)
+    target_include_directories(test_verbs_rma PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core
+                               ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+    foreach(sc colls.2 colls.3 colls.4 steady evict invalidate fault.deadpeer)
+      add_test(NAME verbs.rma.${sc} COMMAND test_verbs_rma ${sc})
+      set_tests_properties(verbs.rma.${sc} PROPERTIES TIMEOUT 180 LABELS "proc;verbs" RUN_SERIAL TRUE)
+    endforeach()
+  endif()
 endif()

@@ -558,6 +558,8 @@ static stitch_status_t st_grow(stitch_comm_t *comm, char **buf, size_t *have, si
             return st_comm_fail(comm, STITCH_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes of scratch", fn, size);
         if (zero)
             memset(fresh, 0, size);
+        if (*buf)
+            stitch_mr_invalidate(*buf, *have); /* the verbs cache may hold it (one-sided path) */
         free(*buf);
         *buf = fresh;
         *have = size;

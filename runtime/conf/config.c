@@ -438,6 +438,25 @@ static stitch_status_t st_load_ib_ring(const st_tunable *t, const char *env, con
     return STITCH_OK;
 }
 
+/* STITCH_IB_RMA_BYTES: 0 (off), or 4096 to 1 GiB. */
+static stitch_status_t st_load_ib_rma(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                      st_settings *out, char *err, size_t errlen)
+{
+    const char *v = st_value(t, env);
+    if (strcmp(v, "0") == 0) {
+        out->ib_rma_bytes = 0;
+        return STITCH_OK;
+    }
+    return st_parse_bytes(t->name, v, 4096, &out->ib_rma_bytes, err, errlen);
+}
+
+/* STITCH_IB_MR_CACHE_BYTES: 4 KiB to 1 GiB. */
+static stitch_status_t st_load_ib_mr_cache(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                           st_settings *out, char *err, size_t errlen)
+{
+    return st_parse_bytes(t->name, st_value(t, env), 4096, &out->ib_mr_cache_bytes, err, errlen);
+}
+
 /* STITCH_IBVERBS_LIB: read by verbs_load.c itself (once per process, before any settings); only its form here. */
 static stitch_status_t st_load_ibverbs_lib(const st_tunable *t, const char *env, const stitch_config_t *config,
                                            st_settings *out, char *err, size_t errlen)

@@ -119,6 +119,8 @@ typedef struct st_settings {
     const char *ib_dev;                        /* STITCH_IB_DEV (tp_verbs.h's st_ib_dev_match); NULL: any */
     int ib_gid_index;                          /* STITCH_IB_GID_INDEX; -1: chosen (st_gid_pick) */
     size_t ib_ring_bytes;                      /* STITCH_IB_RING_BYTES: each verbs receive ring, 4 KiB to 8 MiB */
+    size_t ib_rma_bytes;                       /* STITCH_IB_RMA_BYTES: one-sided from this payload; 0: never */
+    size_t ib_mr_cache_bytes;                  /* STITCH_IB_MR_CACHE_BYTES: bytes the MR cache may pin */
     /* HCCL's variables */
     st_hccl_algo hccl_algo;                    /* all ST_HA_DEFAULT when not given */
     const char *hccl_algo_text;                /* as given; NULL: not given */

@@ -442,6 +442,13 @@ stitch_status_t stitch_request_free(stitch_request_t *req);
  * message says "stitch_comm_abort was called on rank R". Never blocks; safe from any thread. */
 void stitch_comm_abort(stitch_comm_t *comm);
 
+/* Memory [ptr, ptr + bytes) is about to be freed or remapped: drop the registrations the verbs transport cached
+ * for it (its one-sided path registers the buffers of large messages once and keeps them; docs/onesided.md).
+ * Call it before freeing a buffer that was passed to collectives over verbs and whose
+ * address may be mapped again in full (a freed buffer that a smaller one replaces is noticed without it). Safe
+ * from any thread, cheap when nothing is cached; a registration in use by a transfer in flight goes when it ends. */
+void stitch_mr_invalidate(const void *ptr, size_t bytes);
+
 const char *stitch_strerror(stitch_status_t status);
 const char *stitch_comm_last_error(const stitch_comm_t *comm); /* "" when none */
 

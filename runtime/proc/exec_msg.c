@@ -121,8 +121,24 @@ typedef struct st_out {
     size_t paid, cap;   /* payload bytes sent; how many may be (SIZE_MAX but for an early send) */
     int early;          /* begun in the step before its own (st_fwd_begin) */
     int done;
+    int rma;            /* a one-sided message: where it is (ST_OR_*); 0: the stream's */
     char stage[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
 } st_out;
+
+/* A one-sided message's sender: its header goes on the stream, then it waits for the receiver's advert, puts
+ * the payload, waits for the put to complete; or, cancelled, sends the payload on the stream after the header. */
+enum { ST_OR_ADVERT = 1, ST_OR_PUT, ST_OR_WAIT, ST_OR_STREAM };
+
+/* A receive of the current step, as the one-sided path sees it: not one-sided, its advert still to post, or
+ * advertised to land in place (the destination), in the landing area at `off`, or to come on the stream. */
+enum { ST_RM_NONE, ST_RM_TODO, ST_RM_DIRECT, ST_RM_LAND, ST_RM_STREAM };
+typedef struct st_rmode {
+    int mode;
+    size_t off;         /* in pr->land */
+    char *at;           /* the destination, when the message may land there (st_direct); NULL: not */
+} st_rmode;
+
+#define ST_RMA_IOV 64 /* pieces a put may name; a message of more pairs goes on the stream */
 
 /* The receive in progress. */
 typedef struct st_in {
@@ -133,6 +149,8 @@ typedef struct st_in {
     st_pcur at;
     size_t unit_done;
     size_t pad_left;
+    int stream;         /* a one-sided message that comes on the stream after all (cancelled) */
+    size_t land_done;   /* a one-sided message in the landing area: bytes of it applied */
 } st_in;
 
 typedef struct st_mctx {
@@ -154,6 +172,8 @@ typedef struct st_mctx {
     const int32_t *fwd; /* the entry's table of fused forwards (st_fwd_table), or NULL: no fusion */
     st_in in;
     int wait_peer;      /* whom the last unfinished work waits for, for timeout messages */
+    st_rmode *rm;       /* pr->rm: the step's receives as the one-sided path sees them, from rm_first */
+    int32_t rm_first, adv_next; /* the step's first receive; the next whose advert may be due */
     struct timespec idle_since; /* when the current run of fruitless progress checks began */
 } st_mctx;
 
@@ -377,12 +397,76 @@ static stitch_status_t st_out_progress_v(st_mctx *c, st_out *o, int *moved)
     return STITCH_OK;
 }
 
+/* ---- one-sided messages (transport.h's st_tp_rma_ops; docs/onesided.md) ---------------------------------- */
+
+/* Whether a message of `bytes` payload to or from `peer` goes one-sided: its transport has the table and the
+ * pair's threshold (the same at both ends) is met. */
+static int st_is_rma(const st_mctx *c, int peer, size_t bytes)
+{
+    st_tp *t = c->pr->tp[peer];
+    size_t thr = t && t->ops->rma ? t->ops->rma->threshold(t) : 0;
+    return thr && bytes >= thr;
+}
+
+/* The sender's side: header, advert (checked against my call, step and bytes), put, completion. */
+static stitch_status_t st_out_rma(st_mctx *c, st_out *o, int *moved)
+{
+    st_tp *t = c->pr->tp[o->x->dst];
+    const st_tp_rma_ops *r = t->ops->rma;
+    stitch_status_t st = STITCH_OK;
+    char why[256];
+    int rc;
+    if (o->hdr_done < sizeof o->hdr) {
+        size_t before = o->hdr_done;
+        int sent = st_out_push(c, t, &o->hdr, sizeof o->hdr, &o->hdr_done, &st);
+        *moved |= o->hdr_done != before;
+        if (!sent)
+            return st;
+    }
+    if (o->rma == ST_OR_ADVERT) {
+        st_tp_adv a;
+        if ((rc = r->next(t, &a, why, sizeof why)) <= 0)
+            return rc < 0 ? st_broken(c, why) : STITCH_OK;
+        *moved = 1;
+        if (a.seq != o->hdr.seq || a.g != o->hdr.g || a.bytes != o->hdr.bytes)
+            return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d asks rank %d for a one-sided message of call number %llu, "
+                            "step %u, %llu bytes, where rank %d sends call number %llu, step %u, %llu bytes",
+                            o->x->dst, c->m.me, (unsigned long long)a.seq, a.g, (unsigned long long)a.bytes,
+                            c->m.me, (unsigned long long)o->hdr.seq, o->hdr.g, (unsigned long long)o->hdr.bytes);
+        o->rma = ST_OR_PUT;
+    }
+    if (o->rma == ST_OR_PUT) {
+        struct iovec iov[ST_RMA_IOV];
+        int n = 0;
+        size_t len;
+        st_pcur pc = o->at;
+        for (; pc.left && n < ST_RMA_IOV; st_pairs_next(&c->m, &pc)) {
+            char *src = st_pair(c, &pc, 0, &len);
+            if (len)
+                iov[n++] = (struct iovec){src, len * c->m.esize};
+        }
+        if ((rc = r->put(t, iov, pc.left ? 0 : n, why, sizeof why)) <= 0) /* too many pieces: cancelled */
+            return rc < 0 ? st_broken(c, why) : STITCH_OK;
+        *moved = 1;
+        o->rma = rc == 1 ? ST_OR_WAIT : ST_OR_STREAM; /* streamed: st_out_progress goes on from the units */
+    }
+    if (o->rma == ST_OR_WAIT) {
+        if ((rc = r->put_done(t, why, sizeof why)) < 0)
+            return st_broken(c, why);
+        if (rc)
+            o->done = 1, *moved = 1;
+    }
+    return STITCH_OK;
+}
+
 /* Push as much of one message as the transport takes. Returns STITCH_OK (check o->done) or an error. */
 static stitch_status_t st_out_progress(st_mctx *c, st_out *o, int *moved)
 {
     st_tp *t = c->pr->tp[o->x->dst];
     stitch_status_t st = STITCH_OK;
     size_t before = o->hdr_done + o->unit_done;
+    if (o->rma && o->rma != ST_OR_STREAM)
+        return st_out_rma(c, o, moved);
     if (!o->staged && t->ops->sendv)
         return st_out_progress_v(c, o, moved);
     if (o->staged) {
@@ -512,6 +596,8 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
         st_stage_compact(c, o);
     else if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
         st_stage(c, o);
+    else if (st_is_rma(c, x->dst, o->hdr.bytes))
+        o->rma = ST_OR_ADVERT, o->hdr.pad[0] = 1; /* the flag tells the receiver what to expect after the header */
 }
 
 /* The step's messages, in plan order (a rooted call's hello first, at the very first step). */
@@ -642,8 +728,8 @@ static int st_fwd_begin(st_mctx *c, const st_xfer *x, int s, int32_t i)
         return -1;
     const st_xfer *y = &c->m.e->sched.xfers[c->m.e->plan.sends[c->fwd[i]]];
     size_t bytes = st_call_xfer_len(&c->m, y) * c->m.esize, o1, o2;
-    if (bytes + (64 - bytes % 64) % 64 <= ST_SMALL_BYTES)
-        return -1;
+    if (bytes + (64 - bytes % 64) % 64 <= ST_SMALL_BYTES || st_is_rma(c, y->dst, bytes))
+        return -1; /* small, or one-sided: the put moves it straight from my units once they are all there */
     st_pcur px, py;
     st_pairs_begin(&c->m, x, &px);
     st_pairs_begin(&c->m, y, &py);
@@ -746,6 +832,9 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
+    if (h.pad[0] != 0)
+        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step %u's message one-sided where one on the "
+                        "stream was due (STITCH_IB_RMA_BYTES)", c->m.me, x->src, g);
     c->in.fwd = st_fwd_begin(c, x, s, c->in.i);
     if (avail >= sizeof h + bytes + pad && (c->in.fwd < 0 || bytes <= ST_FUSE_CHUNK)) { /* apply, consume once */
         int moved = 0;
@@ -816,12 +905,215 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
     return 1;
 }
 
+/* ---- one-sided receives -------------------------------------------------------------------------------------- */
+
+/* Whether transfer y of the step touches a destination unit of x: writes it, or (a local transfer) reads it. */
+static int st_units_meet(const st_mctx *c, const st_xfer *x, const st_xfer *y)
+{
+    st_pcur px, py;
+    for (st_pairs_begin(&c->m, x, &px); px.left; st_pairs_next(&c->m, &px))
+        for (st_pairs_begin(&c->m, y, &py); py.left; st_pairs_next(&c->m, &py))
+            if (py.du == px.du || (y->src == c->m.me && py.su == px.du))
+                return 1;
+    return 0;
+}
+
+/* Where the message of receive i (transfer x, `bytes` of payload) may land in place: its destination, when the
+ * stream path would only copy it there (no reduction), the destination is one contiguous range, nothing else
+ * of the step touches its units (their bytes may then arrive at any moment between the advert and the landing
+ * with the same result as a copy in schedule order), and it does not overlap the caller's input (which the
+ * step's sends may read) unless the call is in place. NULL otherwise: it lands in pr->land. */
+static char *st_direct(const st_mctx *c, int s, int32_t i, const st_xfer *x, size_t bytes)
+{
+    if (x->op != ST_X_COPY || c->m.rec || c->a->coll == STITCH_ALL_TO_ALL_V)
+        return NULL;
+    char *at = NULL, *end = NULL;
+    size_t len;
+    st_pcur pc;
+    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc)) {
+        char *d = st_pair(c, &pc, 1, &len);
+        if (!d || (at && d != end))
+            return NULL;
+        if (!at)
+            at = end = d;
+        end += len * c->m.esize;
+    }
+    if (!at || (size_t)(end - at) != bytes)
+        return NULL;
+    const char *in = c->a->send;
+    size_t inb = (size_t)(c->m.a2a ? c->m.p : c->m.nblocks) * c->a->count * c->m.esize;
+    if (in && in != c->a->recv && in < end && at < in + inb)
+        return NULL;
+    const st_plan *pl = &c->m.e->plan;
+    for (int32_t j = pl->recv_first[s]; j < pl->recv_first[s + 1]; j++)
+        if (j != i && st_units_meet(c, x, &c->m.e->sched.xfers[pl->recvs[j]]))
+            return NULL;
+    return at;
+}
+
+/* The step's receives as the one-sided path sees them, and a landing area for those that cannot land in place. */
+static stitch_status_t st_rma_begin(st_mctx *c, int s)
+{
+    const st_plan *pl = &c->m.e->plan;
+    int32_t first = pl->recv_first[s], n = pl->recv_first[s + 1] - first;
+    size_t land = 0;
+    c->rm_first = c->adv_next = first;
+    if (n > c->pr->rm_cap) {
+        st_rmode *more = realloc(c->pr->rm, sizeof *more * (size_t)n);
+        if (!more)
+            return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d receives", (int)n);
+        c->pr->rm = more, c->pr->rm_cap = n;
+    }
+    c->rm = c->pr->rm;
+    for (int32_t i = 0; i < n; i++) {
+        const st_xfer *x = &c->m.e->sched.xfers[pl->recvs[first + i]];
+        c->rm[i] = (st_rmode){ST_RM_NONE, 0, NULL};
+        if (x->src == c->m.me || !c->pr->tp[x->src]->ops->rma) /* the stream's transports pay this test only */
+            continue;
+        size_t bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
+        if (!st_is_rma(c, x->src, bytes))
+            continue;
+        c->rm[i] = (st_rmode){ST_RM_TODO, land, st_direct(c, s, first + i, x, bytes)};
+        land += (bytes + 63) & ~(size_t)63; /* in place too: its destination may not register (st_rma_adverts) */
+    }
+    if (land > c->pr->land_cap) { /* grows to the largest step's need, then stays (and stays registered) */
+        size_t cap = (land + 4095) & ~(size_t)4095;
+        char *fresh = aligned_alloc(4096, cap);
+        if (!fresh)
+            return st_mfail(c, STITCH_ERR_NO_MEMORY, "cannot allocate a %zu-byte landing area", cap);
+        memset(fresh, 0, cap); /* touched now, as the rings are */
+        if (c->pr->land)
+            stitch_mr_invalidate(c->pr->land, c->pr->land_cap);
+        free(c->pr->land);
+        c->pr->land = fresh, c->pr->land_cap = cap;
+    }
+    return STITCH_OK;
+}
+
+/* Post the step's adverts, in schedule order (the sender takes them in the same order): in place if the
+ * destination registers, else in the landing area, else "on the stream". Stops at the first the transport
+ * cannot take now; the rest follow in a later look. */
+static stitch_status_t st_rma_adverts(st_mctx *c, int s, int *moved)
+{
+    const st_plan *pl = &c->m.e->plan;
+    char why[256];
+    for (; c->adv_next < pl->recv_first[s + 1]; c->adv_next++) {
+        st_rmode *r = &c->rm[c->adv_next - c->rm_first];
+        if (r->mode != ST_RM_TODO)
+            continue;
+        const st_xfer *x = &c->m.e->sched.xfers[pl->recvs[c->adv_next]];
+        st_tp *t = c->pr->tp[x->src];
+        st_tp_adv a = {c->fp.seq, st_global_step(c, s), 0, st_call_xfer_len(&c->m, x) * c->m.esize};
+        int rc = 2, mode = ST_RM_DIRECT;
+        if (r->at)
+            rc = t->ops->rma->advert(t, &a, r->at, why, sizeof why);
+        if (rc == 2)
+            mode = ST_RM_LAND, rc = t->ops->rma->advert(t, &a, c->pr->land + r->off, why, sizeof why);
+        if (rc == 2)
+            mode = ST_RM_STREAM, rc = t->ops->rma->advert(t, &a, NULL, why, sizeof why);
+        if (rc < 0)
+            return st_broken(c, why);
+        if (rc == 0)
+            return STITCH_OK;
+        r->mode = mode, *moved = 1;
+    }
+    return STITCH_OK;
+}
+
+/* Apply what has landed of a message in the landing area (its first `got` bytes at base), pair by pair from where
+ * the last look stopped (c->in.at, unit_done, land_done), whole elements only, as st_recv_piece does from a ring. */
+static void st_land_apply(st_mctx *c, const st_xfer *x, const char *base, size_t got)
+{
+    size_t es = c->m.esize, len;
+    while (c->in.at.left) {
+        char *dst = st_pair(c, &c->in.at, 1, &len);
+        len *= es;
+        size_t n = len - c->in.unit_done, avail = got - c->in.land_done;
+        if (avail < n)
+            n = avail / es * es;
+        if (n == 0 && len > c->in.unit_done)
+            return;
+        if (n) {
+            const char *in = st_pair_input(c, &c->in.at);
+            st_call_move(&c->m, x->op, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL,
+                         base + c->in.land_done, n / es);
+        }
+        c->in.unit_done += n, c->in.land_done += n;
+        if (c->in.unit_done == len) {
+            c->in.unit_done = 0;
+            st_unit_written(&c->m, c->in.at.du);
+            st_pairs_next(&c->m, &c->in.at);
+        }
+    }
+}
+
+/* The one-sided receive x (advertised as r says): its header from the stream, checked; then its outcome. Landed:
+ * applied from the landing area (chunk by chunk as they land), or (in place) its units are written. Cancelled:
+ * it goes on as a stream receive whose header was read (c->in.stream). *wait: nothing more to do until progress. */
+static stitch_status_t st_recv_rma(st_mctx *c, const st_xfer *x, int s, const st_rmode *r, int *moved, int *wait)
+{
+    st_tp *t = c->pr->tp[x->src];
+    size_t bytes = st_call_xfer_len(&c->m, x) * c->m.esize, avail;
+    const void *p;
+    char why[256];
+    stitch_status_t st;
+    *wait = 1;
+    if (r->mode == ST_RM_TODO)
+        return STITCH_OK; /* its advert is not out yet */
+    if (!c->in.have_hdr) {
+        st_msg_hdr h;
+        if ((st = st_peek(c, x->src, &p, &avail)) != STITCH_OK || avail < sizeof h)
+            return st;
+        memcpy(&h, p, sizeof h);
+        if ((st = st_check_hdr(c, &h, x->src, st_global_step(c, s), bytes)) != STITCH_OK)
+            return st;
+        if (h.pad[0] != 1)
+            return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step %u's message on the stream where a "
+                            "one-sided one was due (STITCH_IB_RMA_BYTES)", c->m.me, x->src, h.g);
+        t->ops->consume(t, sizeof h);
+        c->in.have_hdr = 1, *moved = 1;
+        st_pairs_begin(&c->m, x, &c->in.at);
+        c->in.unit_done = c->in.land_done = 0;
+    }
+    size_t got = 0;
+    int rc = t->ops->rma->landed(t, &got, why, sizeof why);
+    if (rc < 0)
+        return st_broken(c, why);
+    if (rc != 2 && r->mode == ST_RM_LAND && (rc == 1 ? bytes : got) > c->in.land_done) {
+        st_land_apply(c, x, c->pr->land + r->off, rc == 1 ? bytes : got);
+        *moved = 1;
+    }
+    if (rc == 0)
+        return STITCH_OK;
+    *moved = 1, *wait = 0;
+    if (rc == 2) { /* on the stream after all */
+        c->in.stream = 1;
+        st_pairs_begin(&c->m, x, &c->in.at);
+        c->in.unit_done = 0;
+        c->in.pad_left = (64 - bytes % 64) % 64;
+        return STITCH_OK;
+    }
+    if (r->mode == ST_RM_STREAM)
+        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d wrote a message one-sided that was to come on "
+                        "the stream", c->m.me, x->src);
+    if (r->mode == ST_RM_DIRECT) {
+        st_pcur pc;
+        for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc))
+            st_unit_written(&c->m, pc.du);
+    }
+    c->in.have_hdr = 0;
+    c->in.i++;
+    return STITCH_OK;
+}
+
 /* Consume what is available of the current receive. Sets *step_done when the step's receives are all applied. */
 static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *moved)
 {
     const st_plan *pl = &c->m.e->plan;
     stitch_status_t st;
     if (c->in.hello && ((st = st_hello_progress(c, moved)) != STITCH_OK || c->in.hello))
+        return st;
+    if (c->adv_next < pl->recv_first[s + 1] && (st = st_rma_adverts(c, s, moved)) != STITCH_OK)
         return st;
     for (;;) {
         if (c->in.i >= pl->recv_first[s + 1]) {
@@ -839,8 +1131,15 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
         const void *p;
         size_t avail;
         c->wait_peer = x->src;
+        const st_rmode *r = &c->rm[c->in.i - c->rm_first];
+        if (r->mode != ST_RM_NONE && !c->in.stream) {
+            int wait;
+            if ((st = st_recv_rma(c, x, s, r, moved, &wait)) != STITCH_OK || wait)
+                return st;
+            continue;
+        }
         if (c->in.have_hdr && c->in.at.left == 0 && c->in.pad_left == 0) { /* complete: never peek past it */
-            c->in.have_hdr = 0;
+            c->in.have_hdr = 0, c->in.stream = 0;
             c->in.i++;
             continue;
         }
@@ -977,6 +1276,8 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 static stitch_status_t st_mstep(st_mctx *c, int s)
 {
     stitch_status_t st = st_sends_begin(c, s);
+    if (st == STITCH_OK)
+        st = st_rma_begin(c, s);
     int spins = 0, armed = 0;
     uint32_t seen = 0;
     c->in = (st_in){.i = c->m.e->plan.recv_first[s], .fwd = -1, .hello = c->hello && c->m.k == 0 && s == 0};
@@ -1049,5 +1350,8 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
     }
     if (st == STITCH_OK)
         st_call_finish(&c.m);
+    for (int j = 0; st != STITCH_OK && c.pr && j < c.m.p; j++) /* failed: nothing one-sided may touch the buffers */
+        if (j != c.m.me && c.pr->tp[j] && c.pr->tp[j]->ops->rma)
+            c.pr->tp[j]->ops->rma->stop(c.pr->tp[j]);
     return st;
 }

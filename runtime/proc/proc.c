@@ -76,6 +76,8 @@ static void st_proc_release(st_proc *pr)
     free(pr->outs);
     st_regmem_free(pr->regmem);
     free(pr->early);
+    free(pr->rm);
+    free(pr->land); /* its cached registration went with the transports */
     st_groups_free(&pr->groups);
     free(pr);
 }

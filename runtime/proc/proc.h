@@ -59,6 +59,11 @@ typedef struct st_proc {
     struct st_out *early;     /* the next step's sends begun early: fused receive-reduce-send (exec_msg.c) */
     int early_cap;
     int fuse;                 /* STITCH_FUSE */
+    struct st_rmode *rm;      /* its one-sided receives of a step (exec_msg.c), and where they land: */
+    int rm_cap;
+    char *land;               /* the landing area of messages that cannot land in place (registered by the
+                               * verbs cache on first use, so it stays for the communicator's life) */
+    size_t land_cap;
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
     st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it

@@ -21,12 +21,21 @@
  * credits per data write, so 4 x ST_VCREDIT_WRITES receives per queue pair (reposted as each is polled) are
  * never exhausted and no RNR can occur (rnr_retry is still 7, the hardware's "forever", for safety).
  *
- * Why no registration cache for user buffers. A zero-copy send would write from the caller's buffer into the
- * peer's ring; but send returns with the bytes accepted, and the executor reuses that memory at once (headers on
- * its stack, work-buffer units that later steps overwrite), so the write would have to complete before send
- * returns: a round trip per send, slower than the one memcpy into the staging ring (the same copy shm's producer
- * makes). Saving a copy needs the one-sided path transport.h describes (the peer's buffer address and key per
- * call), a change of the call model; a cache belongs to that path, not to this one.
+ * The one-sided path (transport.h's st_tp_rma_ops; docs/onesided.md). A zero-copy *stream* send cannot work: send
+ * returns with the bytes accepted and the executor reuses that memory at once, so the write would have to complete
+ * first, a round trip per send. Messages of STITCH_IB_RMA_BYTES and more (the larger of the pair's two values, 0
+ * on either side: off) take a rendezvous instead, which the executor drives per message: the receiver writes an
+ * advert (call, step, bytes, address, rkey) into a 16-slot advert ring the sender registered for it (its address
+ * and key travel in the setup exchange), with an immediate that numbers it; the sender, after the message's
+ * header on the stream, takes the advert, checks it against its own message and writes the payload from its own
+ * buffer with plain RDMA WRITEs, the last WITH_IMM (RC places the earlier writes' bytes first), or, when it cannot
+ * (a piece would not register, more than ST_VPUT_MAX pieces, or an advert saying "stream"), writes a zero-length
+ * cancel and sends the payload on the stream after the header. Both ends register the caller's memory through the
+ * communicator's cache (mr_cache.h): bounded, LRU, never evicting an entry a posted write or an open advert holds,
+ * invalidated by stitch_mr_invalidate and by a check on every hit. Adverts and outcomes use receives too: at most
+ * ST_VADV adverts are open per direction, each answered by exactly one put or cancel immediate, so ST_VRQ holds
+ * them beside the stream's. A call that fails (for any cause) stops its pairs' one-sided work (st_vrma_stop: the
+ * queue pair to the error state), so no write reads or lands in the caller's buffers after it returns.
  *
  * Waking. One completion queue per communicator with one completion channel, shared by every peer's QP (sends,
  * receives, credits). pollfd hands proc.c an epoll descriptor holding the channel, the context's async-event
@@ -60,21 +69,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "mr_cache.h"
 #include "tp_verbs.h"
 #include "transport.h"
 #include "verbs.h"
 
 #define ST_VCHUNK ((size_t)64 << 10)        /* bytes per data write */
-#define ST_VRQ (4 * ST_VCREDIT_WRITES)      /* receives posted per QP */
+#define ST_VADV 16                          /* one-sided: adverts outstanding per direction of a pair */
+#define ST_VPARTS 8                         /* one-sided: immediates per put (its chunks), at most */
+/* receives posted per QP: the stream's, the adverts that may arrive, each advert's chunks and outcome */
+#define ST_VRQ (4 * ST_VCREDIT_WRITES + ST_VADV + ST_VADV * ST_VPARTS)
 #define ST_VSQ (4 * ST_VCREDIT_WRITES)      /* send queue depth per QP */
-#define ST_VMAGIC 0x53545631u               /* "STV1" */
-enum { ST_WR_RECV = 0, ST_WR_DATA = 1, ST_WR_CREDIT = 2 };
+#define ST_VMAGIC 0x53545632u               /* "STV2": the info carries the one-sided fields */
+#define ST_VADV_MAGIC 0x53544144u           /* "STAD" */
+#define ST_VPUT_MAX 16                      /* pieces of one put (coalesced); more: sent on the stream */
+enum { ST_WR_RECV = 0, ST_WR_DATA = 1, ST_WR_CREDIT = 2, ST_WR_RMA = 3 };
+
+/* Immediates of the one-sided path (bit 31 clear: not a credit; bit 30 set: not a data write's length, which is
+ * at most ST_VCHUNK): the kind in bits 28-29, the advert's number (mod 2^16) in the low bits, checked in order. */
+#define ST_VIMM_RMA 0x40000000u
+enum { ST_VRMA_ADV = 0, ST_VRMA_PUT = 1, ST_VRMA_CANCEL = 2, ST_VRMA_PART = 3 };
+
+/* A put of `bytes` lands in chunks of this many bytes (all but the last), each announced by an immediate, so the
+ * receiver can apply the first while the rest is on the wire: at least 256 KiB, at most ST_VPARTS of them, a
+ * multiple of 4096 (so of every element size). Both ends compute it from the advert's bytes. */
+static size_t st_vchunk(uint64_t bytes)
+{
+    size_t c = (size_t)((bytes + ST_VPARTS - 1) / ST_VPARTS + 4095) & ~(size_t)4095;
+    return c < ((size_t)256 << 10) ? (size_t)256 << 10 : c;
+}
+
+/* An advert as it lands in the sender's advert ring (one 64-byte slot each). */
+typedef struct st_vadv {
+    uint64_t seq, bytes, addr; /* addr 0: send it on the stream */
+    uint32_t g, n, rkey, magic;
+    char pad[24];
+} st_vadv;
+_Static_assert(sizeof(st_vadv) == 64, "one advert per 64-byte slot");
+
+/* A one-sided work request posted and not completed: the cache entry it holds, whether it is a put's. */
+typedef struct st_vrwr {
+    st_mrc_ent *ent;
+    int put;
+} st_vrwr;
 
 typedef struct st_vx st_vx;
 
@@ -93,6 +138,26 @@ typedef struct st_vpeer {
     uint32_t credit_due;  /* a credit consume could not post yet (send queue full): sent with the next */
     int broken;           /* this pair failed: why says how */
     char why[300];
+    /* the one-sided path (st_tp_rma_ops): the pair's threshold, my advert ring (the peer's adverts land there)
+     * and the slots I post mine from, the peer's ring */
+    size_t rma;
+    char *adv_rx, *adv_tx;
+    struct ibv_mr *adv_rx_mr, *adv_tx_mr;
+    uint64_t adv_raddr;
+    uint32_t adv_rkey;
+    /* as receiver: adverts posted, outcomes arrived and taken, and per slot the outcome and the cache entry */
+    uint32_t adv_n, res_in, res_used;
+    uint8_t res_kind[ST_VADV];
+    uint8_t res_parts[ST_VADV]; /* chunks of the advert's put that have landed (its outcome not yet) */
+    st_mrc_ent *res_ent[ST_VADV];
+    /* as sender: adverts arrived and taken, the one taken last, one-sided WRs in flight (FIFO), puts' WRs */
+    uint32_t adv_in, adv_used;
+    st_vadv cur;
+    int cur_valid;
+    st_vrwr rfifo[ST_VSQ];
+    uint32_t rf_head, rf_tail;
+    int put_out;
+    int rma_stopped;      /* its QP was put in the error state (st_vrma_stop) */
 } st_vpeer;
 
 /* What two ranks swap in setup, per pair. */
@@ -103,6 +168,8 @@ typedef struct st_vinfo {
     uint8_t mtu, link;
     uint32_t pad;
     uint8_t gid[16];
+    uint64_t rma, adv_addr; /* my one-sided threshold (0: off); my advert ring */
+    uint32_t adv_rkey, pad2;
 } st_vinfo;
 
 struct st_vx {
@@ -124,9 +191,119 @@ struct st_vx {
     int broken;           /* a failure that ends every stream: the device's, or a pair's (below) */
     int broken_peer;      /* the pair that failed, -1 for the device (port down, CQ error) */
     char why[300];        /* how, said by every later send and peek */
+    st_mrc mrc;           /* registrations of user memory for the one-sided path (mr_cache.h) */
+    pthread_mutex_t mlock; /* guards mrc: stitch_mr_invalidate may come from any thread */
+    st_vx *next_live;     /* the process's live st_vx, for stitch_mr_invalidate */
 };
 
+/* ---- the registration cache's callbacks, and every live cache of the process ------------------------------ */
+
+static pthread_mutex_t st_vlive_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t st_vputs, st_vcancels; /* messages written one-sided, and sent on the stream after an advert */
+static st_vx *st_vlive;             /* guarded by st_vlive_lock */
+static st_mrc_stats st_vretired;    /* the counters of caches already torn down */
+
+static void *st_vmrc_reg(void *ctx, void *lo, size_t len, int access, uint32_t *lkey, uint32_t *rkey)
+{
+    st_vx *x = ctx;
+    int flags = access == ST_MRC_REMOTE ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
+    struct ibv_mr *mr = x->api->reg_mr(x->pd, lo, len, flags);
+    if (mr)
+        *lkey = mr->lkey, *rkey = mr->rkey;
+    return mr;
+}
+
+static void st_vmrc_dereg(void *ctx, void *mr)
+{
+    st_vx *x = ctx;
+    x->api->dereg_mr(mr);
+}
+
+/* Every page of the range mapped: msync's ENOMEM says one is not (MS_ASYNC writes nothing back). */
+static int st_vmrc_mapped(void *ctx, uintptr_t lo, size_t len)
+{
+    (void)ctx;
+    return msync((void *)lo, len, MS_ASYNC) == 0 || errno != ENOMEM;
+}
+
+static void st_vstats_add(st_mrc_stats *to, const st_mrc_stats *s)
+{
+    to->regs += s->regs, to->hits += s->hits, to->evictions += s->evictions;
+    to->invalidations += s->invalidations, to->refused += s->refused;
+    to->pinned += s->pinned;
+    if (s->pinned_max > to->pinned_max)
+        to->pinned_max = s->pinned_max;
+}
+
+void st_tp_verbs_cache_stats(st_mrc_stats *out)
+{
+    pthread_mutex_lock(&st_vlive_lock);
+    *out = st_vretired;
+    out->pinned = 0;
+    for (st_vx *x = st_vlive; x; x = x->next_live) {
+        pthread_mutex_lock(&x->mlock);
+        st_vstats_add(out, &x->mrc.st);
+        pthread_mutex_unlock(&x->mlock);
+    }
+    pthread_mutex_unlock(&st_vlive_lock);
+}
+
+void st_tp_verbs_rma_counts(uint64_t *puts, uint64_t *cancels)
+{
+    *puts = __atomic_load_n(&st_vputs, __ATOMIC_RELAXED);
+    *cancels = __atomic_load_n(&st_vcancels, __ATOMIC_RELAXED);
+}
+
+void st_tp_verbs_invalidate(const void *p, size_t len)
+{
+    pthread_mutex_lock(&st_vlive_lock);
+    for (st_vx *x = st_vlive; x; x = x->next_live) {
+        pthread_mutex_lock(&x->mlock);
+        st_mrc_invalidate(&x->mrc, p, len);
+        pthread_mutex_unlock(&x->mlock);
+    }
+    pthread_mutex_unlock(&st_vlive_lock);
+}
+
+static st_mrc_ent *st_vmrc_get(st_vx *x, const void *p, size_t len, int access)
+{
+    pthread_mutex_lock(&x->mlock);
+    st_mrc_ent *e = st_mrc_get(&x->mrc, p, len, access);
+    pthread_mutex_unlock(&x->mlock);
+    return e;
+}
+
+static void st_vmrc_hold(st_vx *x, st_mrc_ent *e)
+{
+    pthread_mutex_lock(&x->mlock);
+    e->busy++;
+    pthread_mutex_unlock(&x->mlock);
+}
+
+static void st_vmrc_release(st_vx *x, st_mrc_ent *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&x->mlock);
+    st_mrc_release(&x->mrc, e);
+    pthread_mutex_unlock(&x->mlock);
+}
+
 /* ---- failures ----------------------------------------------------------------------------------------------- */
+
+/* A broken pair's one-sided work stops at once: its queue pair goes to the error state (flushing what it holds)
+ * when puts from the caller's buffers or adverts of them are outstanding, because the call fails now and its
+ * caller may free those buffers: no write may read or land in them after (a registration keeps the pages, but an
+ * emulator reads and writes the addresses themselves). */
+static void st_vrma_stop(st_vx *x, st_vpeer *p)
+{
+    struct ibv_qp_attr a;
+    if (p->rma_stopped || (p->put_out == 0 && p->adv_n == p->res_used))
+        return;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_ERR;
+    p->rma_stopped = x->api->modify_qp(p->qp, &a, IBV_QP_STATE) == 0;
+}
 
 /* A failure of the pair with `peer` (-1: of the device). The first cause of a pair is the one told (a QP in error
  * then flushes everything else). `credit`: it is a credit write's, which breaks only that pair (a peer done with
@@ -149,6 +326,9 @@ static void st_vx_break(st_vx *x, int peer, int credit, const char *fmt, ...)
         p->broken = 1, memcpy(p->why, why, sizeof why);
     if (!credit && !x->broken)
         x->broken = 1, x->broken_peer = peer, memcpy(x->why, why, sizeof why);
+    for (int j = 0; j < x->l->boot->size; j++)
+        if (x->peer[j].qp && (&x->peer[j] == p || x->broken))
+            st_vrma_stop(x, &x->peer[j]);
 }
 
 static int st_vbroken(const st_vpeer *p)
@@ -188,7 +368,8 @@ static const char *st_event_name(enum ibv_event_type t)
 
 static const char *st_wr_what(int kind)
 {
-    return kind == ST_WR_RECV ? "a receive" : kind == ST_WR_DATA ? "an RDMA write to it" : "a credit write to it";
+    return kind == ST_WR_RECV ? "a receive" : kind == ST_WR_DATA ? "an RDMA write to it"
+           : kind == ST_WR_CREDIT ? "a credit write to it" : "a one-sided write to it (advert, put or cancel)";
 }
 
 /* ---- progress: completions, async events ------------------------------------------------------------------- */
@@ -228,6 +409,33 @@ static void st_vcredit_flush(st_vpeer *p)
         p->credit_due = 0;
 }
 
+/* A one-sided immediate: an advert landed in my ring (I am the sender), or an advert's outcome (I am the
+ * receiver); each is numbered, and must come in order and only for an advert that exists. */
+static void st_vrma_arrived(st_vpeer *p, int peer, uint32_t imm)
+{
+    uint32_t kind = (imm >> 28) & 3u, n = imm & 0xffffu;
+    if (kind == ST_VRMA_ADV) {
+        if (n != (p->adv_in & 0xffffu) || p->adv_in - p->adv_used >= ST_VADV)
+            st_vx_break(p->x, peer, 0, "advert %u arrived where advert %u was due (%u not yet taken)", n,
+                        p->adv_in & 0xffffu, p->adv_in - p->adv_used);
+        else
+            p->adv_in++;
+    } else if (kind == ST_VRMA_PART) { /* a chunk of the put for the oldest advert without an outcome */
+        uint8_t *parts = &p->res_parts[p->res_in % ST_VADV];
+        if (n != (p->res_in & 0xffffu) || p->res_in == p->adv_n || *parts >= ST_VPARTS)
+            st_vx_break(p->x, peer, 0, "a chunk of advert %u's put arrived out of turn (advert %u due, %u chunks)",
+                        n, p->res_in & 0xffffu, *parts);
+        else
+            ++*parts;
+    } else if (kind == ST_VRMA_PUT || kind == ST_VRMA_CANCEL) {
+        if (n != (p->res_in & 0xffffu) || p->res_in == p->adv_n)
+            st_vx_break(p->x, peer, 0, "the outcome of advert %u arrived where that of %u was due (%u adverts)", n,
+                        p->res_in & 0xffffu, p->adv_n);
+        else
+            p->res_kind[p->res_in++ % ST_VADV] = (uint8_t)kind;
+    }
+}
+
 static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
 {
     int peer = (int)(wc->wr_id >> 2), kind = (int)(wc->wr_id & 3);
@@ -239,6 +447,8 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
     if (p->broken)
         return; /* its QP is in error: the rest are flushes */
     if (wc->status != IBV_WC_SUCCESS) {
+        if (wc->status == IBV_WC_WR_FLUSH_ERR && (p->rma_stopped || x->broken))
+            return; /* the flush of a queue pair stopped here after a failure (st_vrma_stop): that is the cause */
         st_vx_break(x, peer, kind == ST_WR_CREDIT, "%s completed with \"%s\" (%s, vendor error 0x%x)%s",
                     st_wr_what(kind), x->api->wc_status_str(wc->status), st_wc_name(wc->status), wc->vendor_err,
                     wc->status == IBV_WC_RETRY_EXC_ERR ? ": the peer or the path to it is gone"
@@ -250,6 +460,12 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
     if (kind != ST_WR_RECV) {
         p->sq_used--;
         p->data_out -= kind == ST_WR_DATA;
+        if (kind == ST_WR_RMA) { /* in posting order, as RC completes a send queue */
+            st_vrwr *r = &p->rfifo[p->rf_tail++ % ST_VSQ];
+            st_vmrc_release(x, r->ent);
+            p->put_out -= r->put;
+            r->ent = NULL;
+        }
         st_vcredit_flush(p);
         return;
     }
@@ -258,6 +474,8 @@ static void st_vx_complete(st_vx *x, const struct ibv_wc *wc)
         st_vx_break(x, peer, 0, "a receive completed without an immediate (opcode %d)", (int)wc->opcode);
     else if (imm & ST_VIMM_CREDIT)
         st_vcredit_returned(&p->out, imm);
+    else if (imm & ST_VIMM_RMA)
+        st_vrma_arrived(p, peer, imm);
     else if (p->in.head + imm - p->in.tail > p->in.cap)
         st_vx_break(x, peer, 0, "it wrote %u bytes past my ring's free space", imm);
     else
@@ -391,9 +609,216 @@ static void st_vclose(st_tp *t)
     (void)t; /* the peer's resources are the entry's: teardown frees them */
 }
 
+/* ---- the one-sided path (transport.h's st_tp_rma_ops) ------------------------------------------------------ */
+
+/* Post one one-sided work request: RDMA WRITE (imm_kind < 0) or WRITE_WITH_IMM of [laddr, laddr + len) to raddr,
+ * holding `ent` until it completes. The caller made sure the send queue has room. */
+static int st_vpost_rma(st_vpeer *p, uint64_t laddr, uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey,
+                        int imm_kind, uint32_t n, st_mrc_ent *ent, int put)
+{
+    struct ibv_sge sge = {laddr, (uint32_t)len, lkey};
+    struct ibv_send_wr wr, *bad;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = (uint64_t)p->base.peer << 2 | ST_WR_RMA;
+    wr.sg_list = len ? &sge : NULL;
+    wr.num_sge = len ? 1 : 0;
+    wr.opcode = imm_kind < 0 ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(ST_VIMM_RMA | (uint32_t)(imm_kind < 0 ? 0 : imm_kind) << 28 | (n & 0xffffu));
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+    int rc = p->x->api->post_send(p->qp, &wr, &bad);
+    if (rc != 0) {
+        st_vx_break(p->x, p->base.peer, 0, "posting a one-sided write failed: %s", strerror(rc));
+        return rc;
+    }
+    p->sq_used++;
+    p->rfifo[p->rf_head++ % ST_VSQ] = (st_vrwr){ent, put};
+    p->put_out += put;
+    return 0;
+}
+
+static size_t st_vrma_threshold(const st_tp *t)
+{
+    return ((const st_vpeer *)t)->rma;
+}
+
+static int st_vrma_advert(st_tp *t, const st_tp_adv *a, void *at, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    st_vx_progress(p->x);
+    if (st_vbroken(p))
+        return (int)st_vx_failed(p, err, errlen);
+    if (p->adv_n - p->res_used >= ST_VADV || p->sq_used >= ST_VSQ - 1)
+        return 0;
+    st_mrc_ent *e = NULL;
+    if (at && !(e = st_vmrc_get(p->x, at, a->bytes, ST_MRC_REMOTE)))
+        return 2;
+    uint32_t slot = p->adv_n % ST_VADV;
+    st_vadv *v = (st_vadv *)(p->adv_tx + slot * sizeof *v);
+    *v = (st_vadv){a->seq, a->bytes, (uint64_t)(uintptr_t)at, a->g, p->adv_n, e ? e->rkey : 0, ST_VADV_MAGIC, {0}};
+    if (st_vpost_rma(p, (uint64_t)(uintptr_t)v, p->adv_tx_mr->lkey, sizeof *v, p->adv_raddr + slot * sizeof *v,
+                     p->adv_rkey, ST_VRMA_ADV, p->adv_n, NULL, 0) != 0) {
+        st_vmrc_release(p->x, e);
+        return (int)st_vx_failed(p, err, errlen);
+    }
+    p->res_ent[slot] = e;
+    p->adv_n++;
+    return 1;
+}
+
+static int st_vrma_landed(st_tp *t, size_t *got, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    st_vx_progress(p->x);
+    if (p->res_used == p->res_in) {
+        const st_vadv *v = (const st_vadv *)(p->adv_tx + (p->res_used % ST_VADV) * sizeof *v);
+        size_t part = (size_t)p->res_parts[p->res_used % ST_VADV] * st_vchunk(v->bytes);
+        *got = part < v->bytes ? part : (size_t)v->bytes;
+        return st_vbroken(p) ? (int)st_vx_failed(p, err, errlen) : 0;
+    }
+    uint32_t slot = p->res_used++ % ST_VADV;
+    p->res_parts[slot] = 0;
+    st_vmrc_release(p->x, p->res_ent[slot]);
+    p->res_ent[slot] = NULL;
+    return p->res_kind[slot] == ST_VRMA_PUT ? 1 : 2;
+}
+
+static int st_vrma_next(st_tp *t, st_tp_adv *a, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    st_vx_progress(p->x);
+    if (p->adv_used == p->adv_in)
+        return st_vbroken(p) ? (int)st_vx_failed(p, err, errlen) : 0;
+    const st_vadv *v = (const st_vadv *)(p->adv_rx + (p->adv_used % ST_VADV) * sizeof *v);
+    if (v->magic != ST_VADV_MAGIC || v->n != p->adv_used) {
+        st_vx_break(p->x, p->base.peer, 0, "advert %u is malformed (magic %08x, number %u)", p->adv_used, v->magic,
+                    v->n);
+        return (int)st_vx_failed(p, err, errlen);
+    }
+    p->cur = *v, p->cur_valid = 1;
+    p->adv_used++;
+    *a = (st_tp_adv){v->seq, v->g, 0, v->bytes};
+    return 1;
+}
+
+/* The pieces joined where one ends at the next's start; -1 when more than ST_VPUT_MAX remain. */
+static int st_vcoalesce(const struct iovec *iov, int n, struct iovec *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!iov[i].iov_len)
+            continue;
+        if (m && (char *)out[m - 1].iov_base + out[m - 1].iov_len == (char *)iov[i].iov_base)
+            out[m - 1].iov_len += iov[i].iov_len;
+        else if (m == ST_VPUT_MAX)
+            return -1;
+        else
+            out[m++] = iov[i];
+    }
+    return m;
+}
+
+/* Tell the receiver its advert's payload comes on the stream. */
+static int st_vrma_cancel(st_vpeer *p, char *err, size_t errlen)
+{
+    if (st_vpost_rma(p, 0, 0, 0, 0, 0, ST_VRMA_CANCEL, p->cur.n, NULL, 0) != 0)
+        return (int)st_vx_failed(p, err, errlen);
+    p->cur_valid = 0;
+    __atomic_fetch_add(&st_vcancels, 1, __ATOMIC_RELAXED);
+    return 2;
+}
+
+static int st_vrma_put(st_tp *t, const struct iovec *iov, int n, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    struct iovec piece[ST_VPUT_MAX];
+    st_mrc_ent *ent[ST_VPUT_MAX];
+    st_vx_progress(p->x);
+    if (st_vbroken(p))
+        return (int)st_vx_failed(p, err, errlen);
+    if (!p->cur_valid) {
+        snprintf(err, errlen, "verbs to rank %d: a put without an advert taken (internal)", p->base.peer);
+        return -1;
+    }
+    int m = st_vcoalesce(iov, n, piece);
+    if (p->sq_used + (m > 0 ? m + ST_VPARTS : 1) > ST_VSQ - 1)
+        return 0; /* one slot stays for a credit, as in st_vsend */
+    size_t total = 0;
+    for (int i = 0; i < m; i++)
+        total += piece[i].iov_len;
+    if (m > 0 && total != p->cur.bytes) {
+        snprintf(err, errlen, "verbs to rank %d: a put of %zu bytes for an advert of %llu (internal)", p->base.peer,
+                 total, (unsigned long long)p->cur.bytes);
+        return -1;
+    }
+    if (m <= 0 || !p->cur.addr)
+        return st_vrma_cancel(p, err, errlen);
+    for (int i = 0; i < m; i++)
+        if (piece[i].iov_len > ((size_t)1 << 30) || !(ent[i] = st_vmrc_get(p->x, piece[i].iov_base, piece[i].iov_len,
+                                                                           ST_MRC_LOCAL))) {
+            while (i-- > 0)
+                st_vmrc_release(p->x, ent[i]);
+            return st_vrma_cancel(p, err, errlen); /* over the bound, or it would not register: the stream */
+        }
+    /* Every piece cut at the chunk boundaries of the whole: a write ending on one carries a PART immediate, the
+     * last one the PUT. Each write holds its piece's entry once (released as it completes): the first write uses
+     * the hold st_vmrc_get took, the others take one more. */
+    size_t chunk = st_vchunk(total), off = 0;
+    for (int i = 0; i < m; i++)
+        for (size_t done = 0; done < piece[i].iov_len;) {
+            size_t len = piece[i].iov_len - done, to_edge = chunk - off % chunk;
+            len = len < to_edge ? len : to_edge;
+            int last = off + len == total, edge = (off + len) % chunk == 0;
+            if (done > 0)
+                st_vmrc_hold(p->x, ent[i]);
+            if (st_vpost_rma(p, (uint64_t)(uintptr_t)piece[i].iov_base + done, ent[i]->lkey, len, p->cur.addr + off,
+                             p->cur.rkey, last ? ST_VRMA_PUT : edge ? ST_VRMA_PART : -1, p->cur.n, ent[i], 1) != 0) {
+                st_vmrc_release(p->x, ent[i]); /* this write's hold */
+                while (++i < m)
+                    st_vmrc_release(p->x, ent[i]);
+                return (int)st_vx_failed(p, err, errlen);
+            }
+            done += len, off += len;
+        }
+    p->cur_valid = 0;
+    __atomic_fetch_add(&st_vputs, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+static int st_vrma_put_done(st_tp *t, char *err, size_t errlen)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    st_vx_progress(p->x);
+    if (st_vbroken(p))
+        return (int)st_vx_failed(p, err, errlen);
+    return p->put_out == 0;
+}
+
+static void st_vrma_forget(st_tp *t, const void *ptr, size_t len)
+{
+    st_vx *x = ((st_vpeer *)t)->x;
+    pthread_mutex_lock(&x->mlock);
+    st_mrc_invalidate(&x->mrc, ptr, len);
+    pthread_mutex_unlock(&x->mlock);
+}
+
+static void st_vrma_stop_t(st_tp *t)
+{
+    st_vpeer *p = (st_vpeer *)t;
+    if (p->put_out == 0 && p->adv_n == p->res_used)
+        return; /* nothing of the caller's in flight: the pair stays as it is */
+    st_vx_break(p->x, p->base.peer, 1, "the call failed with one-sided writes in flight");
+    st_vrma_stop(p->x, p);
+}
+
+static const st_tp_rma_ops st_verbs_rma = {
+    .threshold = st_vrma_threshold, .advert = st_vrma_advert, .landed = st_vrma_landed, .next = st_vrma_next,
+    .put = st_vrma_put, .put_done = st_vrma_put_done, .forget = st_vrma_forget, .stop = st_vrma_stop_t};
+
 static const st_tp_ops st_verbs_ops = {
     .name = "verbs", .send = st_vsend, .peek = st_vpeek, .consume = st_vconsume, .pollfd = st_vpollfd,
-    .close = st_vclose, .sendv = NULL};
+    .close = st_vclose, .sendv = NULL, .rma = &st_verbs_rma};
 
 /* ---- choosing the device, port and GID ---------------------------------------------------------------------- */
 
@@ -592,8 +1017,10 @@ static int st_vqp_init(st_vx *x, st_vpeer *p, int j, char *why, size_t whylen)
     size_t cap = x->l->s->ib_ring_bytes;
     p->in.cap = cap;
     int rc;
-    if (!(p->rx_mr = st_vreg(x, cap, 1, &p->rx))) {
-        snprintf(why, whylen, "registering a %zu-byte receive ring for rank %d: %s", cap, j, strerror(errno));
+    if (!(p->rx_mr = st_vreg(x, cap, 1, &p->rx)) || !(p->adv_rx_mr = st_vreg(x, 4096, 1, &p->adv_rx)) ||
+        !(p->adv_tx_mr = st_vreg(x, 4096, 0, &p->adv_tx))) {
+        snprintf(why, whylen, "registering a %zu-byte receive ring and the advert rings for rank %d: %s", cap, j,
+                 strerror(errno));
         return -1;
     }
     if (!(p->qp = x->api->create_qp(x->pd, &ia))) {
@@ -627,6 +1054,8 @@ static void st_vinfo_mine(const st_vx *x, const st_vpeer *p, st_vinfo *m)
         fclose(f);
     m->psn = r & 0xffffff;
     memcpy(m->gid, x->gid.raw, 16);
+    m->rma = x->l->s->ib_rma_bytes;
+    m->adv_addr = (uint64_t)(uintptr_t)p->adv_rx, m->adv_rkey = p->adv_rx_mr->rkey;
 }
 
 /* RTR toward the peer's info, then RTS from my PSN. modify_qp(RTR) may answer ETIMEDOUT while the kernel
@@ -667,6 +1096,8 @@ static int st_vqp_connect(st_vx *x, st_vpeer *p, int j, const st_vinfo *mine, co
         return -1;
     }
     p->raddr = th->addr, p->rkey = th->rkey, p->out.cap = (size_t)th->cap;
+    p->adv_raddr = th->adv_addr, p->adv_rkey = th->adv_rkey;
+    p->rma = th->rma && mine->rma ? (th->rma > mine->rma ? th->rma : mine->rma) : 0; /* the same at both ends */
     if (!(p->stage_mr = st_vreg(x, p->out.cap, 0, &p->stage))) {
         snprintf(why, whylen, "registering a %zu-byte staging ring for rank %d: %s", p->out.cap, j, strerror(errno));
         return -1;
@@ -729,6 +1160,9 @@ static stitch_status_t st_verbs_setup(st_links *l, int self, char *err, size_t e
     }
     l->state[self] = x;
     x->l = l, x->epfd = x->evfd = -1;
+    pthread_mutex_init(&x->mlock, NULL);
+    x->mrc = (st_mrc){.bound = l->s->ib_mr_cache_bytes, .reg = st_vmrc_reg, .dereg = st_vmrc_dereg,
+                      .mapped = st_vmrc_mapped, .ctx = x};
     if (!(x->api = st_verbs_get(why, sizeof why))) {
         snprintf(err, errlen, "rank %d: verbs unavailable: %s", b->rank, why);
         return STITCH_ERR_SYSTEM;
@@ -746,8 +1180,18 @@ static stitch_status_t st_verbs_setup(st_links *l, int self, char *err, size_t e
         return STITCH_ERR_SYSTEM; /* teardown frees what exists; the peers fail at our control EOF or their timeout */
     }
     x->ready = 1;
-    snprintf(l->note[self], sizeof l->note[self], "verbs %s port %u %s, GID index %d, MTU %d, via %s", x->dev,
-             x->port, x->eth ? "RoCE" : "InfiniBand", x->gid_index, 128 << x->pattr.active_mtu, x->api->name);
+    pthread_mutex_lock(&st_vlive_lock);
+    x->next_live = st_vlive, st_vlive = x;
+    pthread_mutex_unlock(&st_vlive_lock);
+    size_t rma = 0;
+    char rs[40] = "off";
+    for (int j = 0; j < b->size; j++)
+        rma = x->peer[j].rma > rma ? x->peer[j].rma : rma;
+    if (rma)
+        snprintf(rs, sizeof rs, "from %zu B", rma);
+    snprintf(l->note[self], sizeof l->note[self], "verbs %s port %u %s, GID index %d, MTU %d, via %s, one-sided %s",
+             x->dev, x->port, x->eth ? "RoCE" : "InfiniBand", x->gid_index, 128 << x->pattr.active_mtu, x->api->name,
+             rs);
     return STITCH_OK;
 }
 
@@ -795,14 +1239,39 @@ static void st_verbs_teardown(st_links *l, int self)
     for (int j = 0; x->peer && l->boot && j < l->boot->size; j++)
         if (x->peer[j].qp)
             a->destroy_qp(x->peer[j].qp);
+    if (x->ready) { /* out of the live list before the cache goes: stitch_mr_invalidate may run meanwhile */
+        pthread_mutex_lock(&st_vlive_lock);
+        for (st_vx **at = &st_vlive; *at; at = &(*at)->next_live)
+            if (*at == x) {
+                *at = x->next_live;
+                break;
+            }
+        st_vstats_add(&st_vretired, &x->mrc.st);
+        st_vretired.pinned = 0;
+        pthread_mutex_unlock(&st_vlive_lock);
+        if (st_debug())
+            fprintf(stderr, "stitch: rank %d: verbs registration cache: %llu registrations, %llu hits, %llu "
+                    "evictions, %llu invalidations, %llu refused, %zu bytes pinned at most (bound %zu)\n",
+                    l->boot->rank, (unsigned long long)x->mrc.st.regs, (unsigned long long)x->mrc.st.hits,
+                    (unsigned long long)x->mrc.st.evictions, (unsigned long long)x->mrc.st.invalidations,
+                    (unsigned long long)x->mrc.st.refused, x->mrc.st.pinned_max, x->mrc.bound);
+    }
+    st_mrc_clear(&x->mrc); /* the queue pairs are gone: nothing is in flight */
+    pthread_mutex_destroy(&x->mlock);
     for (int j = 0; x->peer && l->boot && j < l->boot->size; j++) {
         st_vpeer *p = &x->peer[j];
         if (p->rx_mr)
             a->dereg_mr(p->rx_mr);
         if (p->stage_mr)
             a->dereg_mr(p->stage_mr);
+        if (p->adv_rx_mr)
+            a->dereg_mr(p->adv_rx_mr);
+        if (p->adv_tx_mr)
+            a->dereg_mr(p->adv_tx_mr);
         free(p->rx);
         free(p->stage);
+        free(p->adv_rx);
+        free(p->adv_tx);
     }
     if (x->cq)
         a->destroy_cq(x->cq); /* every channel event was acked when it was read */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "mr_cache.h"
+
 struct st_settings;
 
 /* st_peer_info.verbs: what a rank can offer the verbs entry. Two ranks connect over verbs when both offer the
@@ -73,6 +75,16 @@ void st_vcredit_arrived(st_vcredit *c, size_t n);
 uint32_t st_vcredit_consumed(st_vcredit *c, size_t n);
 /* Sender: a credit's immediate arrived. */
 void st_vcredit_returned(st_vcredit *c, uint32_t imm);
+
+/* ---- the one-sided path's registration cache (mr_cache.h), over every communicator of the process -------- */
+
+/* Counters of every verbs registration cache of this process, the live ones and those torn down (pinned: what the
+ * live ones pin now): a test reads `regs` before and after a steady-state run. */
+void st_tp_verbs_cache_stats(st_mrc_stats *out);
+/* Messages of this process written one-sided (puts) and sent on the stream after an advert (cancels). */
+void st_tp_verbs_rma_counts(uint64_t *puts, uint64_t *cancels);
+/* stitch_mr_invalidate's work: drop every cached registration overlapping the range, in every communicator. */
+void st_tp_verbs_invalidate(const void *p, size_t len);
 
 #define ST_VIMM_CREDIT 0x80000000u /* immediate: a credit (writes << 24 | bytes), else a data write's length */
 

@@ -11,6 +11,9 @@
 
 #include "config.h"
 #include "transport.h"
+#ifdef STITCH_HAVE_VERBS
+#include "tp_verbs.h"
+#endif
 
 extern const st_transport st_transport_shm, st_transport_tcp;
 #ifdef STITCH_HAVE_VERBS
@@ -24,6 +27,15 @@ const st_transport *const st_transports[] = {&st_transport_shm,
                                              &st_transport_tcp};
 const int st_ntransports = (int)(sizeof st_transports / sizeof *st_transports);
 _Static_assert(sizeof st_transports / sizeof *st_transports <= ST_TP_MAX, "raise ST_TP_MAX (transport.h)");
+
+void stitch_mr_invalidate(const void *ptr, size_t bytes)
+{
+#ifdef STITCH_HAVE_VERBS
+    st_tp_verbs_invalidate(ptr, bytes);
+#else
+    (void)ptr, (void)bytes; /* no verbs in this build: nothing is ever registered */
+#endif
+}
 
 int st_tp_find(const char *name)
 {

@@ -44,7 +44,7 @@
  *   a peer the executor does not read yet (proc.c pulls those into the rx ring after a wake-up, so they stop
  *   reporting).
  *
- * RDMA, and why there is no one-sided interface here yet. The verbs transport (tp_verbs.c) fits this table as it
+ * RDMA (the paragraph below is the plan as it was; the one-sided table above is what came of it). The verbs transport (tp_verbs.c) fits this table as it
  * is, as planned here (its credits travel as immediates, not as a tail written back: tp_verbs.c says why): its setup
  * registers, per peer, a receive ring in the shm frame layout (tp_shm.c) and swaps ring addresses and rkeys over
  * the control channels; `send` posts an RDMA write with immediate of a frame into the peer's ring, `peek` polls
@@ -71,6 +71,48 @@
 
 typedef struct st_tp st_tp;
 
+/* ---- the one-sided table (tp_verbs.c's; docs/onesided.md) ----------------------------------------------------
+ * A rendezvous per large message, in schedule order on each pair. The receiver advertises where the message may
+ * land (`advert`: the destination itself when the step allows, else a scratch area; or nowhere: "send it on the
+ * stream"), the key travelling with the address; the sender sends the message's header on the stream as always,
+ * takes the next advert (`next`), checks that it is for the same call, step and bytes, and writes the payload
+ * from its own buffer into the advertised place (`put`: RDMA WRITE, the last with an immediate), or, when it
+ * cannot (its buffer would not register, or the advert said so), tells the receiver with a cancel and sends the
+ * payload on the stream. The receiver, at the message in schedule order, reads the header from the stream and
+ * waits for `landed`. Registrations of the buffers on both sides come from the transport's cache (mr_cache.h).
+ * Return values: 1 done, 0 not now (try again after progress), -1 broken (err says why); landed and put as
+ * documented below. */
+typedef struct st_tp_adv {
+    uint64_t seq;   /* the call */
+    uint32_t g;     /* the global step */
+    uint32_t pad;
+    uint64_t bytes; /* the payload */
+} st_tp_adv;
+
+typedef struct st_tp_rma_ops {
+    /* Payload bytes from which a message on this pair goes one-sided; 0: never. The same at both ends. */
+    size_t (*threshold)(const st_tp *t);
+    /* Receiver: advertise the next one-sided message from the peer, to land at `at` (a.bytes there, the key
+     * from the cache), or, at NULL, to come on the stream. 1 posted; 2 `at` would not register (nothing
+     * posted: advertise another place or NULL); 0 not now; -1. */
+    int (*advert)(st_tp *t, const st_tp_adv *a, void *at, char *err, size_t errlen);
+    /* Receiver: the oldest advert's outcome: 1 the payload landed, 2 it comes on the stream; 0 not yet, with
+     * *got the bytes from its start that have landed so far (a put lands in chunks, in order); -1. */
+    int (*landed)(st_tp *t, size_t *got, char *err, size_t errlen);
+    /* Sender: the next advert from the peer into *a; 1, 0 none yet, -1. */
+    int (*next)(st_tp *t, st_tp_adv *a, char *err, size_t errlen);
+    /* Sender: write the n pieces (the payload in order) to the place the last `next` gave: 1 posted (then wait
+     * for put_done), 2 cancelled (the payload goes on the stream), 0 not now, -1. */
+    int (*put)(st_tp *t, const struct iovec *iov, int n, char *err, size_t errlen);
+    /* Sender: 1 when every put to the peer has completed (its buffers are mine again), 0 not yet, -1. */
+    int (*put_done)(st_tp *t, char *err, size_t errlen);
+    /* Memory [p, p + len) is about to be freed: drop its cached registrations. */
+    void (*forget)(st_tp *t, const void *p, size_t len);
+    /* The call failed (any cause: a peer's abort, a timeout, a mismatch): no put from or into the caller's
+     * buffers may go on after it returns, so the pair's one-sided work is stopped (the pair breaks with it). */
+    void (*stop)(st_tp *t);
+} st_tp_rma_ops;
+
 typedef struct st_tp_ops {
     const char *name; /* "shm", "verbs", "tcp" */
     /* Accept up to len bytes of the stream; returns how many (0: full now), or -1 with a message in err. */
@@ -87,6 +129,8 @@ typedef struct st_tp_ops {
      * a message's header, payload spans and padding go in one system call instead of one each (NULL: shm,
      * whose sends are stores into a ring and cost no call). */
     ssize_t (*sendv)(st_tp *t, const struct iovec *iov, int iovcnt, char *err, size_t errlen);
+    /* Optional: the one-sided table (verbs); NULL: every message on the stream. */
+    const st_tp_rma_ops *rma;
 } st_tp_ops;
 
 struct st_tp {

@@ -8,14 +8,19 @@
  *           patterns, seeded: the sender never overruns the ring, the receiver never needs more than the receives
  *           posted (ST_VCREDIT_WRITES data writes plus two credits per write), and once the receiver has consumed
  *           everything, the credits in flight return the whole ring (no deadlock)
+ *   mrc     the one-sided path's registration cache (mr_cache.c) on counting callbacks: hits, slices joining,
+ *           LRU eviction under the bound, busy entries never evicted, refusals, invalidation (explicit, busy,
+ *           and a range found unmapped)
  *
  * Prints TAP; the scenario is the first argument (ctest: verbs.logic.<name>).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "mr_cache.h"
 #include "tp_verbs.h"
 
 
@@ -172,6 +177,98 @@ static void t_credit(void)
         }
 }
 
+/* ---- mrc: the registration cache (mr_cache.c) on counting callbacks ---------------------------------------- */
+
+typedef struct mrc_world {
+    int live, regs;          /* registrations alive, made */
+    uintptr_t unmapped_lo, unmapped_hi; /* a range `mapped` says is gone */
+} mrc_world;
+
+static void *w_reg(void *ctx, void *lo, size_t len, int access, uint32_t *lkey, uint32_t *rkey)
+{
+    mrc_world *w = ctx;
+    (void)lo, (void)len, (void)access;
+    w->live++, w->regs++;
+    *lkey = *rkey = (uint32_t)w->regs;
+    return malloc(1);
+}
+
+static void w_dereg(void *ctx, void *mr)
+{
+    ((mrc_world *)ctx)->live--;
+    free(mr);
+}
+
+static int w_mapped(void *ctx, uintptr_t lo, size_t len)
+{
+    mrc_world *w = ctx;
+    return lo + len <= w->unmapped_lo || lo >= w->unmapped_hi;
+}
+
+#define MB ((uintptr_t)1 << 20)
+
+static void t_mrc(void)
+{
+    mrc_world w = {0, 0, 0, 0};
+    st_mrc c = {.bound = 4 * MB, .reg = w_reg, .dereg = w_dereg, .mapped = w_mapped, .ctx = &w};
+    char *base = (char *)(64 * MB); /* addresses only: the callbacks never touch memory */
+    /* a hit registers nothing; a remote entry serves a local request, not the other way round */
+    st_mrc_ent *a = st_mrc_get(&c, base + 100, 5000, ST_MRC_REMOTE);
+    CHECK(a && w.regs == 1 && a->lo == (uintptr_t)base && a->hi == (uintptr_t)base + 8192, "first registration");
+    st_mrc_release(&c, a);
+    st_mrc_ent *b = st_mrc_get(&c, base + 200, 100, ST_MRC_LOCAL);
+    CHECK(b == a && w.regs == 1 && c.st.hits == 1, "a covered request is a hit (regs %d)", w.regs);
+    st_mrc_release(&c, b);
+    /* slices of one buffer in turn join into one registration */
+    for (int i = 0; i < 4; i++) {
+        st_mrc_ent *e = st_mrc_get(&c, base + 8192 + (size_t)i * 65536, 65536, ST_MRC_REMOTE);
+        CHECK(e != NULL, "slice %d", i);
+        if (e)
+            st_mrc_release(&c, e);
+    }
+    st_mrc_ent *whole = st_mrc_get(&c, base, 8192 + 4 * 65536, ST_MRC_REMOTE);
+    int regs = w.regs;
+    CHECK(whole && whole->lo == (uintptr_t)base && whole->hi == (uintptr_t)base + 8192 + 4 * 65536 && w.live == 1,
+          "the slices joined: live %d", w.live);
+    if (whole)
+        st_mrc_release(&c, whole);
+    /* LRU eviction under the bound; a busy entry is never evicted; too much busy: refused (ENOSPC) */
+    st_mrc_ent *x1 = st_mrc_get(&c, base + 8 * MB, MB, ST_MRC_LOCAL);       /* pinned: 0.26 + 1 MiB */
+    st_mrc_ent *x2 = st_mrc_get(&c, base + 16 * MB, 3 * MB, ST_MRC_LOCAL);  /* over 4 MiB: the oldest idle goes */
+    CHECK(x1 && x2 && c.st.evictions == 1 && c.st.pinned == 4 * MB, "evicted %llu, pinned %zu",
+          (unsigned long long)c.st.evictions, c.st.pinned);
+    errno = 0;
+    st_mrc_ent *x3 = st_mrc_get(&c, base + 24 * MB, MB, ST_MRC_LOCAL); /* x1, x2 busy: cannot fit */
+    CHECK(!x3 && errno == ENOSPC && c.st.refused == 1 && x1 && x1->hi && x2->hi, "busy entries stay, the request "
+          "is refused (errno %d)", errno);
+    CHECK(!st_mrc_get(&c, base + 32 * MB, 5 * MB, ST_MRC_LOCAL) && errno == ENOSPC, "larger than the bound");
+    st_mrc_release(&c, x1);
+    x3 = st_mrc_get(&c, base + 24 * MB, MB, ST_MRC_LOCAL); /* x1 idle now: evicted for it */
+    CHECK(x3 && c.st.evictions == 2 && c.st.pinned == 4 * MB && c.st.pinned_max == 4 * MB, "x1 evicted for x3");
+    /* invalidation: an idle entry goes at once, a busy one when released */
+    int live = w.live;
+    st_mrc_invalidate(&c, base + 16 * MB + 4096, 1); /* x2, busy */
+    CHECK(w.live == live && x2->dead, "a busy entry stays until released");
+    st_mrc_release(&c, x2);
+    CHECK(w.live == live - 1, "released, the invalidated entry is deregistered");
+    st_mrc_ent *again = st_mrc_get(&c, base + 16 * MB, 4096, ST_MRC_LOCAL);
+    CHECK(again && again->lo == (uintptr_t)base + 16 * MB && again->hi == (uintptr_t)base + 16 * MB + 4096,
+          "re-registered after invalidation");
+    if (again)
+        st_mrc_release(&c, again);
+    /* a range no longer all mapped is noticed on the next hit */
+    if (x3)
+        st_mrc_release(&c, x3);
+    regs = w.regs;
+    w.unmapped_lo = (uintptr_t)base + 24 * MB + MB / 2, w.unmapped_hi = (uintptr_t)base + 26 * MB;
+    st_mrc_ent *y = st_mrc_get(&c, base + 24 * MB, 4096, ST_MRC_LOCAL);
+    CHECK(y && w.regs == regs + 1 && y->hi == (uintptr_t)base + 24 * MB + 4096, "a stale entry was used");
+    if (y)
+        st_mrc_release(&c, y);
+    st_mrc_clear(&c);
+    CHECK(w.live == 0 && c.st.pinned == 0, "clear: %d live, %zu pinned", w.live, c.st.pinned);
+}
+
 int main(int argc, char **argv)
 {
     const char *sc = argc > 1 ? argv[1] : "all";
@@ -182,6 +279,8 @@ int main(int argc, char **argv)
         t_gid(), ran++;
     if (all || strcmp(sc, "credit") == 0)
         t_credit(), ran++;
+    if (all || strcmp(sc, "mrc") == 0)
+        t_mrc(), ran++;
     if (!ran) {
         fprintf(stderr, "usage: test_verbs_logic [dev|gid|credit|all]\n");
         return 2;
