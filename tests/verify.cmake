@@ -19,6 +19,18 @@ add_test(NAME verify.layouts COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:st
          "-DLAYOUTS=1|2,3|3,2|1,4|4,1|7,5,3|3,4|4,6|2,2,3|1,1,1|8,1,3|20,21"
          -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_layouts.cmake)
 
+# Pipeline's all_to_all (relayed through the same-index ranks, scratch slots) and all_to_all_v (direct) on equal
+# layouts beyond the SxL groupings verify.catalogue tries for p = 1..64: one rank per server, one server, 8x8, 16x4.
+foreach(c all_to_all all_to_all_v)
+  add_test(NAME verify.pipeline.${c} COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl -a pipeline -c ${c}
+           --ranks 1..64)
+endforeach()
+add_test(NAME verify.layouts_pipeline COMMAND ${CMAKE_COMMAND} -DSTITCHC=$<TARGET_FILE:stitchc>
+         -DFILE=${CMAKE_SOURCE_DIR}/algos.dsl -DALGOS=pipeline "-DLAYOUTS=2x2|3x2|2x3|4x4|3x5|5x1|1x7|8x8|16x4|4x16"
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/verify/run_layouts.cmake)
+set_tests_properties(verify.pipeline.all_to_all verify.pipeline.all_to_all_v verify.layouts_pipeline
+                     PROPERTIES TIMEOUT 300 LABELS verify)
+
 file(GLOB broken ${CMAKE_CURRENT_SOURCE_DIR}/verify/*.dsl)
 foreach(f ${broken})
   get_filename_component(n ${f} NAME_WE)

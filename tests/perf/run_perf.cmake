@@ -2,7 +2,7 @@
 # expressions would ignore the exit status, so both are checked here).
 #
 #   cmake -DCMD=<stitch-perf> "-DARGS=a|b|c" -DRC=<status> [-DCLOSING=<regex>] [-DSTDOUT=<regex>]
-#         [-DSTDERR=<regex>] [-DSTDERR_EMPTY=1] [-DSTDOUT_EMPTY=1] [-DENV=NAME=value] -P run_perf.cmake
+#         [-DSTDERR=<regex>] [-DSTDERR_EMPTY=1] [-DSTDOUT_EMPTY=1] [-DENV=NAME=value [-DENV2=.. -DENV3=..]] -P run_perf.cmake
 #
 # CLOSING must match the last line of stdout (stitch-perf's "N passed, N failed"); STDOUT and STDERR must match
 # somewhere in their stream. Arguments are joined with '|' because ctest would split ';'.
@@ -12,6 +12,11 @@ set(env_prefix "")
 if(DEFINED ENV)
   string(REPLACE "|" "\\;" envv "${ENV}") # HCCL_ALGO's ';' is written '|', as in tests/info/run_info.cmake
   set(env_prefix ${CMAKE_COMMAND} -E env "${envv}")
+  foreach(more ENV2 ENV3) # further variables, one each
+    if(DEFINED ${more})
+      list(APPEND env_prefix "${${more}}")
+    endif()
+  endforeach()
 endif()
 execute_process(COMMAND ${env_prefix} ${CMD} ${args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
