@@ -544,11 +544,23 @@ algorithm pipeline implements all_reduce {
   phase all_gather using pipeline
 }
 
-# all_to_all (spec 7's collectives, 8's "two-level pipeline" of A2's alltoall executor): HCCL gathers at rank
-# (s, l) every block its server sends to rank (e, l) of server e (intra mesh, SDMA), then (s, l) sends them to
-# (e, l) in one message (inter, same-index pairwise), while the mesh gathers for the next server. Step t gathers
-# for the server at distance t + 1 (the last step: my own server, straight into the outputs) and sends what step
-# t - 1 gathered; block (x, j) waits at rank (s, index(j)) in scratch slot p*p + index(x)*S + group(j). S steps;
+# ---------------------------------------------------------------------------------------------------------------
+# Pairwise (spec section 8): one peer in, one peer out per step. Unit i*p + j is rank i's block for rank j; the
+# runtime copies my block for myself before the first step (HCCL's step 0).
+
+algorithm pairwise implements all_to_all, all_to_all_v {
+  units p * p
+  from all
+  step i in 1 .. p - 1 { send unit r * p + (r + i) % p to (r + i) % p }
+}
+
+# Pipeline's all_to_all and all_to_all_v (spec 7's collectives; 8's "two-level pipeline" of A2's alltoall
+# executor), after pairwise so that pairwise stays the all-to-alls' first algorithm (a policy's fallback, and the
+# earlier one on a tie). HCCL gathers at rank (s, l) every block its server sends to rank (e, l) of server e (intra
+# mesh, SDMA), then (s, l) sends them to (e, l) in one message (inter, same-index pairwise), while the mesh gathers
+# for the next server. Step t gathers for the server at distance t + 1 (the last step: my own server, straight into
+# the outputs) and sends what step t - 1 gathered; block (x, j) waits at rank (s, index(j)) in scratch slot
+# p*p + index(x)*S + group(j). S steps;
 # block (x, x) is the runtime's copy. L = 1: pairwise among the servers; S = 1: mesh.
 algorithm pipeline implements all_to_all {
   let S = groups(), L = size(group(r)), s = group(r), l = index(r)
@@ -587,16 +599,6 @@ algorithm pipeline implements all_to_all_v {
       if e != s { for j in 0 .. L - 1 { send unit r * p + member(e, (l + j) % L) to member(e, (l + j) % L) } }
     }
   }
-}
-
-# ---------------------------------------------------------------------------------------------------------------
-# Pairwise (spec section 8): one peer in, one peer out per step. Unit i*p + j is rank i's block for rank j; the
-# runtime copies my block for myself before the first step (HCCL's step 0).
-
-algorithm pairwise implements all_to_all, all_to_all_v {
-  units p * p
-  from all
-  step i in 1 .. p - 1 { send unit r * p + (r + i) % p to (r + i) % p }
 }
 
 # ---------------------------------------------------------------------------------------------------------------
