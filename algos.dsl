@@ -554,6 +554,53 @@ algorithm pairwise implements all_to_all, all_to_all_v {
   step i in 1 .. p - 1 { send unit r * p + (r + i) % p to (r + i) % p }
 }
 
+# Pipeline's all_to_all and all_to_all_v (spec 7's collectives; 8's "two-level pipeline" of A2's alltoall
+# executor), after pairwise so that pairwise stays the all-to-alls' first algorithm (a policy's fallback, and the
+# earlier one on a tie). HCCL gathers at rank (s, l) every block its server sends to rank (e, l) of server e (intra
+# mesh, SDMA), then (s, l) sends them to (e, l) in one message (inter, same-index pairwise), while the mesh gathers
+# for the next server. Step t gathers for the server at distance t + 1 (the last step: my own server, straight into
+# the outputs) and sends what step t - 1 gathered; block (x, j) waits at rank (s, index(j)) in scratch slot
+# p*p + index(x)*S + group(j). S steps;
+# block (x, x) is the runtime's copy. L = 1: pairwise among the servers; S = 1: mesh.
+algorithm pipeline implements all_to_all {
+  let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  require uniform()                             # equal servers: the same-index ranks relay
+  units p * p scratch p
+  from { member(s, j) : j in 0 .. L - 1 }                       # my server's ranks, and my same-index ranks
+  from { member(g, l) : g in 0 .. S - 1 }
+  step t in 0 .. S - 1 {
+    let e = (s + t + 1) % S, f = (s + t) % S                    # gathered for now, sent now
+    for i in 0 .. L - 1 {
+      if i != l and e != s { send unit r * p + member(e, i) to member(s, i) at unit p * p + l * S + e }
+      if i != l and e == s { send unit r * p + member(s, i) to member(s, i) }
+    }
+    if t >= 1 {
+      send unit r * p + member(f, l) to member(f, l)
+      for i in 0 .. L - 1 {
+        if i != l { send unit p * p + i * S + f to member(f, l) at unit member(s, i) * p + member(f, l) }
+      }
+    }
+  }
+}
+
+# all_to_all_v has no scratch (its blocks differ in length, so a relay has no slot of one size: docs/language.md
+# section 6), so each block goes straight from its owner, in the same order: the first step sends to my server's
+# ranks and, at once, to the server at distance 1; step t to the server at distance t + 1. max(S - 1, 1) steps,
+# one server's L ranks in each: intra-server traffic overlaps the first inter-server step.
+algorithm pipeline implements all_to_all_v {
+  let S = groups(), L = size(group(r)), s = group(r), l = index(r)
+  require uniform()
+  units p * p
+  from all
+  for t in 0 .. max(S - 2, 0) {
+    let e = (s + t + 1) % S
+    step {
+      if t == 0 { for j in 1 .. L - 1 { send unit r * p + member(s, (l + j) % L) to member(s, (l + j) % L) } }
+      if e != s { for j in 0 .. L - 1 { send unit r * p + member(e, (l + j) % L) to member(e, (l + j) % L) } }
+    }
+  }
+}
+
 # ---------------------------------------------------------------------------------------------------------------
 # Composition on sub-communicators (docs/language.md, section 5): `phase COLL within MEMBERS [units S] using ALGO`
 # runs ALGO on the members only (my index among them is my rank there, their count is p), its units standing for

@@ -128,3 +128,14 @@ stitch_info_test(selection_ring_servers RC 0 STDERR_EMPTY
 stitch_info_test(selection_ring_servers_pipeline RC 0 STDERR_EMPTY ENV "HCCL_ALGO=level1:pipeline"
                  ARGS --selection --topo ${CMAKE_SOURCE_DIR}/topologies/servers-2x4-ring.yaml
                  STDOUT "\n  all_reduce +\\[0, max\\] +hier  configured: level1 pipeline, not run: level1 pipeline needs servers that are full meshes")
+
+# AHC's inner algorithms (STITCH_AHC_INTRA / STITCH_AHC_INTER): --selection shows the pair per collective and what
+# chose each side; a bad value exits 1 naming the variable and the values it takes.
+stitch_info_test(ahc_inner_inter RC 0 STDERR_EMPTY ENV "STITCH_AHC_INTER=nhr" ARGS --selection --topo 3,5
+                 STDOUT "AHC.s algorithms inside / across groups[^\n]*\n  all_reduce +intra (nb|nhr|ring) \\(model\\), inter nhr \\(configured\\)\n")
+stitch_info_test(ahc_inner_intra RC 0 STDERR_EMPTY ENV "STITCH_AHC_INTRA=RING" ARGS --selection --topo 2,3,4
+                 STDOUT "AHC.s algorithms inside / across groups[^\n]*\n(  [^\n]*\n)*  reduce_scatter +intra ring \\(configured\\), inter (nb|nhr|ring) \\(model\\)\n")
+stitch_info_test(ahc_inner_bad RC 1 ENV "STITCH_AHC_INTRA=bruck"
+                 STDERR "^stitch-info: STITCH_AHC_INTRA='bruck': expected auto, nb, nhr or ring")
+stitch_info_test(ahc_inner_shown RC 0 STDERR_EMPTY ENV "STITCH_AHC_INTER=nb"
+                 STDOUT "  STITCH_AHC_INTER +'nb' +environment\n")

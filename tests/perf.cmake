@@ -11,12 +11,12 @@
 set(PERF_COMMON -w 1 --iters 3 --timeout 60)
 
 # stitch_perf_test(<name> RC <status> [CLOSING <regex>] [STDOUT <regex>] [STDERR <regex>] [STDERR_EMPTY]
-#                  [ENV NAME=value] [LABELS ...] ARGS <stitch-perf args...>)
+#                  [ENV NAME=value [ENV2 NAME=value [ENV3 NAME=value]]] [LABELS ...] ARGS <stitch-perf args...>)
 function(stitch_perf_test name)
-  cmake_parse_arguments(T "STDERR_EMPTY" "RC;CLOSING;STDOUT;STDERR;ENV" "ARGS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "STDERR_EMPTY" "RC;CLOSING;STDOUT;STDERR;ENV;ENV2;ENV3" "ARGS;LABELS" ${ARGN})
   string(REPLACE ";" "|" args "${T_ARGS}")
   set(defs -DCMD=$<TARGET_FILE:stitch-perf> "-DARGS=${args}" -DRC=${T_RC})
-  foreach(key CLOSING STDOUT STDERR ENV)
+  foreach(key CLOSING STDOUT STDERR ENV ENV2 ENV3)
     if(DEFINED T_${key})
       list(APPEND defs "-D${key}=${T_${key}}")
     endif()
@@ -332,3 +332,30 @@ stitch_perf_test(hccl_algo.level1_ring_2x4 RC 0 ENV "HCCL_ALGO=level0:NA|level1:
 stitch_perf_test(split_ratio.debug_formula RC 0 ENV STITCH_DEBUG=1 CLOSING "^1 passed, 0 failed$"
                  STDERR "plan of mesh_nhr_2d all_reduce \\(root 0\\): [^\n]*; split ratio 0.875 \\(the formula, spec 12.3: L = 8, S = 2"
                  ARGS all_reduce -a mesh_nhr_2d --topo ${TOPOS}/servers-2x8.yaml -b 4K -e 4K -c 1 ${PERF_COMMON})
+
+# AHC's inner algorithms at run time (STITCH_AHC_INTRA / STITCH_AHC_INTER, issue 22 item 6): every pair of NB, NHR
+# and Ring runs with data on unequal layouts, ahc (LCM alignment) on 3,5 and ahc_broke on 2,3,4, the collective
+# rotating, and STITCH_DEBUG's plan line names the pair that ran (so a value that did not reach the roles fails).
+set(ahc_colls all_reduce reduce_scatter all_gather)
+set(ahc_i 0)
+foreach(intra nb nhr ring)
+  foreach(inter nb nhr ring)
+    math(EXPR ci "${ahc_i} % 3")
+    list(GET ahc_colls ${ci} coll)
+    math(EXPR ahc_i "${ahc_i} + 1")
+    foreach(run "ahc|3,5|fp32" "ahc_broke|2,3,4|int32")
+      string(REPLACE "|" ";" run "${run}")
+      list(GET run 0 algo)
+      list(GET run 1 layout)
+      list(GET run 2 dt)
+      stitch_perf_test(ahc_inner.${intra}.${inter}.${algo}.${coll} RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$"
+                       ENV STITCH_AHC_INTRA=${intra} ENV2 STITCH_AHC_INTER=${inter} ENV3 STITCH_DEBUG=1
+                       STDERR "plan of ${algo} ${coll} [^\n]*; AHC intra ${intra} \\(configured\\), inter ${inter} \\(configured\\)"
+                       ARGS ${coll} -a ${algo} --layout ${layout} -d ${dt} -b 0 -e 64K -f 64 -c 1 ${PERF_COMMON})
+    endforeach()
+  endforeach()
+endforeach()
+# auto: the cost model picks (the plan line says so) and the data is right
+stitch_perf_test(ahc_inner.auto RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" ENV STITCH_DEBUG=1
+                 STDERR "plan of ahc all_reduce [^\n]*; AHC intra (nb|nhr|ring) \\(model\\), inter (nb|nhr|ring) \\(model\\)"
+                 ARGS all_reduce -a ahc --layout 3,5 -d fp32 -b 0 -e 64K -f 64 -c 1 ${PERF_COMMON})

@@ -86,7 +86,7 @@ endif()
 
 # Every collective x algorithm in process mode (tests/proc/test_proc_colls.c): the sample matrix per rank count
 # (every root, counts 0, 1, 7 and a many-segment one, dtypes/ops/in-place forms rotating), the np3 sample over
-# tcp, bit-identical fp32 sums against thread mode, disagreeing roots / all_to_all_v counts, and ranks forcing
+# tcp, pipeline all_to_all(v) on groups 2x2, 3x2, 2x3 and 5x1, bit-identical fp32 sums against thread mode, disagreeing roots / all_to_all_v counts, and ranks forcing
 # different algorithms (every ordered pair, 3 ranks over shm; over tcp, all_reduce ring against each other, where
 # a survivor must report the abort of the rank that exited, not its closed socket). The full matrix, and the
 # algorithm pairs on more ranks and over tcp, are behind the `long` label.
@@ -94,7 +94,7 @@ add_executable(test_proc_colls ${PROC_TESTS}/test_proc_colls.c)
 target_link_libraries(test_proc_colls PRIVATE stitch)
 target_include_directories(test_proc_colls PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
 target_compile_options(test_proc_colls PRIVATE -UNDEBUG)
-foreach(sc np1 np2 np3 np4 np5 tcp det mismatch algos3 ring3.tcp)
+foreach(sc np1 np2 np3 np4 np5 tcp det mismatch algos3 ring3.tcp pipeline)
   add_test(NAME proc.colls.${sc} COMMAND test_proc_colls ${sc})
   set_tests_properties(proc.colls.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

@@ -23,6 +23,22 @@ string(REPLACE ";" "^" layout_runs "${layout_runs}")
 add_test(NAME verify.layouts COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitchc>
          "-DARGS=verify|${CMAKE_SOURCE_DIR}/algos.dsl" "-DEACH=${layout_runs}" -P ${ST_RUN})
 
+# Pipeline's all_to_all (relayed through the same-index ranks, scratch slots) and all_to_all_v (direct) on equal
+# layouts beyond the SxL groupings verify.catalogue tries for p = 1..64: one rank per server, one server, 8x8, 16x4.
+foreach(c all_to_all all_to_all_v)
+  add_test(NAME verify.pipeline.${c} COMMAND stitchc verify ${CMAKE_SOURCE_DIR}/algos.dsl -a pipeline -c ${c}
+           --ranks 1..64)
+endforeach()
+set(pipeline_runs "")
+foreach(l 2x2 3x2 2x3 4x4 3x5 5x1 1x7 8x8 16x4 4x16)
+  list(APPEND pipeline_runs "-a|pipeline|-g|${l}")
+endforeach()
+string(REPLACE ";" "^" pipeline_runs "${pipeline_runs}")
+add_test(NAME verify.layouts_pipeline COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:stitchc>
+         "-DARGS=verify|${CMAKE_SOURCE_DIR}/algos.dsl" "-DEACH=${pipeline_runs}" -P ${ST_RUN})
+set_tests_properties(verify.pipeline.all_to_all verify.pipeline.all_to_all_v verify.layouts_pipeline
+                     PROPERTIES TIMEOUT 300 LABELS verify)
+
 # verify_dsl_header(<file> <key> <var>): the text of the file's `# <key>: ` line, ';' written '|' (tests/lib/run.cmake)
 # (file(READ), not file(STRINGS): a message may hold ';', which STRINGS would split into a list). Read when CMake
 # configures; a changed file reconfigures.

@@ -233,6 +233,28 @@ static int selection_shape(const st_settings *s, const char *topo, int *p, st_to
     return 0;
 }
 
+/* AHC's inner algorithms for coll as a communicator of env's shape resolves them (comm_ahc.c): into *use, and
+ * in text which (empty where AHC cannot run: no ahc of coll, fewer than 2 groups). */
+static int ahc_roles(const st_settings *s, int c, const st_sel_env *env, int32_t **use, char *text, size_t len)
+{
+    const st_catalogue *cat = &st_builtin_catalogue;
+    int got[2];
+    text[0] = '\0';
+    if (st_ahc_choose(cat, (stitch_coll_t)c, env->p, env->topo, *use, &env->links, s->ahc_inner, got) != 0)
+        return -1;
+    if (got[0] != ST_AHC_AUTO || got[1] != ST_AHC_AUTO) {
+        int fresh = !*use;
+        if (fresh && !(*use = malloc(sizeof **use * ((size_t)cat->nalgos + 1))))
+            return -1;
+        for (int i = 0; fresh && i < cat->nalgos; i++)
+            (*use)[i] = -1;
+        st_ahc_roles_apply(cat, *use, got);
+    }
+    if (st_cat_find(cat, "ahc", c) && env->topo && env->topo->ngroups > 1)
+        st_ahc_text(s->ahc_inner, got, text, len);
+    return 0;
+}
+
 /* Returns the exit status: 0, 1 when the topology does not load or a table cannot be built. */
 static int print_selection_tables(const st_settings *s, const char *topo, int p, int policy)
 {
@@ -255,6 +277,7 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     sv.level0_ring = env.level0_ring = st_topology_level0_ring(tp);
     s = &sv;
     int32_t *use[STITCH_COLL_COUNT] = {0};
+    char ahc[STITCH_COLL_COUNT][160] = {{0}};
     if (st_reg_new(NULL, NULL, &reg, err, sizeof err) != STITCH_OK || st_resolve_algos(reg, s, ch, err, sizeof err)) {
         fprintf(stderr, PROG ": %s\n", err);
         rc = 1;
@@ -266,6 +289,10 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
     for (int c = 0; !rc && c < STITCH_COLL_COUNT; c++) {
         st_sel_table t;
         if (st_hccl_use(s, &st_builtin_catalogue, (stitch_coll_t)c, &use[c]) != 0) {
+            rc = 1;
+            break;
+        }
+        if (ahc_roles(s, c, &env, &use[c], ahc[c], sizeof ahc[c]) != 0) {
             rc = 1;
             break;
         }
@@ -282,6 +309,10 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
         }
         st_sel_print(stdout, "  ", (stitch_coll_t)c, &t);
     }
+    for (int c = 0, head = 0; !rc && c < STITCH_COLL_COUNT; c++)
+        if (ahc[c][0]) /* where AHC (ahc, ahc_align, ahc_broke; hier on unequal groups) can run */
+            printf("%s  %-16s %s\n", head++ ? "" : "AHC's algorithms inside / across groups (STITCH_AHC_INTRA, "
+                   "STITCH_AHC_INTER):\n", stitch_coll_name((stitch_coll_t)c), ahc[c]);
     for (int c = 0; c < STITCH_COLL_COUNT; c++)
         free(use[c]);
     st_reg_free(reg);

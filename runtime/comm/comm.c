@@ -375,6 +375,7 @@ st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root)
 {
     const st_topo *topo = st_groups_topo(comm->groups);
     const st_catalogue *cat = st_reg_cat(comm->reg, algo);
+    st_comm_ahc_ready(comm, (stitch_coll_t)algo->coll); /* AHC's inner algorithms in the roles first */
     st_inst in = {.p = comm->p, .root = root, .topo = topo,
                   .use = cat == &st_builtin_catalogue ? comm->use[algo->coll] : NULL};
     if (algo->flags & ST_ALGO_USES_SPLIT)

@@ -121,6 +121,9 @@ struct stitch_comm {
     int32_t *use_l1[STITCH_COLL_COUNT][ST_L1_VARIANTS]; /* policy hccl_guide: `use` with the role level1 running
                                       * st_l1_variants[i] instead, for a range naming it (st_sel_range.between);
                                       * NULL: none (other policies, or the collective lacks that algorithm) */
+    int ahc[STITCH_COLL_COUNT][2]; /* AHC's inner algorithms per collective (st_ahc_inner; auto: algos.dsl's rule),
+                                    * resolved with the groups on first use (comm_ahc.c) */
+    unsigned ahc_ready;  /* bit c: ahc[c] resolved */
     uint64_t seq;        /* collectives called so far */
     uint32_t base;       /* my slot's `posted` between calls (processes: my board's, exec_pull.c) */
     int whole_schedule;  /* build whole schedules from now on, whatever the backend's default (processes with
@@ -168,6 +171,14 @@ const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st,
 /* A copy of coll's table (built if not yet) and the status of building it. */
 stitch_status_t st_sel_state_table(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll,
                                    st_sel_table *out);
+
+/* AHC's inner algorithms (STITCH_AHC_INTRA / _INTER, or the cost model's choice under auto: select_ahc.c) written
+ * into the communicator's role replacements (use, use_l1) for calls of coll, once, when the groups are known: every user of the
+ * roles (st_comm_inst, the selection's env) calls it first. The communicator is one thread's at a time, so the
+ * const is cast away for this one-time fill. -1 when out of memory (the roles then keep algos.dsl's rule). */
+int st_comm_ahc_ready(const stitch_comm_t *comm, stitch_coll_t coll);
+/* "intra nb, inter ring (model)" for coll: what AHC runs inside and across groups and what chose it. */
+void st_comm_ahc_text(const stitch_comm_t *comm, stitch_coll_t coll, char *buf, size_t len);
 
 /* Free a communicator that was never handed out (its backend state already freed or never made). */
 void st_comm_discard(stitch_comm_t *comm);

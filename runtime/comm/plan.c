@@ -37,13 +37,16 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
         runs = comm->p, rc = st_sched_build_ex(cat, algo, &in, &e->sched, &err);
     long long total = __atomic_add_fetch(&st_ranks_instantiated, runs, __ATOMIC_RELAXED);
     if (rc == 0 && st_debug()) { /* every call of this algorithm (and root) runs this plan, with this ratio */
-        char split[200] = "";
+        char split[200] = "", ahc[120] = "";
         if (in.split_set)
             split[0] = ';', split[1] = ' ', st_comm_split_text(comm, algo, topo, split + 2, sizeof split - 2);
-        fprintf(stderr, "stitch: rank %d of %d: plan of %s%s%s%s %s (root %d): %s, %d ranks instantiated (%lld so far)%s\n",
+        if (cat == &st_builtin_catalogue && (strncmp(algo->name, "ahc", 3) == 0 || strcmp(algo->name, "hier") == 0) &&
+            topo && topo->ngroups > 1) /* the algorithms that may run AHC: its inner ones */
+            memcpy(ahc, "; AHC ", 6), st_comm_ahc_text(comm, (stitch_coll_t)algo->coll, ahc + 6, sizeof ahc - 6);
+        fprintf(stderr, "stitch: rank %d of %d: plan of %s%s%s%s %s (root %d): %s, %d ranks instantiated (%lld so far)%s%s\n",
                 comm->rank, comm->p, algo->name, e->level1 ? " (level1 " : "", e->level1 ? e->level1 : "",
                 e->level1 ? ")" : "", stitch_coll_name((stitch_coll_t)algo->coll), e->root,
-                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total, split);
+                e->sched.partial ? "own plan (from)" : "whole schedule", runs, total, split, ahc);
     }
     if (rc != 0)
         return st_comm_fail(comm, STITCH_ERR_UNSUPPORTED, "%s: cannot instantiate algorithm '%s' of %s for %d ranks "
@@ -64,6 +67,20 @@ static stitch_status_t st_entry_build(stitch_comm_t *comm, const st_algo *algo, 
     return STITCH_OK;
 }
 
+/* HCCL's Pipeline restrictions (spec 7, 14.1): its reduce_scatter and all_reduce (SDMA inline reduce) take no int64
+ * and no prod, and it does not run under HCCL_DETERMINISTIC (strict never gets here: mesh_strict runs). Its
+ * all_gather and all_to_all(v) reduce nothing and run on any dtype, as in HCCL. What the built-in pipeline may not
+ * run, or NULL. */
+static const char *st_pipeline_refuses(const stitch_comm_t *comm, const st_algo *algo, const st_args *a)
+{
+    if (strcmp(algo->name, "pipeline") != 0 || st_reg_cat(comm->reg, algo) != &st_builtin_catalogue ||
+        (a->coll != STITCH_ALL_REDUCE && a->coll != STITCH_REDUCE_SCATTER))
+        return NULL;
+    return a->dtype == STITCH_INT64 ? "int64 data"
+         : a->op == STITCH_PROD ? "the prod reduction"
+         : comm->settings.deterministic ? "HCCL_DETERMINISTIC=true" : NULL;
+}
+
 /* The algorithm's entry for `root`, found in its list or built. Rooted collectives get one entry per root even
  * when the schedule does not read `root`: where a rank keeps its blocks (its input, output or scratch) depends on
  * the root, so the plan must be checked for the root it runs with. A list holds at most p entries, for as long as
@@ -77,6 +94,22 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
     if (!algo)
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
                              stitch_coll_name(a->coll));
+    const char *no = st_pipeline_refuses(comm, algo, a);
+    if (no && !comm->algo[a->coll].is_auto) /* forced: the user asked for what HCCL's Pipeline does not do */
+        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: algorithm 'pipeline' of %s does not take %s (HCCL's "
+                             "Pipeline reduces no int64, no prod, and does not run under HCCL_DETERMINISTIC: spec 7, "
+                             "14.1); choose another algorithm, or auto, which runs hier for such calls", fn,
+                             stitch_coll_name(a->coll), no);
+    if (no) { /* auto (a policy's table, or HCCL_ALGO's level1): HCCL's fallback for what it does not support */
+        const st_algo *h = st_reg_find(comm->reg, "hier", a->coll);
+        if (st_debug() && comm->rank == 0 && h && !comm->cache[st_reg_index(comm->reg, h)].ready) /* once */
+            fprintf(stderr, "stitch: rank 0: %s: pipeline does not take %s (spec 7, 14.1): %s runs\n",
+                    stitch_coll_name(a->coll), no, h ? "hier" : "the collective's fallback");
+        algo = h ? h : comm->algo[a->coll].algo, level1 = NULL;
+        if (!algo || st_pipeline_refuses(comm, algo, a))
+            return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: pipeline does not take %s, and %s has no other "
+                                 "algorithm here", fn, no, stitch_coll_name(a->coll));
+    }
     st_entry *head = &comm->cache[st_reg_index(comm->reg, algo)], *e = head;
     root = st_coll_rooted(algo->coll) ? root : 0;
     while (e->ready && !(e->root == root && e->level1 == level1) && e->next)

@@ -78,6 +78,7 @@ static void st_sel_ensure(const stitch_comm_t *comm, st_sel_state *st, stitch_co
         return;
     st_sel_env env;
     char why[512];
+    st_comm_ahc_ready(comm, coll); /* AHC's inner algorithms in the roles before any candidate is priced */
     st_sel_env_of(comm, st, &env);
     st->status[coll] = st_sel_build(&env, coll, &st->table[coll], why, sizeof why);
     if (st->status[coll] != STITCH_OK) {

@@ -276,6 +276,48 @@ static stitch_status_t st_load_select(const st_tunable *t, const char *env, cons
     return STITCH_OK;
 }
 
+static const char *const st_ahc_names[ST_AHC_INNER_COUNT] = {"auto", "nb", "nhr", "ring"};
+
+const char *st_ahc_inner_name(int v)
+{
+    return v >= 0 && v < ST_AHC_INNER_COUNT ? st_ahc_names[v] : "?";
+}
+
+int st_ahc_inner_find(const char *name)
+{
+    for (int i = 0; name && i < ST_AHC_INNER_COUNT; i++)
+        if (strcasecmp(name, st_ahc_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* STITCH_AHC_INTRA, STITCH_AHC_INTER (config->ahc_intra, ->ahc_inter first): auto, nb, nhr or ring in any case. */
+static stitch_status_t st_load_ahc(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                   st_settings *out, char *err, size_t errlen, int k)
+{
+    const char *given = config ? (k ? config->ahc_inter : config->ahc_intra) : NULL;
+    const char *v = given ? given : st_value(t, env);
+    out->ahc_inner[k] = st_ahc_inner_find(v);
+    if (out->ahc_inner[k] < 0) {
+        snprintf(err, errlen, "%s='%s': expected auto, nb, nhr or ring (AHC's algorithm %s groups, spec 9.6)",
+                 given ? (k ? "config->ahc_inter" : "config->ahc_intra") : t->name, v, k ? "across" : "inside");
+        return STITCH_ERR_CONFIG;
+    }
+    return STITCH_OK;
+}
+
+static stitch_status_t st_load_ahc_intra(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    return st_load_ahc(t, env, config, out, err, errlen, 0);
+}
+
+static stitch_status_t st_load_ahc_inter(const st_tunable *t, const char *env, const stitch_config_t *config,
+                                         st_settings *out, char *err, size_t errlen)
+{
+    return st_load_ahc(t, env, config, out, err, errlen, 1);
+}
+
 /* STITCH_GROUPS: kept as text (config->groups first) and parsed at init, when the number of ranks is known. */
 static stitch_status_t st_load_groups(const st_tunable *t, const char *env, const stitch_config_t *config,
                                       st_settings *out, char *err, size_t errlen)
@@ -590,6 +632,10 @@ static const char *st_config_text(int i, const stitch_config_t *c, char *buf, si
         return c->topo;
     case ST_T_HCCL_ALGO:
         return c->hccl_algo;
+    case ST_T_STITCH_AHC_INTRA:
+        return c->ahc_intra;
+    case ST_T_STITCH_AHC_INTER:
+        return c->ahc_inter;
     case ST_T_STITCH_TIMEOUT:
         if (c->timeout_ms == 0)
             return NULL;

@@ -129,6 +129,7 @@ typedef struct st_settings {
     const char *split_source;                  /* "config->split_ratio" or the variable's name; NULL: not given */
     int deterministic;                         /* 0: false, 1: true (stitch is deterministic either way), 2: strict
                                                 * (one reduction order per element: mesh_strict) */
+    int ahc_inner[2];                          /* STITCH_AHC_INTRA, STITCH_AHC_INTER: st_ahc_inner (0: auto) */
     int level0_ring;                           /* the topology file's servers are not full meshes (level 0
                                                 * `full_mesh: false`): level0 runs Ring, not Mesh. Not a tunable:
                                                 * st_comm_new sets it from the file, split communicators inherit it */
@@ -165,6 +166,12 @@ typedef enum st_sel_policy {
 } st_sel_policy;
 const char *st_sel_policy_name(int policy); /* "model", "hccl", "size", "hccl_guide" */
 int st_sel_policy_find(const char *name);   /* -1 when unknown (any case) */
+
+/* AHC's inner algorithms (spec 9.6: NB, NHR or Ring inside and across groups), STITCH_AHC_INTRA / _INTER's
+ * values; auto: the cost model picks per communicator and collective (select/select_ahc.c). */
+typedef enum st_ahc_inner { ST_AHC_AUTO, ST_AHC_NB, ST_AHC_NHR, ST_AHC_RING, ST_AHC_INNER_COUNT } st_ahc_inner;
+const char *st_ahc_inner_name(int v); /* "auto", "nb", "nhr", "ring" */
+int st_ahc_inner_find(const char *name); /* -1 when unknown (any case) */
 
 /* Parse a groups spec for p ranks into sizes (room for p entries): "SxL" is S groups of L ranks, "a,b,c" groups
  * of those sizes; groups hold consecutive ranks and must add up to p. STITCH_ERR_CONFIG with why in err. */

@@ -349,7 +349,7 @@ const char *st_hccl_level1_run(int alg, stitch_coll_t c, int S, int L, int equal
         if (level0_ring)
             return st_l1_no(why, len, "level1 %s needs servers that are full meshes (spec 7: level0 mesh; %s)", name,
                             coll);
-        if (deterministic && c != STITCH_ALL_GATHER)
+        if (deterministic && c != STITCH_ALL_GATHER && !a2a) /* determinism is about reductions */
             return st_l1_no(why, len, "level1 %s does not run under HCCL_DETERMINISTIC (spec 7; %s)", name, coll);
         return *impl = mine;
     }

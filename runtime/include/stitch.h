@@ -152,6 +152,9 @@ typedef struct stitch_config {
                        * wins over $STITCH_GROUPS, as `groups` wins over $STITCH_TOPO. Process mode: ranks are
                        * placed by the file's host names when it names hosts, else in rank order, and every rank
                        * must give the same topology (init compares a hash across ranks) */
+    const char *ahc_intra; /* AHC's (and AHC_BROKE's) algorithm inside groups: "auto", "nb", "nhr" or "ring";
+                            * NULL: $STITCH_AHC_INTRA, else auto (the cost model picks per communicator) */
+    const char *ahc_inter; /* the same across groups (spec 9.6); NULL: $STITCH_AHC_INTER, else auto */
 } stitch_config_t;
 
 /* stitch_config_t.deterministic. stitch's results are deterministic (bit-identical run to run) whatever it says;
@@ -164,7 +167,7 @@ enum {
     STITCH_DETERMINISTIC_STRICT = 3
 };
 
-#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0, NULL, 0.0, STITCH_DETERMINISTIC_UNSET, NULL}
+#define STITCH_CONFIG_INIT {NULL, 0, NULL, NULL, 0, NULL, 0.0, STITCH_DETERMINISTIC_UNSET, NULL, NULL, NULL}
 
 /* Create p communicators whose ranks are threads of this process; comms[i] is rank i. On failure nothing is
  * left allocated and comms is untouched. A bad configuration (unknown algorithm in the config or in

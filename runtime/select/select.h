@@ -127,6 +127,18 @@ stitch_status_t st_sel_build_guide(const st_sel_env *env, stitch_coll_t coll, st
 stitch_status_t st_sel_build_hccl(const st_sel_env *env, stitch_coll_t coll, st_sel_table *out, char *err,
                                   size_t errlen);
 
+/* AHC's inner algorithms (select_ahc.c; values st_ahc_inner, config.h). Replace the roles ahc_intra and ahc_inter
+ * in `use` (cat->nalgos entries) by pick[0] and pick[1] where not auto; 1 when something was replaced. */
+int st_ahc_roles_apply(const st_catalogue *cat, int32_t *use, const int pick[2]);
+/* The pair ahc of coll runs on p ranks in topo's groups: want's fixed sides kept, the auto ones the cost model's
+ * choice over `base` (the other roles' replacements, or NULL) and the link figures; a side stays auto where nothing
+ * can be priced (no ahc of coll, fewer than 2 groups). 0, or -1 when out of memory. */
+int st_ahc_choose(const st_catalogue *cat, stitch_coll_t coll, int p, const st_topo *topo, const int32_t *base,
+                  const st_sel_links *links, const int want[2], int out[2]);
+
+/* "intra nb (model), inter ring (configured)": the pair `got` st_ahc_choose gave for `want`, and what chose each. */
+void st_ahc_text(const int want[2], const int got[2], char *buf, size_t len);
+
 /* "[0, 48 KiB]" style text of a byte count (exact: 49152 is "48 KiB", 49153 is "49153"; SIZE_MAX is "max"). */
 void st_sel_fmt_bytes(size_t b, char *out, size_t len);
 

@@ -8,8 +8,8 @@
  *   one server                  level0 alone, fixed by the hardware: mesh (spec 13.1, "Level0 fixed by hardware
  *                               topology"), ring where the topology says the server is no full mesh.
  *   all_to_all, all_to_all_v    Pipeline for large data with several ranks per server (n >= 1 MB x p, equal
- *                               servers, L > 1) where stitch has a pipeline of the collective, else hier (HCCL's
- *                               staged alltoall: inside the server, then between servers); below that, and on
+ *                               servers, L > 1): stitch's pipeline all_to_all and all_to_all_v (algos.dsl; a
+ *                               catalogue without them: hier, HCCL's staged alltoall); below that, and on
  *                               one-rank or unequal servers, Pairwise ("up to 1 MB x ranks"; stitch has no other
  *                               algorithm between one-rank servers).
  *   all_reduce, reduce_scatter, Pipeline for large data with several ranks per server: n >= 1 MB x p, equal servers,

@@ -5,7 +5,8 @@
 #
 # The run:
 #   ARGS=a|b        the arguments, joined with '|' (ctest and add_custom_target split a ';' list)
-#   ENV=NAME=value  one variable for the run; '|' in the value stands for ';' (HCCL_ALGO='level0:NA;level1:AHC')
+#   ENV=NAME=value  one variable for the run; '|' in the value stands for ';' (HCCL_ALGO='level0:NA;level1:AHC');
+#                   ENV2, ENV3: two more (with ENV), taken as given
 #   CWD=dir         the working directory (diagnostics then name bare file names, whatever the checkout)
 #   REMOVE=f1|f2    removed before the run (an output file must be new); NO_FILES=f1|f2 also must not exist after
 #   MKFIFO=path     (re)created as a named pipe before the run, for inputs that must be refused, not waited on
@@ -43,6 +44,11 @@ set(env_prefix "")
 if(DEFINED ENV)
   string(REPLACE "|" "\\;" envv "${ENV}")
   set(env_prefix ${CMAKE_COMMAND} -E env "${envv}")
+  foreach(more ENV2 ENV3) # further variables, one each (taken as given)
+    if(DEFINED ${more})
+      list(APPEND env_prefix "${${more}}")
+    endif()
+  endforeach()
 endif()
 set(cwd "")
 if(DEFINED CWD)

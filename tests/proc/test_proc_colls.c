@@ -170,6 +170,33 @@ static int sc_matrix(int p, const char *transport)
     return all_ok(&r, scenario);
 }
 
+/* Pipeline's all_to_all (a relay through the same-index rank of every server) and all_to_all_v on groups, in
+ * process mode: STITCH_GROUPS on every rank, counts 0, 1, 7 (odd) and 3001 (many segments), dtypes rotating. */
+static int sc_pipeline(void)
+{
+    static const struct { int p; const char *groups; } g[] = {{4, "2x2"}, {6, "3x2"}, {6, "2x3"}, {5, "5x1"}};
+    static const int colls[] = {STITCH_ALL_TO_ALL, STITCH_ALL_TO_ALL_V};
+    pcase cases[2 * NCOUNTS];
+    int ok = 1;
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        int n = 0, k = 0;
+        for (int c = 0; c < 2; c++)
+            n = make_alg_cases(g[i].p, colls[c], "pipeline", cases, n, &k);
+        the_cases = cases, the_ncases = n;
+        for (int r = 0; r < g[i].p; r++)
+            groups_of_rank[r] = g[i].groups;
+        run r;
+        spawn(&r, g[i].p, body_matrix, NULL);
+        double took = reap(&r, DEADLINE_S);
+        printf("# pipeline all_to_all(v) on groups %s: %d cases in %.2f s\n", g[i].groups, n, took);
+        ok &= all_ok(&r, g[i].groups);
+        for (int j = 0; j < g[i].p; j++)
+            groups_of_rank[j] = NULL;
+    }
+    the_cases = NULL, the_ncases = 0;
+    return ok;
+}
+
 /* ---- bit-identical with thread mode ----------------------------------------------------------------------- */
 
 enum { DET_N = 10007 };
@@ -484,6 +511,8 @@ static int run_scenario(const char *name)
     }
     if (strcmp(name, "det") == 0)
         return sc_det();
+    if (strcmp(name, "pipeline") == 0)
+        return sc_pipeline();
     if (strcmp(name, "mismatch") == 0)
         return sc_mismatch();
     if (strncmp(name, "algos", 5) == 0 && name[5] >= '2' && name[5] <= '8' && (!name[6] || !strcmp(name + 6, ".tcp")))

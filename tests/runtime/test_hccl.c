@@ -405,6 +405,14 @@ static void test_selection(void)
     expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
     expect_runs(NULL, "2,2", 4, STITCH_REDUCE_SCATTER, "auto", "pipeline");
     expect_runs(NULL, "2,3", 5, STITCH_ALL_REDUCE, "auto", "ahc"); /* unequal servers: HCCL's AHC */
+    /* spec 7: pipeline is an alltoall algorithm too (issue 22: level1:pipeline silently ran mesh) */
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_TO_ALL, "auto", "pipeline");
+    expect_runs(NULL, "3,3", 6, STITCH_ALL_TO_ALL_V, "auto", "pipeline");
+    expect_runs(NULL, "2,3", 5, STITCH_ALL_TO_ALL, "auto", NULL); /* unequal servers: HCCL's default */
+    setenv("HCCL_DETERMINISTIC", "true", 1); /* determinism is about reductions: alltoall keeps pipeline */
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_TO_ALL, "auto", "pipeline");
+    expect_runs(NULL, "2,2", 4, STITCH_ALL_GATHER, "auto", "pipeline");
+    unsetenv("HCCL_DETERMINISTIC");
     setenv("HCCL_ALGO", "allreduce=level1:pipeline/alltoall=level1:pairwise", 1);
     expect_runs(NULL, "2,2", 4, STITCH_ALL_REDUCE, "auto", "pipeline");
     expect_runs(NULL, NULL, 4, STITCH_ALL_TO_ALL, "auto", "pairwise"); /* pairwise on any layout (spec 8) */
@@ -785,9 +793,148 @@ static void test_split_units(void)
           "config 0.5 over environment 0.3 %d; want 16 80 80 16", (int)half, (int)cfg, (int)env, (int)both);
 }
 
+/* STITCH_AHC_INTRA / STITCH_AHC_INTER and config->ahc_intra / ->ahc_inter (issue 22 item 6): the values in any
+ * case, a bad one refused with what it takes, the config over the variable, and the pair in the plans. */
+typedef struct ahc_ctx {
+    stitch_comm_t **comms;
+    int p;
+} ahc_ctx;
+
+static void ahc_rank(void *arg, int r)
+{
+    ahc_ctx *x = arg;
+    stitch_comm_t *comm = x->comms[r];
+    int32_t v[7];
+    for (int i = 0; i < 7; i++)
+        v[i] = r * 10 + i;
+    CHECK(stitch_all_reduce(v, v, 7, STITCH_INT32, STITCH_SUM, comm) == STITCH_OK, "%s", stitch_comm_last_error(comm));
+    int sum = 10 * x->p * (x->p - 1) / 2;
+    for (int i = 0; i < 7; i++)
+        CHECK(v[i] == sum + x->p * i, "rank %d: v[%d] = %d, want %d", r, i, (int)v[i], sum + x->p * i);
+}
+
+/* ahc's all_reduce on `topo` with cfg: the data right on every rank, and rank 0's pair into got. */
+static void ahc_run(stitch_config_t cfg, const char *topo, int p, int got[2])
+{
+    stitch_comm_t *comms[16];
+    char err[1024];
+    cfg.topo = topo, cfg.algo = "ahc";
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+    ahc_ctx x = {comms, p};
+    st_run_ranks(p, ahc_rank, &x);
+    got[0] = comms[0]->ahc[STITCH_ALL_REDUCE][0], got[1] = comms[0]->ahc[STITCH_ALL_REDUCE][1];
+    for (int r = 1; r < p; r++) /* every rank made the same choice */
+        CHECK(comms[r]->ahc[STITCH_ALL_REDUCE][0] == got[0] && comms[r]->ahc[STITCH_ALL_REDUCE][1] == got[1],
+              "rank %d chose differently", r);
+    const st_catalogue *cat = &st_builtin_catalogue;
+    for (int i = 0; got[0] && i < cat->nalgos; i++) /* the role inside groups runs the chosen algorithm */
+        if (strcmp(cat->algos[i].name, "ahc_intra") == 0) {
+            const st_algo *want = st_cat_find(cat, st_ahc_inner_name(got[0]), cat->algos[i].coll);
+            CHECK(want && comms[0]->use[STITCH_ALL_REDUCE][i] == (int32_t)(want - cat->algos), "ahc_intra of %s",
+                  stitch_coll_name((stitch_coll_t)cat->algos[i].coll));
+        }
+    for (int r = 0; r < p; r++)
+        stitch_comm_destroy(comms[r]);
+}
+
+static void test_ahc_inner(void)
+{
+    static const struct { const char *v; int want; } good[] = {{"auto", ST_AHC_AUTO}, {"nb", ST_AHC_NB},
+                                                              {"NHR", ST_AHC_NHR}, {"Ring", ST_AHC_RING}};
+    st_settings s;
+    stitch_status_t st;
+    char err[1024];
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        for (int k = 0; k < 2; k++) {
+            load_env(k ? "STITCH_AHC_INTER" : "STITCH_AHC_INTRA", good[i].v, &s, &st, err, sizeof err);
+            CHECK(st == STITCH_OK && s.ahc_inner[k] == good[i].want && s.ahc_inner[!k] == ST_AHC_AUTO, "'%s': %s",
+                  good[i].v, err);
+        }
+    load_env("STITCH_AHC_INTER", "bruck", &s, &st, err, sizeof err);
+    CHECK(st == STITCH_ERR_CONFIG && strcmp(err, "STITCH_AHC_INTER='bruck': expected auto, nb, nhr or ring (AHC's "
+                                                 "algorithm across groups, spec 9.6)") == 0, "%s", err);
+    stitch_config_t cfg = STITCH_CONFIG_INIT;
+    cfg.ahc_inter = "nhr"; /* the communicator's field over the variable */
+    setenv("STITCH_AHC_INTER", "ring", 1);
+    CHECK(st_settings_load(&cfg, &s, err, sizeof err) == STITCH_OK && s.ahc_inner[1] == ST_AHC_NHR, "%s", err);
+    cfg.ahc_intra = "nbx";
+    stitch_comm_t *comms[5];
+    CHECK(stitch_comm_init_threads(5, &cfg, comms, err, sizeof err) == STITCH_ERR_CONFIG &&
+          strstr(err, "config->ahc_intra='nbx': expected auto, nb, nhr or ring (AHC's algorithm inside groups"),
+          "%s", err);
+    unsetenv("STITCH_AHC_INTER");
+    int got[2];
+    cfg = (stitch_config_t)STITCH_CONFIG_INIT;
+    cfg.ahc_intra = "ring", cfg.ahc_inter = "nhr";
+    ahc_run(cfg, "3,5", 8, got);
+    CHECK(got[0] == ST_AHC_RING && got[1] == ST_AHC_NHR, "3,5: %d %d", got[0], got[1]);
+    cfg.ahc_intra = "nhr", cfg.ahc_inter = "nb";
+    ahc_run(cfg, "2,3,4", 9, got);
+    CHECK(got[0] == ST_AHC_NHR && got[1] == ST_AHC_NB, "2,3,4: %d %d", got[0], got[1]);
+    cfg.ahc_intra = cfg.ahc_inter = NULL; /* auto: the model chooses both sides, the same on every rank */
+    ahc_run(cfg, "2,3,4", 9, got);
+    CHECK(got[0] != ST_AHC_AUTO && got[1] != ST_AHC_AUTO, "auto: the model chose nothing (%d %d)", got[0], got[1]);
+    printf("# auto on 2,3,4: intra %s, inter %s\n", st_ahc_inner_name(got[0]), st_ahc_inner_name(got[1]));
+}
+
+/* HCCL's Pipeline restrictions (spec 7, 14.1): forced, pipeline's all_reduce of int64 or prod is an error naming
+ * why; chosen by HCCL_ALGO's level1 (auto) the call runs hier, and its data is right. */
+typedef struct pipe_ctx {
+    stitch_comm_t **comms;
+    int forced;
+} pipe_ctx;
+
+static void pipe_rank(void *arg, int r)
+{
+    pipe_ctx *x = arg;
+    stitch_comm_t *comm = x->comms[r];
+    int64_t v[5];
+    float f[5];
+    for (int i = 0; i < 5; i++)
+        v[i] = ((int64_t)1 << 40) + r + i, f[i] = 1.0f + (float)r;
+    stitch_status_t st = stitch_all_reduce(v, v, 5, STITCH_INT64, STITCH_SUM, comm);
+    if (x->forced) {
+        CHECK(st == STITCH_ERR_UNSUPPORTED && strstr(stitch_comm_last_error(comm), "stitch_all_reduce: algorithm "
+              "'pipeline' of all_reduce does not take int64 data (HCCL's Pipeline reduces no int64, no prod"),
+              "rank %d: %s: %s", r, stitch_strerror(st), stitch_comm_last_error(comm));
+        st = stitch_all_reduce(f, f, 5, STITCH_FP32, STITCH_PROD, comm);
+        CHECK(st == STITCH_ERR_UNSUPPORTED && strstr(stitch_comm_last_error(comm), "does not take the prod reduction"),
+              "rank %d: %s", r, stitch_comm_last_error(comm));
+        st = stitch_all_reduce(f, f, 5, STITCH_FP32, STITCH_SUM, comm); /* what it does take still runs */
+        CHECK(st == STITCH_OK && f[0] == 10.0f, "rank %d: %s %g", r, stitch_comm_last_error(comm), (double)f[0]);
+        return;
+    }
+    CHECK(st == STITCH_OK, "rank %d: %s", r, stitch_comm_last_error(comm));
+    for (int i = 0; i < 5; i++)
+        CHECK(v[i] == ((int64_t)4 << 40) + 6 + 4 * i, "rank %d: v[%d] = %lld", r, i, (long long)v[i]);
+    CHECK(stitch_all_reduce(f, f, 5, STITCH_FP32, STITCH_PROD, comm) == STITCH_OK && f[0] == 24.0f, "rank %d: %s",
+          r, stitch_comm_last_error(comm));
+}
+
+static void test_pipeline_restrictions(void)
+{
+    stitch_comm_t *comms[4];
+    char err[1024];
+    for (int forced = 1; forced >= 0; forced--) {
+        stitch_config_t cfg = STITCH_CONFIG_INIT;
+        cfg.topo = "2,2";
+        if (forced)
+            cfg.algo = "pipeline";
+        else
+            cfg.hccl_algo = "level0:NA;level1:pipeline";
+        CHECK(stitch_comm_init_threads(4, &cfg, comms, err, sizeof err) == STITCH_OK, "%s", err);
+        pipe_ctx x = {comms, forced};
+        st_run_ranks(4, pipe_rank, &x);
+        for (int r = 0; r < 4; r++)
+            stitch_comm_destroy(comms[r]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const st_test tests[] = {
+        {"ahc_inner", test_ahc_inner, 60},
+        {"pipeline_restrictions", test_pipeline_restrictions, 60},
         {"algo_rejections", test_algo_rejections, 20},
         {"algo_accepted", test_algo_accepted, 20},
         {"split_ratio", test_split_ratio, 20},

@@ -297,8 +297,8 @@ static const char *guide_oracle(int S, int L, stitch_coll_t c, size_t bytes, con
     *between = NULL;
     if (S == 1) /* level0 alone: mesh (all_to_all_v has none: its only algorithm) */
         return c == STITCH_ALL_TO_ALL_V ? "pairwise" : "mesh";
-    if (a2a) /* pairwise up to 1 MB x ranks; above it, with several ranks per server, pipeline (stitch: hier) */
-        return L > 1 && large ? (c == STITCH_ALL_TO_ALL ? "hier" : "pairwise") : "pairwise";
+    if (a2a) /* pairwise up to 1 MB x ranks; above it, with several ranks per server, pipeline */
+        return L > 1 && large ? "pipeline" : "pairwise";
     if (L > 1 && large && (c == STITCH_ALL_REDUCE || c == STITCH_REDUCE_SCATTER || c == STITCH_ALL_GATHER))
         return "pipeline";
     const char *x;
