@@ -52,14 +52,21 @@ static int same_cost(const st_model_step *a, const st_model_step *b)
     return a->time == b->time && a->level == b->level && a->bytes == b->bytes && a->reduced == b->reduced;
 }
 
+static const char *method_name(const st_model_result *r)
+{
+    return r->method == ST_MODEL_SYMMETRIC ? "symmetric" : r->method == ST_MODEL_CLASSES ? "classes" : "exact";
+}
+
 static int sim_table(const st_model_result *r, const st_sim_info *info, FILE *out)
 {
     fprintf(out, "# %s %s, p = %d, ", info->algo, st_coll_name(info->coll), r->p);
     put_bytes(out, info->bytes);
-    fprintf(out, ", %s, %d steps, %s model", info->topo_name, r->nsteps,
-            r->method == ST_MODEL_SYMMETRIC ? "symmetric" : "exact");
+    fprintf(out, ", %s, %d steps, %s model", info->topo_name, r->nsteps, method_name(r));
     if (r->method == ST_MODEL_SYMMETRIC)
         fprintf(out, " (representatives 0..%d)", r->period - 1);
+    if (r->method == ST_MODEL_CLASSES)
+        fprintf(out, " (representatives 0..%d, %lld intervals of alike ranks)", r->period - 1,
+                (long long)r->intervals);
     fprintf(out, "\ntime %.3f us, algbw %.3f GB/s, busbw %.3f GB/s\n", r->time * 1e6, algbw(info, r),
             algbw(info, r) * st_model_busbw_factor(info->coll, r->p));
     fprintf(out, "%-17s %12s %12s %8s %6s %14s %14s\n", "steps", "each us", "start us", "slowest", "level",
@@ -96,7 +103,7 @@ static int sim_json(const st_model_result *r, const st_sim_info *info, FILE *out
     fprintf(out, ", \"ranks\": %d, \"bytes\": %.0f, \"topology\": ", r->p, info->bytes);
     put_json_string(out, info->topo_name);
     fprintf(out, ", \"method\": \"%s\", \"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"steps\": [",
-            r->method == ST_MODEL_SYMMETRIC ? "symmetric" : "exact", r->time * 1e6, algbw(info, r),
+            method_name(r), r->time * 1e6, algbw(info, r),
             algbw(info, r) * st_model_busbw_factor(info->coll, r->p));
     double start = 0;
     for (int s = 0; s < r->nsteps; s++) {

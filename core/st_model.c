@@ -378,7 +378,11 @@ static int log_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int
     }
     for (int i = 0; i < nsrc; i++)
         r[i][0] = lo[i], r[i][1] = hi[i];
-    qsort(r, (size_t)nsrc, sizeof *r, cmp_i64);
+    int sorted = 1; /* the VM mostly emits ranges in order: sorting them is then a waste at p = 1,000,000 */
+    for (int i = 1; i < nsrc && sorted; i++)
+        sorted = r[i - 1][0] <= r[i][0];
+    if (!sorted)
+        qsort(r, (size_t)nsrc, sizeof *r, cmp_i64);
     g->run0[g->nx] = g->nruns;
     rx *x = &g->x[g->nx++];
     *x = (rx){g->nsteps - 1, (int32_t)dst, op, 0, 0};
@@ -475,13 +479,13 @@ static int same_shifted(const rank_log *q, const rank_log *s, int shift, int p)
     return 1;
 }
 
-/* Run the sampled ranks beyond the representatives and compare. */
-static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const rank_log *reps, int P,
-                         st_vm_cache *cache, st_err *err)
+/* Run sampled ranks r = q + j P (j in js, q in 0, P/2 and P-1) and compare them with their representative q. */
+static int check_copies(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const rank_log *reps, int P,
+                        const int *js, int njs, st_vm_cache *cache, st_err *err)
 {
     int p = in->p, copies = p / P;
-    int js[3] = {1, copies / 2, copies - 1}, qs[3] = {0, P / 2, P - 1};
-    for (int a = 0; a < 3; a++)
+    int qs[3] = {0, P / 2, P - 1};
+    for (int a = 0; a < njs; a++)
         for (int b = 0; b < 3; b++) {
             int j = js[a], q = qs[b];
             if (j < 1 || j >= copies || (a > 0 && js[a] == js[a - 1]) || (b > 0 && qs[b] == qs[b - 1]))
@@ -504,6 +508,115 @@ static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_
             }
         }
     return 0;
+}
+
+/* Run the sampled ranks beyond the representatives and compare. */
+static int check_samples(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const rank_log *reps, int P,
+                         st_vm_cache *cache, st_err *err)
+{
+    int copies = in->p / P, js[3] = {1, copies / 2, copies - 1};
+    return check_copies(cat, algo, in, reps, P, js, 3, cache, err);
+}
+
+/* ---- classes: unequal groups (st_model.h, ST_MODEL_CLASSES) ------------------------------------------------------ */
+
+typedef struct classes {
+    int P, K, p;      /* the period of the uniform inner levels, K = p / P copies */
+    int64_t *bound;   /* 0, the first rank of every group of the other levels, p: sorted, without repeats */
+    int nbound;
+    int64_t *ks;      /* a step's interval starts */
+    int nks, capks;
+} classes;
+
+static void classes_free(classes *cl)
+{
+    free(cl->bound), free(cl->ks);
+    memset(cl, 0, sizeof *cl);
+}
+
+static int cmp_i64v(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Is level l made of groups of consecutive ranks in rank order (all of one size `*size` when uniform)? */
+static int level_in_order(const st_topo_level *l, int p, int *uniform, int *size)
+{
+    *size = p / l->ngroups;
+    *uniform = *size * l->ngroups == p;
+    for (int g = 0; g <= l->ngroups && *uniform; g++)
+        *uniform = l->first[g] == (int64_t)g * *size;
+    for (int x = 0; x < p; x++)
+        if (l->members[x] != x)
+            return 0;
+    return 1;
+}
+
+/* t's classes: 0 with *cl filled; 1 when t has none (a level out of rank order, or every level uniform: the
+ * symmetric way then applies); -1 out of memory. */
+static int topo_classes(const st_topo *t, int p, classes *cl)
+{
+    int n = st_topo_nlevels(t), prefix = 1, any = 0;
+    memset(cl, 0, sizeof *cl);
+    cl->P = 1, cl->p = p;
+    int64_t nb = 2;
+    for (int k = 0; k < n - 1; k++) {
+        st_topo_level l = st_topo_level_of(t, k);
+        int uniform, size;
+        if (!level_in_order(&l, p, &uniform, &size))
+            return 1;
+        if (prefix && uniform)
+            cl->P = size;
+        else
+            prefix = 0, any = 1, nb += l.ngroups;
+    }
+    if (!any)
+        return 1;
+    cl->K = p / cl->P;
+    cl->bound = malloc(sizeof(int64_t) * (size_t)nb);
+    if (!cl->bound)
+        return -1;
+    cl->bound[cl->nbound++] = 0, cl->bound[cl->nbound++] = p;
+    prefix = 1;
+    for (int k = 0; k < n - 1; k++) {
+        st_topo_level l = st_topo_level_of(t, k);
+        int uniform, size;
+        level_in_order(&l, p, &uniform, &size);
+        if (prefix && uniform)
+            continue;
+        prefix = 0;
+        for (int g = 1; g < l.ngroups; g++)
+            cl->bound[cl->nbound++] = l.first[g];
+    }
+    qsort(cl->bound, (size_t)cl->nbound, sizeof(int64_t), cmp_i64v);
+    int m = 0;
+    for (int i = 0; i < cl->nbound; i++)
+        if (m == 0 || cl->bound[i] != cl->bound[m - 1])
+            cl->bound[m++] = cl->bound[i];
+    cl->nbound = m;
+    return 0;
+}
+
+/* Samples for the classes: the copies at both sides of every unequal group's first rank (at most 24 groups,
+ * spread evenly), and the first, middle and last copies. */
+static int check_classes(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const rank_log *reps,
+                         const classes *cl, st_vm_cache *cache, st_err *err)
+{
+    int js[3 + 2 * 24], n = 0, inner = cl->nbound - 2;
+    js[n++] = 1, js[n++] = cl->K / 2, js[n++] = cl->K - 1;
+    for (int i = 0; i < 24 && i < inner; i++) {
+        int64_t b = cl->bound[1 + (inner <= 24 ? i : (int64_t)i * inner / 24)];
+        js[n++] = (int)(b / cl->P), js[n++] = (int)(b / cl->P) - 1;
+    }
+    qsort(js, (size_t)n, sizeof *js, cmp_int);
+    return check_copies(cat, algo, in, reps, cl->P, js, n, cache, err);
 }
 
 /* ---- costing the logs: stretches, parts, steps ------------------------------------------------------------------
@@ -662,11 +775,168 @@ static int cost_logs(costing *c, acc *a, st_model_result *out, st_err *err)
     return rc;
 }
 
+/* ---- costing with classes ---------------------------------------------------------------------------------------- */
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int push_k(classes *cl, int64_t k)
+{
+    if (cl->nks == cl->capks) {
+        int cap = cl->capks ? 2 * cl->capks : 256;
+        int64_t *n = realloc(cl->ks, sizeof(int64_t) * (size_t)cap);
+        if (!n)
+            return -1;
+        cl->ks = n, cl->capks = cap;
+    }
+    cl->ks[cl->nks++] = k;
+    return 0;
+}
+
+/* A copy where an interval may start; copy 0 always starts one. */
+static int add_k(classes *cl, int64_t k)
+{
+    return k < 1 || k >= cl->K ? 0 : push_k(cl, k);
+}
+
+/* Where the levels seen by a send of representative q to dst (the pair q + kP, dst + kP) and by its receive (class
+ * c = dst mod P at copy k, from rank kP + c - (dst - q)) may change with k: where an end crosses a bound. */
+static int add_breaks(classes *cl, int64_t q, int64_t dst)
+{
+    int64_t P = cl->P, p = cl->p, D = dst - q, c = dst % P;
+    for (int i = 0; i < cl->nbound; i++) {
+        int64_t b = cl->bound[i];
+        int64_t k[7] = {ceil_div(b - q, P), ceil_div(b - dst, P), ceil_div(b - dst + p, P), ceil_div(b - c, P),
+                        ceil_div(b + D - c, P), ceil_div(b + D - c - p, P), ceil_div(b + D - c + p, P)};
+        for (int j = 0; j < 7; j++)
+            if (add_k(cl, k[j]))
+                return -1;
+    }
+    return 0;
+}
+
+/* Representative q's send x, as copy k of it: q + kP's send and the receive of class dst mod P at copy k. */
+static void class_add(acc *a, const classes *cl, int64_t k, int q, const rx *x)
+{
+    int64_t P = cl->P, p = cl->p;
+    if (x->bytes <= 0)
+        return;
+    if (x->dst == q) {
+        touch(a, q);
+        if (x->op == ST_X_REDUCE)
+            a->red[q] += x->bytes;
+        return;
+    }
+    int c = (int)(x->dst % P);
+    int64_t r = k * P + q, d = (x->dst + k * P) % p, R = k * P + c, S = ((R - (x->dst - q)) % p + p) % p;
+    int lv = st_model_level_of(a->topo, (int)r, (int)d), lr = st_model_level_of(a->topo, (int)S, (int)R);
+    lv = lv < a->L ? lv : a->L - 1, lr = lr < a->L ? lr : a->L - 1;
+    touch(a, q), touch(a, c);
+    a->out[(size_t)q * a->L + lv] += x->bytes;
+    a->in[(size_t)c * a->L + lr] += x->bytes;
+    if (x->op == ST_X_REDUCE)
+        a->red[c] += x->bytes;
+}
+
+/* Every step in lockstep (one part: no phase on a sub-communicator), each costed once per interval of copies. */
+static int cost_classes(costing *c, acc *a, classes *cl, st_model_result *out, st_err *err)
+{
+    int64_t total = 0;
+    for (int q = 0; q < c->nslots; q++)
+        total += c->logs[q].nx;
+    int64_t *first = calloc((size_t)c->nsteps + 2, sizeof(int64_t));
+    int32_t (*by)[2] = malloc(sizeof *by * (size_t)(total ? total : 1));
+    if (!first || !by) {
+        free(first), free(by);
+        return oom(err);
+    }
+    for (int q = 0; q < c->nslots; q++)
+        for (int i = 0; i < c->logs[q].nx; i++)
+            first[c->logs[q].x[i].step + 1]++;
+    for (int s = 0; s < c->nsteps; s++)
+        first[s + 1] += first[s];
+    for (int q = 0; q < c->nslots; q++)
+        for (int i = 0; i < c->logs[q].nx; i++) {
+            int64_t k = first[c->logs[q].x[i].step]++;
+            by[k][0] = q, by[k][1] = i;
+        }
+    for (int s = c->nsteps; s > 0; s--)
+        first[s] = first[s - 1];
+    first[0] = 0;
+    int rc = 0;
+    out->intervals = 0;
+    for (int s = 0; s < c->nsteps && rc == 0; s++) {
+        cl->nks = 0;
+        if (push_k(cl, 0))
+            rc = oom(err);
+        for (int64_t e = first[s]; e < first[s + 1] && rc == 0; e++)
+            if (add_breaks(cl, by[e][0], c->logs[by[e][0]].x[by[e][1]].dst))
+                rc = oom(err);
+        if (rc)
+            break;
+        qsort(cl->ks, (size_t)cl->nks, sizeof(int64_t), cmp_i64v);
+        st_model_step best = {.rank = -1, .level = -1};
+        for (int i = 0; i < cl->nks; i++) {
+            if (i > 0 && cl->ks[i] == cl->ks[i - 1])
+                continue;
+            int64_t k = cl->ks[i];
+            out->intervals++;
+            for (int64_t e = first[s]; e < first[s + 1]; e++)
+                class_add(a, cl, k, by[e][0], &c->logs[by[e][0]].x[by[e][1]]);
+            for (int j = 0; j < a->ntouched; j++) {
+                int x = a->touched[j], lv;
+                double b, t = slot_time(a, x, &lv, &b);
+                if (best.rank < 0 || t > best.time)
+                    best = (st_model_step){t, (int)(k * cl->P + x), lv, b, a->red[x], 0};
+                a->red[x] = 0, a->seen[x] = 0;
+            }
+            a->ntouched = 0;
+        }
+        out->steps[s] = best;
+        out->steps[s].nxfers = (first[s + 1] - first[s]) * cl->K;
+    }
+    out->nxfers = total;
+    free(first), free(by);
+    return rc;
+}
+
+/* The exact way holds every rank's log: refuse, with the estimate, what would take more than ST_MODEL_MAX_BYTES. */
+static int exact_too_big(const st_algo *algo, const st_inst *in, const rank_log *g0, st_err *err)
+{
+    double per = (double)g0->nx * (sizeof(rx) + sizeof(int32_t) + 2 * sizeof(int32_t)) +
+                 (double)g0->nruns * sizeof(st_run) + 256, need = per * in->p;
+    if (need <= ST_MODEL_MAX_BYTES)
+        return 0;
+    err->line = 0;
+    snprintf(err->msg, sizeof err->msg, "simulating %s on every one of the %d ranks would take about %.1f GB (rank 0 "
+             "alone sends %d transfers), over the model's %.1f GB: the layout gives no classes of alike ranks (uniform "
+             "inner levels, in rank order) or the algorithm is not shift-symmetric on it", algo->name, in->p,
+             need / 1e9, g0->nx, ST_MODEL_MAX_BYTES / 1e9);
+    return -1;
+}
+
+/* Classes cost every step in lockstep: a phase on a sub-communicator (parts that run on their own) has none yet. */
+static int classes_unfit(const st_algo *algo, const st_inst *in, const rank_log *logs, int P, st_err *err)
+{
+    for (int q = 0; q < P; q++)
+        for (int i = 0; i < logs[q].nw; i++)
+            if (logs[q].w[i].key) {
+                err->line = algo->line;
+                snprintf(err->msg, sizeof err->msg, "%s runs phases on sub-communicators, which the classes of an "
+                         "unequal layout do not model yet (p = %d)", algo->name, in->p);
+                err->refused = 2;
+                return -1;
+            }
+    return 0;
+}
+
 /* Evaluate slots 0 .. P-1 (P = p: every rank, exact; else the representatives of a shift symmetry): the programs
  * run once, then each size is costed. */
 static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
-                    const double *bytes, int nsizes, const st_model_opts *opts, int P, st_model_result *outs,
-                    st_err *err)
+                    const double *bytes, int nsizes, const st_model_opts *opts, int P, classes *cl,
+                    st_model_result *outs, st_err *err)
 {
     int p = in->p, rc = -1, nsteps = 0, nw, done_sizes = 0;
     rank_log *logs = calloc((size_t)P, sizeof *logs);
@@ -684,8 +954,13 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
                      "sub-communicators (p = %d)", q, p);
             goto done;
         }
+        if (q == 0 && P == p && exact_too_big(algo, in, &logs[0], err))
+            goto done;
     }
-    if (P < p && check_samples(cat, algo, in, logs, P, &cache, err))
+    if (cl && classes_unfit(algo, in, logs, P, err))
+        goto done;
+    if (P < p && (cl ? check_classes(cat, algo, in, logs, cl, &cache, err)
+                     : check_samples(cat, algo, in, logs, P, &cache, err)))
         goto done;
     /* stretches between marks last as long as their longest rank; local steps become global ones */
     nw = c.nw = logs[0].nw;
@@ -724,14 +999,15 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
         sizing z = make_sizing(algo->coll, p, logs[0].U, bytes[done_sizes], opts);
         for (int q = 0; q < P; q++)
             log_bytes(&logs[q], &z);
-        if (result_init(out, p, nsteps, per_rank, P == p ? ST_MODEL_EXACT : ST_MODEL_SYMMETRIC)) {
+        if (result_init(out, p, nsteps, per_rank, P == p ? ST_MODEL_EXACT : cl ? ST_MODEL_CLASSES
+                                                                                 : ST_MODEL_SYMMETRIC)) {
             st_model_result_free(out);
             oom(err);
             goto done;
         }
         a.rank_time = out->rank_time;
         out->period = P;
-        if (cost_logs(&c, &a, out, err)) {
+        if (cl ? cost_classes(&c, &a, cl, out, err) : cost_logs(&c, &a, out, err)) {
             st_model_result_free(out);
             goto done;
         }
@@ -774,20 +1050,33 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
             snprintf(err->msg, sizeof err->msg, "the exact model holds up to p = %d, not %d", ST_MAX_RANKS, p);
             return -1;
         }
-        return evaluate(cat, algo, in, m, bytes, nsizes, opts, p, out, err);
+        return evaluate(cat, algo, in, m, bytes, nsizes, opts, p, NULL, out, err);
     }
     int P = topo_period(in->topo, p), rc = -1;
-    if (P > ST_MODEL_EXACT_MAX) {
+    classes cl;
+    int has = P == p && p > 1 ? topo_classes(in->topo, p, &cl) : 1;
+    if (has < 0)
+        return oom(err);
+    if (method == ST_MODEL_CLASSES && has) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "the layout has no classes of ranks (every level uniform, or a level "
+                 "out of rank order), p = %d", p);
+    } else if (has == 0 && cl.P <= ST_MODEL_EXACT_MAX) {
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, cl.P, &cl, out, err);
+    } else if (P > ST_MODEL_EXACT_MAX || has == 0) {
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "the layout has no symmetry the model can use (levels not uniform, or "
-                 "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", P, p, ST_MAX_RANKS);
+                 "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", has ? P : cl.P, p,
+                 ST_MAX_RANKS);
         err->refused = 2;
     } else {
-        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, P, out, err);
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, P, NULL, out, err);
     }
+    if (has == 0)
+        classes_free(&cl);
     if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MAX_RANKS) {
         err->refused = 0; /* no symmetry to use: every rank, as long as a schedule can hold them */
-        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, p, out, err);
+        rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, p, NULL, out, err);
     }
     if (err->refused == 2)
         err->refused = 0;

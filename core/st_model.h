@@ -59,14 +59,26 @@ struct st_topofile;
  * the file gives none). Returns 0, or -1 when tf has no levels. */
 int st_model_from_topofile(const struct st_topofile *tf, st_model *m);
 
-enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC };
+enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC, ST_MODEL_CLASSES };
+
+/* ST_MODEL_CLASSES (issue 22 item 7): for layouts whose inner levels are uniform (servers of 8) and outer ones are
+ * not (super-pods of 40,000 and 60,000 ranks). P is the period of the uniform levels (1 when even the servers
+ * differ); the algorithm must be shift-symmetric with that period (checked on sampled ranks of every unequal group,
+ * as the symmetric way checks its samples). Ranks then differ only in where their peers sit: for a send of
+ * representative q at offset d, the level of the pair (q + kP, q + kP + d) changes with k only where an end crosses
+ * the boundary of an unequal group or wraps around p. Each step's boundaries cut the copies k = 0 .. p/P - 1 into
+ * intervals in which every class of ranks sees the same levels; the step is costed once per interval, on ranks
+ * kP .. kP + P - 1 of its first k: time and memory O(steps x sends x unequal groups), not O(p^2), and exact.
+ * AUTO takes it above exact_max where the levels are not all uniform. Phases on sub-communicators (hier's, AHC's)
+ * have no classes yet: such an algorithm falls back to every rank, when that fits ST_MODEL_MAX_BYTES. */
+#define ST_MODEL_MAX_BYTES (3.0 * (1 << 30)) /* the exact model refuses, with its estimate, beyond this */
 
 #define ST_MODEL_EXACT_MAX 1024 /* AUTO evaluates every rank up to this p, the representatives above it (and every
                                  * rank again, up to ST_MAX_RANKS, when the algorithm is not shift-symmetric) */
 #define ST_MODEL_MAX_RANKS (1 << 24)
 
 typedef struct st_model_opts {
-    int method;       /* ST_MODEL_AUTO (0), ST_MODEL_EXACT or ST_MODEL_SYMMETRIC */
+    int method;       /* ST_MODEL_AUTO (0), ST_MODEL_EXACT, ST_MODEL_SYMMETRIC or ST_MODEL_CLASSES */
     int elem_size;    /* bytes per element (units are split in whole elements); 0: 1 */
     int per_rank;     /* also fill st_model_result.rank_time (exact only, nsteps * p doubles) */
     int exact_max;    /* ST_MODEL_AUTO: every rank up to this p, the symmetric way above it (falling back to every
@@ -89,8 +101,9 @@ typedef struct st_model_result {
     int p, nsteps;
     st_model_step *steps; /* nsteps */
     double *rank_time;    /* opts.per_rank: rank r's time in step s at [s * p + r]; else NULL */
-    int method;           /* ST_MODEL_EXACT or ST_MODEL_SYMMETRIC, as it was run */
-    int period;           /* symmetric: P, the representatives 0 .. P-1 */
+    int method;           /* ST_MODEL_EXACT, ST_MODEL_SYMMETRIC or ST_MODEL_CLASSES, as it was run */
+    int period;           /* symmetric and classes: P, the representatives 0 .. P-1 */
+    int64_t intervals;    /* classes: the intervals costed over all steps (0 otherwise) */
     int64_t nxfers;       /* transfers costed (symmetric: of the representatives) */
 } st_model_result;
 

@@ -54,8 +54,8 @@ int st_layout_leaf(st_layout *l, int depth, long long n, char *why, size_t whyle
                  "at the same depth", depth, depth == 1 ? "" : "s", l->nlevels - 1);
         return -1;
     }
-    if (n > ST_MAX_RANKS - l->p) {
-        snprintf(why, whylen, "the layout holds more than %d ranks", ST_MAX_RANKS);
+    if (n > ST_LAYOUT_MAX_RANKS - l->p) {
+        snprintf(why, whylen, "the layout holds more than %d ranks", ST_LAYOUT_MAX_RANKS);
         return -1;
     }
     l->p += (int)n;
@@ -134,7 +134,7 @@ static int parse_list(lparse *q, int depth)
             q->s++;
         } else if (isdigit((unsigned char)*q->s)) {
             long long n = 0;
-            while (isdigit((unsigned char)*q->s) && n <= ST_MAX_RANKS)
+            while (isdigit((unsigned char)*q->s) && n <= ST_LAYOUT_MAX_RANKS)
                 n = n * 10 + (*q->s++ - '0');
             if (isdigit((unsigned char)*q->s) || st_layout_leaf(q->l, depth + 1, n, q->why, q->whylen))
                 return isdigit((unsigned char)*q->s) ? lfail(q, "count too large") : lfail(q, NULL);
@@ -158,8 +158,9 @@ int st_layout_parse(const char *s, st_layout *l, char *why, size_t whylen)
     char x, rest;
     /* SxL: S groups of L ranks; SXL as well, as STITCH_GROUPS and st_groups_spec read it */
     if (sscanf(s, "%ld%c%ld%c", &S, &x, &L, &rest) == 3 && (x == 'x' || x == 'X')) {
-        if (S < 1 || L < 1 || S > ST_MAX_RANKS || L > ST_MAX_RANKS || S * L > ST_MAX_RANKS) {
-            snprintf(why, whylen, "%ldx%ld: want S >= 1 groups of L >= 1 ranks, at most %d ranks", S, L, ST_MAX_RANKS);
+        if (S < 1 || L < 1 || S > ST_LAYOUT_MAX_RANKS || L > ST_LAYOUT_MAX_RANKS || S * L > ST_LAYOUT_MAX_RANKS) {
+            snprintf(why, whylen, "%ldx%ld: want S >= 1 groups of L >= 1 ranks, at most %d ranks", S, L,
+                     ST_LAYOUT_MAX_RANKS);
             return -1;
         }
         for (long g = 0; g < S; g++)

@@ -18,6 +18,11 @@
 
 #include "st_sched.h"
 
+/* Ranks a layout (a topology file's, --layout's) may hold: far more than a schedule (ST_MAX_RANKS), since the
+ * tools describe and simulate clusters without instantiating every rank (st_model's classes); a layout's arrays
+ * take 16 bytes per rank. */
+#define ST_LAYOUT_MAX_RANKS 1000000
+
 typedef struct st_layout {
     int nlevels;                        /* 1 .. ST_TOPO_MAX_LEVELS; 0 while building, before the first count */
     int p;                              /* ranks: the sum of count[0] */
@@ -29,7 +34,7 @@ typedef struct st_layout {
 /* Builder, fed in document order. `depth` counts the lists around an entry, the outermost list being depth 1
  * (the bare count of a one-level layout is at depth 0). st_layout_leaf adds a count of n ranks at `depth`;
  * st_layout_close ends a list at `depth` that held m entries. Each returns 0, or -1 with the reason in `why`:
- * a count below 1, an empty list, a count at another depth than the first one, too many ranks (ST_MAX_RANKS)
+ * a count below 1, an empty list, a count at another depth than the first one, too many ranks (ST_LAYOUT_MAX_RANKS)
  * or levels (ST_TOPO_MAX_LEVELS), out of memory. */
 int st_layout_leaf(st_layout *l, int depth, long long n, char *why, size_t whylen);
 int st_layout_close(st_layout *l, int depth, int m, char *why, size_t whylen);

@@ -16,7 +16,7 @@
  * The loader is a plain library (libyaml and libc only), for stitchc, stitch-info and the runtime alike. It never
  * crashes, hangs or allocates without bound on any input: files are read by st_read_regular (regular files of at
  * most ST_TOPOFILE_MAX_BYTES), nesting is limited to ST_TOPOFILE_MAX_DEPTH collections, aliases are refused (no
- * expansion bombs), and the layout is limited to ST_MAX_RANKS ranks and ST_TOPO_MAX_LEVELS levels. Every error is
+ * expansion bombs), and the layout is limited to ST_LAYOUT_MAX_RANKS ranks and ST_TOPO_MAX_LEVELS levels. Every error is
  * one line `FILE:LINE:COL: error: ...` (1-based; libyaml's marks are 0-based), or `FILE: error: ...` when the file
  * cannot be read at all.
  */
@@ -28,7 +28,7 @@
 
 #include "st_topo.h"
 
-#define ST_TOPOFILE_MAX_BYTES (1 << 20) /* 1 MiB: a layout of 65536 one-rank servers fits in a third of it */
+#define ST_TOPOFILE_MAX_BYTES (16 << 20) /* 16 MiB: a layout of 1,000,000 one-rank servers fits in a fifth of it */
 #define ST_TOPOFILE_MAX_DEPTH 32        /* collections open at once */
 #define ST_TOPOFILE_NAME_MAX 64         /* names of the topology and its levels, host names: bytes, with the NUL */
 #define ST_TOPOFILE_HOST_MAX 256

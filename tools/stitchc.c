@@ -1067,9 +1067,9 @@ static int sim_options(const args *a, st_model_opts *o, double *bytes, const cha
     memset(o, 0, sizeof *o);
     const char *m = a->val[O_METHOD] ? a->val[O_METHOD] : "auto";
     o->method = !strcmp(m, "auto") ? ST_MODEL_AUTO : !strcmp(m, "exact") ? ST_MODEL_EXACT
-              : !strcmp(m, "symmetric") ? ST_MODEL_SYMMETRIC : -1;
+              : !strcmp(m, "symmetric") ? ST_MODEL_SYMMETRIC : !strcmp(m, "classes") ? ST_MODEL_CLASSES : -1;
     if (o->method < 0)
-        return usage_error("sim", "unknown method '%s' (known: auto, exact, symmetric)", m);
+        return usage_error("sim", "unknown method '%s' (known: auto, exact, symmetric, classes)", m);
     int dt = stitch_dtype_from_name(a->val[O_DTYPE] ? a->val[O_DTYPE] : "fp32");
     if (dt < 0)
         return usage_error("sim", "unknown dtype '%s' (known: int8, uint8, int16, int32, int64, fp16, bf16, fp32, fp64)", a->val[O_DTYPE]);
@@ -1270,7 +1270,9 @@ static const command commands[] = {
      "      --root R            the root of a rooted collective (default 0)\n"
      "  -d, --dtype DTYPE       element type: units are split in whole elements (default fp32)\n"
      "      --method M          auto (default: exact up to 4096 ranks, symmetric above), exact (every rank's\n"
-     "                          transfers, up to 65536 ranks) or symmetric (representative ranks, checked shifts)\n"
+     "                          transfers, up to 65536 ranks), symmetric (representative ranks, checked shifts)\n"
+     "                          or classes (unequal groups: one rank per class of alike ranks; auto's choice\n"
+     "                          above 1024 ranks where the levels are not all uniform; up to 1,000,000 ranks)\n"
      "      --latency US        without --topo: every level's latency in microseconds (default 1)\n"
      "      --bandwidth GBPS    without --topo: every level's bandwidth in GB/s, 10^9 bytes (default 25)\n"
      "      --reduce-bandwidth GBPS  without --topo: bytes reduced per second in GB/s (default 100; 0: free)\n"

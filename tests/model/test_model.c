@@ -5,7 +5,8 @@
  * machine (alpha 10 us, 25 GB/s, reduce 100 GB/s) over a grid of p and sizes and must be within 1% of its
  * expected value. Then: the symmetric evaluation equals the exact one where it applies and refuses where it does
  * not (RHD is not shift-symmetric); AHC on pods of 64 + 128 ranks with NB inside and across matches spec 9.7 with
- * C from the two levels' bandwidths; a step is as slow as its slowest rank on a two-level ring.
+ * C from the two levels' bandwidths; a step is as slow as its slowest rank on a two-level ring; on unequal layouts the
+ * classes equal the exact model for every algorithm that has them (issue 22 item 7).
  *
  * usage: test_model ALGOS.dsl [--long]   (--long: p up to 1024 for the O(p^2) algorithms too, else up to 100)
  */
@@ -18,6 +19,7 @@
 #include "frontend.h"
 #include "sema.h"
 #include "st_model.h"
+#include "st_topo.h"
 
 static int failures, checks;
 static const st_catalogue *cat;
@@ -449,6 +451,99 @@ static void slowest_rank(void)
     st_model_result_free(&r);
 }
 
+/* Issue 22 item 7: on unequal layouts the classes (one rank per class of alike ranks, costed per interval of copies)
+ * equal the exact model, step by step, for every algorithm that has classes; the algorithms that are not
+ * shift-symmetric there (RHD) are refused by the classes and priced exactly by AUTO; and the exact model refuses,
+ * with its estimate, a run that would take more than ST_MODEL_MAX_BYTES instead of being killed. */
+static void classes_agree(void)
+{
+    static const char *layouts[] = {"2,3", "7,5,3", "1,4", "[4,4],[4,4,4]", "[[2,2],[2]],[[2,2,2,2]]", "3,5,2,6",
+                                    "[3,3],[3]"};
+    static const char *algos[] = {"ring", "nb", "nhr", "mesh"};
+    static const char *colls[] = {"all_reduce", "reduce_scatter", "all_gather"};
+    st_model m = {.nlevels = 4, .gamma = GA,
+                  .level = {{1e-6, 1 / 56e9}, {5e-6, 1 / 25e9}, {AL, 1 / 6.25e9}, {2 * AL, 1 / 3e9}}};
+    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+        st_layout l;
+        st_topo t;
+        void *mem = NULL;
+        char why[200];
+        checks++;
+        if (st_layout_parse(layouts[i], &l, why, sizeof why) || st_topo_build(&l, &t, &mem)) {
+            printf("FAIL layout %s: %s\n", layouts[i], why);
+            failures++;
+            continue;
+        }
+        st_inst in = {.p = l.p, .topo = &t};
+        for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
+            for (size_t c = 0; c < sizeof colls / sizeof *colls; c++) {
+                const st_algo *al = st_catalogue_find(cat, algos[a], st_coll_from_name(colls[c]));
+                st_model_opts oe = {.method = ST_MODEL_EXACT, .elem_size = 4}, oc = oe;
+                oc.method = ST_MODEL_CLASSES;
+                st_model_result e, k;
+                st_err err = {.msg = ""};
+                if (!al || st_model_predict(cat, al, &in, &m, 3 << 20, &oe, &e, &err))
+                    continue; /* not in the catalogue for this collective, or refused by a require */
+                char what[160];
+                snprintf(what, sizeof what, "%s %s on %s: classes against exact", algos[a], colls[c], layouts[i]);
+                checks++;
+                if (st_model_predict(cat, al, &in, &m, 3 << 20, &oc, &k, &err)) {
+                    printf("FAIL %s: %s\n", what, err.msg);
+                    failures++;
+                } else {
+                    close_to(what, k.time, e.time, 1e-3);
+                    checks++;
+                    if (k.method != ST_MODEL_CLASSES || k.nsteps != e.nsteps) {
+                        printf("FAIL %s: method %d, %d steps, exact %d\n", what, k.method, k.nsteps, e.nsteps);
+                        failures++;
+                    }
+                    for (int s = 0; s < k.nsteps && s < e.nsteps; s++)
+                        if (fabs(k.steps[s].time - e.steps[s].time) > 1e-3 * e.steps[s].time + 1e-12 ||
+                            k.steps[s].level != e.steps[s].level) {
+                            printf("FAIL %s: step %d takes %g s on level %d, exact %g s on level %d\n", what, s,
+                                   k.steps[s].time, k.steps[s].level, e.steps[s].time, e.steps[s].level);
+                            failures++;
+                            break;
+                        }
+                    st_model_result_free(&k);
+                }
+                st_model_result_free(&e);
+            }
+        /* RHD (and nhr_oneshot): no classes (not shift-symmetric), refused by them and priced exactly by AUTO */
+        const st_algo *rhd = st_catalogue_find(cat, i % 2 ? "rhd" : "nhr_oneshot", ST_COLL_ALL_REDUCE);
+        st_model_opts oc = {.method = ST_MODEL_CLASSES}, oa = {.method = ST_MODEL_AUTO, .exact_max = 1};
+        st_model_result r;
+        st_err err = {.msg = ""};
+        checks++;
+        if (l.p > 2 && (st_model_predict(cat, rhd, &in, &m, 1 << 20, &oc, &r, &err) == 0 ||
+                        !strstr(err.msg, "not shift-symmetric"))) {
+            printf("FAIL %s on %s with classes: expected a refusal, got '%s'\n", rhd->name, layouts[i], err.msg);
+            failures++;
+        }
+        checks++;
+        if (st_model_predict(cat, rhd, &in, &m, 1 << 20, &oa, &r, &err) != 0 || r.method != ST_MODEL_EXACT) {
+            printf("FAIL %s on %s, auto: %s\n", rhd->name, layouts[i], err.msg);
+            failures++;
+        } else {
+            st_model_result_free(&r);
+        }
+        free(mem);
+        st_layout_free(&l);
+    }
+    /* every rank of a 65536-rank ring: about 0.4 TB of logs, refused at once with the estimate */
+    const st_algo *ring = st_catalogue_find(cat, "ring", ST_COLL_ALL_REDUCE);
+    st_inst in = {.p = 65536};
+    st_model_opts oe = {.method = ST_MODEL_EXACT};
+    st_model_result r;
+    st_err err = {.msg = ""};
+    checks++;
+    if (st_model_predict(cat, ring, &in, &m, 1 << 20, &oe, &r, &err) == 0 || !strstr(err.msg, "would take about") ||
+        !strstr(err.msg, "GB")) {
+        printf("FAIL ring on 65536 ranks, exact: expected a refusal with the estimate, got '%s'\n", err.msg);
+        failures++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -465,6 +560,7 @@ int main(int argc, char **argv)
     cat = c;
     formulas(argc > 2 && !strcmp(argv[2], "--long"));
     symmetric_agrees();
+    classes_agree();
     api();
     ahc_pods();
     pipeline();

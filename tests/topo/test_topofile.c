@@ -103,7 +103,7 @@ static const struct bad {
     {L2 "layout: [2, -3]\n", 0, "t.yaml:4:13: error: a group must hold at least 1 rank, not -3"},
     {L2 "layout: [2, 2.5]\n", 0, "t.yaml:4:13: error: expected a count of ranks (a whole number), not '2.5'"},
     {L2 "layout: [2, []]\n", 0, "t.yaml:4:13: error: an empty list: a group must hold at least one entry"},
-    {L2 "layout: [60000, 6000]\n", 0, "t.yaml:4:17: error: the layout holds more than 65536 ranks"},
+    {L2 "layout: [600000, 600000]\n", 0, "t.yaml:4:18: error: the layout holds more than 1000000 ranks"},
     /* depth */
     {L2 "layout: 8\n", 0, "t.yaml:4:9: error: the layout has 1 level (counts of ranks 0 lists deep) but `levels` lists 2; with 2 levels the counts sit 1 list deep"},
     {L2 "layout: [[2], [3]]\n", 0, "t.yaml:4:9: error: the layout has 3 levels (counts of ranks 2 lists deep) but `levels` lists 2; with 2 levels the counts sit 1 list deep"},
@@ -148,6 +148,14 @@ static void check_bad(void)
         if (rc == 0)
             st_topofile_free(&t);
     }
+    /* above a schedule's 65536 ranks: a layout holds up to a million (issue 22 item 7) */
+    const char *big = L2 "layout: [60000, 6000]\n";
+    char err[512] = "";
+    st_topofile t;
+    int rc = st_topofile_parse("t.yaml", big, strlen(big), &t, err, sizeof err);
+    CHECK(rc == 0 && t.layout.p == 66000, "66000 ranks: rc %d %s", rc, err);
+    if (rc == 0)
+        st_topofile_free(&t);
 }
 
 /* Files that are not regular are refused at once, never read or waited on. */
