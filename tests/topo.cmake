@@ -11,7 +11,7 @@ add_test(NAME topo.loader COMMAND test_topofile ${CMAKE_SOURCE_DIR}/topologies)
 set_tests_properties(topo.loader PROPERTIES TIMEOUT 60) # a FIFO must not hang the suite
 
 set(ST_TOPOS ${CMAKE_SOURCE_DIR}/topologies)
-stitch_cli(topo_verify_layout RC 0 STDOUT "verified 86 \\(algorithm, collective\\) pairs for p = 5..5"
+stitch_cli(topo_verify_layout RC 0 STDOUT "verified 88 \\(algorithm, collective\\) pairs for p = 5..5"
            ARGS verify ${STITCH_DSL} --layout 2,3)
 stitch_cli(topo_verify_layout3 RC 0 STDOUT "not applicable: pipeline all_gather on \\[2,3\\],\\[4\\]"
            ARGS verify ${STITCH_DSL} --layout [2,3],[4])

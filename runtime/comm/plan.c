@@ -94,12 +94,9 @@ stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entr
     if (!algo)
         return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: the catalogue has no algorithm for %s", fn,
                              stitch_coll_name(a->coll));
-    const char *no = st_pipeline_refuses(comm, algo, a);
-    if (no && !comm->algo[a->coll].is_auto) /* forced: the user asked for what HCCL's Pipeline does not do */
-        return st_comm_error(comm, STITCH_ERR_UNSUPPORTED, "%s: algorithm 'pipeline' of %s does not take %s (HCCL's "
-                             "Pipeline reduces no int64, no prod, and does not run under HCCL_DETERMINISTIC: spec 7, "
-                             "14.1); choose another algorithm, or auto, which runs hier for such calls", fn,
-                             stitch_coll_name(a->coll), no);
+    /* Forced (STITCH_ALGO, config->algo), pipeline runs whatever it is given: the restrictions are those of HCCL's
+     * hardware (the SDMA inline reduce), not of stitch's engines, which reduce every dtype and op in a fixed order. */
+    const char *no = comm->algo[a->coll].is_auto ? st_pipeline_refuses(comm, algo, a) : NULL;
     if (no) { /* auto (a policy's table, or HCCL_ALGO's level1): HCCL's fallback for what it does not support */
         const st_algo *h = st_reg_find(comm->reg, "hier", a->coll);
         if (st_debug() && comm->rank == 0 && h && !comm->cache[st_reg_index(comm->reg, h)].ready) /* once */
