@@ -167,7 +167,9 @@ static void st_comm_release(stitch_comm_t *comm)
     comm->sel = NULL;
     free(comm->scratch);
     free(comm->units);
-    st_mem_release(comm);
+    for (st_plainmem *m = comm->plainmem, *next; m; m = next) /* stitch_mem_alloc's, never freed (mem.c) */
+        next = m->next, free(m->ptr), free(m);
+    comm->plainmem = NULL;
     comm->cache = NULL, comm->scratch = comm->units = NULL;
     comm->scratch_size = comm->units_size = 0;
     st_topology_unref(comm->topology);

@@ -37,6 +37,12 @@ struct st_split;
 struct st_p2p_op;
 struct st_p2p_feed;
 struct st_nbq;
+/* A block stitch_mem_alloc gave out of plain memory (mem.c), listed on its communicator; freed by mem.c or, the
+ * ones left, when the communicator is. */
+typedef struct st_plainmem {
+    void *ptr;
+    struct st_plainmem *next;
+} st_plainmem;
 /* What the communicator does with its queue of non-blocking calls (progress.c fills it with the queue): wait until
  * none is pending, and stop the progress thread and free the queue. Called through here, not by name, so that the
  * communicator does not call up into the requests above it. */
@@ -235,8 +241,6 @@ st_inst st_comm_inst(const stitch_comm_t *comm, const st_algo *algo, int root);
 /* The same with the role level1 running `level1` (an st_l1_variants name; NULL: the communicator's roles). */
 st_inst st_comm_inst_l1(const stitch_comm_t *comm, const st_algo *algo, int root, const char *level1);
 
-/* Free what stitch_mem_alloc gave out of plain memory on this communicator (mem.c; at destroy). */
-void st_mem_release(stitch_comm_t *comm);
 
 /* reduce_scatter's work buffer of at least `bytes`, 64-byte aligned. */
 stitch_status_t st_comm_scratch(stitch_comm_t *comm, size_t bytes, const char *fn, char **out);

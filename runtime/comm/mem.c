@@ -7,11 +7,6 @@
 
 #include "comm.h"
 
-typedef struct st_plainmem {
-    void *ptr;
-    struct st_plainmem *next;
-} st_plainmem;
-
 static stitch_status_t st_plain_alloc(stitch_comm_t *comm, size_t bytes, void **ptr)
 {
     st_plainmem *m = malloc(sizeof *m);
@@ -40,13 +35,6 @@ static stitch_status_t st_plain_free(stitch_comm_t *comm, void *ptr)
     free(m->ptr);
     free(m);
     return STITCH_OK;
-}
-
-void st_mem_release(stitch_comm_t *comm)
-{
-    for (st_plainmem *m = comm->plainmem, *next; m; m = next)
-        next = m->next, free(m->ptr), free(m);
-    comm->plainmem = NULL;
 }
 
 stitch_status_t stitch_mem_alloc(stitch_comm_t *comm, size_t bytes, void **ptr)
