@@ -114,7 +114,7 @@ static void test_check_rejects(void)
             t.r[r] = (st_sel_range){.lo = bad[i].lo[r], .hi = bad[i].hi[r], .algo = a};
         CHECK(st_sel_check(&t, why, sizeof why) == -1 && strstr(why, bad[i].want), "case %zu: '%s'", i, why);
     }
-    st_sel_table ok = {.n = 2, .r = {{0, 99, a}, {100, SIZE_MAX, NULL}}};
+    st_sel_table ok = {.n = 2, .r = {{0, 99, a, NULL}, {100, SIZE_MAX, NULL, NULL}}};
     char why[256] = "";
     CHECK(st_sel_check(&ok, why, sizeof why) == -1 && strstr(why, "names no algorithm"), "'%s'", why);
     ok.r[1].algo = a;
