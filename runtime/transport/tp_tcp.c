@@ -188,7 +188,7 @@ static const st_tp_ops st_tcp_ops = {
 st_tp *st_tp_tcp_new(int fd, int peer, size_t ring)
 {
     st_tcp *c = calloc(1, sizeof *c);
-    char *buf = aligned_alloc(64, ring);
+    char *buf = aligned_alloc(64, (ring + 63) & ~(size_t)63);
     if (!c || !buf) {
         free(c);
         free(buf);

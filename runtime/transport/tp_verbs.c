@@ -971,7 +971,7 @@ static int st_vio(int fd, void *buf, size_t len, int writing, const struct times
 
 static struct ibv_mr *st_vreg(st_vx *x, size_t cap, int remote, char **buf)
 {
-    if (!(*buf = aligned_alloc(4096, cap)))
+    if (!(*buf = aligned_alloc(4096, (cap + 4095) & ~(size_t)4095)))
         return NULL;
     memset(*buf, 0, cap); /* touched now: the first pass through a fresh ring costs no faults (tp_tcp.c) */
     return x->api->reg_mr(x->pd, *buf, cap, IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE : 0));

@@ -154,7 +154,7 @@ static void member_main(void *ctx, int rank)
         most = need > most ? need : most;
     }
     most = (most + 63) & ~(size_t)63;
-    bufs h = {aligned_alloc(64, most), aligned_alloc(64, most)}, d = {dev_alloc(most), dev_alloc(most)};
+    bufs h = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)}, d = {dev_alloc(most), dev_alloc(most)};
     CHECK(h.a && h.b && d.a && d.b, "out of memory");
     for (int i = 0; i < t->ncases && !t->failed; i++)
         run_case(t, rank, &t->cases[i], &h, &d, most);

@@ -130,5 +130,8 @@ int main(int argc, char **argv)
     bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
     if (bad)
         fprintf(stderr, "bench_cma: wrong data or a failed read\n");
+    free(in);
+    free(out);
+    free(stage);
     return bad;
 }

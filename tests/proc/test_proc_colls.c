@@ -140,7 +140,7 @@ static int body_matrix(stitch_comm_t *comm, int rank, int p, int out)
         most = need > most ? need : most;
     }
     most = (most + 63) & ~(size_t)63;
-    bufs m = {aligned_alloc(64, most), aligned_alloc(64, most)};
+    bufs m = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)};
     int bad = !m.a || !m.b;
     for (int i = 0; i < the_ncases && !bad; i++)
         bad = run_case(comm, rank, p, &the_cases[i], &m, out);

@@ -41,7 +41,7 @@ static int get_bufs(stitch_comm_t *comm, int layout, int p, bufs *m, void **whol
     size_t b = buf_bytes(p);
     *whole = NULL;
     if (layout == 2) {
-        m->a = aligned_alloc(64, b), m->b = aligned_alloc(64, b);
+        m->a = aligned_alloc(64, (b + 63) & ~(size_t)63), m->b = aligned_alloc(64, (b + 63) & ~(size_t)63);
         return m->a && m->b ? 0 : 1;
     }
     stitch_status_t st;

@@ -84,7 +84,7 @@ static int has_algo(int coll, const char *name)
 static int body_colls(stitch_comm_t *comm, int rank, int p, int out)
 {
     size_t most = (size_t)p * (100003 + 3) * 8 + 64;
-    bufs m = {aligned_alloc(64, most), aligned_alloc(64, most)};
+    bufs m = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)};
     int bad = 0, k = 0, ran = 0;
     for (size_t c = 0; c < sizeof colls / sizeof *colls && !bad; c++)
         for (size_t a = 0; a < 3 && !bad; a++) {

@@ -169,7 +169,7 @@ static int body_colls(stitch_comm_t *comm, int rank, int p, int out)
 {
     static const size_t ns[] = {1000, 100003};
     size_t most = (size_t)p * (100003 + 3) * 8 + 64;
-    bufs m = {aligned_alloc(64, most), aligned_alloc(64, most)};
+    bufs m = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)};
     uint64_t h = 0xcbf29ce484222325ull, regs, puts;
     int ok = 1, k = 0, ran = 0;
     for (int c = 0; c < STITCH_COLL_COUNT && ok; c++)
