@@ -157,12 +157,12 @@ static int st_hello_regions(st_pctx *c, st_regmem *r, st_hello *h)
     if (!st_regmem_board(r, &h->board, err, sizeof err))
         return 0;
     if (scratch_work) {
-        if (!(moved = st_regmem_scratch(r, c->pr, 0, c->comm->scratch_size, 0, c->comm->timeout_ms, err, sizeof err)))
+        if (!(moved = st_regmem_scratch(r, 0, c->comm->scratch_size, 0, c->comm->timeout_ms, err, sizeof err)))
             return 0;
         w->work = moved;
     }
     if (w->units) {
-        if (!(moved = st_regmem_scratch(r, c->pr, 1, c->comm->units_size, 1, c->comm->timeout_ms, err, sizeof err)))
+        if (!(moved = st_regmem_scratch(r, 1, c->comm->units_size, 1, c->comm->timeout_ms, err, sizeof err)))
             return 0;
         w->units = moved;
     }
@@ -182,8 +182,8 @@ static void st_hello_make(st_pctx *c)
     for (int i = 0; i < ST_R_N; i++)
         h->r[i].fd = -1;
     if (!c->m.e->sched.partial) { /* the pull engine needs the whole schedule (the top of this file) */
-        if (c->comm->settings.cma == 1 && !c->pr->regmem)
-            c->pr->regmem = st_regmem_new(c->pr->rank, c->pr->size);
+        if (c->comm->settings.cma == 1)
+            (void)st_proc_regmem(c->pr);
         st_regmem *r = c->pr->regmem;
         h->cma = r && c->comm->settings.cma == 1 && st_regmem_board(r, &h->board, err, sizeof err) != NULL;
         h->ok = r && st_hello_regions(c, r, h);
@@ -602,7 +602,7 @@ static stitch_status_t st_pull(st_pctx *c)
         st_comm_tell(c->comm, st);
     for (int i = 0; i <= ST_R_N; i++) /* a failed call returns when no peer reads its buffers (bounded) */
         if (c->used[i])
-            (void)st_regmem_drain(c->used[i], c->pr, c->comm->timeout_ms);
+            (void)st_regmem_drain(c->pr->regmem, c->used[i], c->comm->timeout_ms);
     return st;
 }
 

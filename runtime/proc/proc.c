@@ -127,13 +127,31 @@ static void st_proc_backend_free(stitch_comm_t *comm)
     comm->proc = NULL;
 }
 
+static int st_proc_peer_gone(void *ctx, int j)
+{
+    const st_proc *pr = ctx;
+    return pr->ctrl[j].state == 1 || pr->ctrl[j].state == 2;
+}
+
+static void st_proc_nap(void *ctx)
+{
+    (void)st_proc_poll_ctrl(ctx, 1);
+}
+
+st_regmem *st_proc_regmem(st_proc *pr)
+{
+    if (!pr->regmem)
+        pr->regmem = st_regmem_new(pr->rank, pr->size, (st_regmem_watch){pr, st_proc_peer_gone, st_proc_nap});
+    return pr->regmem;
+}
+
 /* stitch_mem_alloc: a shared segment (regmem.h). From the first one on, plans are made whole: the pull engine
  * needs every rank's transfers (exec_pull.c). */
 static stitch_status_t st_proc_mem_alloc(stitch_comm_t *comm, size_t bytes, void **ptr)
 {
     st_proc *pr = comm->proc;
     char err[256];
-    if (!pr->regmem && !(pr->regmem = st_regmem_new(pr->rank, pr->size)))
+    if (!st_proc_regmem(pr))
         return st_comm_error(comm, STITCH_ERR_NO_MEMORY, "stitch_mem_alloc: rank %d: out of memory", pr->rank);
     comm->whole_schedule = 1;
     stitch_status_t st = st_regmem_alloc(pr->regmem, bytes, 0, ptr, err, sizeof err);
@@ -145,7 +163,7 @@ static stitch_status_t st_proc_mem_free(stitch_comm_t *comm, void *ptr)
     st_proc *pr = comm->proc;
     char err[256] = "";
     stitch_status_t st = !pr->regmem ? STITCH_ERR_INVALID_ARGUMENT
-                         : st_regmem_release(pr->regmem, pr, ptr, 0, comm->timeout_ms, err, sizeof err);
+                         : st_regmem_release(pr->regmem, ptr, 0, comm->timeout_ms, err, sizeof err);
     if (!pr->regmem)
         snprintf(err, sizeof err, "%p is not a buffer of stitch_mem_alloc (none was allocated on this communicator)",
                  ptr);

@@ -53,7 +53,7 @@ typedef struct st_proc {
                                * thread may write abort frames */
     atomic_int ctrl_owner;    /* 1 once a thread has written (or is writing) the abort frames */
     struct st_out *outs;      /* the message executor's sends of a step (exec_msg.c), kept between calls */
-    struct st_regmem *regmem; /* registered memory (regmem.h), made by the first stitch_mem_alloc; NULL before */
+    struct st_regmem *regmem; /* registered memory (regmem.h), made on first use (st_proc_regmem); NULL before */
     int pull_said;            /* STITCH_DEBUG: the pull engine's first call was logged (bit 1 direct, bit 2 cma) */
     int outs_cap;
     struct st_out *early;     /* the next step's sends begun early: fused receive-reduce-send (exec_msg.c) */
@@ -86,6 +86,10 @@ void st_proc_abort(st_proc *pr, const char *reason); /* never blocks; the first 
 /* Read what the control channels have (non-blocking). Returns 0, or -1 when a peer died or aborted (the
  * reason, naming the peer, is then pr->abort's and the communicator is aborted). */
 int st_proc_poll_ctrl(st_proc *pr, int timeout_ms);
+
+/* The process's registry of shared memory (regmem.h), made on first use with a watch on the control channels (a
+ * gone peer holds no borrow; waits answer the peers' queries); NULL when out of memory. */
+struct st_regmem *st_proc_regmem(st_proc *pr);
 
 /* The deadline of a call passed while waiting for rank `waiting_for`: find the rank really behind before anyone
  * is blamed. Asks every connected peer for its progress over the control channels and waits up to wait_ms for the

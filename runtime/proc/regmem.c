@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "base.h"
-#include "proc.h"
 #include "regmem.h"
 
 #define ST_SEG_MAGIC 0x31474553444d5453ull /* "STMDSEG1" */
@@ -49,6 +48,7 @@ typedef struct st_pmap { /* a peer's, mapped here */
 
 struct st_regmem {
     int rank, size;
+    st_regmem_watch watch;
     uint64_t next_id;
     st_seg *mine;
     st_pmap *peers;
@@ -58,11 +58,11 @@ struct st_regmem {
     size_t scratch_size[2];
 };
 
-st_regmem *st_regmem_new(int rank, int size)
+st_regmem *st_regmem_new(int rank, int size, st_regmem_watch watch)
 {
     st_regmem *r = calloc(1, sizeof *r);
     if (r)
-        r->rank = rank, r->size = size, r->next_id = 1;
+        r->rank = rank, r->size = size, r->watch = watch, r->next_id = 1;
     return r;
 }
 
@@ -137,38 +137,38 @@ static st_seg *st_seg_containing(const st_regmem *r, const char *p, size_t len)
 }
 
 /* Does a rank that may still read hold a borrow on seg? */
-static int st_seg_read(st_seg_hdr *seg, st_proc *pr)
+static int st_seg_read(const st_regmem *r, st_seg_hdr *seg)
 {
-    int n = pr ? pr->size : ST_SEG_RANKS;
+    const st_regmem_watch *w = &r->watch;
+    int n = w->gone ? r->size : ST_SEG_RANKS;
     if (atomic_load(&seg->readers) != 0)
         return 1;
     for (int j = 0; j < n && j < ST_SEG_RANKS; j++)
-        if (atomic_load(&seg->by[j]) != 0 && !(pr && (pr->ctrl[j].state == 1 || pr->ctrl[j].state == 2)))
+        if (atomic_load(&seg->by[j]) != 0 && !(w->gone && w->gone(w->ctx, j)))
             return 1;
     return 0;
 }
 
-int st_regmem_drain(st_seg_hdr *seg, st_proc *pr, int timeout_ms)
+int st_regmem_drain(const st_regmem *r, st_seg_hdr *seg, int timeout_ms)
 {
     st_deadline dl;
     st_deadline_start(&dl, timeout_ms);
-    for (long n = 0; st_seg_read(seg, pr); n++) {
+    for (long n = 0; st_seg_read(r, seg); n++) {
         if (n < 1000) {
             sched_yield();
             continue;
         }
         if (st_deadline_passed(&dl))
             return -1;
-        if (pr)
-            (void)st_proc_poll_ctrl(pr, 1); /* a nap that answers the peers' progress queries */
+        if (r->watch.nap)
+            r->watch.nap(r->watch.ctx); /* answers the peers' progress queries */
         else
             usleep(1000);
     }
     return 0;
 }
 
-stitch_status_t st_regmem_release(st_regmem *r, st_proc *pr, void *ptr, int internal, int timeout_ms, char *err,
-                                  size_t errlen)
+stitch_status_t st_regmem_release(st_regmem *r, void *ptr, int internal, int timeout_ms, char *err, size_t errlen)
 {
     st_seg **at = &r->mine;
     while (*at && (char *)(*at)->hdr + ST_SEG_HDR != (char *)ptr)
@@ -183,7 +183,7 @@ stitch_status_t st_regmem_release(st_regmem *r, st_proc *pr, void *ptr, int inte
         return STITCH_ERR_INVALID_ARGUMENT;
     }
     atomic_store(&s->hdr->state, ST_SEG_FREED); /* seq_cst against a borrower's readers + 1, then its look */
-    int drained = st_regmem_drain(s->hdr, pr, timeout_ms) == 0;
+    int drained = st_regmem_drain(r, s->hdr, timeout_ms) == 0;
     *at = s->next;
     if (r->board == s->hdr)
         r->board = NULL;
@@ -214,14 +214,14 @@ st_seg_hdr *st_regmem_board(st_regmem *r, st_reg_handle *h, char *err, size_t er
     return r->board;
 }
 
-char *st_regmem_scratch(st_regmem *r, st_proc *pr, int which, size_t bytes, int zero, int timeout_ms, char *err,
+char *st_regmem_scratch(st_regmem *r, int which, size_t bytes, int zero, int timeout_ms, char *err,
                         size_t errlen)
 {
     if (bytes <= r->scratch_size[which] && r->scratch[which])
         return r->scratch[which];
     void *p;
     if (r->scratch[which]) /* no call reads it now: every rank waits for its readers before a call returns */
-        (void)st_regmem_release(r, pr, r->scratch[which], 1, timeout_ms, err, errlen);
+        (void)st_regmem_release(r, r->scratch[which], 1, timeout_ms, err, errlen);
     r->scratch[which] = NULL, r->scratch_size[which] = 0;
     if (st_regmem_alloc(r, bytes, 1, &p, err, errlen) != STITCH_OK)
         return NULL;

@@ -49,17 +49,25 @@ typedef struct st_reg_handle {
 } st_reg_handle;
 
 typedef struct st_regmem st_regmem;
-struct st_proc;
+
+/* How the registry sees the process it serves without calling into it (the process fills it in): whether rank j is
+ * gone (died or said goodbye: it reads nothing any more, its borrows are not waited for), and a short nap that
+ * answers the peers' control queries meanwhile. A zero watch: every rank may read, a nap is a 1 ms sleep. */
+typedef struct st_regmem_watch {
+    void *ctx;
+    int (*gone)(void *ctx, int rank);
+    void (*nap)(void *ctx);
+} st_regmem_watch;
 
 /* The registry of one process-mode communicator; NULL when out of memory. */
-st_regmem *st_regmem_new(int rank, int size);
+st_regmem *st_regmem_new(int rank, int size, st_regmem_watch watch);
 /* Unmap everything: my segments (whatever peers still map stays theirs) and my mappings of peers'. */
 void st_regmem_free(st_regmem *r);
 
 /* stitch_mem_alloc / stitch_mem_free on a process-mode communicator. Free waits up to timeout_ms (< 0: for ever)
- * for the peers that read the segment to end their calls, polling the control channels (pr) meanwhile. */
+ * for the peers that read the segment to end their calls, napping through the watch meanwhile. */
 stitch_status_t st_regmem_alloc(st_regmem *r, size_t bytes, int internal, void **ptr, char *err, size_t errlen);
-stitch_status_t st_regmem_release(st_regmem *r, struct st_proc *pr, void *ptr, int internal, int timeout_ms,
+stitch_status_t st_regmem_release(st_regmem *r, void *ptr, int internal, int timeout_ms,
                                   char *err, size_t errlen);
 
 /* Is [ptr, ptr + len) inside one of my live segments? 1 with its handle, else 0. */
@@ -77,12 +85,12 @@ void st_regmem_return(st_seg_hdr *seg, int me);
 /* The engine's scratch in registered memory: at least `bytes`, 64-byte aligned, grown by a new segment (the old one
  * freed: a new call's peers map the new one); zeroed when (re)made if `zero`. which: 0 the work scratch, 1 the
  * scratch units. NULL with a message. */
-char *st_regmem_scratch(st_regmem *r, struct st_proc *pr, int which, size_t bytes, int zero, int timeout_ms,
+char *st_regmem_scratch(st_regmem *r, int which, size_t bytes, int zero, int timeout_ms,
                         char *err, size_t errlen);
 
-/* Wait until no live peer reads my segment `seg`, up to timeout_ms, polling pr's control channels (a rank that died
- * or said goodbye reads nothing any more: its borrows are not waited for): a failed call returns only when its
+/* Wait until no live peer reads my segment `seg`, up to timeout_ms, napping through r's watch (a gone rank's
+ * borrows are not waited for): a failed call returns only when its
  * buffers are no longer read (as in threads mode). 0, or -1 on timeout. */
-int st_regmem_drain(st_seg_hdr *seg, struct st_proc *pr, int timeout_ms);
+int st_regmem_drain(const st_regmem *r, st_seg_hdr *seg, int timeout_ms);
 
 #endif

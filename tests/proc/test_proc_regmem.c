@@ -194,7 +194,7 @@ static int body_free(stitch_comm_t *comm, int rank, int n, int out)
     }
     st_seg_hdr *sa, *sb;
     char *pa, *pb;
-    if (!(pr->regmem = pr->regmem ? pr->regmem : st_regmem_new(1, 2)))
+    if (!st_proc_regmem(pr))
         return 1;
     stitch_recv(h, sizeof h, STITCH_UINT8, 0, comm);
     unsigned pid = pr->boot.peers[0].pid;
