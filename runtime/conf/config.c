@@ -146,7 +146,7 @@ static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo
     const unsigned long long hi = 1ull << 30;
     unsigned long long n;
     if (!st_parse_size(v, hi, &n) || n < lo) {
-        snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G in decimal (suffix k or m)", name, v, lo);
+        snprintf(err, errlen, "%s='%s': expected bytes between %zu and 1G (a size such as 65536, 64K or 1MiB)", name, v, lo);
         return STITCH_ERR_CONFIG;
     }
     *bytes = (size_t)n;
@@ -157,7 +157,7 @@ static stitch_status_t st_parse_bytes(const char *name, const char *v, size_t lo
 static stitch_status_t st_parse_pow2(const char *name, const char *v, size_t *out, char *err, size_t errlen)
 {
     if (st_parse_bytes(name, v, 4096, out, err, errlen) != STITCH_OK || (*out & (*out - 1))) {
-        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (suffix k or m)", name, v);
+        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 1G (a size such as 65536, 64K or 1MiB)", name, v);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;
@@ -474,7 +474,7 @@ static stitch_status_t st_load_ib_ring(const st_tunable *t, const char *env, con
     const char *v = st_value(t, env);
     if (st_parse_pow2(t->name, v, &out->ib_ring_bytes, err, errlen) != STITCH_OK ||
         out->ib_ring_bytes > ((size_t)8 << 20)) {
-        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 8m (suffix k or m)", t->name, v);
+        snprintf(err, errlen, "%s='%s': expected a power of two between 4096 and 8M (a size such as 65536, 64K or 1MiB)", t->name, v);
         return STITCH_ERR_CONFIG;
     }
     return STITCH_OK;

@@ -376,7 +376,7 @@ static const env_case env_cases[] = {
 #endif
     {"STITCH_TRANSPORT", "tcp", STITCH_OK, ""},
     {"STITCH_SHM_RING_BYTES", "3000", STITCH_ERR_CONFIG,
-     "STITCH_SHM_RING_BYTES='3000': expected a power of two between 4096 and 1G (suffix k or m)"},
+     "STITCH_SHM_RING_BYTES='3000': expected a power of two between 4096 and 1G (a size such as 65536, 64K or 1MiB)"},
     {"STITCH_TCP_RING_BYTES", "96k", STITCH_ERR_CONFIG, "STITCH_TCP_RING_BYTES='96k': expected a power of two"},
     {"STITCH_TCP_RING_BYTES", "64k", STITCH_OK, ""},
     {"STITCH_SPIN_US", "-5", STITCH_ERR_CONFIG, "STITCH_SPIN_US='-5': expected microseconds between 0 and 10000000"},
