@@ -84,11 +84,20 @@ median() {
 side() {
   local name=$1 fields=$2
   shift 2
-  if ! "$@" < /dev/null > "$TMP/out" 2> "$TMP/err"; then # (mpirun reads stdin: keep it off the list of ranges)
+  local try=1
+  # (mpirun reads stdin: keep it off the list of ranges.) stitch's bootstrap under mpirun listens on a port derived
+  # from the job id (runtime/boot/bootstrap.c), which another program on a shared host may hold: such a run is tried
+  # again, up to 3 times, with the next job id.
+  while ! "$@" < /dev/null > "$TMP/out" 2> "$TMP/err"; do
+    if [ $try -lt 3 ] && grep -q "Address already in use" "$TMP/err"; then
+      echo "# (retried: port in use: $(grep -o 'cannot listen on [^:]*:[0-9]*' "$TMP/err" | head -1))" >&2
+      try=$((try + 1))
+      continue
+    fi
     echo "bench_vs_mpi.sh: this run failed: $*" >&2
     cat "$TMP/err" >&2
     exit 1
-  fi
+  done
   awk -v f="$fields" 'BEGIN {n = split(f, k, ",")} $1 ~ /^[0-9]+$/ {
     line = $k[1]; for (i = 2; i <= n; i++) line = line " " $k[i]; print line}' "$TMP/out" >> "$TMP/$name"
 }
