@@ -30,6 +30,7 @@
 #   ALGO=ring scripts/bench_vs_mpi.sh ...                          force stitch's algorithm (default: auto)
 #   REPEAT=5 scripts/bench_vs_mpi.sh ...                           runs per column, the median shown (default 3)
 #   TORCH=0 scripts/bench_vs_mpi.sh ...                            without the torch columns
+#   MIN=16777216 scripts/bench_vs_mpi.sh build 67108864 2          sizes from MIN (default 8): 16M, 32M, 64M
 #
 # Ratios: x = stitch's time over the other library's on the same transport (1.00: as fast; below 1: faster), so
 # small sizes, whose bandwidths round to 0, compare too; reg/thr and thr/cpy are busbw ratios (above 1: the first is
@@ -40,7 +41,7 @@
 set -euo pipefail
 export LC_ALL=C # join needs one collation for its inputs
 cd "$(dirname "$0")/.."
-BUILD=${1:-build}; MAX=${2:-67108864}; FACTOR=${3:-4}
+BUILD=${1:-build}; MAX=${2:-67108864}; FACTOR=${3:-4}; MIN=${MIN:-8}
 command -v mpicc >/dev/null && command -v mpirun >/dev/null || { echo "skip: mpicc/mpirun not found"; exit 0; }
 [ -x "$BUILD/bin/copy_bench" ] || { echo "bench_vs_mpi.sh: $BUILD/bin/copy_bench is not built (cmake --build $BUILD)" >&2; exit 2; }
 BIN=$BUILD/bin/mpi_allreduce_bench
@@ -50,6 +51,7 @@ MPI_TCP="--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo"
 ALGO_ARGS=${ALGO:+-a $ALGO}
 REPEAT=${REPEAT:-3}
 case $REPEAT in '' | *[!0-9]* | 0) echo "REPEAT='$REPEAT': expected a positive number of runs" >&2; exit 2 ;; esac
+case $MIN in '' | *[!0-9]* | 0) echo "MIN='$MIN': expected a number of bytes (no suffix)" >&2; exit 2 ;; esac
 case $MAX in '' | *[!0-9]*) echo "MAXBYTES='$MAX': expected a number of bytes (no suffix)" >&2; exit 2 ;; esac
 case $FACTOR in '' | *[!0-9]* | 0 | 1) echo "FACTOR='$FACTOR': expected a whole number of 2 or more" >&2; exit 2 ;; esac
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
@@ -66,7 +68,8 @@ fi
 
 # The two size ranges with their warm-up and timed calls: latency up to 64 KiB, bandwidth above.
 ranges() {
-  local small=8 big=8
+  local small=$MIN big=$MIN
+  if [ "$MIN" -gt 65536 ]; then echo "$MIN $MAX 3 20"; return 0; fi
   while [ $((big * FACTOR)) -le "$MAX" ] && [ $((big * FACTOR)) -le 65536 ]; do big=$((big * FACTOR)); done
   echo "$small $big 200 2000"
   [ $((big * FACTOR)) -le "$MAX" ] && echo "$((big * FACTOR)) $MAX 3 20"
@@ -105,7 +108,7 @@ side() {
 # One torch job (np processes, every size, one round of gloo then stitch): its rows into $TMP/gloo and $TMP/torch.
 torch_side() {
   local np=$1
-  if ! /usr/bin/python3 scripts/bench_torch.py --procs "$np" -b 8 -e "$MAX" -f "$FACTOR" --rounds 1 --secs 0.1 \
+  if ! /usr/bin/python3 scripts/bench_torch.py --procs "$np" -b "$MIN" -e "$MAX" -f "$FACTOR" --rounds 1 --secs 0.1 \
        --module-dir "$BUILD/lib" < /dev/null > "$TMP/out" 2> "$TMP/err"; then
     echo "bench_vs_mpi.sh: this run failed: scripts/bench_torch.py --procs $np" >&2
     cat "$TMP/err" >&2
