@@ -5,8 +5,10 @@ as nccl-tests prints (time per call and bus bandwidth for each, and their ratio)
     /usr/bin/python3 scripts/bench_torch.py [--procs 2,4] [-b 8] [-e 64M] [-f 4] [--dtype float32]
                                             [--secs 0.2] [--module-dir build/lib]
 
-Without torchrun's variables it starts itself once per process count, under scripts/torchrun.py --standalone
-(torchrun, fixed for Debian's torch 1.13 under Python 3.11), and each job prints its table. Inside a job every
+Without torchrun's variables it starts itself once per process count, under scripts/torchrun.py (torchrun, fixed for
+Debian's torch 1.13 under Python 3.11), and each job prints its table. The rendezvous (c10d, one node) listens on a
+port free when the job starts (the kernel's pick for a socket bound to port 0 on 127.0.0.1, then closed), not on
+--standalone's fixed 29400, which another job on the host (a second bench, a test) may hold. Inside a job every
 process makes a gloo group and a stitch group over all ranks; for each size it warms both up, then alternates
 gloo and stitch rounds (each round a fixed number of calls, timed on every rank, the slowest rank's time kept) so
 that a change in the machine's load hits both alike. The figure is the median round, per call.
@@ -16,9 +18,11 @@ stitch time: above 1, stitch is faster. Sum over fp32 by default; the values are
 import argparse
 import os
 import statistics
+import socket
 import subprocess
 import sys
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -52,11 +56,19 @@ def sizes(a):
             s *= a.factor
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 now (another process could take it before torchrun binds it: unlikely)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def launch(a):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(a.module_dir) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                OMP_NUM_THREADS="1")
     for p in a.procs.split(","):
-        cmd = [sys.executable, os.path.join(HERE, "torchrun.py"), "--standalone", f"--nproc_per_node={p}",
+        cmd = [sys.executable, os.path.join(HERE, "torchrun.py"), "--nnodes=1", "--rdzv_backend=c10d",
+               f"--rdzv_endpoint=127.0.0.1:{free_port()}", f"--rdzv_id={uuid.uuid4()}", f"--nproc_per_node={p}",
                os.path.abspath(__file__)] + sys.argv[1:]
         rc = subprocess.call(cmd, env=env)
         if rc:

@@ -7,8 +7,10 @@ Each FILE is one of (found by its content, not its name):
   - stitch-perf's table (stdout; several runs may follow each other in one file): one line per run, labelled
     "COLL ALGO pN" from its header (ALGO: the algorithm asked for, auto when the library picked per size);
   - stitch-perf -J FILE's JSON document: the same, from its "options";
-  - scripts/bench_vs_mpi.sh's output: one line per column group and np ("MPI shm np=2", "stitch shm np=2",
-    "stitch threads np=2", "MPI tcp np=2", "stitch tcp np=2").
+  - scripts/bench_vs_mpi.sh's output: one line per busbw column and np ("MPI shm np=2", "stitch shm np=2",
+    "stitch registered np=2", "stitch threads np=2", "copy bound np=2", "MPI tcp np=2", "stitch tcp np=2",
+    "gloo (torch) np=2", "stitch (torch) np=2"; older outputs have fewer columns). A cell that is not a number
+    ("-") is left out of its line.
 stitch-perf's out-of-place busbw is plotted (--place in: the in-place one; both: a line each, "(in-place)" added).
 -l LABEL, once per FILE in order, replaces the labels of that file's lines (a file with several lines gets
 "LABEL: line"). Sizes of 0 bytes, a busbw of 0 (too small to show at the table's precision) and failed rows are
@@ -131,9 +133,12 @@ def read_perf_json(name, text, places):
 
 # ---- scripts/bench_vs_mpi.sh -------------------------------------------------------------------------------------
 
-# The column names of the header line ("bytes | mpi_us mpi_bw shm_us shm_bw x | thr_us thr_bw x | mpi_us mpi_bw
-# tcp_us tcp_bw x | algorithm"; older outputs lack the threads group) name the lines: each *_bw column is one.
-_BW_LABEL = {"shm_bw": "stitch shm", "tcp_bw": "stitch tcp", "thr_bw": "stitch threads"}
+# The column names of the header line ("bytes | mpi_us mpi_bw shm_us shm_bw x | reg_us reg_bw reg/thr | thr_us
+# thr_bw x | cpy_us cpy_bw thr/cpy | mpi_us mpi_bw tcp_us tcp_bw x | gloo_us gloo_bw tch_us tch_bw g/s | algorithm";
+# older outputs lack some groups, and the torch group is there only when torch was) name the lines: each *_bw column
+# is one.
+_BW_LABEL = {"shm_bw": "stitch shm", "tcp_bw": "stitch tcp", "thr_bw": "stitch threads", "reg_bw": "stitch registered",
+             "cpy_bw": "copy bound", "gloo_bw": "gloo (torch)", "tch_bw": "stitch (torch)"}
 
 
 def _bw_columns(groups):
@@ -166,7 +171,9 @@ def read_bench_vs_mpi(name, text):
         for g, f, label in cols:
             if g >= len(groups) or f >= len(groups[g]):
                 raise InputError(f"{name}:{n}: a row shorter than its header line (no column {label})")
-            series.setdefault(f"{label} np={np_}", []).append((size, _num(groups[g][f], f"{name}:{n}")))
+            pts = series.setdefault(f"{label} np={np_}", [])
+            if groups[g][f] != "-":
+                pts.append((size, _num(groups[g][f], f"{name}:{n}")))
     return list(series.items())
 
 

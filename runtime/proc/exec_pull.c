@@ -66,6 +66,7 @@
 #include "exec_msg.h"
 #include "exec_pull.h"
 #include "proc.h"
+#include "pull.h"
 #include "regmem.h"
 #include "registry.h"
 
@@ -394,23 +395,25 @@ static stitch_status_t st_borrow_peer(st_pctx *c, int q)
     return st;
 }
 
-/* ---- the steps (threads/exec.c's protocol) ---------------------------------------------------------------------- */
+/* ---- the steps (threads/exec.c's protocol, its loop in comm/pull.c) ---------------------------------------------- */
 
 static long st_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
     return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
 }
 
-static void st_ppost(st_pctx *c, uint32_t v)
+static void st_ppost(void *ctx, uint32_t v)
 {
+    st_pctx *c = ctx;
     atomic_store(&c->mine->posted, v); /* seq_cst, then the load of sleepers: job.c's argument */
     if (atomic_load(&c->mine->sleepers) != 0)
         st_futex(&c->mine->posted, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 /* Wait for rank `peer` to post base + 1 + g. */
-static stitch_status_t st_pwait(st_pctx *c, int peer, uint32_t g)
+static stitch_status_t st_pwait(void *ctx, int peer, uint32_t g)
 {
+    st_pctx *c = ctx;
     st_seg_hdr *b = c->board[peer];
     uint32_t target = c->base + 1 + g;
     st_idler w = {0};
@@ -430,19 +433,6 @@ static stitch_status_t st_pwait(st_pctx *c, int peer, uint32_t g)
             st_futex(&b->posted, FUTEX_WAIT, atomic_load(&b->posted), &slice);
         atomic_fetch_sub(&b->sleepers, 1);
     }
-}
-
-/* A contiguous piece of one transfer (exec.c's). */
-typedef struct st_piece {
-    char *dst;
-    const char *src, *in;
-    size_t len;
-} st_piece;
-
-static int st_piece_follows(const st_piece *a, const st_piece *b, size_t es)
-{
-    size_t n = a->len * es;
-    return a->len && b->dst == a->dst + n && b->src == a->src + n && (a->in ? b->in == a->in + n : !b->in);
 }
 
 /* n elements of rank q's memory at src (an address in q's process) to dst: a copy read straight into dst, a
@@ -468,8 +458,9 @@ static stitch_status_t st_cma_move(st_pctx *c, int q, int op, char *dst, const c
     return STITCH_OK;
 }
 
-static stitch_status_t st_pmove(st_pctx *c, int q, int op, char *dst, const char *in, const char *src, size_t n)
+static stitch_status_t st_pmove(void *ctx, int q, int op, char *dst, const char *in, const char *src, size_t n)
 {
+    st_pctx *c = ctx;
     if (!c->cma || q == c->m.me || n == 0) {
         st_call_move(&c->m, op, dst, in, src, n);
         return STITCH_OK;
@@ -477,102 +468,40 @@ static stitch_status_t st_pmove(st_pctx *c, int q, int op, char *dst, const char
     return st_cma_move(c, q, op, dst, in, src, n);
 }
 
-/* Apply transfer recvs[i] of my plan in the current segment, reading its source's units through the source's
- * st_where as mapped here, or with process_vm_readv (exec.c's st_apply). */
-static stitch_status_t st_papply(st_pctx *c, int32_t i)
+/* Apply transfer recvs[i] of my plan in the current segment (pull.h's st_pull_xfer), reading its source's units
+ * through the source's st_where as mapped here, or with process_vm_readv. */
+static stitch_status_t st_papply(void *ctx, int32_t i, int src, uint32_t g)
 {
-    stitch_status_t st;
-    st_call *m = &c->m;
-    const st_xfer *x = &m->e->sched.xfers[m->e->plan.recvs[i]];
-    const st_where *q = &c->pw[x->src];
-    const unsigned char *src_fresh = m->e->src_fresh + m->e->src_fresh_at[i];
-    st_piece run = {NULL, NULL, NULL, 0};
-    st_pcur pc;
-    st_pairs_begin(m, x, &pc);
-    for (int32_t j = 0; pc.left; j++, st_pairs_next(m, &pc)) {
-        size_t soff, doff, len = st_pair_len(m, &pc, &soff, &doff);
-        st_piece piece = {st_unit_mine(m, pc.du, doff), st_unit_in(m, q, x->src, pc.su, soff, src_fresh[j]),
-                          x->op == ST_X_COPY ? NULL : st_fresh_input(m, pc.du, doff), len};
-        st_unit_written(m, pc.du);
-        if (len == 0)
-            continue;
-        if (st_piece_follows(&run, &piece, m->esize)) {
-            run.len += len;
-            continue;
-        }
-        if ((st = st_pmove(c, x->src, x->op, run.dst, run.in, run.src, run.len)) != STITCH_OK)
-            return st;
-        run = piece;
-    }
-    return st_pmove(c, x->src, x->op, run.dst, run.in, run.src, run.len);
+    st_pctx *c = ctx;
+    (void)g;
+    return st_pull_xfer(&c->m, i, &c->pw[src], 0, st_pmove, c);
 }
 
-/* The ranks that read from me at step s have posted base + 1 + target_g. */
-static stitch_status_t st_pwait_readers(st_pctx *c, int s, uint32_t target_g)
+static void st_pstep_begin(void *ctx, size_t k, int s, uint32_t g)
 {
-    const st_plan *pl = &c->m.e->plan;
-    for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
-        int dst = c->m.e->sched.xfers[pl->sends[i]].dst;
-        stitch_status_t st = dst == c->m.me ? STITCH_OK : st_pwait(c, dst, target_g);
-        if (st != STITCH_OK)
-            return st;
-    }
-    return STITCH_OK;
-}
-
-static stitch_status_t st_pstep(st_pctx *c, size_t k, int s)
-{
-    const st_plan *pl = &c->m.e->plan;
-    uint32_t g = (uint32_t)(k * (size_t)c->m.nsteps) + (uint32_t)s;
-    stitch_status_t st = STITCH_OK;
+    st_pctx *c = ctx;
     c->pr->prog = (st_progress){c->m.fp.seq, (uint32_t)k, (uint32_t)s}; /* what a peer's progress query hears */
     if (st_pull_step_hook)
         st_pull_step_hook(c->m.fp.seq, g);
-    if (g > 0 && (st = st_pwait_readers(c, (s + c->m.nsteps - 1) % c->m.nsteps, g)) != STITCH_OK)
-        return st;
-    for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
-        const st_xfer *x = &c->m.e->sched.xfers[pl->recvs[i]];
-        int local = x->src == c->m.me;
-        if (local && !st_xfer_mapped(x))
-            continue;
-        if ((!local && (st = st_pwait(c, x->src, g)) != STITCH_OK) || (st = st_papply(c, i)) != STITCH_OK)
-            return st;
-    }
-    if (s == c->m.nsteps - 1) {
-        st_call_segment_end(&c->m);
-        if (k + 1 < c->m.nseg)
-            st_call_segment_begin(&c->m, k + 1);
-    }
-    st_ppost(c, c->base + 2 + g);
-    return STITCH_OK;
 }
 
 static uint32_t st_ptotal(const st_pctx *c)
 {
-    return (uint32_t)(c->m.nseg * (size_t)c->m.nsteps);
+    return st_pull_total(&c->m);
 }
 
 static stitch_status_t st_prun(st_pctx *c)
 {
-    stitch_status_t st;
+    st_pull p = {&c->m, c->base, 0, c, st_pwait, st_papply, st_ppost, st_pstep_begin};
     st_call_segment_begin(&c->m, 0);
     st_ppost(c, c->base + 1);
-    for (size_t k = 0; k < c->m.nseg; k++)
-        for (int s = 0; s < c->m.nsteps; s++)
-            if ((st = st_pstep(c, k, s)) != STITCH_OK)
-                return st;
-    if (c->m.nsteps == 0)
-        st_call_segment_end(&c->m);
-    else if ((st = st_pwait_readers(c, c->m.nsteps - 1, st_ptotal(c))) != STITCH_OK)
-        return st;
-    st_call_finish(&c->m);
-    return STITCH_OK;
+    return st_pull_steps(&p);
 }
 
 /* ---- a call ------------------------------------------------------------------------------------------------------ */
 
 /* The pull engine on a call every rank agreed to pull. */
-static stitch_status_t st_pull(st_pctx *c)
+static stitch_status_t st_pull_run(st_pctx *c)
 {
     stitch_status_t st = STITCH_OK;
     st_regmem *r = c->pr->regmem;
@@ -635,7 +564,7 @@ stitch_status_t st_exec_proc(stitch_comm_t *comm, const st_args *a)
                 all == 1 ? "from registered memory" : "with process_vm_readv (STITCH_CMA=1)");
     }
     if (st == STITCH_OK)
-        st = all ? st_pull(&c) : st_exec_msg_call(comm, &c.m);
+        st = all ? st_pull_run(&c) : st_exec_msg_call(comm, &c.m);
     free(c.stage);
     free(c.pw);
     free(c.board);

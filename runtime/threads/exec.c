@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "pull.h"
 #include "reduce.h"
 
 /* One collective call in progress: the call model (call.h) and the protocol's state. */
@@ -104,14 +105,9 @@ static int st_tiny_poll(const st_ctx *c, int q)
     return 0;
 }
 
-static const st_xfer *st_x(const st_ctx *c, int32_t i)
-{
-    return &c->m.e->sched.xfers[i];
-}
-
 static uint32_t st_total_steps(const st_ctx *c)
 {
-    return (uint32_t)(c->m.nseg * (size_t)c->m.nsteps);
+    return st_pull_total(&c->m);
 }
 
 /* ---- waiting, with the error message for each way a wait can end ---------------------------------------- */
@@ -221,13 +217,6 @@ static stitch_status_t st_check_peers(st_ctx *c)
 
 /* ---- moving data --------------------------------------------------------------------------------------- */
 
-/* A contiguous piece of one transfer: len elements from src into dst; in: my input under dst (dst is fresh). */
-typedef struct st_piece {
-    char *dst;
-    const char *src, *in;
-    size_t len;
-} st_piece;
-
 /* all_to_all_v: my recvcounts[q] must be q's sendcounts[me]. */
 static stitch_status_t st_check_counts(st_ctx *c, int q, const st_slot *s)
 {
@@ -240,20 +229,13 @@ static stitch_status_t st_check_counts(st_ctx *c, int q, const st_slot *s)
                         theirs, me);
 }
 
-/* Does piece b continue piece a in all three buffers? */
-static int st_piece_follows(const st_piece *a, const st_piece *b, size_t es)
-{
-    size_t n = a->len * es;
-    return a->len && b->dst == a->dst + n && b->src == a->src + n && (a->in ? b->in == a->in + n : !b->in);
-}
-
-/* Apply transfer recvs[i] of my plan in the current segment: source unit j of the transfer, read at its source
- * through the st_where it publishes (my own for a local transfer), goes into my destination unit j (`at`; the same
- * units without it), merging adjacent units read and written alike. */
+/* Apply transfer recvs[i] of my plan in the current segment (pull.h's st_pull_xfer), reading its source's units
+ * through the st_where the source publishes (my own for a local transfer; a tiny call's source: its input in its
+ * slot). */
 static stitch_status_t st_apply(st_ctx *c, int32_t i)
 {
     st_call *m = &c->m;
-    const st_xfer *x = st_x(c, m->e->plan.recvs[i]);
+    const st_xfer *x = &m->e->sched.xfers[m->e->plan.recvs[i]];
     const st_slot *q = &c->comm->job->slots[x->src];
     st_where tw; /* a tiny call: the source's input in its slot */
     const st_where *w = &q->where;
@@ -261,32 +243,10 @@ static stitch_status_t st_apply(st_ctx *c, int32_t i)
         tw = (st_where){.input = (const char *)q->tiny[m->fp.seq & 1].head};
         w = &tw;
     }
-    const unsigned char *src_fresh = m->e->src_fresh + m->e->src_fresh_at[i];
     stitch_status_t st;
     if (c->a->coll == STITCH_ALL_TO_ALL_V && (st = st_check_counts(c, x->src, q)) != STITCH_OK)
         return st;
-    st_piece run = {NULL, NULL, NULL, 0};
-    st_pcur pc;
-    st_pairs_begin(m, x, &pc);
-    for (int32_t j = 0; pc.left; j++, st_pairs_next(m, &pc)) {
-        size_t soff, doff, len = st_pair_len(m, &pc, &soff, &doff);
-        if (w == &tw && (pc.su >= m->nunits || !src_fresh[j])) /* st_tiny: impossible in a one-step plan */
-            return st_comm_fail(c->comm, STITCH_ERR_INTERNAL, "%s: rank %d: a tiny call reads unit %d of rank %d "
-                                "that is not its input", c->a->fn, m->me, pc.su, x->src);
-        st_piece piece = {st_unit_mine(m, pc.du, doff), st_unit_in(m, w, x->src, pc.su, soff, src_fresh[j]),
-                          x->op == ST_X_COPY ? NULL : st_fresh_input(m, pc.du, doff), len};
-        st_unit_written(m, pc.du);
-        if (len == 0)
-            continue;
-        if (st_piece_follows(&run, &piece, m->esize)) {
-            run.len += len;
-            continue;
-        }
-        st_call_move(m, x->op, run.dst, run.in, run.src, run.len);
-        run = piece;
-    }
-    st_call_move(m, x->op, run.dst, run.in, run.src, run.len);
-    return STITCH_OK;
+    return st_pull_xfer(m, i, w, w == &tw, NULL, NULL);
 }
 
 /* st_apply of a transfer from a peer, whose buffers I may read only under a borrow on its slot (job.h): the
@@ -303,48 +263,24 @@ static stitch_status_t st_apply_borrowed(st_ctx *c, int32_t i, int src, uint32_t
 
 /* ---- the step loop ------------------------------------------------------------------------------------- */
 
-/* (a) of the protocol: the ranks that read from me at step `s` have posted base + 1 + target_g. */
-static stitch_status_t st_wait_readers(st_ctx *c, int s, uint32_t target_g)
+/* pull.h's functions for the threads engine. */
+static stitch_status_t st_pull_wait_cb(void *ctx, int peer, uint32_t g)
 {
-    const st_plan *pl = &c->m.e->plan;
-    for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++) {
-        int dst = st_x(c, pl->sends[i])->dst;
-        stitch_status_t st = dst == c->comm->rank ? STITCH_OK : st_wait_peer(c, dst, target_g);
-        if (st != STITCH_OK)
-            return st;
-    }
-    return STITCH_OK;
+    return st_wait_peer(ctx, peer, g);
 }
 
-static stitch_status_t st_step(st_ctx *c, size_t k, int s)
+static stitch_status_t st_pull_apply_cb(void *ctx, int32_t i, int src, uint32_t g)
 {
-    const st_plan *pl = &c->m.e->plan;
-    uint32_t g = (uint32_t)(k * (size_t)c->m.nsteps) + (uint32_t)s;
-    stitch_status_t st = STITCH_OK;
-    if (g > 0 && !c->tiny && (st = st_wait_readers(c, (s + c->m.nsteps - 1) % c->m.nsteps, g)) != STITCH_OK)
-        return st;
-    for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
-        const st_xfer *x = st_x(c, pl->recvs[i]);
-        int local = x->src == c->comm->rank;
-        if (local && !st_xfer_mapped(x)) /* a copy onto itself (a reduce is refused when the plan is cached) */
-            continue;
-        if (local)
-            st = st_apply(c, i);
-        else if (c->tiny) /* the peer's line, seen by st_check_peers: no wait, no borrow */
-            st = st_apply(c, i);
-        else if ((st = st_wait_peer(c, x->src, g)) == STITCH_OK)
-            st = st_apply_borrowed(c, i, x->src, g);
-        if (st != STITCH_OK)
-            return st;
-    }
-    if (s == c->m.nsteps - 1) {
-        st_call_segment_end(&c->m);
-        if (k + 1 < c->m.nseg) /* its copied-in inputs are there before peers see this post */
-            st_call_segment_begin(&c->m, k + 1);
-    }
-    if (!c->tiny || s == c->m.nsteps - 1) /* nobody waits for a tiny call's steps but the last (and base + 1) */
-        st_post(&c->comm->job->slots[c->comm->rank], c->base + 2 + g);
-    return STITCH_OK;
+    st_ctx *c = ctx;
+    if (src == c->comm->rank || c->tiny) /* mine, or the peer's line, seen by st_check_peers: no borrow */
+        return st_apply(c, i);
+    return st_apply_borrowed(c, i, src, g);
+}
+
+static void st_pull_post_cb(void *ctx, uint32_t v)
+{
+    st_ctx *c = ctx;
+    st_post(&c->comm->job->slots[c->comm->rank], v);
 }
 
 /* A failed call returns only when no peer can read my buffers any more: the job is aborted (every failure in a
@@ -363,16 +299,8 @@ static stitch_status_t st_run_steps(st_ctx *c)
     stitch_status_t st;
     if ((st = st_check_peers(c)) != STITCH_OK)
         return st;
-    for (size_t k = 0; k < c->m.nseg; k++)
-        for (int s = 0; s < c->m.nsteps; s++)
-            if ((st = st_step(c, k, s)) != STITCH_OK)
-                return st;
-    if (c->m.nsteps == 0)
-        st_call_segment_end(&c->m);
-    else if (!c->tiny && (st = st_wait_readers(c, c->m.nsteps - 1, st_total_steps(c))) != STITCH_OK)
-        return st; /* (a tiny call's readers read my slot, not my buffers) */
-    st_call_finish(&c->m);
-    return STITCH_OK;
+    st_pull p = {&c->m, c->base, c->tiny, c, st_pull_wait_cb, st_pull_apply_cb, st_pull_post_cb, NULL};
+    return st_pull_steps(&p);
 }
 
 /* Before my fingerprint of this call goes into fp[seq & 1]: the peers of the call whose fingerprint is there

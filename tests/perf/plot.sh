@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # plot.sh - scripts/plot_perf.py on small generated inputs: a stitch-perf table and a stitch-perf -J document
 # (both column sets), and a scripts/bench_vs_mpi.sh-shaped table, each make a PNG (checked: the PNG signature, an
-# IHDR chunk of non-zero size first and an IEND chunk last); bad input (not one of the formats, a JSON document that
+# IHDR chunk of non-zero size first and an IEND chunk last), and one with every column group of today's script
+# (registered, copy bound, torch) reads as one line per busbw column with its label; bad input (not one of the formats, a JSON document that
 # is not stitch-perf's, a file that does not exist) exits 2 with a message naming the file and why, and writes no
 # PNG. Skips (77) when no python3 here has matplotlib (Debian: python3-matplotlib, for /usr/bin/python3).
 #
@@ -49,6 +50,25 @@ echo "$ $py $plot -o $work/vs_mpi.png $work/vs_mpi.txt -l 'this machine'"
     bad "plot_perf.py on bench_vs_mpi.sh's table exited $?: $(cat "$work/err")"
 png_ok "$work/vs_mpi.png"
 
+# today's bench_vs_mpi.sh: every column group, a line per *_bw column (its label checked), a '-' cell left out
+cat >"$work/vs_all.txt" <<'TABLE'
+# bench_vs_mpi.sh on vm, 2 CPUs, 2026-12-05 19:17 UTC; load average before: 1.84 1.53 0.81
+# np=2  (time in us, busbw in GB/s; x = stitch time / other time on the same transport; reg/thr, thr/cpy: busbw ratios; g/s = gloo time / stitch time; median of 1; load average now: 1.84 1.53 0.81)
+             | shared memory: MPI vs stitch              | stitch registered       | stitch threads          | copy bound (memcpy)     | tcp on loopback: MPI vs stitch            | torch: gloo vs stitch                     |
+       bytes |    mpi_us  mpi_bw    shm_us  shm_bw     x |    reg_us  reg_bw reg/thr |    thr_us  thr_bw     x |    cpy_us  cpy_bw thr/cpy |    mpi_us  mpi_bw    tcp_us  tcp_bw     x |   gloo_us gloo_bw    tch_us  tch_bw   g/s | algorithm
+       32768 |      18.3   1.791       4.2   7.791  0.23 |       4.1   7.987    1.34 |       5.5   5.966  0.30 |       0.2 134.171    0.04 |      36.3   0.902      24.3   1.348  0.67 |    1610.5   0.020         -       -     - | ring
+      524288 |      99.8   5.253      46.1  11.378  0.46 |      61.2   8.563    0.93 |      56.8   9.233  0.57 |      10.5  49.733    0.19 |     212.9   2.463     210.2   2.495  0.99 |    1620.4   0.324     144.7   3.624 11.20 | ring
+TABLE
+want="MPI shm np=2 (2)|stitch shm np=2 (2)|stitch registered np=2 (2)|stitch threads np=2 (2)|copy bound np=2 (2)|MPI tcp np=2 (2)|stitch tcp np=2 (2)|gloo (torch) np=2 (2)|stitch (torch) np=2 (1)"
+got=$("$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import plot_perf
+print("|".join("%s (%d)" % (l, len(p)) for l, p in plot_perf.read_input(sys.argv[2], ["out"])))' \
+      "$(dirname "$plot")" "$work/vs_all.txt" 2>&1)
+echo "# vs_all.txt: $got"
+[ "$got" = "$want" ] || bad "bench_vs_mpi.sh's full table read as '$got', expected '$want'"
+"$py" "$plot" -o "$work/vs_all.png" "$work/vs_all.txt" 2>"$work/err" ||
+    bad "plot_perf.py on bench_vs_mpi.sh's full table exited $?: $(cat "$work/err")"
+png_ok "$work/vs_all.png"
+
 # bad input: exit 2, a message naming the file and why, no PNG
 echo "not a table" >"$work/garbage.txt"
 echo '{"results": []}' >"$work/other.json"
@@ -62,5 +82,5 @@ for case in "garbage.txt|garbage.txt: not a stitch-perf table" "other.json|other
     grep -qF "plot_perf.py: error: $work/$want" "$work/err" || bad "$in: stderr does not say '$want'"
     [ ! -e "$work/bad.png" ] || bad "$in: a PNG was written for bad input"
 done
-[ $fail -eq 0 ] && echo "PASS: PNGs from a stitch-perf table, a -J document and a bench_vs_mpi.sh table; bad input refused"
+[ $fail -eq 0 ] && echo "PASS: PNGs from a stitch-perf table, a -J document and bench_vs_mpi.sh tables (old and full); bad input refused"
 exit $fail
