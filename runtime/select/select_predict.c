@@ -20,7 +20,7 @@
 #include "st_model.h"
 
 #define ST_SEL_EXACT_MAX 64
-#define ST_SEL_FALLBACK_MAX 2048
+#define ST_SEL_FALLBACK_MAX 1024
 
 /* The model's bytes (the whole vector as HCCL's tables count n) for a call of `bytes` per rank as stitch.h counts. */
 static double st_model_bytes(int coll, int p, size_t bytes)
