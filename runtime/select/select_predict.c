@@ -51,6 +51,8 @@ int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, c
             for (int i = 0; i < n; i++)
                 t[i] = r[i].time, st_model_result_free(&r[i]);
             rc = 0;
+        } else if (err.refused == 3) {
+            rc = 2; /* not priced at this scale */
         }
     }
     free(nb);
