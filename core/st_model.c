@@ -1074,6 +1074,15 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
     }
     if (has == 0)
         classes_free(&cl);
+    int fb_max = opts && opts->fallback_max > 0 && opts->fallback_max < ST_MAX_RANKS ? opts->fallback_max
+                                                                                   : ST_MAX_RANKS;
+    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p > fb_max && p <= ST_MAX_RANKS) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "not priced at this scale: p = %d has no symmetry the model can use for "
+                 "this algorithm, and costing every rank is allowed up to p = %d here", p, fb_max);
+        err->refused = 3;
+        return -1;
+    }
     if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MAX_RANKS) {
         err->refused = 0; /* no symmetry to use: every rank, as long as a schedule can hold them */
         rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, p, NULL, out, err);

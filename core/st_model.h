@@ -84,6 +84,9 @@ typedef struct st_model_opts {
     int exact_max;    /* ST_MODEL_AUTO: every rank up to this p, the symmetric way above it (falling back to every
                        * rank when the algorithm is not shift-symmetric); 0: ST_MODEL_EXACT_MAX. 1 makes AUTO as
                        * fast as it can be: a ring of 1024 ranks then costs one rank's transfers, not 2 million */
+    int fallback_max; /* ST_MODEL_AUTO: the most ranks the every-rank fallback (no symmetry, or no classes) may run;
+                       * above it the model refuses ("not priced at this scale", err->refused = 3) instead of
+                       * costing every rank. 0: ST_MAX_RANKS. Selection sets it so that no candidate takes minutes */
 } st_model_opts;
 
 /* One step: its time and what set it (the slowest rank, the level and bytes of its slowest link). */

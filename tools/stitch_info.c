@@ -302,7 +302,12 @@ static int print_selection_tables(const st_settings *s, const char *topo, int p,
             printf("  %-16s %-26s %s (forced)\n", stitch_coll_name((stitch_coll_t)c), "[0, max]", ch[c].algo->name);
             continue;
         }
-        if (st_sel_build(&env, (stitch_coll_t)c, &t, err, sizeof err) != STITCH_OK) {
+        stitch_status_t st = st_sel_build(&env, (stitch_coll_t)c, &t, err, sizeof err);
+        if (st == STITCH_ERR_UNSUPPORTED) { /* e.g. all_to_all's p^2 units beyond 1024 ranks: the others still print */
+            printf("  %-16s %-26s none (%s)\n", stitch_coll_name((stitch_coll_t)c), "[0, max]", err);
+            continue;
+        }
+        if (st != STITCH_OK) {
             fprintf(stderr, PROG ": %s\n", err);
             rc = 1;
             break;

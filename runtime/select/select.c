@@ -134,6 +134,7 @@ static stitch_status_t st_build_model(const st_sel_env *env, stitch_coll_t coll,
 {
     const st_algo *cand[ST_SEL_MAX_CAND];
     int n = st_candidates(env->reg, coll, cand, ST_SEL_MAX_CAND), usable = 0;
+    const st_algo *unpriced = NULL;
     size_t bytes[ST_SEL_CLASSES];
     double best[ST_SEL_CLASSES], t[ST_SEL_CLASSES];
     const st_algo *who[ST_SEL_CLASSES] = {0};
@@ -148,12 +149,19 @@ static stitch_status_t st_build_model(const st_sel_env *env, stitch_coll_t coll,
                      stitch_coll_name(coll));
             return STITCH_ERR_NO_MEMORY;
         }
+        if (rc == 2 && !unpriced)
+            unpriced = cand[i]; /* not priced at this scale: the choice when no candidate is */
         if (rc > 0)
             continue;
         usable++;
         for (int k = 0; k < ST_SEL_CLASSES; k++)
             if (!who[k] || t[k] < best[k] * (1 - ST_SEL_TIE))
                 who[k] = cand[i], best[k] = t[k];
+    }
+    if (n > 0 && usable == 0 && unpriced) { /* every runnable candidate is beyond the model's budget here */
+        for (int k = 0; k < ST_SEL_CLASSES; k++)
+            who[k] = unpriced;
+        usable = 1;
     }
     if (n > 0 && usable == 0) {
         snprintf(err, errlen, "selection: no algorithm of %s can run on %d ranks in %d groups", stitch_coll_name(coll),

@@ -79,7 +79,8 @@ void st_sel_links_from(const struct st_topology *t, st_sel_links *out);
 
 /* The predictor: the time in seconds algorithm `a` of catalogue `cat` takes on instantiation `in` (p, groups,
  * roles) for calls of bytes[i] bytes (as above), i < n, into t[i]. Returns 0, 1 when the algorithm does not apply
- * there (refused, or not priced), -1 when out of memory. The seam between selection and the cost model. */
+ * there (refused), 2 when not priced at this scale (the model's budget: no candidate either, but the choice when
+ * no candidate is priced), -1 when out of memory. The seam between selection and the cost model. */
 typedef int (*st_predict_fn)(void *ctx, const st_catalogue *cat, const st_algo *a, const st_inst *in,
                              const st_sel_links *links, const size_t *bytes, int n, double *t);
 /* The cost model of core/ (st_model), behind that seam (select_predict.c). */

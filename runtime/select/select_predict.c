@@ -19,6 +19,9 @@
 #include "select.h"
 #include "st_model.h"
 
+#define ST_SEL_EXACT_MAX 64
+#define ST_SEL_FALLBACK_MAX 1024
+
 /* The model's bytes (the whole vector as HCCL's tables count n) for a call of `bytes` per rank as stitch.h counts. */
 static double st_model_bytes(int coll, int p, size_t bytes)
 {
@@ -34,7 +37,11 @@ int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, c
         m.level[k].alpha = links->alpha[k], m.level[k].beta = links->beta[k];
     double *nb = malloc((size_t)n * sizeof *nb);
     st_model_result *r = malloc((size_t)n * sizeof *r);
-    st_model_opts opts = {.method = ST_MODEL_AUTO, .elem_size = 1};
+    /* Above ST_SEL_EXACT_MAX ranks the representatives (the symmetric or class-based model, exact fallback where
+     * the algorithm has no symmetry), and no every-rank fallback above ST_SEL_FALLBACK_MAX: such a candidate is
+     * not priced at this scale (issue 22 item 7: a selection on 100,000 ranks in seconds). */
+    st_model_opts opts = {.method = ST_MODEL_AUTO, .elem_size = 1, .exact_max = ST_SEL_EXACT_MAX,
+                          .fallback_max = ST_SEL_FALLBACK_MAX};
     st_err err;
     int rc = 1; /* out of memory, refused (a require), or not priced: no candidate either way */
     if (nb && r) {
@@ -44,6 +51,8 @@ int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, c
             for (int i = 0; i < n; i++)
                 t[i] = r[i].time, st_model_result_free(&r[i]);
             rc = 0;
+        } else if (err.refused == 3) {
+            rc = 2; /* not priced at this scale */
         }
     }
     free(nb);
