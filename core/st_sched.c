@@ -57,8 +57,8 @@ typedef struct builder {
     int nx, capx;
     st_run *runs;
     int nruns, capruns;
-    range *tmp;
-    int captmp;
+    range *tmp, *tmp2;    /* a send's ranges being sorted, and the merge's other buffer */
+    int captmp, captmp2;
     int lane_base, lane_max, in_lane; /* a split: its first step, its longest lane so far, inside a lane */
     range *from;          /* one rank's plan (st_sched_build_rank): the `from` ranges its own run named */
     int nfrom, capfrom;
@@ -146,6 +146,50 @@ static int on_within(void *ctx, int begin, const int32_t *members, int n, int li
     return 0;
 }
 
+/* Merge the ascending stretches a[i0 .. i1) and a[i1 .. i2) into out[i0 .. i2). */
+static void merge_two(const range *a, int i0, int i1, int i2, range *out)
+{
+    int i = i0, j = i1, k = i0;
+    while (i < i1 && j < i2)
+        out[k++] = a[j].lo < a[i].lo ? a[j++] : a[i++];
+    while (i < i1)
+        out[k++] = a[i++];
+    while (j < i2)
+        out[k++] = a[j++];
+}
+
+/* Sort b->tmp[0 .. n) by lo: a natural merge sort, linear when the ranges come in a few ascending stretches (a
+ * strided set taken modulo p is two), n log n at worst. Returns 0, or -1 when out of memory. */
+static int sort_ranges(builder *b, int n)
+{
+    int descents = 0;
+    for (int i = 1; i < n; i++)
+        descents += b->tmp[i].lo < b->tmp[i - 1].lo;
+    if (descents == 0)
+        return 0;
+    if (grow((void **)&b->tmp2, &b->captmp2, n, sizeof(range)))
+        return -1;
+    range *a = b->tmp, *o = b->tmp2;
+    while (descents > 0) {
+        descents = 0;
+        for (int i0 = 0; i0 < n;) {
+            int i1 = i0 + 1, i2;
+            while (i1 < n && a[i1].lo >= a[i1 - 1].lo)
+                i1++;
+            for (i2 = i1 + (i1 < n); i2 < n && a[i2].lo >= a[i2 - 1].lo;)
+                i2++;
+            merge_two(a, i0, i1, i2, o);
+            descents += i2 < n;
+            i0 = i2;
+        }
+        range *t = a;
+        a = o, o = t;
+    }
+    if (a != b->tmp)
+        memcpy(b->tmp, a, sizeof(range) * (size_t)n);
+    return 0;
+}
+
 /* Sort and merge the ranges into runs appended to b->runs; returns the number of units. */
 static int64_t add_runs(builder *b, const int64_t *lo, const int64_t *hi, int n, int *nruns)
 {
@@ -153,7 +197,8 @@ static int64_t add_runs(builder *b, const int64_t *lo, const int64_t *hi, int n,
         return -1;
     for (int i = 0; i < n; i++)
         b->tmp[i] = (range){lo[i], hi[i]};
-    qsort(b->tmp, (size_t)n, sizeof(range), cmp_range);
+    if (sort_ranges(b, n))
+        return -1;
     int64_t units = 0;
     *nruns = 0;
     for (int i = 0; i < n;) {
@@ -431,6 +476,7 @@ static void builder_free(builder *b)
     b->from = NULL;
     free(b->x);
     free(b->tmp);
+    free(b->tmp2);
     free(b->w);
     free(b->wfirst);
     free(b->xfirst);

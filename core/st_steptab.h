@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 9
+#define ST_TABLE_VERSION 10
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -122,6 +122,10 @@ typedef enum st_opcode {
     ST_OP_DST,         /* [dst -- dst] a send's destination, evaluated before its units: when the run only wants
                         * the sends to one rank (st_vm_sink.only_to) and dst is not it, pop dst and jump to a
                         * (just past the SEND), so a sender's run for one receiver skips its other units */
+    ST_OP_SET_STRIDE,  /* [first last lo hi --], a = 1: [first last lo hi M --]: add the units of an affine
+                        * comprehension `{ E : i in lo .. hi }` (lo <= hi) from its ends E(lo) = first and E(hi) =
+                        * last, first + k (last - first) / (hi - lo) for k in 0 .. hi - lo, each taken modulo M
+                        * (non-negative, as MOD) when a = 1: a strided range, kept as one piece (dsl/affine.h) */
     ST_OP_COUNT
 } st_opcode;
 

@@ -13,6 +13,8 @@
  */
 #include "st_vm.h"
 
+#include "st_piece.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -262,6 +264,40 @@ static int set_add(vm *m, int64_t lo, int64_t hi)
     m->hi[m->nset] = hi;
     m->nset++;
     return 0;
+}
+
+/* One ascending piece of a strided set (st_piece.h) into the set: a range when its stride is 0 or 1, else unit by
+ * unit (the sink's runs are contiguous). */
+static int add_piece(void *ctx, st_piece pc)
+{
+    vm *m = ctx;
+    int64_t last = pc.first + pc.stride * (pc.count - 1);
+    if (pc.first < 0 || last >= 2 * (int64_t)ST_MAX_UNITS)
+        return fail(m, "unit %lld is out of range", (long long)(pc.first < 0 ? pc.first : last));
+    if (pc.stride <= 1)
+        return set_add(m, pc.first, pc.stride ? last : pc.first);
+    for (int64_t u = pc.first; u <= last; u += pc.stride)
+        if (set_add(m, u, u))
+            return -1;
+    return 0;
+}
+
+/* ST_OP_SET_STRIDE: an affine comprehension's units from its ends (st_steptab.h). */
+static int set_stride(vm *m, int with_mod)
+{
+    int64_t first, last, lo, hi, mod = 0, count, stride = 0;
+    if ((with_mod && pop(m, &mod)) || pop(m, &hi) || pop(m, &lo) || pop(m, &last) || pop(m, &first))
+        return -1;
+    if (with_mod && mod == 0)
+        return fail(m, "modulo by zero (%lld %% 0)", (long long)first);
+    if (mod == INT64_MIN || hi < lo || __builtin_sub_overflow(hi, lo, &count) || count >= INT64_MAX)
+        return fail(m, "corrupt step table: strided set %lld .. %lld", (long long)lo, (long long)hi);
+    count++;
+    if (count > 1 && (__builtin_sub_overflow(last, first, &stride) || stride % (count - 1) != 0))
+        return fail(m, "corrupt step table: a strided set that is not affine");
+    if (count > 1)
+        stride /= count - 1;
+    return st_piece_cut(first, stride, count, mod < 0 ? -mod : mod, add_piece, m) ? -1 : 0;
 }
 
 /* Enter a frame of `nslots` slots; `args` values come from the stack into the first slots. */
@@ -1111,6 +1147,7 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
             return -1;
         return set_add(m, lo, hi);
     }
+    case ST_OP_SET_STRIDE: return set_stride(m, in->a);
     case ST_OP_SET_ALL:
         if (m->nunits <= 0)
             return fail(m, "`all` used before `units` was declared");

@@ -10,6 +10,8 @@
  */
 #include "sema.h"
 
+#include "affine.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -521,6 +523,51 @@ static void uset(cg *g, const st_uset *u)
     }
 }
 
+/* A send's `{ E : i in lo .. hi }` with E affine in i (dsl/affine.h): the ends E(lo) and E(hi), then lo, hi and M
+ * for a top-level `% M`, and SET_STRIDE (a = 1 with M); nothing when hi < lo. Returns 0 when E is not affine. */
+static int strided_uset(cg *g, const st_uset *u)
+{
+    const st_expr *base, *mod;
+    if (!st_affine_comp(u, &base, &mod))
+        return 0;
+    int mark = g->nsyms;
+    int ls = new_slot(g), hs = new_slot(g), vs = new_slot(g);
+    expr(g, u->lo);
+    emit(g, ST_OP_STORE, ls);
+    expr(g, u->hi);
+    emit(g, ST_OP_STORE, hs);
+    sym *v = bind(g, u->var, u->var_pos);
+    if (v) {
+        v->slot = vs;
+        v->in_fn = g->in_fn;
+    }
+    emit(g, ST_OP_LOAD, ls);
+    emit(g, ST_OP_LOAD, hs);
+    emit(g, ST_OP_LE, 0);
+    int jz = emit(g, ST_OP_JZ, 0);
+    for (int end = 0; end < 2; end++) {
+        emit(g, ST_OP_LOAD, end ? hs : ls);
+        emit(g, ST_OP_STORE, vs);
+        expr(g, base);
+    }
+    emit(g, ST_OP_LOAD, ls);
+    emit(g, ST_OP_LOAD, hs);
+    if (mod)
+        expr(g, mod);
+    g->line = u->pos.line;
+    emit(g, ST_OP_SET_STRIDE, mod != NULL);
+    patch(g, jz, g->cat->ncode);
+    unbind_to(g, mark);
+    return 1;
+}
+
+/* A send's units: a strided comprehension as one piece, anything else as uset does. */
+static void send_uset(cg *g, const st_uset *u)
+{
+    if (!strided_uset(g, u))
+        uset(g, u);
+}
+
 /* Top-level functions are declared before the body is compiled, so they may call each other in any order. */
 static void declare_fns(cg *g, const st_stmt *s)
 {
@@ -814,7 +861,7 @@ static void stmt(cg *g, const st_stmt *s, where at)
         expr(g, s->expr);
         g->line = s->pos.line;
         int dst = emit(g, ST_OP_DST, 0);
-        uset(g, s->units);
+        send_uset(g, s->units);
         if (s->at) {
             emit(g, ST_OP_SET_AT, 0);
             uset(g, s->at);
