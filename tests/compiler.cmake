@@ -265,6 +265,13 @@ add_test(NAME compiler.own_plan_a2a COMMAND stitch-planbench --check -n 1..24 -c
 add_test(NAME compiler.own_plan_rooted COMMAND stitch-planbench --check -n 1..20 -c broadcast
          -a ring,nhr,nb,rhd,mesh,nb_binary,nhr_oneshot)
 add_test(NAME compiler.planbench_smoke COMMAND stitch-planbench -n 16,33)
+# Strided unit sets (issue 22 item 7): the cutter against the loop it replaces, NB's own plans at p about 1000
+# (modular sets that wrap), and the catalogue's NHR and NB sends compiled as strided pieces, not loops of units
+add_executable(compiler_piece_cut ${COMPILER_TESTS}/piece_cut.c)
+target_link_libraries(compiler_piece_cut PRIVATE stitch_core stitch_warnings)
+add_test(NAME compiler.piece_cut COMMAND compiler_piece_cut)
+add_test(NAME compiler.own_plan_nb_1000 COMMAND stitch-planbench --check -n 1000..1002 -a nb)
+add_test(NAME compiler.strided_sends COMMAND sh -c "$<TARGET_FILE:stitchc> emit ${STITCH_DSL} --no-verify -o strided_sends.c && test $(grep -c SET_STRIDE strided_sends.c) -ge 4")
 
 # `stitchc verify` shows a progress line on a terminal (tools/verify_progress.c), and nothing when stderr is not one
 add_test(NAME compiler.verify_progress COMMAND ${COMPILER_TESTS}/verify_progress.sh $<TARGET_FILE:stitchc> ${STITCH_DSL}
