@@ -280,6 +280,8 @@ typedef struct rank_log {   /* what model_rank_xfers saw of one rank */
     mark *w;
     int nw, capw;
     int64_t U;
+    int64_t cap;            /* the most sends the log may take (0: no limit); *capped when a send went beyond */
+    int capped;
 } rank_log;
 
 static int grow(void **v, int *cap, int need, size_t size)
@@ -364,6 +366,10 @@ static int log_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int
 {
     rank_log *g = ctx;
     (void)n, (void)col;
+    if (g->cap && g->nx >= g->cap) {
+        g->capped = 1;
+        return fail(err, line, "over the model's budget of transfers");
+    }
     if (g->nsteps == 0 || dst < 0 || dst >= g->p) {
         err->line = line;
         snprintf(err->msg, sizeof err->msg, "send outside any step or to rank %lld, outside 0..%d (p = %d, rank %d)",
@@ -422,13 +428,13 @@ static void log_bytes(rank_log *g, const sizing *z)
 /* The seam: rank r's transfers, step by step, into g (its sends; receives come from the other ranks' sends, or
  * from the symmetry). Today the VM runs r's program; a per-rank plan can take its place. */
 static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
-                            st_vm_cache *cache, st_err *err)
+                            st_vm_cache *cache, int64_t cap, st_err *err)
 {
     st_vm_sink sink = {.ctx = g, .cache = cache, .step = log_step, .send = log_send, .within = log_within,
                        .lane = log_lane};
     int64_t nunits, nscratch;
     memset(g, 0, sizeof *g);
-    g->p = in->p, g->rank = r;
+    g->p = in->p, g->rank = r, g->cap = cap;
     if (st_vm_run(cat, algo, in, r, &sink, &nunits, &nscratch, err))
         return -1;
     g->U = nunits;
@@ -492,7 +498,7 @@ static int check_copies(const st_catalogue *cat, const st_algo *algo, const st_i
                 continue;
             rank_log s;
             int r = q + j * P;
-            if (model_rank_xfers(cat, algo, in, r, &s, cache, err)) {
+            if (model_rank_xfers(cat, algo, in, r, &s, cache, 0, err)) {
                 log_free(&s);
                 return -1;
             }
@@ -1175,9 +1181,20 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
     acc a = {0};
     if (!logs)
         return oom(err);
+    int64_t budget = opts && opts->max_xfers > 0 ? opts->max_xfers : ST_MODEL_MAX_XFERS, held = 0;
     for (int q = 0; q < P; q++) {
-        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, err))
+        int64_t cap = P < p ? (budget - held > 1 ? budget - held : 1) : 0;
+        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, cap, err)) {
+            if (logs[q].capped) {
+                err->line = 0;
+                snprintf(err->msg, sizeof err->msg, "not priced at this scale: the %d representatives of %s on p = "
+                         "%d send more than %lld transfers, the model's budget here (%lld held when representative "
+                         "%d stopped)", P, algo->name, p, (long long)budget, (long long)(held + logs[q].nx), q);
+                err->refused = 3;
+            }
             goto done;
+        }
+        held += logs[q].nx;
         if (logs[q].nw != logs[0].nw || logs[q].U != logs[0].U) {
             err->line = algo->line;
             snprintf(err->msg, sizeof err->msg, "rank %d and rank 0 differ in units or in phases on "

@@ -87,7 +87,16 @@ typedef struct st_model_opts {
     int fallback_max; /* ST_MODEL_AUTO: the most ranks the every-rank fallback (no symmetry, or no classes) may run;
                        * above it the model refuses ("not priced at this scale", err->refused = 3) instead of
                        * costing every rank. 0: ST_MAX_RANKS. Selection sets it so that no candidate takes minutes */
+    int64_t max_xfers; /* symmetric and classes: the most transfers the representatives may send together; beyond
+                        * it the model stops their programs and refuses ("not priced at this scale", err->refused
+                        * = 3). 0: ST_MODEL_MAX_XFERS, what fits ST_MODEL_MAX_BYTES. Selection sets less, so that a
+                        * candidate of millions of transfers (ring or mesh at 1,000,000 ranks) is not priced
+                        * rather than taking minutes */
 } st_model_opts;
+
+/* The representatives' transfers the symmetric and class-based ways hold at most by default: about 80 bytes each
+ * (the log, its runs and the costing's index), within ST_MODEL_MAX_BYTES. */
+#define ST_MODEL_MAX_XFERS ((int64_t)(ST_MODEL_MAX_BYTES / 80))
 
 /* One step: its time and what set it (the slowest rank, the level and bytes of its slowest link). */
 typedef struct st_model_step {
