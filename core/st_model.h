@@ -68,7 +68,10 @@ enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC, ST_MODEL_CLASSES };
  * representative q at offset d, the level of the pair (q + kP, q + kP + d) changes with k only where an end crosses
  * the boundary of an unequal group or wraps around p. Each step's boundaries cut the copies k = 0 .. p/P - 1 into
  * intervals in which every class of ranks sees the same levels; the step is costed once per interval, on ranks
- * kP .. kP + P - 1 of its first k: time and memory O(steps x sends x unequal groups), not O(p^2), and exact.
+ * kP .. kP + P - 1 of its first k: time and memory O(steps x sends x unequal groups), not O(p^2), and exact. Which
+ * levels the sends use where does not depend on the size: it is planned once per evaluation (each send's cell at
+ * copy 0 and its moves where a level changes; steps with the same sends share the plan) and every size only sums
+ * bytes and sweeps the moves.
  * AUTO takes it above exact_max where the levels are not all uniform. Phases on sub-communicators (hier's, AHC's)
  * have no classes yet: such an algorithm falls back to every rank, when that fits ST_MODEL_MAX_BYTES. */
 #define ST_MODEL_MAX_BYTES (3.0 * (1 << 30)) /* the exact model refuses, with its estimate, beyond this */
