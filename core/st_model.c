@@ -280,6 +280,8 @@ typedef struct rank_log {   /* what model_rank_xfers saw of one rank */
     mark *w;
     int nw, capw;
     int64_t U;
+    int64_t cap;            /* the most sends the log may take (0: no limit); *capped when a send went beyond */
+    int capped;
 } rank_log;
 
 static int grow(void **v, int *cap, int need, size_t size)
@@ -364,6 +366,10 @@ static int log_send(void *ctx, int64_t dst, int op, const int64_t *lo, const int
 {
     rank_log *g = ctx;
     (void)n, (void)col;
+    if (g->cap && g->nx >= g->cap) {
+        g->capped = 1;
+        return fail(err, line, "over the model's budget of transfers");
+    }
     if (g->nsteps == 0 || dst < 0 || dst >= g->p) {
         err->line = line;
         snprintf(err->msg, sizeof err->msg, "send outside any step or to rank %lld, outside 0..%d (p = %d, rank %d)",
@@ -422,13 +428,13 @@ static void log_bytes(rank_log *g, const sizing *z)
 /* The seam: rank r's transfers, step by step, into g (its sends; receives come from the other ranks' sends, or
  * from the symmetry). Today the VM runs r's program; a per-rank plan can take its place. */
 static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
-                            st_vm_cache *cache, st_err *err)
+                            st_vm_cache *cache, int64_t cap, st_err *err)
 {
     st_vm_sink sink = {.ctx = g, .cache = cache, .step = log_step, .send = log_send, .within = log_within,
                        .lane = log_lane};
     int64_t nunits, nscratch;
     memset(g, 0, sizeof *g);
-    g->p = in->p, g->rank = r;
+    g->p = in->p, g->rank = r, g->cap = cap;
     if (st_vm_run(cat, algo, in, r, &sink, &nunits, &nscratch, err))
         return -1;
     g->U = nunits;
@@ -492,7 +498,7 @@ static int check_copies(const st_catalogue *cat, const st_algo *algo, const st_i
                 continue;
             rank_log s;
             int r = q + j * P;
-            if (model_rank_xfers(cat, algo, in, r, &s, cache, err)) {
+            if (model_rank_xfers(cat, algo, in, r, &s, cache, 0, err)) {
                 log_free(&s);
                 return -1;
             }
@@ -524,13 +530,13 @@ typedef struct classes {
     int P, K, p;      /* the period of the uniform inner levels, K = p / P copies */
     int64_t *bound;   /* 0, the first rank of every group of the other levels, p: sorted, without repeats */
     int nbound;
-    int64_t *ks;      /* a step's interval starts */
-    int nks, capks;
+    int nlv;          /* the topology's levels */
+    const int32_t *gof[ST_TOPO_MAX_LEVELS]; /* per level below the outermost, each rank's group (NULL: one) */
 } classes;
 
 static void classes_free(classes *cl)
 {
-    free(cl->bound), free(cl->ks);
+    free(cl->bound);
     memset(cl, 0, sizeof *cl);
 }
 
@@ -580,6 +586,9 @@ static int topo_classes(const st_topo *t, int p, classes *cl)
     if (!any)
         return 1;
     cl->K = p / cl->P;
+    cl->nlv = n < ST_TOPO_MAX_LEVELS ? n : ST_TOPO_MAX_LEVELS;
+    for (int k = 0; k < cl->nlv - 1; k++)
+        cl->gof[k] = st_topo_level_of(t, k).group_of;
     cl->bound = malloc(sizeof(int64_t) * (size_t)nb);
     if (!cl->bound)
         return -1;
@@ -634,6 +643,7 @@ typedef struct costing {
     int nparts;
     st_model_step *rec;   /* nparts * len of the current stretch */
     double *sum;          /* per part */
+    struct cplan *plan;   /* classes: the size-independent part, built at the first size */
 } costing;
 
 typedef struct keyed {
@@ -775,131 +785,357 @@ static int cost_logs(costing *c, acc *a, st_model_result *out, st_err *err)
     return rc;
 }
 
-/* ---- costing with classes ---------------------------------------------------------------------------------------- */
+/* ---- costing with classes ----------------------------------------------------------------------------------------
+ * What a send of representative q to dst does at copy k (rank q + kP's send and the receive of class dst mod P) uses
+ * a level that changes with k only where an end crosses a bound: that does not depend on the size. So a plan is
+ * built once per evaluation (cplan): per step, the accumulator cells each send adds to at copy 0 and, sorted by
+ * copy, the moves of a send from one cell to another; steps with the same sends (the same pairs q -> dst in the
+ * same order, as ring's 2(p-1) steps) share one shape. Each size then sums its bytes at copy 0 and sweeps the
+ * moves, re-timing only the slots a move touched: O(sends + moves) per step and size, not O(intervals x sends). */
 
 static int64_t ceil_div(int64_t a, int64_t b)
 {
     return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-static int push_k(classes *cl, int64_t k)
+/* The level of the pair (a, b) on the classes' topology (st_model_level_of without the calls). */
+static inline int cl_level(const classes *cl, int64_t a, int64_t b)
 {
-    if (cl->nks == cl->capks) {
-        int cap = cl->capks ? 2 * cl->capks : 256;
-        int64_t *n = realloc(cl->ks, sizeof(int64_t) * (size_t)cap);
-        if (!n)
-            return -1;
-        cl->ks = n, cl->capks = cap;
-    }
-    cl->ks[cl->nks++] = k;
+    if (a == b)
+        return 0;
+    for (int k = 0; k < cl->nlv - 1; k++)
+        if (!cl->gof[k] || cl->gof[k][a] == cl->gof[k][b])
+            return k;
+    return cl->nlv - 1;
+}
+
+typedef struct cmove {   /* at copy k, send pos of the step moves its bytes from cell `from` to cell `to` */
+    int64_t k;
+    int32_t pos, from, to;
+} cmove;
+
+typedef struct cshape {  /* the size-independent part of a step */
+    int32_t step;        /* the first step of this shape */
+    int32_t nsend;
+    int64_t cell0;       /* into cplan.cell: per send its out and in cells at copy 0 (-1: a local send) */
+    int64_t mv, nmv;     /* into cplan.mv, sorted by copy */
+    uint64_t hash;
+} cshape;
+
+typedef struct cplan {
+    int64_t *first;      /* nsteps + 1: the sends of step s are by[first[s] .. first[s + 1]) */
+    int32_t (*by)[2];    /* (slot, index in its log) */
+    int32_t *shape;      /* per step */
+    cshape *sh;
+    int64_t nsh, capsh;
+    int32_t (*cell)[2];
+    int64_t ncell, capcell;
+    cmove *mv;
+    int64_t nmv, capmv;
+    int32_t *htab;       /* open addressing: shape index + 1 */
+    int64_t hcap;
+    int64_t intervals;
+    /* the sweep's scratch: per slot its place in the touched list, and the slots a copy's moves touched */
+    int32_t *posof, *dirty;
+    unsigned char *isdirty;
+} cplan;
+
+static void cplan_free(cplan *pl)
+{
+    if (!pl)
+        return;
+    free(pl->first), free(pl->by), free(pl->shape), free(pl->sh), free(pl->cell), free(pl->mv), free(pl->htab);
+    free(pl->posof), free(pl->dirty), free(pl->isdirty);
+    free(pl);
+}
+
+static int grow64(void **v, int64_t *cap, int64_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    int64_t c = *cap ? *cap : 256;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*v, size * (size_t)c);
+    if (!n)
+        return -1;
+    *v = n, *cap = c;
     return 0;
 }
 
-/* A copy where an interval may start; copy 0 always starts one. */
-static int add_k(classes *cl, int64_t k)
+static int cmp_i64v(const void *a, const void *b);
+
+static int cmp_cmove(const void *a, const void *b)
 {
-    return k < 1 || k >= cl->K ? 0 : push_k(cl, k);
+    const cmove *x = a, *y = b;
+    return x->k < y->k ? -1 : x->k > y->k ? 1 : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* Where the levels seen by a send of representative q to dst (the pair q + kP, dst + kP) and by its receive (class
- * c = dst mod P at copy k, from rank kP + c - (dst - q)) may change with k: where an end crosses a bound. */
-static int add_breaks(classes *cl, int64_t q, int64_t dst)
+static uint64_t step_hash(const costing *c, const cplan *pl, int s)
 {
-    int64_t P = cl->P, p = cl->p, D = dst - q, c = dst % P;
-    for (int i = 0; i < cl->nbound; i++) {
-        int64_t b = cl->bound[i];
-        int64_t k[7] = {ceil_div(b - q, P), ceil_div(b - dst, P), ceil_div(b - dst + p, P), ceil_div(b - c, P),
-                        ceil_div(b + D - c, P), ceil_div(b + D - c - p, P), ceil_div(b + D - c + p, P)};
-        for (int j = 0; j < 7; j++)
-            if (add_k(cl, k[j]))
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t e = pl->first[s]; e < pl->first[s + 1]; e++) {
+        int q = pl->by[e][0];
+        h = (h ^ (uint64_t)(uint32_t)q) * 1099511628211ull;
+        h = (h ^ (uint64_t)(uint32_t)c->logs[q].x[pl->by[e][1]].dst) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int same_sends(const costing *c, const cplan *pl, int s, int t)
+{
+    if (pl->first[s + 1] - pl->first[s] != pl->first[t + 1] - pl->first[t])
+        return 0;
+    for (int64_t i = 0; i < pl->first[s + 1] - pl->first[s]; i++) {
+        const int32_t *a = pl->by[pl->first[s] + i], *b = pl->by[pl->first[t] + i];
+        if (a[0] != b[0] || c->logs[a[0]].x[a[1]].dst != c->logs[b[0]].x[b[1]].dst)
+            return 0;
+    }
+    return 1;
+}
+
+/* The shape of step s: each send's cells at copy 0 and its moves where a level changes. */
+static int build_shape(const costing *c, cplan *pl, const classes *cl, int s, int64_t *ks)
+{
+    int64_t P = cl->P, p = cl->p, PL = (int64_t)cl->P * cl->nlv;
+    int L = cl->nlv;
+    cshape *sh = &pl->sh[pl->nsh];
+    int64_t n = pl->first[s + 1] - pl->first[s], mv0 = pl->nmv;
+    *sh = (cshape){s, (int32_t)n, pl->ncell, pl->nmv, 0, 0};
+    if (grow64((void **)&pl->cell, &pl->capcell, pl->ncell + n, sizeof *pl->cell))
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        int q = pl->by[pl->first[s] + i][0];
+        int64_t dst = c->logs[q].x[pl->by[pl->first[s] + i][1]].dst, D = dst - q, cls = dst % P;
+        int32_t *cell = pl->cell[pl->ncell + i];
+        if (dst == q) {
+            cell[0] = cell[1] = -1;
+            continue;
+        }
+        /* the out level of (kP + q, (dst + kP) mod p), the in level of (S, R), R = kP + cls, S = R - D mod p */
+#define OUTLV(k) cl_level(cl, (k) * P + q, ((k) * P + dst) % p)
+#define INLV(k) cl_level(cl, ((((k) * P + cls - D) % p) + p) % p, (k) * P + cls)
+        int lo = OUTLV(0), li = INLV(0), nk = 0;
+        cell[0] = (int32_t)(q * L + lo), cell[1] = (int32_t)(PL + cls * L + li);
+        for (int b = 0; b < cl->nbound; b++) {
+            int64_t v = cl->bound[b];
+            int64_t cand[7] = {ceil_div(v - q, P), ceil_div(v - dst, P), ceil_div(v - dst + p, P),
+                               ceil_div(v - cls, P), ceil_div(v + D - cls, P), ceil_div(v + D - cls - p, P),
+                               ceil_div(v + D - cls + p, P)};
+            for (int j = 0; j < 7; j++)
+                if (cand[j] >= 1 && cand[j] < cl->K)
+                    ks[nk++] = cand[j];
+        }
+        if (nk > 1)
+            qsort(ks, (size_t)nk, sizeof *ks, cmp_i64v);
+        for (int j = 0; j < nk; j++) {
+            if (j > 0 && ks[j] == ks[j - 1])
+                continue;
+            int64_t k = ks[j];
+            int a = OUTLV(k), r = INLV(k);
+            if (grow64((void **)&pl->mv, &pl->capmv, pl->nmv + 2, sizeof *pl->mv))
                 return -1;
+            if (a != lo)
+                pl->mv[pl->nmv++] = (cmove){k, (int32_t)i, (int32_t)(q * L + lo), (int32_t)(q * L + a)};
+            if (r != li)
+                pl->mv[pl->nmv++] = (cmove){k, (int32_t)i, (int32_t)(PL + cls * L + li), (int32_t)(PL + cls * L + r)};
+            lo = a, li = r;
+        }
+#undef OUTLV
+#undef INLV
     }
+    pl->ncell += n;
+    sh->nmv = pl->nmv - mv0;
+    qsort(pl->mv + mv0, (size_t)sh->nmv, sizeof *pl->mv, cmp_cmove);
     return 0;
 }
 
-/* Representative q's send x, as copy k of it: q + kP's send and the receive of class dst mod P at copy k. */
-static void class_add(acc *a, const classes *cl, int64_t k, int q, const rx *x)
+/* The plan: sends by step, and each step's shape (shared by steps with the same sends). */
+static int plan_classes(costing *c, const classes *cl, cplan **out, st_err *err)
 {
-    int64_t P = cl->P, p = cl->p;
-    if (x->bytes <= 0)
-        return;
-    if (x->dst == q) {
-        touch(a, q);
-        if (x->op == ST_X_REDUCE)
-            a->red[q] += x->bytes;
-        return;
-    }
-    int c = (int)(x->dst % P);
-    int64_t r = k * P + q, d = (x->dst + k * P) % p, R = k * P + c, S = ((R - (x->dst - q)) % p + p) % p;
-    int lv = st_model_level_of(a->topo, (int)r, (int)d), lr = st_model_level_of(a->topo, (int)S, (int)R);
-    lv = lv < a->L ? lv : a->L - 1, lr = lr < a->L ? lr : a->L - 1;
-    touch(a, q), touch(a, c);
-    a->out[(size_t)q * a->L + lv] += x->bytes;
-    a->in[(size_t)c * a->L + lr] += x->bytes;
-    if (x->op == ST_X_REDUCE)
-        a->red[c] += x->bytes;
-}
-
-/* Every step in lockstep (one part: no phase on a sub-communicator), each costed once per interval of copies. */
-static int cost_classes(costing *c, acc *a, classes *cl, st_model_result *out, st_err *err)
-{
+    cplan *pl = calloc(1, sizeof *pl);
     int64_t total = 0;
+    int64_t *ks = NULL;
+    if (!pl)
+        return oom(err);
+    *out = pl;
     for (int q = 0; q < c->nslots; q++)
         total += c->logs[q].nx;
-    int64_t *first = calloc((size_t)c->nsteps + 2, sizeof(int64_t));
-    int32_t (*by)[2] = malloc(sizeof *by * (size_t)(total ? total : 1));
-    if (!first || !by) {
-        free(first), free(by);
+    pl->first = calloc((size_t)c->nsteps + 2, sizeof(int64_t));
+    pl->by = malloc(sizeof *pl->by * (size_t)(total ? total : 1));
+    pl->shape = malloc(sizeof(int32_t) * (size_t)(c->nsteps ? c->nsteps : 1));
+    pl->hcap = 64;
+    while (pl->hcap < 2 * (int64_t)c->nsteps)
+        pl->hcap *= 2;
+    pl->htab = calloc((size_t)pl->hcap, sizeof(int32_t));
+    pl->posof = malloc(sizeof(int32_t) * (size_t)c->nslots);
+    pl->dirty = malloc(sizeof(int32_t) * (size_t)c->nslots);
+    pl->isdirty = calloc((size_t)c->nslots, 1);
+    ks = malloc(sizeof(int64_t) * (size_t)(7 * cl->nbound + 1));
+    if (!pl->first || !pl->by || !pl->shape || !pl->htab || !pl->posof || !pl->dirty || !pl->isdirty || !ks) {
+        free(ks);
         return oom(err);
     }
     for (int q = 0; q < c->nslots; q++)
         for (int i = 0; i < c->logs[q].nx; i++)
-            first[c->logs[q].x[i].step + 1]++;
+            pl->first[c->logs[q].x[i].step + 1]++;
     for (int s = 0; s < c->nsteps; s++)
-        first[s + 1] += first[s];
+        pl->first[s + 1] += pl->first[s];
     for (int q = 0; q < c->nslots; q++)
         for (int i = 0; i < c->logs[q].nx; i++) {
-            int64_t k = first[c->logs[q].x[i].step]++;
-            by[k][0] = q, by[k][1] = i;
+            int64_t k = pl->first[c->logs[q].x[i].step]++;
+            pl->by[k][0] = q, pl->by[k][1] = i;
         }
     for (int s = c->nsteps; s > 0; s--)
-        first[s] = first[s - 1];
-    first[0] = 0;
-    int rc = 0;
-    out->intervals = 0;
-    for (int s = 0; s < c->nsteps && rc == 0; s++) {
-        cl->nks = 0;
-        if (push_k(cl, 0))
-            rc = oom(err);
-        for (int64_t e = first[s]; e < first[s + 1] && rc == 0; e++)
-            if (add_breaks(cl, by[e][0], c->logs[by[e][0]].x[by[e][1]].dst))
-                rc = oom(err);
-        if (rc)
-            break;
-        qsort(cl->ks, (size_t)cl->nks, sizeof(int64_t), cmp_i64v);
-        st_model_step best = {.rank = -1, .level = -1};
-        for (int i = 0; i < cl->nks; i++) {
-            if (i > 0 && cl->ks[i] == cl->ks[i - 1])
-                continue;
-            int64_t k = cl->ks[i];
-            out->intervals++;
-            for (int64_t e = first[s]; e < first[s + 1]; e++)
-                class_add(a, cl, k, by[e][0], &c->logs[by[e][0]].x[by[e][1]]);
-            for (int j = 0; j < a->ntouched; j++) {
-                int x = a->touched[j], lv;
-                double b, t = slot_time(a, x, &lv, &b);
-                if (best.rank < 0 || t > best.time)
-                    best = (st_model_step){t, (int)(k * cl->P + x), lv, b, a->red[x], 0};
-                a->red[x] = 0, a->seen[x] = 0;
+        pl->first[s] = pl->first[s - 1];
+    pl->first[0] = 0;
+    for (int s = 0; s < c->nsteps; s++) {
+        uint64_t h = step_hash(c, pl, s);
+        int64_t slot = (int64_t)(h & (uint64_t)(pl->hcap - 1)), found = -1;
+        for (; pl->htab[slot]; slot = (slot + 1) & (pl->hcap - 1)) {
+            int32_t j = pl->htab[slot] - 1;
+            if (pl->sh[j].hash == h && same_sends(c, pl, s, pl->sh[j].step)) {
+                found = j;
+                break;
             }
-            a->ntouched = 0;
         }
-        out->steps[s] = best;
-        out->steps[s].nxfers = (first[s + 1] - first[s]) * cl->K;
+        if (found < 0) {
+            if (grow64((void **)&pl->sh, &pl->capsh, pl->nsh + 1, sizeof *pl->sh) ||
+                build_shape(c, pl, cl, s, ks)) {
+                free(ks);
+                return oom(err);
+            }
+            pl->sh[pl->nsh].hash = h;
+            found = pl->nsh++;
+            pl->htab[slot] = (int32_t)found + 1;
+        }
+        pl->shape[s] = (int32_t)found;
+        const cshape *sh = &pl->sh[found];
+        int64_t iv = 1;
+        for (int64_t j = 0; j < sh->nmv; j++)
+            iv += j == 0 || pl->mv[sh->mv + j].k != pl->mv[sh->mv + j - 1].k;
+        pl->intervals += iv;
     }
+    free(ks);
+    return 0;
+}
+
+/* A slot's time from the accumulator's sums, leaving them. */
+static double slot_peek(const acc *a, int x, int *level, double *bytes)
+{
+    double link = 0;
+    *level = -1, *bytes = 0;
+    for (int k = 0; k < a->L; k++) {
+        double o = a->out[(size_t)x * a->L + k], in = a->in[(size_t)x * a->L + k], b = o > in ? o : in;
+        if (b > 0) {
+            const st_model_level *ml = model_level(a->m, k);
+            double t = ml->alpha + b * ml->beta;
+            if (t > link || *level < 0)
+                link = t, *level = k, *bytes = b;
+        }
+    }
+    return link + a->red[x] * a->m->gamma;
+}
+
+static double *cell_ref(acc *a, int64_t PL, int32_t cell)
+{
+    return cell < PL ? &a->out[cell] : &a->in[cell - PL];
+}
+
+static const int32_t *sort_posof;
+static int cmp_by_pos(const void *a, const void *b)
+{
+    int32_t x = sort_posof[*(const int32_t *)a], y = sort_posof[*(const int32_t *)b];
+    return (x > y) - (x < y);
+}
+
+/* Every step in lockstep (one part: no phase on a sub-communicator), each costed at every copy where a level
+ * changes; the slowest (copy, slot) first in copy order, then in the order the step touches its slots, as costing
+ * each interval in full would find it. */
+static int cost_classes(costing *c, acc *a, classes *cl, st_model_result *out, st_err *err)
+{
+    if (!c->plan && plan_classes(c, cl, &c->plan, err))
+        return -1;
+    cplan *pl = c->plan;
+    int64_t P = cl->P, PL = (int64_t)cl->P * a->L, total = 0;
+    for (int q = 0; q < c->nslots; q++)
+        total += c->logs[q].nx;
+    for (int s = 0; s < c->nsteps; s++) {
+        const cshape *sh = &pl->sh[pl->shape[s]];
+        const int32_t (*cell)[2] = (const int32_t (*)[2])pl->cell + sh->cell0;
+        st_model_step best = {.rank = -1, .level = -1};
+        int64_t e0 = pl->first[s];
+        for (int32_t i = 0; i < sh->nsend; i++) {
+            int q = pl->by[e0 + i][0];
+            const rx *x = &c->logs[q].x[pl->by[e0 + i][1]];
+            if (x->bytes <= 0)
+                continue;
+            if (cell[i][0] < 0) {
+                if (!a->seen[q])
+                    pl->posof[q] = a->ntouched;
+                touch(a, q);
+                if (x->op == ST_X_REDUCE)
+                    a->red[q] += x->bytes;
+                continue;
+            }
+            int cls = (int)(x->dst % P);
+            if (!a->seen[q])
+                pl->posof[q] = a->ntouched;
+            touch(a, q);
+            if (!a->seen[cls])
+                pl->posof[cls] = a->ntouched;
+            touch(a, cls);
+            a->out[cell[i][0]] += x->bytes;
+            a->in[cell[i][1] - PL] += x->bytes;
+            if (x->op == ST_X_REDUCE)
+                a->red[cls] += x->bytes;
+        }
+        for (int j = 0; j < a->ntouched; j++) {
+            int x = a->touched[j], lv;
+            double b, t = slot_peek(a, x, &lv, &b);
+            if (best.rank < 0 || t > best.time)
+                best = (st_model_step){t, x, lv, b, a->red[x], 0};
+        }
+        for (int64_t j = 0; j < sh->nmv;) {
+            int64_t k = pl->mv[sh->mv + j].k;
+            int nd = 0;
+            for (; j < sh->nmv && pl->mv[sh->mv + j].k == k; j++) {
+                const cmove *m = &pl->mv[sh->mv + j];
+                int q = pl->by[e0 + m->pos][0];
+                double b = c->logs[q].x[pl->by[e0 + m->pos][1]].bytes;
+                if (b <= 0)
+                    continue;
+                *cell_ref(a, PL, m->from) -= b;
+                *cell_ref(a, PL, m->to) += b;
+                int x = (int)((m->from < PL ? m->from : m->from - PL) / a->L);
+                if (!pl->isdirty[x])
+                    pl->isdirty[x] = 1, pl->dirty[nd++] = x;
+            }
+            if (nd > 1) {
+                sort_posof = pl->posof;
+                qsort(pl->dirty, (size_t)nd, sizeof *pl->dirty, cmp_by_pos);
+            }
+            for (int d = 0; d < nd; d++) {
+                int x = pl->dirty[d], lv;
+                double b, t = slot_peek(a, x, &lv, &b);
+                pl->isdirty[x] = 0;
+                if (best.rank < 0 || t > best.time)
+                    best = (st_model_step){t, (int)(k * P + x), lv, b, a->red[x], 0};
+            }
+        }
+        for (int j = 0; j < a->ntouched; j++) {
+            int x = a->touched[j];
+            for (int l = 0; l < a->L; l++)
+                a->out[(size_t)x * a->L + l] = a->in[(size_t)x * a->L + l] = 0;
+            a->red[x] = 0, a->seen[x] = 0;
+        }
+        a->ntouched = 0;
+        out->steps[s] = best;
+        out->steps[s].nxfers = (int64_t)sh->nsend * cl->K;
+    }
+    out->intervals = pl->intervals;
     out->nxfers = total;
-    free(first), free(by);
-    return rc;
+    return 0;
 }
 
 /* The exact way holds every rank's log: refuse, with the estimate, what would take more than ST_MODEL_MAX_BYTES. */
@@ -945,9 +1181,20 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
     acc a = {0};
     if (!logs)
         return oom(err);
+    int64_t budget = opts && opts->max_xfers > 0 ? opts->max_xfers : ST_MODEL_MAX_XFERS, held = 0;
     for (int q = 0; q < P; q++) {
-        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, err))
+        int64_t cap = P < p ? (budget - held > 1 ? budget - held : 1) : 0;
+        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, cap, err)) {
+            if (logs[q].capped) {
+                err->line = 0;
+                snprintf(err->msg, sizeof err->msg, "not priced at this scale: the %d representatives of %s on p = "
+                         "%d send more than %lld transfers, the model's budget here (%lld held when representative "
+                         "%d stopped)", P, algo->name, p, (long long)budget, (long long)(held + logs[q].nx), q);
+                err->refused = 3;
+            }
             goto done;
+        }
+        held += logs[q].nx;
         if (logs[q].nw != logs[0].nw || logs[q].U != logs[0].U) {
             err->line = algo->line;
             snprintf(err->msg, sizeof err->msg, "rank %d and rank 0 differ in units or in phases on "
@@ -1021,6 +1268,7 @@ done:
         log_free(&logs[q]);
     free(logs);
     free(c.seglen), free(c.part), free(c.rec), free(c.sum);
+    cplan_free(c.plan);
     free(cache.tab);
     acc_free(&a);
     return rc;

@@ -68,7 +68,10 @@ enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC, ST_MODEL_CLASSES };
  * representative q at offset d, the level of the pair (q + kP, q + kP + d) changes with k only where an end crosses
  * the boundary of an unequal group or wraps around p. Each step's boundaries cut the copies k = 0 .. p/P - 1 into
  * intervals in which every class of ranks sees the same levels; the step is costed once per interval, on ranks
- * kP .. kP + P - 1 of its first k: time and memory O(steps x sends x unequal groups), not O(p^2), and exact.
+ * kP .. kP + P - 1 of its first k: time and memory O(steps x sends x unequal groups), not O(p^2), and exact. Which
+ * levels the sends use where does not depend on the size: it is planned once per evaluation (each send's cell at
+ * copy 0 and its moves where a level changes; steps with the same sends share the plan) and every size only sums
+ * bytes and sweeps the moves.
  * AUTO takes it above exact_max where the levels are not all uniform. Phases on sub-communicators (hier's, AHC's)
  * have no classes yet: such an algorithm falls back to every rank, when that fits ST_MODEL_MAX_BYTES. */
 #define ST_MODEL_MAX_BYTES (3.0 * (1 << 30)) /* the exact model refuses, with its estimate, beyond this */
@@ -87,7 +90,16 @@ typedef struct st_model_opts {
     int fallback_max; /* ST_MODEL_AUTO: the most ranks the every-rank fallback (no symmetry, or no classes) may run;
                        * above it the model refuses ("not priced at this scale", err->refused = 3) instead of
                        * costing every rank. 0: ST_MAX_RANKS. Selection sets it so that no candidate takes minutes */
+    int64_t max_xfers; /* symmetric and classes: the most transfers the representatives may send together; beyond
+                        * it the model stops their programs and refuses ("not priced at this scale", err->refused
+                        * = 3). 0: ST_MODEL_MAX_XFERS, what fits ST_MODEL_MAX_BYTES. Selection sets less, so that a
+                        * candidate of millions of transfers (ring or mesh at 1,000,000 ranks) is not priced
+                        * rather than taking minutes */
 } st_model_opts;
+
+/* The representatives' transfers the symmetric and class-based ways hold at most by default: about 80 bytes each
+ * (the log, its runs and the costing's index), within ST_MODEL_MAX_BYTES. */
+#define ST_MODEL_MAX_XFERS ((int64_t)(ST_MODEL_MAX_BYTES / 80))
 
 /* One step: its time and what set it (the slowest rank, the level and bytes of its slowest link). */
 typedef struct st_model_step {

@@ -100,12 +100,13 @@ set_tests_properties(model.cli.sim_split_env_bad PROPERTIES PASS_REGULAR_EXPRESS
                      "stitchc: error: HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO='.5': expected a non-negative number")
 
 # issue 22 item 7: scripts/scale_bench.sh, time and peak memory of `stitchc sim` and `stitch-info --selection` on
-# two unequal super-pods (gen_superpods.sh). The fast one: 2,000 ranks, every sim line priced (rc=0), the selection
-# under a 10 s limit (it may time out: a figure, not a failure); the long one: 1k .. 1M ranks (docs/cost-model.md).
+# two unequal super-pods (gen_superpods.sh). The fast one: 2,000 ranks, every sim line priced (rc=0), and the
+# selection done (rc=0: no timeout) under a generous 60 s limit (about 4 s on a shared 2-core machine since the
+# class plan; 51-83 s before it) in under 1000 MB; the long one: 1k .. 1M ranks (docs/cost-model.md).
 add_test(NAME info.scale_bench_2k
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/../scripts/scale_bench.sh -b ${CMAKE_BINARY_DIR} -t 10 2k)
-set_tests_properties(info.scale_bench_2k PROPERTIES TIMEOUT 120 LABELS info
-                     PASS_REGULAR_EXPRESSION "2k +2000 stitchc-sim ring +seconds=[0-9.]+ +peak_mb=[0-9]+ +rc=0"
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/../scripts/scale_bench.sh -b ${CMAKE_BINARY_DIR} -t 60 2k)
+set_tests_properties(info.scale_bench_2k PROPERTIES TIMEOUT 240 LABELS info
+                     PASS_REGULAR_EXPRESSION "2k +2000 stitch-info +select +seconds=[0-9.]+ +peak_mb=[0-9]?[0-9]?[0-9] +rc=0"
                      FAIL_REGULAR_EXPRESSION "crashed|stitchc-sim [^\n]*rc=[1-9]")
 add_test(NAME model.scale_bench_long
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/../scripts/scale_bench.sh -b ${CMAKE_BINARY_DIR} -t 600 1k 10k 100k 1m)

@@ -21,6 +21,8 @@
 
 #define ST_SEL_EXACT_MAX 64
 #define ST_SEL_FALLBACK_MAX 1024
+#define ST_SEL_MAX_XFERS ((int64_t)1 << 19) /* the representatives' transfers a candidate may send to be priced: about 2 s
+                                            * of costing over the 42 size classes on a shared 2-core machine */
 
 /* The model's bytes (the whole vector as HCCL's tables count n) for a call of `bytes` per rank as stitch.h counts. */
 static double st_model_bytes(int coll, int p, size_t bytes)
@@ -39,9 +41,10 @@ int st_sel_predict_model(void *ctx, const st_catalogue *cat, const st_algo *a, c
     st_model_result *r = malloc((size_t)n * sizeof *r);
     /* Above ST_SEL_EXACT_MAX ranks the representatives (the symmetric or class-based model, exact fallback where
      * the algorithm has no symmetry), and no every-rank fallback above ST_SEL_FALLBACK_MAX: such a candidate is
-     * not priced at this scale (issue 22 item 7: a selection on 100,000 ranks in seconds). */
+     * not priced at this scale (issue 22 item 7: a selection on 100,000 ranks in seconds), nor is one whose
+     * representatives send more than ST_SEL_MAX_XFERS transfers (ring and mesh at 100,000 ranks and beyond). */
     st_model_opts opts = {.method = ST_MODEL_AUTO, .elem_size = 1, .exact_max = ST_SEL_EXACT_MAX,
-                          .fallback_max = ST_SEL_FALLBACK_MAX};
+                          .fallback_max = ST_SEL_FALLBACK_MAX, .max_xfers = ST_SEL_MAX_XFERS};
     st_err err;
     int rc = 1; /* out of memory, refused (a require), or not priced: no candidate either way */
     if (nb && r) {
