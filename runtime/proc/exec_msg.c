@@ -79,9 +79,11 @@ static const char st_zeros[64];
  * its payload, unpadded: with shm's 16-byte frame header that is one 64-byte ring line, where the 64-byte header
  * and the payload padded to 64 made three, each a cache line the receiving core must fetch (8-byte all_reduce at
  * np 2: docs/performance.md). Only where the transport says so (st_tp_ops.compact: shm, whose sends of 48 bytes
- * or less are one frame, whole; tcp's staging ring needs 64-byte messages, transport.h). Sender and receiver decide alike (the fingerprint's
- * fields, the transfer's length, the pair's transport); a receiver that finds a header of the other kind, or a
- * key that differs, unpacks it and names the difference as for a full header. */
+ * or less are one frame, whole; tcp's staging ring needs 64-byte messages, transport.h). Sender and receiver
+ * decide alike (the fingerprint's fields, the transfer's length, the pair's transport); a receiver that finds a
+ * header of the other kind, or a key that differs, unpacks it and names the difference as for a full header. A
+ * point-to-point receive or a pull engine's hello that finds one recognises it too (st_msg_compact_header).
+ * Counted for the tests (st_msg_compact_sent, st_msg_compact_recv; tests/proc/test_proc_tiny.c). */
 #define ST_MSG_COMPACT 0x53544d32u /* "STM2" */
 #define ST_COMPACT_MAX 24
 
