@@ -173,6 +173,18 @@ add_executable(bench_cma ${PROC_TESTS}/bench_cma.c)
 add_test(NAME proc.cma.smoke COMMAND bench_cma 1048576 2)
 set_tests_properties(proc.cma.smoke PROPERTIES TIMEOUT 60 LABELS "proc;perf")
 
+# Compact messages (a few bytes over shm, one ring line): streams of tiny and non-tiny calls on 2, 3, 5 ranks are
+# bit-identical with and without them and did send them (counters), none over tcp; a tiny call whose fingerprint
+# differs on one rank fails every rank naming both sides; a receive that finds one names it
+# (tests/proc/test_proc_tiny.c).
+add_executable(test_proc_tiny ${PROC_TESTS}/test_proc_tiny.c)
+target_link_libraries(test_proc_tiny PRIVATE stitch)
+target_compile_options(test_proc_tiny PRIVATE -UNDEBUG)
+foreach(sc np2 np3 np5 np3.tcp mismatch.np2 mismatch.np3 mismatch.np5 p2p)
+  add_test(NAME proc.tiny.${sc} COMMAND test_proc_tiny ${sc})
+  set_tests_properties(proc.tiny.${sc} PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE)
+endforeach()
+
 # A rank's argument error aborts the others at once over the control channels (tests/proc/test_proc_errors.c).
 add_executable(test_proc_errors ${PROC_TESTS}/test_proc_errors.c)
 target_link_libraries(test_proc_errors PRIVATE stitch)

@@ -1,5 +1,6 @@
 /* select_comm.c - a communicator's auto tables (select.h): built on the first auto call of each collective, kept
- * for the communicator's life, and logged once per (collective, size class) under STITCH_DEBUG.
+ * for the communicator's life, and logged once per (collective, size class) under STITCH_DEBUG (looked at on the
+ * first pick of each, so that later picks read no environment).
  *
  * A table is built lazily because building one instantiates every candidate (policy model), and a communicator
  * that never calls a collective should not pay for it; after that a call's choice is a binary search, without a
@@ -30,7 +31,7 @@ struct st_sel_state {
     unsigned char built[STITCH_COLL_COUNT];
     stitch_status_t status[STITCH_COLL_COUNT];
     st_sel_table table[STITCH_COLL_COUNT];
-    uint64_t logged[STITCH_COLL_COUNT]; /* size classes already logged under STITCH_DEBUG */
+    uint64_t logged[STITCH_COLL_COUNT]; /* size classes whose first pick has looked at STITCH_DEBUG */
 };
 
 st_sel_state *st_sel_state_new(const st_settings *s)
@@ -101,10 +102,13 @@ const st_algo *st_sel_state_pick(const stitch_comm_t *comm, st_sel_state *st, st
 const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st, stitch_coll_t coll, size_t bytes,
                                     const char **between)
 {
-    int range;
+    int range, k = st_sel_class(bytes);
     const st_algo *a;
-    /* Every auto call comes here: once the table is built, a lookup needs no lock (only the debug log's bits do). */
-    if (!st_debug() && __atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE)) {
+    /* Every auto call comes here: once the table is built and the size class's first pick has looked at
+     * STITCH_DEBUG (a getenv, a scan of the environment: hundreds of instructions under a launcher, more than the
+     * rest of an 8-byte call's choice), a lookup needs no lock and no getenv. */
+    if (__atomic_load_n(&st->built[coll], __ATOMIC_ACQUIRE) &&
+        (__atomic_load_n(&st->logged[coll], __ATOMIC_ACQUIRE) >> k & 1)) {
         a = st_sel_lookup(&st->table[coll], bytes, &range);
         if (between)
             *between = a ? st->table[coll].r[range].between : NULL;
@@ -115,8 +119,7 @@ const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st,
     a = st_sel_lookup(&st->table[coll], bytes, &range);
     if (between)
         *between = a ? st->table[coll].r[range].between : NULL;
-    int k = st_sel_class(bytes);
-    if (a && st_debug() && !(st->logged[coll] >> k & 1)) {
+    if (!(st->logged[coll] >> k & 1) && a && st_debug()) {
         char lo[32], hi[32], clo[32], chi[32];
         size_t cl, ch;
         st_sel_class_range(k, &cl, &ch);
@@ -132,8 +135,8 @@ const st_algo *st_sel_state_pick_l1(const stitch_comm_t *comm, st_sel_state *st,
             snprintf(by, sizeof by, "%s", st_sel_policy_name(st->policy));
         fprintf(stderr, "stitch: rank %d: auto (%s) %s, size class [%s, %s]: %s (range [%s, %s])\n", comm->rank, by,
                 stitch_coll_name(coll), clo, chi, a->name, lo, hi);
-        st->logged[coll] |= (uint64_t)1 << k;
     }
+    __atomic_fetch_or(&st->logged[coll], (uint64_t)1 << k, __ATOMIC_RELEASE); /* asked: STITCH_DEBUG's say is had */
     pthread_mutex_unlock(&st->lock);
     return a;
 }

@@ -78,10 +78,12 @@ static const char st_zeros[64];
  * (st_msg_small: the step, the call number and the fingerprint's other fields packed exactly into one word) and
  * its payload, unpadded: with shm's 16-byte frame header that is one 64-byte ring line, where the 64-byte header
  * and the payload padded to 64 made three, each a cache line the receiving core must fetch (8-byte all_reduce at
- * np 2: docs/performance.md). Only shm: tcp's staging ring needs 64-byte messages (transport.h), and a shm send
- * of 48 bytes or less is always one frame, whole (tp_shm.c). Sender and receiver decide alike (the fingerprint's
- * fields, the transfer's length, the pair's transport); a receiver that finds a header of the other kind, or a
- * key that differs, unpacks it and names the difference as for a full header. */
+ * np 2: docs/performance.md). Only where the transport says so (st_tp_ops.compact: shm, whose sends of 48 bytes
+ * or less are one frame, whole; tcp's staging ring needs 64-byte messages, transport.h). Sender and receiver
+ * decide alike (the fingerprint's fields, the transfer's length, the pair's transport); a receiver that finds a
+ * header of the other kind, or a key that differs, unpacks it and names the difference as for a full header. A
+ * point-to-point receive or a pull engine's hello that finds one recognises it too (st_msg_compact_header).
+ * Counted for the tests (st_msg_compact_sent, st_msg_compact_recv; tests/proc/test_proc_tiny.c). */
 #define ST_MSG_COMPACT 0x53544d32u /* "STM2" */
 #define ST_COMPACT_MAX 24
 
@@ -107,6 +109,8 @@ _Static_assert(sizeof(st_msg_small) + ST_COMPACT_MAX + 16 == 64, "a compact mess
 
 /* Bytes this process sent fused (an early send's payload pushed before its step began): for the tests. */
 unsigned long long st_msg_fused_bytes;
+unsigned long long st_msg_compact_sent, st_msg_compact_recv; /* exec_msg.h */
+int st_msg_compact_off;
 
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
  * copy. An early send (the next step's, begun while its units arrive) may send only `cap` payload bytes. */
@@ -285,7 +289,19 @@ static st_msg_hdr st_compact_unpack(const st_msg_small *h, int src, size_t bytes
 /* Does the message of step g to or from `peer` with `bytes` of payload go compact? */
 static int st_compact_for(const st_mctx *c, int peer, uint32_t g, size_t bytes)
 {
-    return c->compact && g != ST_HELLO_G && bytes <= ST_COMPACT_MAX && strcmp(c->pr->tp[peer]->ops->name, "shm") == 0;
+    return c->compact && g != ST_HELLO_G && bytes <= ST_COMPACT_MAX && c->pr->tp[peer]->ops->compact;
+}
+
+int st_msg_compact_header(const void *p, size_t n, int src, st_msg_hdr *h)
+{
+    st_msg_small sm;
+    if (n < sizeof sm)
+        return 0;
+    memcpy(&sm, p, sizeof sm);
+    if (sm.magic != ST_MSG_COMPACT)
+        return 0;
+    *h = st_compact_unpack(&sm, src, 0);
+    return 1;
 }
 
 /* ---- where units live ------------------------------------------------------------------------------------ */
@@ -580,6 +596,7 @@ static void st_stage_compact(const st_mctx *c, st_out *o)
         p += len * c->m.esize;
     }
     o->staged = (size_t)(p - o->stage);
+    st_msg_compact_sent++;
 }
 
 static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
@@ -694,7 +711,7 @@ static const int32_t *st_fwd_table(st_entry *e, int me)
 {
     const st_plan *pl = &e->plan;
     int32_t nrecv = pl->recv_first[pl->nsteps], nu = e->sched.nunits + e->sched.nscratch;
-    int32_t *writes = calloc((size_t)nu + 1, sizeof *writes);
+    int32_t *writes = e->fwd ? NULL : calloc((size_t)nu + 1, sizeof *writes);
     if (e->fwd || !writes || !(e->fwd = malloc(sizeof *e->fwd * ((size_t)nrecv + 1)))) {
         free(writes);
         return e->fwd;
@@ -760,30 +777,33 @@ static stitch_status_t st_fwd_landed(st_mctx *c, int f, size_t n, int *moved)
 
 /* ---- receiving -------------------------------------------------------------------------------------------- */
 
+/* Apply the current pair of a transfer from src (NULL: from my source unit, a local transfer): one look at the
+ * units' lengths for what st_pair (both sides) and st_pair_input would each look up again. Its length. */
+static size_t st_apply_pair(st_mctx *c, const st_xfer *x, const st_pcur *pc, const char *src)
+{
+    size_t soff, doff, len = st_pair_len(&c->m, pc, &soff, &doff);
+    if (!src)
+        src = st_unit_src(&c->m, pc->su, soff);
+    st_call_move(&c->m, x->op, st_unit_mine(&c->m, pc->du, doff), st_fresh_input(&c->m, pc->du, doff), src, len);
+    st_unit_written(&c->m, pc->du);
+    return len;
+}
+
 /* Apply a message whose payload is wholly at src. */
 static void st_apply_whole(st_mctx *c, const st_xfer *x, const char *src)
 {
-    size_t len;
     st_pcur pc;
-    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc)) {
-        char *dst = st_pair(c, &pc, 1, &len);
-        st_call_move(&c->m, x->op, dst, st_pair_input(c, &pc), src, len);
-        st_unit_written(&c->m, pc.du);
-        src += len * c->m.esize;
-    }
+    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc))
+        src += st_apply_pair(c, x, &pc, src) * c->m.esize;
 }
 
 /* A local transfer with `at`: my source units into my destination units, a real copy or reduce (the plan
  * guarantees that no transfer of the step writes what it reads). */
 static void st_apply_local(st_mctx *c, const st_xfer *x)
 {
-    size_t len;
     st_pcur pc;
-    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc)) {
-        const char *src = st_pair(c, &pc, 0, &len);
-        st_call_move(&c->m, x->op, st_pair(c, &pc, 1, &len), st_pair_input(c, &pc), src, len);
-        st_unit_written(&c->m, pc.du);
-    }
+    for (st_pairs_begin(&c->m, x, &pc); pc.left; st_pairs_next(&c->m, &pc))
+        st_apply_pair(c, x, &pc, NULL);
 }
 
 /* The transport from `src`, peeked: *avail bytes at *p, or an error. */
@@ -870,6 +890,7 @@ static stitch_status_t st_recv_compact(st_mctx *c, const st_xfer *x, int s, cons
     st_apply_whole(c, x, (const char *)p + sizeof h);
     c->pr->tp[x->src]->ops->consume(c->pr->tp[x->src], sizeof h + bytes);
     c->in.i++;
+    st_msg_compact_recv++;
     return STITCH_OK;
 }
 
@@ -1196,17 +1217,12 @@ static stitch_status_t st_check_waiting(st_mctx *c, int s)
         st_tp *t = c->pr->tp[j];
         /* a broken stream is no error here: the peer may be done with me and gone; a receive reports it */
         ssize_t n = t->ops->peek(t, &p, why, sizeof why);
-        uint32_t magic = 0;
-        if (n >= (ssize_t)sizeof magic)
-            memcpy(&magic, p, sizeof magic);
-        if (magic == ST_MSG_COMPACT && n >= (ssize_t)sizeof(st_msg_small)) {
-            st_msg_small sm;
-            memcpy(&sm, p, sizeof sm);
-            h = st_compact_unpack(&sm, j, 0);
-        } else if (n >= (ssize_t)sizeof h) {
-            memcpy(&h, p, sizeof h);
-        } else {
+        if (n < 0)
             continue;
+        if (!st_msg_compact_header(p, (size_t)n, j, &h)) { /* a full header, or not all of one yet */
+            if ((size_t)n < sizeof h)
+                continue;
+            memcpy(&h, p, sizeof h);
         }
         if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq != c->fp.seq)
             continue; /* a later call's: the peer ran ahead through calls that needed nothing from me */
@@ -1271,6 +1287,37 @@ static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
     return STITCH_OK;
 }
 
+/* Does step s of my plan move nothing between ranks (its transfers all local, no hello)? Then it is applied at once,
+ * in plan order, without the machinery of sends, receives and waits: mesh_oneshot's reduce and copy steps, most of
+ * an 8-byte call's steps. */
+static int st_step_local(const st_mctx *c, int s)
+{
+    const st_plan *pl = &c->m.e->plan;
+    const st_xfer *xs = c->m.e->sched.xfers;
+    if (c->hello && c->m.k == 0 && s == 0)
+        return 0;
+    for (int32_t i = pl->send_first[s]; i < pl->send_first[s + 1]; i++)
+        if (xs[pl->sends[i]].dst != c->m.me)
+            return 0;
+    for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++)
+        if (xs[pl->recvs[i]].src != c->m.me)
+            return 0;
+    return 1;
+}
+
+/* A step of local transfers only (st_step_local): each a real copy or reduce with `at`, in plan order, as
+ * st_recv_progress applies them. */
+static void st_mstep_local(st_mctx *c, int s)
+{
+    const st_plan *pl = &c->m.e->plan;
+    c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->m.k, (uint32_t)s};
+    for (int32_t i = pl->recv_first[s]; i < pl->recv_first[s + 1]; i++) {
+        const st_xfer *x = &c->m.e->sched.xfers[pl->recvs[i]];
+        if (st_xfer_mapped(x))
+            st_apply_local(c, x);
+    }
+}
+
 /* One step: push the sends and apply the receives until both are done. Going to sleep takes two fruitless
  * looks with the doorbell armed in between (proc.h), so peers only pay for a wake-up while we really sleep. */
 static stitch_status_t st_mstep(st_mctx *c, int s)
@@ -1321,7 +1368,7 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
                          c->m.fp.op, c->m.fp.root,
                          st_reg_index(comm->reg, e->sched.algo), 0, 0, {0}};
     c->hello = rooted && c->m.p > 1 && c->m.nsteps > 0;
-    c->compact = st_compact_key(&c->fp, &c->ckey);
+    c->compact = !st_msg_compact_off && st_compact_key(&c->fp, &c->ckey);
     c->hello_x = (st_xfer){.src = c->m.me, .dst = (c->m.me + 1) % c->m.p};
 }
 
@@ -1343,8 +1390,12 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
         c.fwd = st_fwd_table((st_entry *)c.m.e, c.m.me);
     for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
         st_call_segment_begin(&c.m, k);
-        for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++)
-            st = st_mstep(&c, s);
+        for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++) {
+            if (c.nearly == 0 && st_step_local(&c, s))
+                st_mstep_local(&c, s);
+            else
+                st = st_mstep(&c, s);
+        }
         if (st == STITCH_OK)
             st_call_segment_end(&c.m);
     }

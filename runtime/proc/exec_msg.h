@@ -29,4 +29,14 @@ typedef struct st_msg_hdr {
 } st_msg_hdr;
 _Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: no transport splits one (transport.h)");
 
+/* The n bytes at p begin a compact message (exec_msg.c: a message of a few bytes over shm, shorter than a header):
+ * 1 and *h the full header it stands for (from `src`, payload bytes 0), so that a rank that finds one at the head
+ * of a stream checks its fingerprint as a header's; 0 when they do not. */
+int st_msg_compact_header(const void *p, size_t n, int src, st_msg_hdr *h);
+
+/* Counters for the tests: compact messages this process sent and received whole (checked, applied). */
+extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
+/* Test hook: nonzero sends every message with a full header, as before compact messages (every rank alike). */
+extern int st_msg_compact_off;
+
 #endif

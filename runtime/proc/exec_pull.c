@@ -297,6 +297,9 @@ static stitch_status_t st_hello_progress(st_pctx *c, int *left, int *moved, int 
                 return st_proc_poll_ctrl(c->pr, 0) != 0 ? st_paborted(c)
                        : st_comm_fail(c->comm, STITCH_ERR_SYSTEM, "%s: rank %d: %s", c->a->fn, c->m.me, why);
             size_t take = (size_t)k < n - hi->got ? (size_t)k : n - hi->got;
+            st_msg_hdr ch; /* a peer that runs the message engine on a call of a few bytes: a disagreement */
+            if (hi->got == 0 && st_msg_compact_header(p, (size_t)k, j, &ch))
+                return st_hello_check(c, j, &ch);
             if (take == 0)
                 break;
             memcpy(hi->u.bytes + hi->got, p, take);

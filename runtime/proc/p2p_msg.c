@@ -22,6 +22,7 @@
 
 #define ST_P2P_MAGIC 0x53545031u /* "STP1" */
 #define ST_COLL_MAGIC 0x53544d31u /* exec_msg.c's "STM1" */
+#define ST_COLL_COMPACT 0x53544d32u /* exec_msg.c's "STM2": a compact message, shorter than 64 bytes */
 #define ST_BLOCK_MS 20
 
 typedef struct st_p2p_hdr {
@@ -150,7 +151,8 @@ static stitch_status_t st_bad_hdr(st_mrun *r, int i, const st_p2p_hdr *h)
     st_p2p_describe(op, r->comm->rank, what, sizeof what);
     if (h->magic != ST_P2P_MAGIC)
         return st_comm_fail(r->comm, STITCH_ERR_MISMATCH, "%s: rank %d sent %s where rank %d expects %s", r->fn,
-                            op->peer, h->magic == ST_COLL_MAGIC ? "a collective's message" : "something else",
+                            op->peer, h->magic == ST_COLL_MAGIC || h->magic == ST_COLL_COMPACT ?
+                            "a collective's message" : "something else",
                             r->comm->rank, what);
     return st_comm_fail(r->comm, STITCH_ERR_MISMATCH, "%s: rank %d sends %llu %s to rank %d but rank %d receives %zu "
                         "%s from rank %d (send and receive number %d between them in this group); a send and its "
@@ -174,8 +176,11 @@ static stitch_status_t st_pull(st_mrun *r, int i, int *moved)
             return st_comm_fail(r->comm, STITCH_ERR_SYSTEM, "%s: rank %d: receiving from rank %d: %s", r->fn,
                                 r->comm->rank, op->peer, err);
         size_t n = (size_t)k;
-        if (m->done == 0) { /* the header, whole */
-            if (n < 64)
+        if (m->done == 0) { /* the header, whole; a collective's compact message is all there is at 48 bytes */
+            uint32_t magic = 0;
+            if (n >= sizeof magic)
+                memcpy(&magic, ptr, sizeof magic);
+            if (n < 64 && magic != ST_COLL_COMPACT)
                 return STITCH_OK;
             const st_p2p_hdr *h = ptr;
             if (h->magic != ST_P2P_MAGIC || h->count != op->count || h->dtype != (int32_t)op->dtype)

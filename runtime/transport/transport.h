@@ -131,6 +131,10 @@ typedef struct st_tp_ops {
     ssize_t (*sendv)(st_tp *t, const struct iovec *iov, int iovcnt, char *err, size_t errlen);
     /* Optional: the one-sided table (verbs); NULL: every message on the stream. */
     const st_tp_rma_ops *rma;
+    /* Sends of at most 48 bytes arrive whole, as one piece that peek shows alone, whatever their length: the
+     * executor's compact messages (exec_msg.c) need no padding to 64 bytes (shm: one frame, one ring line). 0: the
+     * stream takes only 64-byte messages (tcp's staging ring wraps at 64-byte positions). */
+    int compact;
 } st_tp_ops;
 
 struct st_tp {

@@ -1,0 +1,294 @@
+/* test_proc_tiny.c - compact messages (exec_msg.c: a message of at most 24 payload bytes over shm goes as one ring
+ * line, its fingerprint packed into one word), ranks as forked processes.
+ *
+ *   test_proc_tiny npN           N = 2, 3, 5: a stream of tiny and non-tiny calls, over shm
+ *   test_proc_tiny np3.tcp       the same over tcp, where no message may go compact
+ *   test_proc_tiny mismatch.npN  N = 2, 3, 5: after a stream of good calls one rank's tiny call disagrees
+ *   test_proc_tiny p2p           a receive that finds a collective's compact message names it
+ *
+ * npN: every rank runs the same stream of 420 calls: all_reduce (every algorithm in turn, fp32 sum on fractional,
+ * order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just too many), reduce,
+ * broadcast and all_gather of a few elements, and an all_reduce of 1000 elements, rooted ones at every root in
+ * turn. Integer results are checked against their expected values; every rank hashes every output. The stream runs
+ * twice, with compact messages and with the test hook st_msg_compact_off (every message a full header, as before
+ * them): the hashes of every rank must be equal (bit-identical results), the first run must have sent and received
+ * compact messages on every rank (st_msg_compact_sent/recv: the path ran) and the second none.
+ *
+ * mismatch.npN: after 40 good calls of the stream, rank N-1 calls all_reduce with another op, another count, another
+ * dtype, or 200 elements (a full header against compact ones). Every rank must fail within the timeout, with
+ * STITCH_ERR_MISMATCH or the abort of one that did, and at least one must name both sides' values (st_fp_differ's
+ * text: "op sum" and "op max"...). Prints TAP.
+ */
+#include <stdint.h>
+
+#include "procrun.h"
+
+/* exec_msg.c's counters and test hook (exec_msg.h) */
+extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
+extern int st_msg_compact_off;
+
+enum { STREAM = 420, GOOD_BEFORE_BAD = 40, BIG = 1000 };
+
+static int compact_off; /* set before spawn: the children inherit it */
+
+static uint64_t fnv(uint64_t h, const void *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)buf)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Fractional fp32 values of mixed magnitude: a different order of additions gives other bits. */
+static void frac_input(int rank, int call, size_t n, float *x)
+{
+    uint64_t v = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1) + (uint64_t)call * 0x632be59bd9b4e019ull;
+    for (size_t i = 0; i < n; i++) {
+        v ^= v << 13, v ^= v >> 7, v ^= v << 17;
+        double d = (double)(v >> 11) / 9007199254740992.0 * 1000.0 - 500.0;
+        x[i] = (float)((v & 1) ? d / 4096.0 : d);
+    }
+}
+
+/* Call k of the stream: its result folded into *h; 0 when it ran and its checkable values are right. */
+static int all_reduce_call(stitch_comm_t *comm, int rank, int p, int k, uint64_t *h, char *why, size_t len)
+{
+    const char *names[32];
+    int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 32);
+    float f[BIG], g[BIG];
+    int32_t a[6], b[6];
+    double d[3];
+    stitch_status_t st = stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, names[(k / 7) % nalgos]);
+    int kind = (k / 7 / nalgos + k) % 4, bad = 0;
+    size_t n = kind == 0 ? 1 + (size_t)(k % 6) : kind == 3 ? 7 : 3;
+    if (st == STITCH_OK && kind == 1) { /* int32 max: exact */
+        for (int i = 0; i < 6; i++)
+            a[i] = (rank * 7 + i * 3 + k) % 11;
+        st = stitch_all_reduce(a, b, 6, STITCH_INT32, STITCH_MAX, comm);
+        for (int i = 0; st == STITCH_OK && i < 6; i++) {
+            int32_t want = 0;
+            for (int r = 0; r < p; r++)
+                want = (r * 7 + i * 3 + k) % 11 > want ? (r * 7 + i * 3 + k) % 11 : want;
+            bad |= b[i] != want;
+        }
+        *h = fnv(*h, b, sizeof b);
+    } else if (st == STITCH_OK && kind == 2) { /* fp64, 24 bytes: the most a compact message carries */
+        for (int i = 0; i < 3; i++)
+            d[i] = (rank + 1) * 0.1 + i * 1e-9 + k;
+        st = stitch_all_reduce(d, d, 3, STITCH_FP64, STITCH_SUM, comm);
+        *h = fnv(*h, d, sizeof d);
+    } else if (st == STITCH_OK) { /* fp32: 1..6 elements, or 7 (28 bytes: a full header) */
+        frac_input(rank, k, n, f);
+        st = stitch_all_reduce(f, g, n, STITCH_FP32, STITCH_SUM, comm);
+        *h = fnv(*h, g, n * sizeof *g);
+    }
+    if (st != STITCH_OK || bad)
+        snprintf(why, len, "call %d (all_reduce %s, kind %d): %s", k, names[(k / 7) % nalgos], kind,
+                 st != STITCH_OK ? stitch_comm_last_error(comm) : "wrong result");
+    return st != STITCH_OK || bad;
+}
+
+/* The rooted and gathering calls of the stream, and the large all_reduce. */
+static int other_call(stitch_comm_t *comm, int rank, int p, int k, uint64_t *h, char *why, size_t len)
+{
+    static float f[BIG], g[BIG];
+    int32_t a[5], b[5 * 8];
+    int root = (k / 7) % p, which = k % 7, bad = 0;
+    stitch_status_t st;
+    for (int i = 0; i < 5; i++)
+        a[i] = rank * 100 + i + k;
+    memset(b, 0, sizeof b);
+    if (which == 1) {
+        st = stitch_reduce(a, b, 2, STITCH_INT32, STITCH_SUM, root, comm);
+        for (int i = 0; st == STITCH_OK && rank == root && i < 2; i++)
+            bad |= b[i] != 100 * p * (p - 1) / 2 + p * (i + k);
+    } else if (which == 3) {
+        st = stitch_broadcast(a, b, 5, STITCH_INT32, root, comm);
+        for (int i = 0; st == STITCH_OK && i < 5; i++)
+            bad |= b[i] != root * 100 + i + k;
+    } else if (which == 5) {
+        st = stitch_all_gather(a, b, 2, STITCH_INT32, comm);
+        for (int r = 0; st == STITCH_OK && r < p; r++)
+            bad |= b[2 * r] != r * 100 + k || b[2 * r + 1] != r * 100 + 1 + k;
+    } else {
+        frac_input(rank, k, BIG, f);
+        st = stitch_all_reduce(f, g, BIG, STITCH_FP32, STITCH_SUM, comm);
+        *h = fnv(*h, g, sizeof g);
+    }
+    *h = fnv(*h, b, sizeof b);
+    if (st != STITCH_OK || bad)
+        snprintf(why, len, "call %d (kind %d, root %d): %s", k, which, root,
+                 st != STITCH_OK ? stitch_comm_last_error(comm) : "wrong result");
+    return st != STITCH_OK || bad;
+}
+
+/* Call k of the stream: 0, 2, 4 of every 7 a tiny all_reduce; 1, 3, 5 reduce, broadcast, all_gather; 6 the large
+ * all_reduce (with whichever algorithm the last tiny one forced). */
+static int stream_call(stitch_comm_t *comm, int rank, int p, int k, uint64_t *h, char *why, size_t len)
+{
+    int which = k % 7;
+    if (which == 0 || which == 2 || which == 4)
+        return all_reduce_call(comm, rank, p, k, h, why, len);
+    return other_call(comm, rank, p, k, h, why, len);
+}
+
+/* The stream; reports "hash H compact SENT RECV". */
+static int body_stream(stitch_comm_t *comm, int rank, int p, int out)
+{
+    char why[600] = "";
+    uint64_t h = 1469598103934665603ull;
+    st_msg_compact_off = compact_off;
+    st_msg_compact_sent = st_msg_compact_recv = 0;
+    for (int k = 0; k < STREAM; k++)
+        if (stream_call(comm, rank, p, k, &h, why, sizeof why)) {
+            say(out, "rank %d: %s\n", rank, why);
+            return 1;
+        }
+    say(out, "hash %016llx compact %llu %llu\n", (unsigned long long)h, st_msg_compact_sent, st_msg_compact_recv);
+    return 0;
+}
+
+static int parse(const char *text, unsigned long long *hash, unsigned long long *sent, unsigned long long *recv)
+{
+    const char *s = strstr(text, "hash ");
+    return s && sscanf(s, "hash %llx compact %llu %llu", hash, sent, recv) == 3;
+}
+
+static int check_stream(int p, const char *transport)
+{
+    run on, off;
+    char what[64];
+    snprintf(what, sizeof what, "np%d compact", p);
+    compact_off = 0;
+    spawn(&on, p, body_stream, transport);
+    double t1 = reap(&on, 120);
+    if (!all_ok(&on, what))
+        return 0;
+    snprintf(what, sizeof what, "np%d full headers", p);
+    compact_off = 1;
+    spawn(&off, p, body_stream, transport);
+    double t2 = reap(&off, 120);
+    compact_off = 0;
+    if (!all_ok(&off, what))
+        return 0;
+    int ok = 1, shm = strcmp(transport, "shm") == 0;
+    for (int r = 0; r < p; r++) {
+        unsigned long long h1, s1, r1, h2, s2, r2;
+        if (!parse(on.text[r], &h1, &s1, &r1) || !parse(off.text[r], &h2, &s2, &r2)) {
+            printf("# np%d rank %d: no report: '%s' / '%s'\n", p, r, on.text[r], off.text[r]);
+            ok = 0;
+            continue;
+        }
+        printf("# np%d %s rank %d: compact sent %llu received %llu (%.1f s; full headers %.1f s)\n", p, transport, r,
+               s1, r1, t1, t2);
+        if (h1 != h2)
+            printf("# np%d rank %d: results differ with compact messages: %016llx against %016llx\n", p, r, h1, h2),
+                ok = 0;
+        if (shm && (s1 == 0 || r1 == 0))
+            printf("# np%d rank %d: no compact message sent or received: the path never ran\n", p, r), ok = 0;
+        if (!shm && (s1 || r1))
+            printf("# np%d rank %d: compact messages over %s\n", p, r, transport), ok = 0;
+        if (s2 || r2)
+            printf("# np%d rank %d: st_msg_compact_off still sent %llu, received %llu compact\n", p, r, s2, r2),
+                ok = 0;
+    }
+    return ok;
+}
+
+static int sc_np2(void) { return check_stream(2, "shm"); }
+static int sc_np3(void) { return check_stream(3, "shm"); }
+static int sc_np5(void) { return check_stream(5, "shm"); }
+static int sc_np3_tcp(void) { return check_stream(3, "tcp"); }
+
+/* ---- a disagreement on a tiny call --------------------------------------------------------------------------- */
+
+static int bad_kind; /* which disagreement (below), set before spawn */
+static const char *const bad_names[][2] = {
+    {"op sum", "op max"}, {"count 2", "count 3"}, {"dtype fp32", "dtype int32"}, {"count 2", "count 200"}};
+
+static int body_bad(stitch_comm_t *comm, int rank, int p, int out)
+{
+    char why[600] = "";
+    uint64_t h = 0;
+    float x[200] = {1, 2};
+    for (int k = 0; k < GOOD_BEFORE_BAD; k++)
+        if (stream_call(comm, rank, p, k, &h, why, sizeof why)) {
+            say(out, "rank %d: good call: %s\n", rank, why);
+            return 1;
+        }
+    unsigned long long before = st_msg_compact_recv;
+    stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, "auto");
+    int odd = rank == p - 1;
+    size_t n = !odd || bad_kind == 0 || bad_kind == 2 ? 2 : bad_kind == 1 ? 3 : 200;
+    stitch_op_t op = odd && bad_kind == 0 ? STITCH_MAX : STITCH_SUM;
+    stitch_dtype_t dt = odd && bad_kind == 2 ? STITCH_INT32 : STITCH_FP32;
+    stitch_status_t st = stitch_all_reduce(x, x, n, dt, op, comm);
+    say(out, "compact %llu: %s: %s\n", before, stitch_strerror(st), stitch_comm_last_error(comm));
+    return st == STITCH_OK ? 0 : 3;
+}
+
+static int check_bad(int p, int kind)
+{
+    run r;
+    bad_kind = kind;
+    setenv("STITCH_TIMEOUT", "10", 1);
+    spawn(&r, p, body_bad, "shm");
+    double took = reap(&r, 40);
+    unsetenv("STITCH_TIMEOUT");
+    int ok = took < 30, named = 0;
+    for (int i = 0; i < p; i++) {
+        const char *t = r.text[i];
+        int failed = r.status[i] == 3 && (strstr(t, "STITCH_ERR_MISMATCH") || strstr(t, "STITCH_ERR_ABORTED"));
+        ok &= failed && strncmp(t, "compact 0:", 10) != 0; /* the good calls went compact */
+        named += strstr(t, bad_names[kind][0]) && strstr(t, bad_names[kind][1]);
+        printf("# mismatch np%d %s/%s: rank %d exited %d: %s", p, bad_names[kind][0], bad_names[kind][1], i,
+               r.status[i], t);
+    }
+    printf("# mismatch np%d: every rank done in %.2f s, %d named both sides\n", p, took, named);
+    return ok && named >= 1;
+}
+
+static int check_bad_all(int p)
+{
+    int ok = 1;
+    for (int kind = 0; kind < 4; kind++)
+        ok &= check_bad(p, kind);
+    return ok;
+}
+
+static int sc_bad2(void) { return check_bad_all(2); }
+static int sc_bad3(void) { return check_bad_all(3); }
+static int sc_bad5(void) { return check_bad_all(5); }
+
+/* ---- a receive that finds a collective's compact message ------------------------------------------------------ */
+
+static int body_p2p(stitch_comm_t *comm, int rank, int p, int out)
+{
+    float x[2] = {1, 2};
+    (void)p;
+    stitch_status_t st = rank == 0 ? stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm)
+                                   : stitch_recv(x, 2, STITCH_FP32, 0, comm);
+    say(out, "%s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
+    return st == STITCH_OK ? 0 : 3;
+}
+
+static int sc_p2p(void)
+{
+    run r;
+    setenv("STITCH_TIMEOUT", "10", 1);
+    spawn(&r, 2, body_p2p, "shm");
+    double took = reap(&r, 40);
+    unsetenv("STITCH_TIMEOUT");
+    for (int i = 0; i < 2; i++)
+        printf("# p2p: rank %d exited %d: %s", i, r.status[i], r.text[i]);
+    printf("# p2p: done in %.2f s\n", took);
+    return took < 8 && r.status[0] == 3 && r.status[1] == 3 &&
+           strstr(r.text[1], "rank 0 sent a collective's message where rank 1 expects") != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    static const proc_scenario sc[] = {{"np2", sc_np2},         {"np3", sc_np3},         {"np5", sc_np5},
+                                       {"np3.tcp", sc_np3_tcp}, {"mismatch.np2", sc_bad2}, {"mismatch.np3", sc_bad3},
+                                       {"mismatch.np5", sc_bad5}, {"p2p", sc_p2p}};
+    return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
+}
