@@ -688,8 +688,8 @@ static int assign_parts(costing *c, int k, keyed *tmp)
     return c->nparts;
 }
 
-/* A slot's time in a step, from the accumulator's sums (and reset them). */
-static double slot_time(acc *a, int x, int *level, double *bytes)
+/* A slot's time from the accumulator's sums, leaving them. */
+static double slot_peek(const acc *a, int x, int *level, double *bytes)
 {
     double link = 0;
     *level = -1, *bytes = 0;
@@ -701,9 +701,17 @@ static double slot_time(acc *a, int x, int *level, double *bytes)
             if (t > link || *level < 0)
                 link = t, *level = k, *bytes = b;
         }
-        a->out[(size_t)x * a->L + k] = a->in[(size_t)x * a->L + k] = 0;
     }
     return link + a->red[x] * a->m->gamma;
+}
+
+/* A slot's time in a step, from the accumulator's sums (and reset them). */
+static double slot_time(acc *a, int x, int *level, double *bytes)
+{
+    double t = slot_peek(a, x, level, bytes);
+    memset(&a->out[(size_t)x * a->L], 0, (size_t)a->L * sizeof *a->out);
+    memset(&a->in[(size_t)x * a->L], 0, (size_t)a->L * sizeof *a->in);
+    return t;
 }
 
 static int cost_logs(costing *c, acc *a, st_model_result *out, st_err *err)
@@ -1018,23 +1026,6 @@ static int plan_classes(costing *c, const classes *cl, cplan **out, st_err *err)
     }
     free(ks);
     return 0;
-}
-
-/* A slot's time from the accumulator's sums, leaving them. */
-static double slot_peek(const acc *a, int x, int *level, double *bytes)
-{
-    double link = 0;
-    *level = -1, *bytes = 0;
-    for (int k = 0; k < a->L; k++) {
-        double o = a->out[(size_t)x * a->L + k], in = a->in[(size_t)x * a->L + k], b = o > in ? o : in;
-        if (b > 0) {
-            const st_model_level *ml = model_level(a->m, k);
-            double t = ml->alpha + b * ml->beta;
-            if (t > link || *level < 0)
-                link = t, *level = k, *bytes = b;
-        }
-    }
-    return link + a->red[x] * a->m->gamma;
 }
 
 static double *cell_ref(acc *a, int64_t PL, int32_t cell)
