@@ -233,7 +233,7 @@ target_link_libraries(test_proc_p2p PRIVATE stitch)
 target_include_directories(test_proc_p2p PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
 target_compile_options(test_proc_p2p PRIVATE -UNDEBUG)
 foreach(sc ring ring.tcp all_pairs all_pairs.tcp chain bigger_recv unmatched usage iring iring.tcp ioverlap
-           ibigger_recv iunmatched iusage istream istream.tcp)
+           ibigger_recv iunmatched iusage istream istream.tcp iahead iahead.tcp)
   add_test(NAME proc.p2p.${sc} COMMAND test_proc_p2p ${sc})
   set_tests_properties(proc.p2p.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

@@ -84,7 +84,6 @@ static const char st_zeros[64];
  * header of the other kind, or a key that differs, unpacks it and names the difference as for a full header. A
  * point-to-point receive or a pull engine's hello that finds one recognises it too (st_msg_compact_header).
  * Counted for the tests (st_msg_compact_sent, st_msg_compact_recv; tests/proc/test_proc_tiny.c). */
-#define ST_MSG_COMPACT 0x53544d32u /* "STM2" */
 #define ST_COMPACT_MAX 24
 
 typedef struct st_msg_small {
@@ -225,7 +224,7 @@ static st_fingerprint st_hdr_fp(const st_reg *reg, const st_msg_hdr *h)
 static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
 {
     char mine[96], theirs[96];
-    if (h->magic == 0x53545031u) /* p2p_msg.c's "STP1" */
+    if (h->magic == ST_P2P_MSG_MAGIC)
         return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d sent a point-to-point message where rank %d expects call "
                         "number %llu, %s", src, c->comm->rank, (unsigned long long)c->fp.seq,
                         stitch_coll_name(c->a->coll));
@@ -1195,13 +1194,31 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
 
 /* ---- the step loop ------------------------------------------------------------------------------------ */
 
+/* Do I still expect a header from peer j on its stream in this call? The hello, a receive of this step or a later
+ * one not yet begun (the half-applied one has its header), every receive when a segment follows. A one-sided
+ * receive has its header on the stream too. Scans the rest of the plan: only asked before sleeping, of a peer
+ * whose stream holds a point-to-point message. */
+static int st_expects_from(const st_mctx *c, int j)
+{
+    const st_plan *pl = &c->m.e->plan;
+    const st_xfer *xs = c->m.e->sched.xfers;
+    int32_t from = c->m.k + 1 < c->m.nseg ? 0 : c->in.i + (c->in.have_hdr ? 1 : 0);
+    if (c->in.hello && j == (c->m.me + c->m.p - 1) % c->m.p)
+        return 1;
+    for (int32_t i = from; i < pl->recv_first[pl->nsteps]; i++)
+        if (xs[pl->recvs[i]].src == j)
+            return 1;
+    return 0;
+}
+
 /* Before sleeping: check the headers that wait, unread, at the front of other peers' streams. Ranks that
  * disagree on the algorithm run different schedules, in which every rank may wait for a message nobody sends it
  * (ring against nhr on 3 ranks does) while the messages that were sent sit unread; this finds them, so the
  * disagreement fails at once, naming both sides, instead of at the timeout. Every stream but the one whose
  * message is half applied is at a message boundary (receives are consumed whole, in schedule order). A header of
  * my call must match my fingerprint; one of a later call is a peer that ran ahead (calls of count 0, or calls in
- * which it needed nothing from me), and fine. */
+ * which it needed nothing from me), and fine; so is a point-to-point message from a peer that has sent me all
+ * of this call (its isend after the collective: proc.p2p.iring.tcp found it failing as a mismatch). */
 static stitch_status_t st_check_waiting(st_mctx *c, int s)
 {
     const st_plan *pl = &c->m.e->plan;
@@ -1226,6 +1243,8 @@ static stitch_status_t st_check_waiting(st_mctx *c, int s)
         }
         if (h.magic == ST_MSG_MAGIC && h.src == j && h.seq != c->fp.seq)
             continue; /* a later call's: the peer ran ahead through calls that needed nothing from me */
+        if (h.magic == ST_P2P_MSG_MAGIC && !st_expects_from(c, j))
+            continue; /* a later send's */
         stitch_status_t st = st_check_fields(c, &h, j);
         if (st != STITCH_OK)
             return st;

@@ -17,6 +17,8 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m);
  * rank that looks at the head of a stream (st_check_waiting) recognises a later call's message, whichever engine
  * sent it. */
 #define ST_MSG_MAGIC 0x53544d31u /* "STM1" */
+#define ST_P2P_MSG_MAGIC 0x53545031u /* p2p_msg.c's point-to-point messages, "STP1" */
+#define ST_MSG_COMPACT 0x53544d32u /* a compact message (exec_msg.c), shorter than a header, "STM2" */
 typedef struct st_msg_hdr {
     uint32_t magic;
     int32_t src;

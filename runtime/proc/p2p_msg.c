@@ -18,11 +18,9 @@
 #include "comm.h"
 #include "base.h"
 #include "p2p.h"
+#include "exec_msg.h"
 #include "proc.h"
 
-#define ST_P2P_MAGIC 0x53545031u /* "STP1" */
-#define ST_COLL_MAGIC 0x53544d31u /* exec_msg.c's "STM1" */
-#define ST_COLL_COMPACT 0x53544d32u /* exec_msg.c's "STM2": a compact message, shorter than 64 bytes */
 #define ST_BLOCK_MS 20
 
 typedef struct st_p2p_hdr {
@@ -92,7 +90,7 @@ static stitch_status_t st_madd(st_mrun *r, const st_p2p_op *ops, int n)
         *m = (st_mstate){{0}, 0, 0, 0, 0};
         m->bytes = ops[i].count * stitch_dtype_size(ops[i].dtype);
         m->total = 64 + st_padded(m->bytes);
-        m->hdr = (st_p2p_hdr){ST_P2P_MAGIC, r->comm->rank, ops[i].count, (int32_t)ops[i].dtype, ops[i].nth,
+        m->hdr = (st_p2p_hdr){ST_P2P_MSG_MAGIC, r->comm->rank, ops[i].count, (int32_t)ops[i].dtype, ops[i].nth,
                               m->bytes, {0}};
         r->n++, r->left++;
     }
@@ -149,9 +147,9 @@ static stitch_status_t st_bad_hdr(st_mrun *r, int i, const st_p2p_hdr *h)
     const st_p2p_op *op = &r->ops[i];
     char what[200];
     st_p2p_describe(op, r->comm->rank, what, sizeof what);
-    if (h->magic != ST_P2P_MAGIC)
+    if (h->magic != ST_P2P_MSG_MAGIC)
         return st_comm_fail(r->comm, STITCH_ERR_MISMATCH, "%s: rank %d sent %s where rank %d expects %s", r->fn,
-                            op->peer, h->magic == ST_COLL_MAGIC || h->magic == ST_COLL_COMPACT ?
+                            op->peer, h->magic == ST_MSG_MAGIC || h->magic == ST_MSG_COMPACT ?
                             "a collective's message" : "something else",
                             r->comm->rank, what);
     return st_comm_fail(r->comm, STITCH_ERR_MISMATCH, "%s: rank %d sends %llu %s to rank %d but rank %d receives %zu "
@@ -180,10 +178,10 @@ static stitch_status_t st_pull(st_mrun *r, int i, int *moved)
             uint32_t magic = 0;
             if (n >= sizeof magic)
                 memcpy(&magic, ptr, sizeof magic);
-            if (n < 64 && magic != ST_COLL_COMPACT)
+            if (n < 64 && magic != ST_MSG_COMPACT)
                 return STITCH_OK;
             const st_p2p_hdr *h = ptr;
-            if (h->magic != ST_P2P_MAGIC || h->count != op->count || h->dtype != (int32_t)op->dtype)
+            if (h->magic != ST_P2P_MSG_MAGIC || h->count != op->count || h->dtype != (int32_t)op->dtype)
                 return st_bad_hdr(r, i, h);
             t->ops->consume(t, 64);
             m->done = 64, *moved = 1;

@@ -5,10 +5,12 @@
  *
  * The same with stitch_isend/stitch_irecv (iring: 8 rounds in flight and a collective between them; istream: 400 rounds, four in flight at any
  * time, as one run that drops its done operations as it goes; ioverlap: an irecv
- * pending while its rank tells the sender to send; ibigger_recv, iunmatched, iusage).
+ * pending while its rank tells the sender to send; ibigger_recv, iunmatched, iusage; iahead: a rank done with a
+ * collective sends point-to-point while its neighbour still waits in the collective).
  *
  *   test_proc_p2p SCENARIO ...    ring, ring.tcp, all_pairs, all_pairs.tcp, chain, bigger_recv, unmatched, usage,
- *                                 iring, iring.tcp, ioverlap, ibigger_recv, iunmatched, iusage, istream, istream.tcp
+ *                                 iring, iring.tcp, ioverlap, ibigger_recv, iunmatched, iusage, istream, istream.tcp,
+ *                                 iahead, iahead.tcp
  */
 #include "procrun.h"
 #include "p2p_body.h"
@@ -46,6 +48,14 @@ static int sc_unmatched(void) { return run_body(2, pb_unmatched, NULL, 1500, "un
 static int sc_usage(void) { return run_body(3, pb_usage, NULL, 60000, "usage"); }
 static int sc_iring(void) { return run_body(4, pb_iring, NULL, 60000, "iring"); }
 static int sc_iring_tcp(void) { return run_body(3, pb_iring, "tcp", 60000, "iring.tcp"); }
+/* A waiting rank looks at the heads of its streams at every idle moment (STITCH_SPIN_US=0): pb_iahead. */
+static int sc_iahead(const char *transport, const char *what)
+{
+    setenv("STITCH_SPIN_US", "0", 1);
+    return run_body(4, pb_iahead, transport, 60000, what);
+}
+static int sc_iahead_shm(void) { return sc_iahead(NULL, "iahead"); }
+static int sc_iahead_tcp(void) { return sc_iahead("tcp", "iahead.tcp"); }
 static int sc_istream(void) { return run_body(3, pb_istream, NULL, 60000, "istream"); }
 static int sc_istream_tcp(void) { return run_body(2, pb_istream, "tcp", 60000, "istream.tcp"); }
 static int sc_ioverlap(void) { return run_body(3, pb_ioverlap, NULL, 60000, "ioverlap"); }
@@ -59,6 +69,7 @@ static const proc_scenario scenarios[] = {
     {"chain", sc_chain}, {"bigger_recv", sc_bigger_recv}, {"unmatched", sc_unmatched}, {"usage", sc_usage},
     {"iring", sc_iring}, {"iring.tcp", sc_iring_tcp}, {"ioverlap", sc_ioverlap}, {"ibigger_recv", sc_ibigger_recv},
     {"iunmatched", sc_iunmatched}, {"iusage", sc_iusage}, {"istream", sc_istream}, {"istream.tcp", sc_istream_tcp},
+    {"iahead", sc_iahead_shm}, {"iahead.tcp", sc_iahead_tcp},
 };
 
 int main(int argc, char **argv)
