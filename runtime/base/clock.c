@@ -1,5 +1,9 @@
 /* clock.c - deadlines on CLOCK_MONOTONIC: the engines' waits and the sockets' timeouts count against them. */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base.h"
 
@@ -43,4 +47,47 @@ long st_ms_left(const struct timespec *at)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (at->tv_sec - now.tv_sec) * 1000 + (at->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+static long long st_crowded_until; /* CLOCK_MONOTONIC ns; read and written relaxed by any thread */
+
+static long long st_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Tasks running or queued to run on the machine now (/proc/loadavg's fourth field, the reader included); -1. */
+static int st_running_tasks(void)
+{
+    char buf[128];
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC), running = -1;
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n > 0) {
+        buf[n] = 0;
+        if (sscanf(buf, "%*s %*s %*s %d/", &running) != 1)
+            running = -1;
+    }
+    return running;
+}
+
+int st_yield(int ours)
+{
+    long long t0 = st_now_ns();
+    sched_yield();
+    long long t1 = st_now_ns();
+    if (t1 - t0 <= ST_YIELD_LONG_NS || st_running_tasks() <= ours)
+        return 0;
+    __atomic_store_n(&st_crowded_until, t1 + ST_CROWDED_NS, __ATOMIC_RELAXED);
+    return 1;
+}
+
+int st_crowded(void)
+{
+    long long until = __atomic_load_n(&st_crowded_until, __ATOMIC_RELAXED);
+    return until != 0 && st_now_ns() < until;
 }

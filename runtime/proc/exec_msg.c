@@ -61,7 +61,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -1279,27 +1278,28 @@ static stitch_status_t st_mtimeout(st_mctx *c)
  * fruitless poll only (a small call's wait is usually shorter), and the deadline starts at the first such read
  * after the call last moved (st_mstep): the timeout is how long the call goes without progress, not its length,
  * which on a loaded machine may be many timeouts for a call of thousands of segments (issue 18 item 9). */
+/* One more spin: 1 to go on. Oversubscribed (more ranks than cores here), each spin yields, so a peer that shares
+ * this core runs; on a crowded machine (st_crowded: other jobs hold the cores) spinning ends, sleep instead. */
+static int st_spin_on(const st_mctx *c)
+{
+    return !c->pr->oversubscribed || !(st_crowded() || st_yield(c->pr->nlocal));
+}
+
 static stitch_status_t st_idle(st_mctx *c, int *spins, int *sleep)
 {
     if (st_abort_is(&c->pr->abort))
         return st_aborted(c);
-    int spin = c->pr->spin_ns > 0;
-    if (++*spins % 16 != 0 && spin) {
-        if (c->pr->oversubscribed)
-            sched_yield(); /* a peer that shares this core runs now */
+    int spin = c->pr->spin_ns > 0, crowded = 0;
+    if (++*spins % 16 != 0 && spin && !(crowded = !st_spin_on(c)))
         return STITCH_OK;
-    }
     if (*spins % 4096 == 0 && st_proc_poll_ctrl(c->pr, 0) != 0)
         return st_aborted(c);
     if (!c->timing)
         st_deadline_start(&c->deadline, c->comm->timeout_ms), c->timing = 1;
     if (spin && *spins == 16)
         clock_gettime(CLOCK_MONOTONIC, &c->idle_since);
-    if (spin && (*spins == 16 || st_ns_since(&c->idle_since) < c->pr->spin_ns)) {
-        if (c->pr->oversubscribed)
-            sched_yield();
+    if (!crowded && spin && (*spins == 16 || st_ns_since(&c->idle_since) < c->pr->spin_ns) && st_spin_on(c))
         return STITCH_OK;
-    }
     if (st_deadline_passed(&c->deadline))
         return st_mtimeout(c);
     *sleep = 1;
