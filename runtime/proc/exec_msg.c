@@ -742,6 +742,8 @@ static int st_fwd_begin(st_mctx *c, const st_xfer *x, int s, int32_t i)
     if (!c->fwd || c->fwd[i] < 0)
         return -1;
     const st_xfer *y = &c->m.e->sched.xfers[c->m.e->plan.sends[c->fwd[i]]];
+    if (!c->pr->tp[y->dst]->ops->fuse)
+        return -1; /* tcp: the whole message in one send is faster (transport.h) */
     size_t bytes = st_call_xfer_len(&c->m, y) * c->m.esize, o1, o2;
     if (bytes + (64 - bytes % 64) % 64 <= ST_SMALL_BYTES || st_is_rma(c, y->dst, bytes))
         return -1; /* small, or one-sided: the put moves it straight from my units once they are all there */

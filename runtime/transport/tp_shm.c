@@ -175,7 +175,7 @@ static void st_shm_close(st_tp *t)
 
 static const st_tp_ops st_shm_ops = {
     .name = "shm", .send = st_shm_send, .peek = st_shm_peek, .consume = st_shm_consume, .pollfd = st_shm_pollfd,
-    .close = st_shm_close, .sendv = NULL, .compact = 1};
+    .close = st_shm_close, .sendv = NULL, .compact = 1, .fuse = 1};
 
 st_tp *st_tp_shm_new(st_ring *out, st_ring *in, size_t cap, st_bell *peer_bell, int peer)
 {

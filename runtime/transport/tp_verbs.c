@@ -818,7 +818,7 @@ static const st_tp_rma_ops st_verbs_rma = {
 
 static const st_tp_ops st_verbs_ops = {
     .name = "verbs", .send = st_vsend, .peek = st_vpeek, .consume = st_vconsume, .pollfd = st_vpollfd,
-    .close = st_vclose, .sendv = NULL, .rma = &st_verbs_rma};
+    .close = st_vclose, .sendv = NULL, .rma = &st_verbs_rma, .fuse = 1};
 
 /* ---- choosing the device, port and GID ---------------------------------------------------------------------- */
 

@@ -135,6 +135,11 @@ typedef struct st_tp_ops {
      * executor's compact messages (exec_msg.c) need no padding to 64 bytes (shm: one frame, one ring line). 0: the
      * stream takes only 64-byte messages (tcp's staging ring wraps at 64-byte positions). */
     int compact;
+    /* The executor's fused forwards (exec_msg.c: a received piece sent on while it is in the cache) pay here:
+     * shm, whose sends are stores the receiver then reads, and verbs (not measured: as before). 0: tcp, where a
+     * forward's 64 KiB pieces cost a system call each against one for the whole message, and the kernel copies
+     * the bytes anyway: ring all_reduce at np 2, 512 KB to 32 MB, was 15-25% slower fused (docs/performance.md). */
+    int fuse;
 } st_tp_ops;
 
 struct st_tp {
