@@ -17,7 +17,8 @@
  * mismatch.npN: after 40 good calls of the stream, rank N-1 calls all_reduce with another op, another count, another
  * dtype, or 200 elements (a full header against compact ones). Every rank must fail within the timeout, with
  * STITCH_ERR_MISMATCH or the abort of one that did, and at least one must name both sides' values (st_fp_differ's
- * text: "op sum" and "op max"...). Prints TAP.
+ * text: "op sum" and "op max"...). A rank still in a good call when a peer that ran ahead found the mismatch is
+ * aborted there: it passes when its message names both sides (make test found one, 1 run in ~100). Prints TAP.
  */
 #include <stdint.h>
 
@@ -213,7 +214,7 @@ static int body_bad(stitch_comm_t *comm, int rank, int p, int out)
     for (int k = 0; k < GOOD_BEFORE_BAD; k++)
         if (stream_call(comm, rank, p, k, &h, why, sizeof why)) {
             say(out, "rank %d: good call: %s\n", rank, why);
-            return 1;
+            return strstr(why, "communicator aborted") ? 4 : 1; /* 4: a peer ran ahead, met the mismatch, aborted */
         }
     unsigned long long before = st_msg_compact_recv;
     stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, "auto");
@@ -238,7 +239,9 @@ static int check_bad(int p, int kind)
     for (int i = 0; i < p; i++) {
         const char *t = r.text[i];
         int failed = r.status[i] == 3 && (strstr(t, "STITCH_ERR_MISMATCH") || strstr(t, "STITCH_ERR_ABORTED"));
-        ok &= failed && strncmp(t, "compact 0:", 10) != 0; /* the good calls went compact */
+        /* or still in the last good calls when a peer that ran ahead found the mismatch and aborted them all */
+        int overtaken = r.status[i] == 4 && strstr(t, bad_names[kind][0]) && strstr(t, bad_names[kind][1]);
+        ok &= (failed && strncmp(t, "compact 0:", 10) != 0) || overtaken; /* the good calls went compact */
         named += strstr(t, bad_names[kind][0]) && strstr(t, bad_names[kind][1]);
         printf("# mismatch np%d %s/%s: rank %d exited %d: %s", p, bad_names[kind][0], bad_names[kind][1], i,
                r.status[i], t);
