@@ -3,7 +3,8 @@
  * stitch.h promises that no pointer is kept after a call returns. A call that fails (stitch_comm_abort from
  * another thread, a timeout, a mismatch) must therefore not return while a peer still reads its buffers. Each
  * case runs 4 thread ranks on a large all_reduce (or an all_to_all_v) and makes it fail at a random moment within
- * the time a clean call takes (a timeout: 1 or 2 ms into a call that reads whole blocks of 4 MB, the last rank late); every rank then overwrites and unmaps its data buffers (and frees its counts
+ * the time a clean call takes (a timeout: 1 or 2 ms into a call that reads whole blocks of 4 MB, the last rank
+ * calling only once another rank's call has returned); every rank then overwrites and unmaps its data buffers (and frees its counts
  * arrays) the moment its call returns. A late reader faults on the unmapped pages in any build, and ASan reports
  * the freed arrays. Tests: abort, timeout, mismatch, mismatch_v (4 MB, a few rounds: the default suite); the
  * same with the suffix _long run 100 rounds of 64 MB (label `long`, for the ASan build).
@@ -26,6 +27,9 @@ typedef struct af_run {
     pthread_barrier_t start;
     stitch_status_t st[P];
     double took[P];          /* seconds in the call */
+    pthread_mutex_t mu;      /* TIMEOUT: the late rank calls once another's call has returned (timed out) */
+    pthread_cond_t back;
+    int returned;
 } af_run;
 
 static char *map(size_t bytes)
@@ -82,11 +86,19 @@ static void rank_body(void *ctx, int rank)
         size_t n = r->count;
         if (r->mode == MISMATCH && rank == P - 1)
             sleep_s(r->delay_s), n--;
-        if (r->mode == TIMEOUT && rank == P - 1) /* late: the others time out, some while a peer reads them */
-            sleep_s(r->delay_s);
+        if (r->mode == TIMEOUT && rank == P - 1) { /* late: the others time out, some while a peer reads them */
+            pthread_mutex_lock(&r->mu);
+            while (r->returned == 0)
+                pthread_cond_wait(&r->back, &r->mu);
+            pthread_mutex_unlock(&r->mu);
+        }
         st = stitch_all_reduce(send, recv, n, STITCH_FP32, STITCH_SUM, r->comms[rank]);
     }
     r->took[rank] = st_now() - t0;
+    pthread_mutex_lock(&r->mu);
+    r->returned++;
+    pthread_cond_broadcast(&r->back);
+    pthread_mutex_unlock(&r->mu);
     unmap(send, bytes);
     unmap(recv, bytes);
     r->st[rank] = st;
@@ -115,12 +127,16 @@ static int round_once(int mode, size_t count, double delay_s, int timeout_ms, do
     CHECK(stitch_comm_init_threads(P, &cfg, r.comms, err, sizeof err) == STITCH_OK, "init: %s", err);
     int aborts = mode == ABORT;
     pthread_barrier_init(&r.start, NULL, P + aborts);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.back, NULL);
     if (aborts)
         CHECK(pthread_create(&t, NULL, aborter, &r) == 0, "pthread_create");
     st_run_ranks(P, rank_body, &r);
     if (aborts)
         pthread_join(t, NULL);
     pthread_barrier_destroy(&r.start);
+    pthread_mutex_destroy(&r.mu);
+    pthread_cond_destroy(&r.back);
     int failed = 0;
     for (int q = 0; q < P; q++) {
         stitch_status_t want = mode == ABORT ? STITCH_ERR_ABORTED : mode == TIMEOUT ? STITCH_ERR_TIMEOUT
@@ -149,8 +165,10 @@ static void run_mode(int mode, size_t count, int rounds)
         int timeout_ms = 20000;
         if (mode == MISMATCH) /* the last rank arrives while a peer reads a whole block of the rank that meets it */
             at = (double)(rand_r(&seed) % 2000) * 1e-6;
-        if (mode == TIMEOUT) /* a timeout of 1 or 2 ms, within a peer's read of a whole block; the last rank late */
-            timeout_ms = 1 + rand_r(&seed) % 2, at = timeout_ms * 1e-3 + 0.02;
+        if (mode == TIMEOUT) /* a timeout of 1 or 2 ms, within a peer's read of a whole block; the last rank calls
+                              * only once another has returned (a message, not a sleep: make test-loaded found the
+                              * sleep of 20 ms over before the others had started waiting) */
+            timeout_ms = 1 + rand_r(&seed) % 2;
         failed_rounds += round_once(mode, count, at, timeout_ms, NULL) > 0;
     }
     printf("# mode %d: %d of %d rounds failed as provoked (a clean call took %.3f s)\n", mode, failed_rounds,
