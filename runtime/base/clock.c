@@ -77,10 +77,15 @@ static int st_running_tasks(void)
 
 int st_yield(int ours)
 {
+    static __thread int streak; /* long yields in a row: one alone is a stray tick or a neighbour's burst */
     long long t0 = st_now_ns();
     sched_yield();
     long long t1 = st_now_ns();
-    if (t1 - t0 <= ST_YIELD_LONG_NS || st_running_tasks() <= ours)
+    if (t1 - t0 <= ST_YIELD_LONG_NS) {
+        streak = 0;
+        return 0;
+    }
+    if (++streak < 2 || st_running_tasks() <= ours)
         return 0;
     __atomic_store_n(&st_crowded_until, t1 + ST_CROWDED_NS, __ATOMIC_RELAXED);
     return 1;
