@@ -30,12 +30,12 @@ int st_ts_before(const struct timespec *a, const struct timespec *b);
 /* Milliseconds left until the CLOCK_MONOTONIC deadline `at` (negative once it passed). */
 long st_ms_left(const struct timespec *at);
 /* Yield the core (sched_yield); 1 when the machine is crowded: this yield and the thread's one before it took
- * longer than ST_YIELD_LONG_NS (time slices went to other work) and more tasks are runnable than `ours`, the job's
- * ranks on this host, could be (/proc/loadavg): a CPU hog, another job. A waiter that goes on yielding then hands whole slices
- * away and notices its peer milliseconds late. For ST_CROWDED_NS after, st_crowded says 1 (every thread of the
- * process): the engines' waits neither spin nor yield but sleep on their doorbells, whose wake-up the scheduler
- * favours (docs/performance.md, "Waiting on a crowded machine"). Ranks that only share cores with each other
- * keep spinning: a long yield to a peer rank that was reducing is time well spent. */
+ * longer than ST_YIELD_LONG_NS (time slices went to other work) and more tasks are runnable than `ours`, the
+ * job's ranks on this host, could be (/proc/loadavg): a CPU hog, another job. A waiter that goes on yielding then
+ * hands whole slices away and notices its peer milliseconds late. For ST_CROWDED_NS after, st_crowded says 1
+ * (every thread of the process): the engines' waits neither spin nor yield but sleep on their doorbells, whose
+ * wake-up the scheduler favours (docs/performance.md, "Waiting on a crowded machine"). Ranks that only share
+ * cores with each other keep spinning: a long yield to a peer rank that was reducing is time well spent. */
 #define ST_YIELD_LONG_NS 1000000L
 #define ST_CROWDED_NS 100000000L
 int st_yield(int ours);

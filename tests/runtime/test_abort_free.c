@@ -4,8 +4,8 @@
  * another thread, a timeout, a mismatch) must therefore not return while a peer still reads its buffers. Each
  * case runs 4 thread ranks on a large all_reduce (or an all_to_all_v) and makes it fail at a random moment within
  * the time a clean call takes (a timeout: 1 or 2 ms into a call that reads whole blocks of 4 MB, the last rank
- * calling only once another rank's call has returned); every rank then overwrites and unmaps its data buffers (and frees its counts
- * arrays) the moment its call returns. A late reader faults on the unmapped pages in any build, and ASan reports
+ * calling only once another rank's call has returned); every rank then overwrites and unmaps its data buffers
+ * (and frees its counts arrays) the moment its call returns. A late reader faults on the unmapped pages in any build, and ASan reports
  * the freed arrays. Tests: abort, timeout, mismatch, mismatch_v (4 MB, a few rounds: the default suite); the
  * same with the suffix _long run 100 rounds of 64 MB (label `long`, for the ASan build).
  */
