@@ -451,6 +451,21 @@ static void slowest_rank(void)
     st_model_result_free(&r);
 }
 
+/* The layout spec as a topology (a check); 0 after saying why it failed. Free *mem and *l after. */
+static int topo_of(const char *spec, st_layout *l, st_topo *t, void **mem)
+{
+    char why[200] = "out of memory building its topology";
+    checks++;
+    if (st_layout_parse(spec, l, why, sizeof why) == 0) {
+        if (st_topo_build(l, t, mem) == 0)
+            return 1;
+        st_layout_free(l);
+    }
+    printf("FAIL layout %s: %s\n", spec, why);
+    failures++;
+    return 0;
+}
+
 /* Issue 22 item 7: on unequal layouts the classes (one rank per class of alike ranks, costed per interval of copies)
  * equal the exact model, step by step, for every algorithm that has classes; the algorithms that are not
  * shift-symmetric there (RHD) are refused by the classes and priced exactly by AUTO; and the exact model refuses,
@@ -467,13 +482,8 @@ static void classes_agree(void)
         st_layout l;
         st_topo t;
         void *mem = NULL;
-        char why[200];
-        checks++;
-        if (st_layout_parse(layouts[i], &l, why, sizeof why) || st_topo_build(&l, &t, &mem)) {
-            printf("FAIL layout %s: %s\n", layouts[i], why);
-            failures++;
+        if (!topo_of(layouts[i], &l, &t, &mem))
             continue;
-        }
         st_inst in = {.p = l.p, .topo = &t};
         for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
             for (size_t c = 0; c < sizeof colls / sizeof *colls; c++) {
@@ -560,13 +570,8 @@ static void classes_sizes(void)
         st_layout l;
         st_topo t;
         void *mem = NULL;
-        char why[200];
-        checks++;
-        if (st_layout_parse(layouts[i], &l, why, sizeof why) || st_topo_build(&l, &t, &mem)) {
-            printf("FAIL layout %s: %s\n", layouts[i], why);
-            failures++;
+        if (!topo_of(layouts[i], &l, &t, &mem))
             continue;
-        }
         st_inst in = {.p = l.p, .topo = &t};
         for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
             for (size_t c = 0; c < sizeof colls / sizeof *colls; c++) {
