@@ -81,6 +81,8 @@ typedef struct vm {
     int in_split, in_lane;          /* inside a `split`, inside one of its lanes */
     int64_t (*lanes)[2];            /* the units of the split's lanes so far, sorted and merged per lane: the */
     int nlanes, caplanes, lane0;    /* current lane's are lanes[lane0 .. nlanes) */
+    int *lanestart;                 /* where each lane's units begin in lanes */
+    int nlanestart, caplanestart;
 } vm;
 
 static int fail(vm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -474,12 +476,26 @@ static int map_out(vm *m, int64_t *dst)
 }
 
 /* Every unit the set names lies in the current lane's units. */
+/* The first of n sorted, disjoint ranges that ends at or after x (n: none). */
+static int range_first_ending(const int64_t (*r)[2], int n, int64_t x)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r[mid][1] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether the current lane's units (sorted and merged, so a held range lies in one of them) hold lo..hi. */
 static int lane_holds(const vm *m, int64_t lo, int64_t hi)
 {
-    for (int i = m->lane0; i < m->nlanes; i++)
-        if (lo >= m->lanes[i][0] && hi <= m->lanes[i][1])
-            return 1;
-    return 0;
+    const int64_t (*r)[2] = (const int64_t (*)[2])m->lanes + m->lane0;
+    int n = m->nlanes - m->lane0, i = range_first_ending(r, n, lo);
+    return i < n && r[i][0] <= lo && hi <= r[i][1];
 }
 
 static int emit_send(vm *m, const st_vm_sink *sink, int a)
@@ -971,6 +987,20 @@ static int set_layout(vm *m, int32_t f)
 
 /* ---- lanes of a split (the 2D algorithm's two concurrent parts) ------------------------------------------------ */
 
+/* Fail when lo..hi shares a unit with an earlier lane of the split (each sorted and merged: a binary search
+ * each, not a scan of every range, which made the 2D algorithm's p ranges per lane cost p^2). */
+static int lane_overlap(vm *m, int64_t lo, int64_t hi)
+{
+    for (int l = 0; l + 1 < m->nlanestart; l++) {
+        const int64_t (*r)[2] = (const int64_t (*)[2])m->lanes + m->lanestart[l];
+        int n = m->lanestart[l + 1] - m->lanestart[l], j = range_first_ending(r, n, lo);
+        if (j < n && r[j][0] <= hi)
+            return fail(m, "lanes of a split share unit %lld (lanes must own disjoint units)",
+                        (long long)(lo > r[j][0] ? lo : r[j][0]));
+    }
+    return 0;
+}
+
 /* LANE a: 0 a split begins, 1 a lane begins (its units are the set built so far), 2 it ends, 3 the split ends. */
 static int lane_op(vm *m, int a, const st_vm_sink *sink)
 {
@@ -981,7 +1011,7 @@ static int lane_op(vm *m, int a, const st_vm_sink *sink)
         return fail(m, "a split inside a phase on a sub-communicator or after a `layout` (lanes check units "
                     "of the whole vector, unrenumbered)");
     if (a == 0)
-        m->nlanes = m->lane0 = 0;
+        m->nlanes = m->lane0 = m->nlanestart = 0;
     if (a == 1) {
         if (m->nunits <= 0)
             return fail(m, "lane before `units` was declared");
@@ -990,16 +1020,15 @@ static int lane_op(vm *m, int a, const st_vm_sink *sink)
         if (!r)
             return -1;
         m->lane0 = m->nlanes;
-        int rc = 0;
+        int rc = grow_buf(m, (void **)&m->lanestart, &m->caplanestart, m->nlanestart + 1, sizeof *m->lanestart);
+        if (!rc)
+            m->lanestart[m->nlanestart++] = m->lane0;
         for (int i = 0; i < n && !rc; i++) {
             int64_t lo = r[i][0], hi = r[i][1];
             if (lo < 0 || hi >= m->nunits + m->nscratch)
                 rc = fail(m, "lane unit %lld is outside 0..%lld", (long long)(lo < 0 ? lo : hi),
                           (long long)(m->nunits + m->nscratch - 1));
-            for (int k = 0; k < m->lane0 && !rc; k++)
-                if (lo <= m->lanes[k][1] && m->lanes[k][0] <= hi)
-                    rc = fail(m, "lanes of a split share unit %lld (lanes must own disjoint units)",
-                              (long long)(lo > m->lanes[k][0] ? lo : m->lanes[k][0]));
+            rc = rc ? rc : lane_overlap(m, lo, hi);
             if (!rc)
                 rc = grow_buf(m, (void **)&m->lanes, &m->caplanes, m->nlanes + 1, sizeof *m->lanes);
             if (!rc)
@@ -1225,6 +1254,7 @@ out:
         free(m->lo);
         free(m->hi);
         free(m->lanes);
+        free(m->lanestart);
         if (!m->ltab_shared)
             free(m->ltab);
         for (int k = 0; k < m->nsub; k++) {
