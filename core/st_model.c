@@ -1293,10 +1293,18 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
     }
     int P = topo_period(in->topo, p), rc = -1;
     classes cl;
-    int has = P == p && p > 1 ? topo_classes(in->topo, p, &cl) : 1;
+    /* A rooted collective's ranks never do what another does shifted (the root differs), nor alike in classes:
+     * running the representatives only to find that out cost up to 0.75 s a candidate at 100,000 ranks. */
+    int rooted = st_coll_rooted(algo->coll) && p > 1;
+    int has = P == p && p > 1 && !rooted ? topo_classes(in->topo, p, &cl) : 1;
     if (has < 0)
         return oom(err);
-    if (method == ST_MODEL_CLASSES && has) {
+    if (rooted) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "%s has a root, so its ranks are not alike: p = %d needs the exact "
+                 "model, which holds up to p = %d", st_coll_name(algo->coll), p, ST_MAX_RANKS);
+        err->refused = 2;
+    } else if (method == ST_MODEL_CLASSES && has) {
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "the layout has no classes of ranks (every level uniform, or a level "
                  "out of rank order), p = %d", p);
@@ -1315,7 +1323,9 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
         classes_free(&cl);
     int fb_max = opts && opts->fallback_max > 0 && opts->fallback_max < ST_MAX_RANKS ? opts->fallback_max
                                                                                    : ST_MAX_RANKS;
-    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p > fb_max && p <= ST_MAX_RANKS) {
+    /* a caller that bounds the every-rank fallback (the selection) hears "not priced" beyond it, whatever p */
+    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p > fb_max &&
+        (p <= ST_MAX_RANKS || (opts && opts->fallback_max > 0))) {
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "not priced at this scale: p = %d has no symmetry the model can use for "
                  "this algorithm, and costing every rank is allowed up to p = %d here", p, fb_max);

@@ -104,14 +104,30 @@ void st_sel_links_from(const st_topology *t, st_sel_links *out)
 
 /* ---- policies ---------------------------------------------------------------------------------------------- */
 
-/* The algorithms auto may choose for coll: the built-in catalogue's, or every one where it has none. */
+/* The built-in catalogue's roles (algos.dsl, "Composition on sub-communicators"): algorithms that only choose
+ * another of the catalogue's, which auto prices under its own name. Pricing them again cost as much as the rest
+ * of the selection together at 100,000 ranks, and a table naming `level0` where it runs mesh says less. */
+static int st_builtin_role(const st_reg *reg, const st_algo *a)
+{
+    static const char *const role[] = {"level0", "level1", "ahc_intra", "ahc_inter"};
+    if (st_reg_cat(reg, a) != &st_builtin_catalogue)
+        return 0;
+    for (size_t k = 0; k < sizeof role / sizeof *role; k++)
+        if (strcmp(a->name, role[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The algorithms auto may choose for coll: the built-in catalogue's but its roles, or every one where it has
+ * none. */
 static int st_candidates(const st_reg *reg, stitch_coll_t coll, const st_algo **out, int max)
 {
     int n = 0, total = st_reg_count(reg);
     for (int pass = 0; pass < 2 && n == 0; pass++)
         for (int i = 0; i < total && n < max; i++) {
             const st_algo *a = st_reg_algo(reg, i);
-            if (a->coll == (int32_t)coll && (pass == 1 || st_reg_cat(reg, a) == &st_builtin_catalogue))
+            if (a->coll == (int32_t)coll && (pass == 1 || st_reg_cat(reg, a) == &st_builtin_catalogue) &&
+                !st_builtin_role(reg, a))
                 out[n++] = a;
         }
     return n;

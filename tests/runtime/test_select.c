@@ -200,6 +200,36 @@ static int refuse_all(void *ctx, const st_catalogue *cat, const st_algo *a, cons
     return 1;
 }
 
+/* A predictor that counts the roles it is asked to price (they only choose another candidate) and lets ring win. */
+static int count_roles(void *ctx, const st_catalogue *cat, const st_algo *a, const st_inst *in,
+                       const st_sel_links *links, const size_t *bytes, int n, double *t)
+{
+    (void)cat, (void)in, (void)links, (void)bytes;
+    static const char *const role[] = {"level0", "level1", "ahc_intra", "ahc_inter"};
+    for (size_t k = 0; k < sizeof role / sizeof *role; k++)
+        *(int *)ctx += strcmp(a->name, role[k]) == 0;
+    for (int i = 0; i < n; i++)
+        t[i] = strcmp(a->name, "ring") == 0 ? 1 : 2;
+    return 0;
+}
+
+static void test_model_skips_roles(void)
+{
+    st_reg *reg = builtin();
+    st_groups g;
+    st_sel_env env;
+    st_sel_table t;
+    char why[512] = "";
+    int asked = 0;
+    env_for("[2,2],[2,2]", 0, reg, &g, &env);
+    env.policy = ST_SEL_MODEL, env.predict = count_roles, env.ctx = &asked;
+    for (int c = 0; c < STITCH_COLL_COUNT; c++)
+        CHECK(st_sel_build(&env, (stitch_coll_t)c, &t, why, sizeof why) == STITCH_OK, "%s", why);
+    CHECK(asked == 0, "the model priced %d roles (level0, level1, ahc_intra, ahc_inter)", asked);
+    st_groups_free(&g);
+    st_reg_free(reg);
+}
+
 static void test_model_seam(void)
 {
     st_reg *reg = builtin();
@@ -408,6 +438,7 @@ int main(int argc, char **argv)
         {"hccl_rules", test_hccl_rules, 20},
         {"guide_table", test_guide_table, 60},
         {"model_seam", test_model_seam, 30},
+        {"model_skips_roles", test_model_skips_roles, 30},
         {"overrides", test_overrides, 30},
         {"debug_once", test_debug_once, 20},
     };
