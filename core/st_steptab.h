@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 10
+#define ST_TABLE_VERSION 11
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -125,7 +125,9 @@ typedef enum st_opcode {
     ST_OP_SET_STRIDE,  /* [first last lo hi --], a = 1: [first last lo hi M --]: add the units of an affine
                         * comprehension `{ E : i in lo .. hi }` (lo <= hi) from its ends E(lo) = first and E(hi) =
                         * last, first + k (last - first) / (hi - lo) for k in 0 .. hi - lo, each taken modulo M
-                        * (non-negative, as MOD) when a = 1: a strided range, kept as one piece (dsl/affine.h) */
+                        * (non-negative, as MOD) when a = 1: a strided range, kept as one piece (dsl/affine.h);
+                        * a = 2: [a0 b0 a1 b1 lo hi --]: the ranges a(i) .. b(i) of `{ a .. b : i in lo .. hi }`
+                        * with a and b affine (a(lo) = a0, a(hi) = a1, ...), one per i in order, as its loop adds */
     ST_OP_COUNT
 } st_opcode;
 

@@ -284,9 +284,43 @@ static int add_piece(void *ctx, st_piece pc)
     return 0;
 }
 
+/* The k-th of count values from first to last in equal steps (exact: the compiler proved them affine). */
+static int stride_of(vm *m, int64_t first, int64_t last, int64_t count, int64_t *step)
+{
+    *step = 0;
+    if (count > 1 && (__builtin_sub_overflow(last, first, step) || *step % (count - 1) != 0))
+        return fail(m, "corrupt step table: a strided set that is not affine");
+    if (count > 1)
+        *step /= count - 1;
+    return 0;
+}
+
+/* ST_OP_SET_STRIDE 2: the ranges a(i) .. b(i) of an affine comprehension of ranges, i = lo .. hi in order, from
+ * a(lo) b(lo) a(hi) b(hi) (st_steptab.h); each range costs a unit of fuel, as its loop would have cost more. */
+static int set_stride_ranges(vm *m)
+{
+    int64_t a0, b0, a1, b1, lo, hi, count, sa, sb;
+    if (pop(m, &hi) || pop(m, &lo) || pop(m, &b1) || pop(m, &a1) || pop(m, &b0) || pop(m, &a0))
+        return -1;
+    if (hi < lo || __builtin_sub_overflow(hi, lo, &count) || count >= INT64_MAX)
+        return fail(m, "corrupt step table: strided ranges %lld .. %lld", (long long)lo, (long long)hi);
+    count++;
+    if (stride_of(m, a0, a1, count, &sa) || stride_of(m, b0, b1, count, &sb))
+        return -1;
+    if (count >= m->fuel)
+        return fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", (long)ST_VM_FUEL);
+    m->fuel -= count;
+    for (int64_t k = 0; k < count; k++) /* between the ends, so no overflow */
+        if (set_add(m, a0 + k * sa, b0 + k * sb))
+            return -1;
+    return 0;
+}
+
 /* ST_OP_SET_STRIDE: an affine comprehension's units from its ends (st_steptab.h). */
 static int set_stride(vm *m, int with_mod)
 {
+    if (with_mod == 2)
+        return set_stride_ranges(m);
     int64_t first, last, lo, hi, mod = 0, count, stride = 0;
     if ((with_mod && pop(m, &mod)) || pop(m, &hi) || pop(m, &lo) || pop(m, &last) || pop(m, &first))
         return -1;
@@ -295,10 +329,8 @@ static int set_stride(vm *m, int with_mod)
     if (mod == INT64_MIN || hi < lo || __builtin_sub_overflow(hi, lo, &count) || count >= INT64_MAX)
         return fail(m, "corrupt step table: strided set %lld .. %lld", (long long)lo, (long long)hi);
     count++;
-    if (count > 1 && (__builtin_sub_overflow(last, first, &stride) || stride % (count - 1) != 0))
-        return fail(m, "corrupt step table: a strided set that is not affine");
-    if (count > 1)
-        stride /= count - 1;
+    if (stride_of(m, first, last, count, &stride))
+        return -1;
     return st_piece_cut(first, stride, count, mod < 0 ? -mod : mod, add_piece, m) ? -1 : 0;
 }
 

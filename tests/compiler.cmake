@@ -272,6 +272,15 @@ target_link_libraries(compiler_piece_cut PRIVATE stitch_core stitch_warnings)
 add_test(NAME compiler.piece_cut COMMAND compiler_piece_cut)
 add_test(NAME compiler.own_plan_nb_1000 COMMAND stitch-planbench --check -n 1000..1002 -a nb)
 add_test(NAME compiler.strided_sends COMMAND sh -c "$<TARGET_FILE:stitchc> emit ${STITCH_DSL} --no-verify -o strided_sends.c && test $(grep -c SET_STRIDE strided_sends.c) -ge 4")
+# Comprehensions of ranges with affine ends (the 2D algorithm's lanes) as one SET_STRIDE 2 each: the schedules of
+# sr (three of them, with negative slopes, empty ranges and no values) and sr_loop (the same behind a filter, so
+# loops) agree at several p, and only sr's are strided
+set(SR ${COMPILER_TESTS}/strided_ranges.dsl)
+add_test(NAME compiler.strided_ranges COMMAND sh -c "for n in 1 2 5 8; do for a in sr sr_loop; do \
+  $<TARGET_FILE:stitchc> show ${SR} -a $a -n $n --format json > sr_$a.json || exit 1; \
+  sed -i 's/\"algorithm\": \"[a-z_]*\"//; s/\"line\": [0-9]*//g' sr_$a.json; done; \
+  cmp sr_sr.json sr_sr_loop.json || exit 1; done; \
+  $<TARGET_FILE:stitchc> emit ${SR} --no-verify -o strided_ranges.c && test $(grep -c '{[0-9]*, 2,.*SET_STRIDE' strided_ranges.c) -eq 3")
 
 # `stitchc verify` shows a progress line on a terminal (tools/verify_progress.c), and nothing when stderr is not one
 add_test(NAME compiler.verify_progress COMMAND ${COMPILER_TESTS}/verify_progress.sh $<TARGET_FILE:stitchc> ${STITCH_DSL}
