@@ -508,10 +508,14 @@ static int map_out(vm *m, int64_t *dst)
 }
 
 /* Every unit the set names lies in the current lane's units. */
-/* The first of n sorted, disjoint ranges that ends at or after x (n: none). */
-static int range_first_ending(const int64_t (*r)[2], int n, int64_t x)
+/* The first of n sorted, disjoint ranges that ends at or after x (n: none). Sets and lanes come mostly in
+ * ascending order, so the search starts at *hint (the answer for the previous, smaller x) and walks a few ranges
+ * before it bisects; *hint becomes the answer. */
+static int range_seek(const int64_t (*r)[2], int n, int64_t x, int *hint)
 {
-    int lo = 0, hi = n;
+    int lo = *hint > 0 && *hint <= n && r[*hint - 1][1] < x ? *hint : 0, hi = n;
+    for (int k = 0; k < 4 && lo < n && r[lo][1] < x; k++)
+        lo++;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (r[mid][1] < x)
@@ -519,14 +523,14 @@ static int range_first_ending(const int64_t (*r)[2], int n, int64_t x)
         else
             hi = mid;
     }
-    return lo;
+    return *hint = lo;
 }
 
 /* Whether the current lane's units (sorted and merged, so a held range lies in one of them) hold lo..hi. */
-static int lane_holds(const vm *m, int64_t lo, int64_t hi)
+static int lane_holds(const vm *m, int64_t lo, int64_t hi, int *hint)
 {
     const int64_t (*r)[2] = (const int64_t (*)[2])m->lanes + m->lane0;
-    int n = m->nlanes - m->lane0, i = range_first_ending(r, n, lo);
+    int n = m->nlanes - m->lane0, i = range_seek(r, n, lo, hint);
     return i < n && r[i][0] <= lo && hi <= r[i][1];
 }
 
@@ -546,9 +550,9 @@ static int emit_send(vm *m, const st_vm_sink *sink, int a)
         rc = apply_layout(m, sink);
     if (!rc && m->nsub > 0)
         rc = map_out(m, &dst);
-    int nsrc = m->at >= 0 ? m->at : m->nset;
+    int nsrc = m->at >= 0 ? m->at : m->nset, hint = 0;
     for (int i = 0; !rc && m->in_lane && i < m->nset; i++)
-        if (!lane_holds(m, m->lo[i], m->hi[i]))
+        if (!lane_holds(m, m->lo[i], m->hi[i], &hint))
             rc = fail(m, "a send of units %lld..%lld outside its lane's units (lanes must keep to their own units)",
                       (long long)m->lo[i], (long long)m->hi[i]);
     if (!rc && nsrc > 0)
@@ -752,7 +756,11 @@ static int64_t (*set_ranges(vm *m, int *n))[2]
         if (m->lo[i] <= m->hi[i])
             r[k][0] = m->lo[i], r[k][1] = m->hi[i], k++;
     m->nset = 0;
-    qsort(r, (size_t)k, sizeof *r, cmp_range);
+    int sorted = 1; /* the strided sets come in order: no sort to pay for */
+    for (int i = 1; i < k && sorted; i++)
+        sorted = cmp_range(r[i - 1], r[i]) <= 0;
+    if (!sorted)
+        qsort(r, (size_t)k, sizeof *r, cmp_range);
     for (int i = 0; i < k;) { /* in place: out <= i */
         int64_t lo = r[i][0], hi = r[i][1];
         for (i++; i < k && r[i][0] <= hi + 1; i++)
@@ -1019,13 +1027,14 @@ static int set_layout(vm *m, int32_t f)
 
 /* ---- lanes of a split (the 2D algorithm's two concurrent parts) ------------------------------------------------ */
 
-/* Fail when lo..hi shares a unit with an earlier lane of the split (each sorted and merged: a binary search
- * each, not a scan of every range, which made the 2D algorithm's p ranges per lane cost p^2). */
-static int lane_overlap(vm *m, int64_t lo, int64_t hi)
+/* Fail when lo..hi shares a unit with an earlier lane of the split (each sorted and merged: a search each, with
+ * hint[l] the place in lane l of the previous, smaller lo; a scan of every range made the 2D algorithm's p ranges
+ * per lane cost p^2). */
+static int lane_overlap(vm *m, int64_t lo, int64_t hi, int *hint)
 {
     for (int l = 0; l + 1 < m->nlanestart; l++) {
         const int64_t (*r)[2] = (const int64_t (*)[2])m->lanes + m->lanestart[l];
-        int n = m->lanestart[l + 1] - m->lanestart[l], j = range_first_ending(r, n, lo);
+        int n = m->lanestart[l + 1] - m->lanestart[l], j = range_seek(r, n, lo, &hint[l]);
         if (j < n && r[j][0] <= hi)
             return fail(m, "lanes of a split share unit %lld (lanes must own disjoint units)",
                         (long long)(lo > r[j][0] ? lo : r[j][0]));
@@ -1053,6 +1062,9 @@ static int lane_op(vm *m, int a, const st_vm_sink *sink)
             return -1;
         m->lane0 = m->nlanes;
         int rc = grow_buf(m, (void **)&m->lanestart, &m->caplanestart, m->nlanestart + 1, sizeof *m->lanestart);
+        int *hint = rc ? NULL : calloc((size_t)m->nlanestart + 1, sizeof *hint);
+        if (!rc && !hint)
+            rc = fail(m, "out of memory");
         if (!rc)
             m->lanestart[m->nlanestart++] = m->lane0;
         for (int i = 0; i < n && !rc; i++) {
@@ -1060,12 +1072,13 @@ static int lane_op(vm *m, int a, const st_vm_sink *sink)
             if (lo < 0 || hi >= m->nunits + m->nscratch)
                 rc = fail(m, "lane unit %lld is outside 0..%lld", (long long)(lo < 0 ? lo : hi),
                           (long long)(m->nunits + m->nscratch - 1));
-            rc = rc ? rc : lane_overlap(m, lo, hi);
+            rc = rc ? rc : lane_overlap(m, lo, hi, hint);
             if (!rc)
                 rc = grow_buf(m, (void **)&m->lanes, &m->caplanes, m->nlanes + 1, sizeof *m->lanes);
             if (!rc)
                 m->lanes[m->nlanes][0] = lo, m->lanes[m->nlanes++][1] = hi;
         }
+        free(hint);
         free(r);
         if (rc)
             return -1;
