@@ -3,6 +3,7 @@
 #
 #   include/stitch.h, include/stitch_mpi.h (where MPI is found)     the public headers
 #   include/stitch/st_steptab.h       the step-table format, for the C that `stitchc emit` writes (not an API)
+#   include/stitch/st_arith.h         the step machine's arithmetic, which the emitted native functions use
 #   lib/libstitch.so.0.1.0, .so.0, .so   shared; exports the stitch_* functions and nothing else (libstitch.map)
 #   lib/libstitch.a                   static, complete: libstitch's objects with the core's (needs -lyaml -lpthread -lm)
 #   lib/libstitch_mpi.a               stitch_comm_init_mpi (where MPI is found; link with libstitch and MPI)
@@ -100,7 +101,8 @@ install(TARGETS stitch_static EXPORT stitchTargets ARCHIVE DESTINATION ${CMAKE_I
 install(TARGETS stitchc EXPORT stitchTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 install(TARGETS stitch-perf stitch-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 install(FILES ${CMAKE_SOURCE_DIR}/runtime/include/stitch.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
-install(FILES ${CMAKE_SOURCE_DIR}/core/st_steptab.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/stitch COMPONENT dev)
+install(FILES ${CMAKE_SOURCE_DIR}/core/st_steptab.h ${CMAKE_SOURCE_DIR}/core/st_arith.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/stitch COMPONENT dev)
 install(FILES ${CMAKE_SOURCE_DIR}/algos.dsl DESTINATION ${CMAKE_INSTALL_DATADIR}/stitch COMPONENT dev)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs ${CMAKE_SOURCE_DIR}/examples DESTINATION ${CMAKE_INSTALL_DOCDIR}

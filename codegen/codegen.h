@@ -24,8 +24,14 @@ int st_c_identifier_ok(const char *s);
 
 /* Write `cat` as C source defining `const st_catalogue <symbol>` to c_out, and, when h_out is not NULL, a header
  * declaring it. The output depends on the catalogue and the symbol only (no dates, no host names), so the same
- * input gives a byte-identical file. Returns 0, or -1 when the symbol is not a C identifier or a write failed. */
+ * input gives a byte-identical file. Returns 0, or -1 when the symbol is not a C identifier or a write failed
+ * or memory ran out. */
 int st_emit_c(const st_catalogue *cat, const char *symbol, FILE *c_out, FILE *h_out);
+
+/* Write C for the functions of `cat` that are arithmetic on their parameters and p only (emit_native.c), named
+ * <sym>_native_<index>, and set entry[f] = 1 (nfuncs bytes) for each one-parameter function f that has an entry
+ * `<sym>_native_entry_<f>` of type st_native_fn. The output needs st_arith.h. Returns 0, or -1 out of memory. */
+int st_emit_native(FILE *out, const st_catalogue *cat, const char *sym, unsigned char *entry);
 
 /* The formats st_show knows, for help texts, and a check for the driver (non-zero when st_show accepts it). */
 #define ST_SHOW_FORMATS "table, json, svg, dot, holdings"

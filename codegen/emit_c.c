@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen.h"
@@ -197,15 +198,18 @@ static void emit_consts(FILE *out, const st_catalogue *cat, const char *sym)
     fputs("};\n\n", out);
 }
 
-static void emit_funcs(FILE *out, const st_catalogue *cat, const char *sym)
+static void emit_funcs(FILE *out, const st_catalogue *cat, const char *sym, const unsigned char *native)
 {
     fprintf(out, "static const st_func %s_funcs[%d] = {\n", sym, (int)cat->nfuncs);
     for (int32_t i = 0; i < cat->nfuncs; i++) {
         const st_func *f = &cat->funcs[i];
         fputs("    {.name = ", out);
         put_c_string(out, f->name);
-        fprintf(out, ", .entry = %d, .nparams = %d, .nslots = %d, .flags = %d}, /* %d */\n", (int)f->entry,
-                (int)f->nparams, (int)f->nslots, (int)f->flags, (int)i);
+        fprintf(out, ", .entry = %d, .nparams = %d, .nslots = %d, .flags = %d", (int)f->entry, (int)f->nparams,
+                (int)f->nslots, (int)f->flags);
+        if (native && native[i])
+            fprintf(out, ", .native = %s_native_entry_%d", sym, (int)i);
+        fprintf(out, "}, /* %d */\n", (int)i);
     }
     fputs("};\n\n", out);
 }
@@ -256,10 +260,10 @@ static void emit_catalogue(FILE *out, const st_catalogue *cat, const char *sym)
     fputs("};\n", out);
 }
 
-static void emit_source(FILE *out, const st_catalogue *cat, const char *sym)
+static int emit_source(FILE *out, const st_catalogue *cat, const char *sym)
 {
     put_banner(out, cat);
-    fputs("#include <stddef.h>\n#include <stdint.h>\n\n#include \"st_steptab.h\"\n\n", out);
+    fputs("#include <stddef.h>\n#include <stdint.h>\n\n#include \"st_arith.h\"\n#include \"st_steptab.h\"\n\n", out);
     fprintf(out,
             "_Static_assert(ST_TABLE_VERSION == %d && ST_OP_COUNT == %d,\n"
             "               \"these tables were generated for another step-table format; rerun stitchc\");\n\n",
@@ -268,11 +272,19 @@ static void emit_source(FILE *out, const st_catalogue *cat, const char *sym)
         emit_code(out, cat, sym);
     if (cat->nconsts > 0)
         emit_consts(out, cat, sym);
-    if (cat->nfuncs > 0)
-        emit_funcs(out, cat, sym);
+    if (cat->nfuncs > 0) {
+        unsigned char *native = malloc((size_t)cat->nfuncs);
+        if (!native || st_emit_native(out, cat, sym, native)) {
+            free(native);
+            return -1;
+        }
+        emit_funcs(out, cat, sym, native);
+        free(native);
+    }
     if (cat->nalgos > 0)
         emit_algos(out, cat, sym);
     emit_catalogue(out, cat, sym);
+    return 0;
 }
 
 static void emit_header(FILE *out, const st_catalogue *cat, const char *sym)
@@ -295,7 +307,8 @@ int st_emit_c(const st_catalogue *cat, const char *symbol, FILE *c_out, FILE *h_
 {
     if (!cat || !c_out || !st_c_identifier_ok(symbol))
         return -1;
-    emit_source(c_out, cat, symbol);
+    if (emit_source(c_out, cat, symbol))
+        return -1;
     if (fflush(c_out) != 0 || ferror(c_out))
         return -1;
     if (h_out) {

@@ -59,6 +59,8 @@ typedef struct builder {
     int nruns, capruns;
     range *tmp, *tmp2;    /* a send's ranges being sorted, and the merge's other buffer */
     int captmp, captmp2;
+    uint64_t *bits;       /* a send's units as a bitmap, where that is cheaper than sorting (add_runs) */
+    int capbits;
     int lane_base, lane_max, in_lane; /* a split: its first step, its longest lane so far, inside a lane */
     range *from;          /* one rank's plan (st_sched_build_rank): the `from` ranges its own run named */
     int nfrom, capfrom;
@@ -190,9 +192,69 @@ static int sort_ranges(builder *b, int n)
     return 0;
 }
 
+static int append_run(builder *b, int64_t lo, int64_t hi, int *nruns)
+{
+    if (grow((void **)&b->runs, &b->capruns, b->nruns + 1, sizeof(st_run)))
+        return -1;
+    b->runs[b->nruns++] = (st_run){(int32_t)lo, (int32_t)(hi - lo + 1)};
+    (*nruns)++;
+    return 0;
+}
+
+/* add_runs through a bitmap of units 0 .. end-1: linear in the ranges and in end / 64, where sorting many
+ * scattered units (a layout's images, one range each) would cost n log n. */
+static int64_t add_runs_bits(builder *b, const int64_t *lo, const int64_t *hi, int n, int64_t end, int *nruns)
+{
+    int nw = (int)((end + 63) / 64);
+    if (grow((void **)&b->bits, &b->capbits, nw, sizeof(uint64_t)))
+        return -1;
+    uint64_t *w = b->bits;
+    memset(w, 0, sizeof(uint64_t) * (size_t)nw);
+    for (int i = 0; i < n; i++)
+        for (int64_t u = lo[i]; u <= hi[i];) {
+            int64_t top = u | 63; /* the last unit of u's word */
+            int64_t last = hi[i] < top ? hi[i] : top;
+            w[u / 64] |= (~(uint64_t)0 >> (63 - (last - u))) << (u % 64);
+            u = last + 1;
+        }
+    int64_t units = 0, start = -1;
+    *nruns = 0;
+    for (int64_t k = 0; k < nw; k++) {
+        uint64_t x = w[k];
+        if (start < 0 && x == 0)
+            continue;
+        if (start >= 0 && x == ~(uint64_t)0)
+            continue;
+        for (int j = 0; j < 64; j++) { /* a word where a run starts or ends */
+            int on = (int)(x >> j & 1);
+            int64_t u = k * 64 + j;
+            if (on && start < 0)
+                start = u;
+            else if (!on && start >= 0) {
+                if (append_run(b, start, u - 1, nruns))
+                    return -1;
+                units += u - start;
+                start = -1;
+            }
+        }
+    }
+    if (start >= 0) {
+        if (append_run(b, start, (int64_t)nw * 64 - 1, nruns))
+            return -1;
+        units += (int64_t)nw * 64 - start;
+    }
+    return units;
+}
+
 /* Sort and merge the ranges into runs appended to b->runs; returns the number of units. */
 static int64_t add_runs(builder *b, const int64_t *lo, const int64_t *hi, int n, int *nruns)
 {
+    int64_t end = 0;
+    for (int i = 0; i < n; i++)
+        if (hi[i] >= lo[i] && hi[i] + 1 > end)
+            end = hi[i] + 1;
+    if (n >= 64 && end / 64 <= 4 * (int64_t)n) /* many ranges in a small span: a bitmap is cheaper */
+        return add_runs_bits(b, lo, hi, n, end, nruns);
     if (grow((void **)&b->tmp, &b->captmp, n, sizeof(range)))
         return -1;
     for (int i = 0; i < n; i++)
@@ -208,11 +270,9 @@ static int64_t add_runs(builder *b, const int64_t *lo, const int64_t *hi, int n,
                 cur.hi = b->tmp[i].hi;
             i++;
         }
-        if (grow((void **)&b->runs, &b->capruns, b->nruns + 1, sizeof(st_run)))
+        if (append_run(b, cur.lo, cur.hi, nruns))
             return -1;
-        b->runs[b->nruns++] = (st_run){(int32_t)cur.lo, (int32_t)(cur.hi - cur.lo + 1)};
         units += cur.hi - cur.lo + 1;
-        (*nruns)++;
     }
     return units;
 }
@@ -477,6 +537,7 @@ static void builder_free(builder *b)
     free(b->x);
     free(b->tmp);
     free(b->tmp2);
+    free(b->bits);
     free(b->w);
     free(b->wfirst);
     free(b->xfirst);

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 11
+#define ST_TABLE_VERSION 12
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -138,12 +138,18 @@ typedef struct st_insn {
     int32_t col;     /* source column of a SEND's `send` keyword, so diagnostics point at it (0 elsewhere) */
 } st_insn;
 
+/* A one-parameter function compiled to C (codegen/emit_native.c): *out = f(x) in a context of p ranks, 0; or -1
+ * when it failed in any way, and the machine evaluates the function itself to say why. */
+typedef int (*st_native_fn)(int64_t p, int64_t x, int64_t *out);
+
 typedef struct st_func {
     const char *name;
     int32_t entry;   /* index in code */
     int32_t nparams; /* arguments arrive in slots 0..nparams-1 */
     int32_t nslots;  /* frame size, params included */
     int32_t flags;   /* ST_FUNC_* */
+    st_native_fn native; /* the same function in C, or NULL (catalogues compiled at run time); not hashed: it
+                          * computes what the code computes */
 } st_func;
 
 #define ST_FUNC_RANK_FREE 1 /* reads neither r, root nor the algorithm's lets: the same value on every rank, so a

@@ -12,6 +12,7 @@
  * the sink sees only ranks and units of the whole instantiation. A rank that is not a member sits the phase out.
  */
 #include "st_vm.h"
+#include "st_arith.h"
 
 #include "st_piece.h"
 
@@ -116,26 +117,24 @@ static int pop(vm *m, int64_t *v)
     return 0;
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
+/* Why a binary operation failed (st_arith.h computes it), in the words the machine has always used. */
+static int binary_error(vm *m, int op, int64_t a, int64_t b)
 {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0)))
-        q--;
-    return q;
-}
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    if (a < 0)
-        a = -a;
-    if (b < 0)
-        b = -b;
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
+    long long x = a, y = b;
+    switch (op) {
+    case ST_OP_ADD: return fail(m, "integer overflow in %lld + %lld", x, y);
+    case ST_OP_SUB: return fail(m, "integer overflow in %lld - %lld", x, y);
+    case ST_OP_MUL: return fail(m, "integer overflow in %lld * %lld", x, y);
+    case ST_OP_DIV:
+        return b == 0 ? fail(m, "division by zero (%lld / 0)", x) : fail(m, "integer overflow in division");
+    case ST_OP_MOD: return fail(m, "modulo by zero (%lld %% 0)", x);
+    case ST_OP_SHL:
+        return b < 0 || b > 62 ? fail(m, "shift count %lld out of range 0..62", y)
+                               : fail(m, "integer overflow in %lld << %lld", x, y);
+    case ST_OP_SHR: return fail(m, "shift count %lld out of range 0..63", y);
+    case ST_OP_LCM: return fail(m, "integer overflow in lcm(%lld, %lld)", x, y);
+    default: return fail(m, "corrupt step table: opcode %d is not binary", op);
     }
-    return a;
 }
 
 /* Binary operators: pops b then a, pushes a op b. */
@@ -144,73 +143,7 @@ static int binary(vm *m, int op)
     int64_t a, b, v = 0;
     if (pop(m, &b) || pop(m, &a))
         return -1;
-    switch (op) {
-    case ST_OP_ADD:
-        if (__builtin_add_overflow(a, b, &v))
-            return fail(m, "integer overflow in %lld + %lld", (long long)a, (long long)b);
-        break;
-    case ST_OP_SUB:
-        if (__builtin_sub_overflow(a, b, &v))
-            return fail(m, "integer overflow in %lld - %lld", (long long)a, (long long)b);
-        break;
-    case ST_OP_MUL:
-        if (__builtin_mul_overflow(a, b, &v))
-            return fail(m, "integer overflow in %lld * %lld", (long long)a, (long long)b);
-        break;
-    case ST_OP_DIV:
-        if (b == 0)
-            return fail(m, "division by zero (%lld / 0)", (long long)a);
-        if (a == INT64_MIN && b == -1)
-            return fail(m, "integer overflow in division");
-        v = floor_div(a, b);
-        break;
-    case ST_OP_MOD: /* non-negative: in [0, |b|) */
-        if (b == 0)
-            return fail(m, "modulo by zero (%lld %% 0)", (long long)a);
-        v = b == -1 ? 0 : a % b;
-        if (v < 0)
-            v = (int64_t)((uint64_t)v + (b < 0 ? -(uint64_t)b : (uint64_t)b));
-        break;
-    case ST_OP_SHL:
-        if (b < 0 || b > 62)
-            return fail(m, "shift count %lld out of range 0..62", (long long)b);
-        if (a > (INT64_MAX >> b) || a < (INT64_MIN >> b))
-            return fail(m, "integer overflow in %lld << %lld", (long long)a, (long long)b);
-        v = (int64_t)((uint64_t)a << b);
-        break;
-    case ST_OP_SHR:
-        if (b < 0 || b > 63)
-            return fail(m, "shift count %lld out of range 0..63", (long long)b);
-        v = a >> b;
-        break;
-    case ST_OP_BAND: v = a & b; break;
-    case ST_OP_BOR: v = a | b; break;
-    case ST_OP_BXOR: v = a ^ b; break;
-    case ST_OP_LT: v = a < b; break;
-    case ST_OP_LE: v = a <= b; break;
-    case ST_OP_GT: v = a > b; break;
-    case ST_OP_GE: v = a >= b; break;
-    case ST_OP_EQ: v = a == b; break;
-    case ST_OP_NE: v = a != b; break;
-    case ST_OP_MIN: v = a < b ? a : b; break;
-    case ST_OP_MAX: v = a > b ? a : b; break;
-    case ST_OP_GCD: v = gcd64(a, b); break;
-    case ST_OP_LCM: {
-        int64_t g = gcd64(a, b);
-        if (g == 0) {
-            v = 0;
-            break;
-        }
-        if (__builtin_mul_overflow(a / g, b, &v))
-            return fail(m, "integer overflow in lcm(%lld, %lld)", (long long)a, (long long)b);
-        if (v < 0)
-            v = -v;
-        break;
-    }
-    default:
-        return fail(m, "corrupt step table: opcode %d is not binary", op);
-    }
-    return push(m, v);
+    return st_ar_binary(op, a, b, &v) ? binary_error(m, op, a, b) : push(m, v);
 }
 
 static int unary(vm *m, int op)
@@ -218,32 +151,14 @@ static int unary(vm *m, int op)
     int64_t a, v = 0;
     if (pop(m, &a))
         return -1;
+    if (st_ar_unary(op, a, &v) == 0)
+        return push(m, v);
     switch (op) {
-    case ST_OP_NEG:
-        if (a == INT64_MIN)
-            return fail(m, "integer overflow in negation");
-        v = -a;
-        break;
-    case ST_OP_BNOT: v = ~a; break;
-    case ST_OP_NOT: v = !a; break;
-    case ST_OP_FLOOR_LOG2:
-        if (a <= 0)
-            return fail(m, "floor_log2(%lld): argument must be positive", (long long)a);
-        v = 63 - __builtin_clzll((unsigned long long)a);
-        break;
-    case ST_OP_CEIL_LOG2: /* HCCL's CalcCeilLog2: right shifts of a-1 until zero */
-        for (int64_t x = a > 1 ? a - 1 : 0; x; x >>= 1)
-            v++;
-        break;
-    case ST_OP_POW2:
-        if (a < 0 || a > 62)
-            return fail(m, "pow2(%lld): argument out of range 0..62", (long long)a);
-        v = (int64_t)1 << a;
-        break;
-    default:
-        return fail(m, "corrupt step table: opcode %d is not unary", op);
+    case ST_OP_NEG: return fail(m, "integer overflow in negation");
+    case ST_OP_FLOOR_LOG2: return fail(m, "floor_log2(%lld): argument must be positive", (long long)a);
+    case ST_OP_POW2: return fail(m, "pow2(%lld): argument out of range 0..62", (long long)a);
+    default: return fail(m, "corrupt step table: opcode %d is not unary", op);
     }
-    return push(m, v);
 }
 
 static int set_add(vm *m, int64_t lo, int64_t hi)
@@ -381,6 +296,15 @@ static int eval_fn(vm *m, int32_t f, int64_t u, int64_t *out, const st_vm_sink *
     return pop(m, out);
 }
 
+/* A unit of fuel for a native evaluation; -1 when none is left (the machine then runs out and says so). */
+static int fuel_take(vm *m, long n)
+{
+    if (m->fuel <= n)
+        return -1;
+    m->fuel -= n;
+    return 0;
+}
+
 /* The layout's table for the current U: one evaluation per unit, then lookups. A rank-free function's table is
  * shared through the sink's cache, so an instantiation computes it once instead of once per rank. */
 static int layout_table(vm *m, const st_vm_sink *sink)
@@ -404,8 +328,10 @@ static int layout_table(vm *m, const st_vm_sink *sink)
     if (!m->ltab)
         return fail(m, "out of memory");
     int line = m->line, col = m->col; /* the send's, which the function's instructions overwrite */
+    st_native_fn native = m->cat->funcs[m->layout].native;
     for (int64_t u = 0; u < m->nunits; u++)
-        if (eval_fn(m, m->layout, u, &m->ltab[u], sink)) {
+        if ((!native || native(m->p, u, &m->ltab[u]) || fuel_take(m, 1)) && /* on failure the machine says why */
+            eval_fn(m, m->layout, u, &m->ltab[u], sink)) {
             free(m->ltab);
             m->ltab = NULL;
             return -1;
@@ -1270,20 +1196,50 @@ static int run(vm *m, int32_t pc, int stop_depth, const st_vm_sink *sink)
     }
 }
 
+/* A machine for rank r of the instantiation, with no frame yet; NULL (and the message in err) out of memory. */
+static vm *vm_new(const st_catalogue *cat, const st_inst *inst, int r, int line, st_err *err)
+{
+    vm *m = calloc(1, sizeof *m);
+    err->refused = 0;
+    if (!m || !(m->slots = malloc(sizeof(int64_t) * ST_VM_SLOTS))) {
+        free(m);
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        err->line = 0;
+        return NULL;
+    }
+    *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
+              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1,
+              .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
+    return m;
+}
+
+static void vm_free(vm *m)
+{
+    if (!m)
+        return;
+    free(m->slots);
+    free(m->lo);
+    free(m->hi);
+    free(m->lanes);
+    free(m->lanestart);
+    if (!m->ltab_shared)
+        free(m->ltab);
+    for (int k = 0; k < m->nsub; k++) {
+        if (!m->subs[k].ltab_shared)
+            free(m->subs[k].ltab);
+        sub_free(&m->subs[k]);
+    }
+    sub_free(&m->pend);
+    free(m);
+}
+
 int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst, int r, const st_vm_sink *sink,
               int64_t *nunits, int64_t *nscratch, st_err *err)
 {
-    vm *m = calloc(1, sizeof *m);
+    vm *m = vm_new(cat, inst, r, algo->line, err);
     int rc = -1;
-    err->refused = 0;
-    if (!m || !(m->slots = malloc(sizeof(int64_t) * ST_VM_SLOTS))) {
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-        err->line = 0;
-        goto out;
-    }
-    *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
-              .slots = m->slots, .err = err, .line = algo->line, .layout = -1, .ltab_fn = -1, .at = -1,
-              .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
+    if (!m)
+        return -1;
     if (enter(m, -1, algo->nslots, 0, 1) || body_begins(m, algo, sink) || run(m, algo->entry, 0, sink))
         goto out;
     if (m->in_split) {
@@ -1294,21 +1250,20 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
     *nscratch = m->nscratch;
     rc = 0;
 out:
-    if (m) {
-        free(m->slots);
-        free(m->lo);
-        free(m->hi);
-        free(m->lanes);
-        free(m->lanestart);
-        if (!m->ltab_shared)
-            free(m->ltab);
-        for (int k = 0; k < m->nsub; k++) {
-            if (!m->subs[k].ltab_shared)
-                free(m->subs[k].ltab);
-            sub_free(&m->subs[k]);
-        }
-        sub_free(&m->pend);
-        free(m);
+    vm_free(m);
+    return rc;
+}
+
+int st_vm_eval(const st_catalogue *cat, int32_t f, const st_inst *inst, int64_t x, int64_t *out, st_err *err)
+{
+    static const st_vm_sink none = {0}; /* a function is an expression: it neither steps nor sends */
+    if (f < 0 || f >= cat->nfuncs || cat->funcs[f].nparams != 1) {
+        snprintf(err->msg, sizeof err->msg, "function %d is not a function of one parameter", (int)f);
+        err->line = 0;
+        return -1;
     }
+    vm *m = vm_new(cat, inst, 0, 0, err);
+    int rc = m ? eval_fn(m, f, x, out, &none) : -1;
+    vm_free(m);
     return rc;
 }

@@ -63,4 +63,9 @@ typedef struct st_vm_sink {
 int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, const st_vm_sink *sink,
               int64_t *nunits, int64_t *nscratch, st_err *err);
 
+/* Function f (one parameter) of cat at x, in the context of the instantiation `in` (its p; rank 0), evaluated by
+ * the machine itself, never by the function's native C (st_func.native): the reference that the emitted C is
+ * checked against (tests/compiler/emit_check.c). Returns 0, or -1 with a message in err. */
+int st_vm_eval(const st_catalogue *cat, int32_t f, const st_inst *in, int64_t x, int64_t *out, st_err *err);
+
 #endif

@@ -623,7 +623,7 @@ static void declare_fns(cg *g, const st_stmt *s)
         if (grow(g, (void **)&c->funcs, &g->capfuncs, c->nfuncs + 1, sizeof(st_func)))
             return;
         int fi = c->nfuncs++;
-        ((st_func *)c->funcs)[fi] = (st_func){dup_str(s->name), -1, nparams, nparams, 0};
+        ((st_func *)c->funcs)[fi] = (st_func){.name = dup_str(s->name), .entry = -1, .nparams = nparams, .nslots = nparams};
         g->fns_left++;
         sym *f = bind(g, s->name, s->name_pos);
         if (f) {

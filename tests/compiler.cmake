@@ -225,6 +225,21 @@ target_include_directories(compiler_emit_check PRIVATE ${COMPILER_OUT})
 target_link_libraries(compiler_emit_check PRIVATE stitch_codegen)
 target_compile_options(compiler_emit_check PRIVATE -Werror)
 add_test(NAME compiler.emit.roundtrip COMMAND compiler_emit_check ${STITCH_DSL})
+# The same checks on functions written for the native C's edges (emit_native.c): overflow, zero divisors, shift
+# counts, recursion depth, a tail call, functions the machine must keep, a layout that fails at p = 5.
+set(NATIVE_OUT ${COMPILER_OUT}/native)
+file(MAKE_DIRECTORY ${NATIVE_OUT})
+add_custom_command(
+  OUTPUT ${NATIVE_OUT}/emitted_catalogue.c ${NATIVE_OUT}/emitted_catalogue.h
+  COMMAND stitchc emit ${COMPILER_TESTS}/native.dsl --no-verify -o ${NATIVE_OUT}/emitted_catalogue.c
+          --header ${NATIVE_OUT}/emitted_catalogue.h --symbol st_test_catalogue
+  DEPENDS stitchc ${COMPILER_TESTS}/native.dsl
+  COMMENT "stitchc emit native.dsl (native functions' edges)")
+add_executable(compiler_emit_native ${COMPILER_TESTS}/emit_check.c ${NATIVE_OUT}/emitted_catalogue.c)
+target_include_directories(compiler_emit_native PRIVATE ${NATIVE_OUT})
+target_link_libraries(compiler_emit_native PRIVATE stitch_codegen)
+target_compile_options(compiler_emit_native PRIVATE -Werror)
+add_test(NAME compiler.emit.native COMMAND compiler_emit_native ${COMPILER_TESTS}/native.dsl)
 # The same file under the strictest plain-C11 flags, as a user's project might compile it.
 add_test(NAME compiler.emit.c11_pedantic
          COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror

@@ -5,6 +5,11 @@
  * that the linked catalogue equals it, then instantiates every algorithm from both for a few rank counts and
  * compares the schedules. A difference means the emitter lost or changed something the runtime would read.
  *
+ * The emitted functions that are native C (codegen/emit_native.c) are run against the step machine on a grid of
+ * p and arguments, edges included: both must succeed with the same value or both fail. Functions named n_* of one
+ * parameter must be native and v_* must not (tests/compiler/native.dsl), and some function must be native (NHR's
+ * tree map, in algos.dsl), so the comparison cannot pass by comparing nothing.
+ *
  *   emit_check FILE.dsl    exit 0 when equal; otherwise one line per difference and exit 1
  */
 #include <stdio.h>
@@ -15,6 +20,7 @@
 #include "emitted_catalogue.h"
 #include "frontend.h"
 #include "st_sched.h"
+#include "st_vm.h"
 #include "sema.h"
 
 
@@ -83,6 +89,48 @@ static void check_schedule(const st_catalogue *want, const st_catalogue *got, in
         st_sched_free(&b);
 }
 
+/* Function f, native and on the machine, at x for p ranks: the same value, or both fail. */
+static void check_native_at(const st_catalogue *cat, int32_t f, int p, int64_t x)
+{
+    st_inst in = {.p = p};
+    st_err err = {.msg = ""};
+    int64_t want = 0, got = 0;
+    int rw = st_vm_eval(cat, f, &in, x, &want, &err);
+    int rg = cat->funcs[f].native(p, x, &got);
+    EXPECT(rw == rg && (rw != 0 || want == got), "%s(%lld) at p = %d: machine %s %lld (%s), native %s %lld",
+           cat->funcs[f].name, (long long)x, p, rw ? "fails" : "gives", (long long)want, err.msg,
+           rg ? "fails" : "gives", (long long)got);
+}
+
+static void check_natives(const st_catalogue *cat)
+{
+    static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -(INT64_C(1) << 40), -1000, 199, 200, 201,
+                                    INT64_C(1) << 31, INT64_C(1) << 40, INT64_MAX - 1, INT64_MAX};
+    static const int ps[] = {65, 100, 127, 128, 1000, 8192};
+    int natives = 0;
+    for (int32_t f = 0; f < cat->nfuncs; f++) {
+        const st_func *fn = &cat->funcs[f];
+        if (fn->name && fn->nparams == 1 && strncmp(fn->name, "n_", 2) == 0)
+            EXPECT(fn->native, "%s is not native", fn->name);
+        if (fn->name && strncmp(fn->name, "v_", 2) == 0)
+            EXPECT(!fn->native, "%s is native, but it asks the machine (a let, the topology)", fn->name);
+        if (!fn->native)
+            continue;
+        natives++;
+        for (int p = 1; p <= 64; p++) {
+            for (int64_t x = -3; x <= p + 3; x++)
+                check_native_at(cat, f, p, x);
+            for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+                check_native_at(cat, f, p, edges[i]);
+        }
+        for (size_t k = 0; k < sizeof ps / sizeof *ps; k++)
+            for (int64_t x = -1; x <= ps[k]; x += 1 + ps[k] / 512)
+                check_native_at(cat, f, ps[k], x);
+    }
+    EXPECT(natives > 0, "no function of the emitted catalogue is native");
+    printf("emit_check: %d native functions agree with the machine\n", natives);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -100,10 +148,12 @@ int main(int argc, char **argv)
     }
     check_opcode_names();
     check_tables(cat, &st_test_catalogue);
-    if (st_checks_failed == 0)
+    if (st_checks_failed == 0) {
         for (int32_t i = 0; i < cat->nalgos; i++)
             for (int p = 1; p <= 9; p++)
                 check_schedule(cat, &st_test_catalogue, i, p);
+        check_natives(&st_test_catalogue);
+    }
     printf("emit_check: %d algorithms, %d instructions: %s\n", cat->nalgos, cat->ncode,
            st_checks_failed ? "DIFFERENT" : "identical");
     st_catalogue_free(cat);
