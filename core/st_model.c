@@ -1244,7 +1244,7 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
 {
     int p = in->p, rc = -1, nsteps = 0, nw, done_sizes = 0;
     rank_log *logs = calloc((size_t)P, sizeof *logs);
-    st_vm_cache cache = {NULL, -1, 0}; /* rank-free layout tables (NHR's tree map), computed once for all ranks */
+    st_vm_cache cache = ST_VM_CACHE_INIT; /* rank-free layout tables (NHR's tree map), computed once for all ranks */
     costing c = {.m = m, .nslots = P, .P = P, .p = p, .logs = logs};
     acc a = {0};
     if (!logs)
@@ -1337,7 +1337,7 @@ done:
     free(logs);
     free(c.seglen), free(c.part), free(c.rec), free(c.sum);
     cplan_free(c.plan);
-    free(cache.tab);
+    st_vm_cache_free(&cache);
     acc_free(&a);
     return rc;
 }

@@ -563,7 +563,7 @@ int st_sched_build_senders(const st_catalogue *cat, const st_algo *algo, const s
 {
     int p = in->p;
     builder b = {.cat = cat, .algo = algo, .p = p};
-    st_vm_cache cache = {NULL, -1, 0};
+    st_vm_cache cache = ST_VM_CACHE_INIT;
     st_vm_sink sink = {&b, &cache, on_step, on_send, on_within, on_lane, snd ? full_from : NULL, 0};
     if (snd) {
         memset(snd, 0, sizeof *snd);
@@ -643,12 +643,12 @@ int st_sched_build_senders(const st_catalogue *cat, const st_algo *algo, const s
         goto fail;
     }
     builder_free(&b);
-    free(cache.tab);
+    st_vm_cache_free(&cache);
     return 0;
 fail:
     free(b.runs);
     builder_free(&b);
-    free(cache.tab);
+    st_vm_cache_free(&cache);
     return -1;
 }
 
@@ -789,13 +789,13 @@ int st_sched_senders(const st_catalogue *cat, const st_algo *algo, const st_inst
                      int *nfrom, int64_t *nscratch, st_err *err)
 {
     builder b = {.cat = cat, .algo = algo, .p = in->p, .rank = rank};
-    st_vm_cache cache = {NULL, -1, 0};
+    st_vm_cache cache = ST_VM_CACHE_INIT;
     st_vm_sink sink = {&b, &cache, on_step, on_send, fast_within, fast_lane, fast_from, 0};
     int64_t U;
     int rc = own_run(&b, &sink, in, from, nfrom, &U, nscratch, err);
     free(b.runs);
     builder_free(&b);
-    free(cache.tab);
+    st_vm_cache_free(&cache);
     return rc;
 }
 
@@ -804,7 +804,7 @@ int st_sched_build_rank(const st_catalogue *cat, const st_algo *algo, const st_i
 {
     int p = in->p, rc, ns = 0;
     builder b = {.cat = cat, .algo = algo, .p = p, .rank = rank};
-    st_vm_cache cache = {NULL, -1, 0};
+    st_vm_cache cache = ST_VM_CACHE_INIT;
     st_vm_sink sink = {&b, &cache, on_step, on_send, fast_within, fast_lane, fast_from, 0};
     int64_t U, S, nunits, nscratch;
     int32_t *from = NULL;
@@ -858,7 +858,7 @@ out:
     free(b.runs);
     free(from);
     builder_free(&b);
-    free(cache.tab);
+    st_vm_cache_free(&cache);
     return rc;
 }
 

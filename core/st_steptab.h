@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define ST_TABLE_VERSION 12
+#define ST_TABLE_VERSION 13
 
 /* Collectives. The names are those of the DSL (`implements all_reduce`) and of the tools. */
 #define ST_COLLECTIVES(X)                                                                                      \
@@ -128,6 +128,10 @@ typedef enum st_opcode {
                         * (non-negative, as MOD) when a = 1: a strided range, kept as one piece (dsl/affine.h);
                         * a = 2: [a0 b0 a1 b1 lo hi --]: the ranges a(i) .. b(i) of `{ a .. b : i in lo .. hi }`
                         * with a and b affine (a(lo) = a0, a(hi) = a1, ...), one per i in order, as its loop adds */
+    ST_OP_SUB_PIECES,  /* the code from here to pc a (a SUB_PHASE) builds the phase's unit pieces from nothing that
+                        * differs between ranks (no r, root or let that reads them; only rank-free functions): a
+                        * machine with an instantiation's cache (st_vm_cache) may take the pieces another rank built
+                        * for the same members' count and units, and jump to a; a = -1: no such promise, a no-op */
     ST_OP_COUNT
 } st_opcode;
 

@@ -58,7 +58,7 @@ typedef struct vm {
     const st_topo *topo;  /* NULL: one group of all ranks */
     const int32_t *use;   /* st_inst.use */
     int64_t p, r, root, nunits, nscratch;
-    long fuel;
+    long fuel, fuel_budget;          /* instructions left, and the budget they came from (for the message) */
     int64_t stack[ST_MAX_STACK];
     int sp;
     int64_t *slots;
@@ -78,6 +78,7 @@ typedef struct vm {
     sub subs[ST_VM_MAX_SUBS];       /* the phases on sub-communicators being run, outermost first */
     int nsub;
     sub pend;                       /* the next one, being described (SUB_MEMBERS, SUB_UNITS) */
+    int32_t fill_pc;                /* the SUB_PIECES whose pieces go to the cache at the next SUB_PHASE (-1) */
     int64_t split_ppm;              /* R, the 2D split ratio, in millionths (st_inst; 500000 when not given) */
     int in_split, in_lane;          /* inside a `split`, inside one of its lanes */
     int64_t (*lanes)[2];            /* the units of the split's lanes so far, sorted and merged per lane: the */
@@ -98,6 +99,11 @@ static int fail(vm *m, const char *fmt, ...)
     m->err->line = m->line;
     snprintf(m->err->msg, sizeof m->err->msg, "%s (p = %lld, rank %lld)", buf, (long long)m->p, (long long)m->r);
     return -1;
+}
+
+static int out_of_fuel(vm *m)
+{
+    return fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", m->fuel_budget);
 }
 
 static int push(vm *m, int64_t v)
@@ -223,7 +229,7 @@ static int set_stride_ranges(vm *m)
     if (stride_of(m, a0, a1, count, &sa) || stride_of(m, b0, b1, count, &sb))
         return -1;
     if (count >= m->fuel)
-        return fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", (long)ST_VM_FUEL);
+        return out_of_fuel(m);
     m->fuel -= count;
     for (int64_t k = 0; k < count; k++) /* between the ends, so no overflow */
         if (set_add(m, a0 + k * sa, b0 + k * sb))
@@ -329,6 +335,11 @@ static int layout_table(vm *m, const st_vm_sink *sink)
         return fail(m, "out of memory");
     int line = m->line, col = m->col; /* the send's, which the function's instructions overwrite */
     st_native_fn native = m->cat->funcs[m->layout].native;
+    /* The table has a budget of its own, ST_VM_UNIT_FUEL per unit on top of a run's: a million units of a
+     * tree map cost more than a rank's run may, and the table is computed once, not once per rank. */
+    long fuel = m->fuel, budget = m->fuel_budget;
+    m->fuel_budget = ST_VM_FUEL + (m->nunits < ST_VM_FUEL / ST_VM_UNIT_FUEL ? m->nunits * ST_VM_UNIT_FUEL : ST_VM_FUEL);
+    m->fuel = m->fuel_budget;
     for (int64_t u = 0; u < m->nunits; u++)
         if ((!native || native(m->p, u, &m->ltab[u]) || fuel_take(m, 1)) && /* on failure the machine says why */
             eval_fn(m, m->layout, u, &m->ltab[u], sink)) {
@@ -336,11 +347,13 @@ static int layout_table(vm *m, const st_vm_sink *sink)
             m->ltab = NULL;
             return -1;
         }
+    m->fuel = fuel;
+    m->fuel_budget = budget;
     m->line = line;
     m->col = col;
     if (shareable) { /* hand the table to the cache */
         free(c->tab);
-        *c = (st_vm_cache){m->ltab, m->layout, m->nunits};
+        c->tab = m->ltab, c->fn = m->layout, c->n = m->nunits;
         m->ltab_shared = 1;
     }
     return 0;
@@ -789,6 +802,84 @@ static int sub_map(vm *m)
     return 0;
 }
 
+void st_vm_cache_free(st_vm_cache *c)
+{
+    for (int i = 0; i < c->npieces; i++) {
+        free(c->pieces[i].pfirst);
+        free(c->pieces[i].plo);
+        free(c->pieces[i].phi);
+    }
+    free(c->pieces);
+    free(c->tab);
+    *c = (st_vm_cache)ST_VM_CACHE_INIT;
+}
+
+/* Copy n pieces of nruns runs from (pfirst, plo, phi) into fresh arrays; -1 out of memory (nothing allocated). */
+static int pieces_copy(int n, int nruns, const int32_t *pfirst, const int64_t *plo, const int64_t *phi,
+                       int32_t **fo, int64_t **lo, int64_t **hi)
+{
+    *fo = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    *lo = malloc(sizeof(int64_t) * (size_t)(nruns + 1));
+    *hi = malloc(sizeof(int64_t) * (size_t)(nruns + 1));
+    if (!*fo || !*lo || !*hi) {
+        free(*fo), free(*lo), free(*hi);
+        *fo = NULL, *lo = *hi = NULL;
+        return -1;
+    }
+    memcpy(*fo, pfirst, sizeof(int32_t) * (size_t)(n + 1));
+    memcpy(*lo, plo, sizeof(int64_t) * (size_t)nruns);
+    memcpy(*hi, phi, sizeof(int64_t) * (size_t)nruns);
+    return 0;
+}
+
+/* SUB_PIECES at pc `at`, jumping to a: take the pieces from the cache when another rank built them, else build
+ * them and hand them to the cache at the SUB_PHASE (sub_keep). Only outside sub-communicators, where p and the
+ * units are the instantiation's. */
+static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sink *sink)
+{
+    st_vm_cache *c = sink->cache;
+    if (a < 0 || !c || m->nsub > 0 || !m->pend.members)
+        return 0;
+    if (a <= at || a >= m->cat->ncode || m->cat->code[a].op != ST_OP_SUB_PHASE)
+        return fail(m, "corrupt step table: SUB_PIECES to pc %d", a);
+    sub *s = &m->pend;
+    for (int i = 0; i < c->npieces; i++) {
+        const st_vm_pieces *e = &c->pieces[i];
+        if (e->pc != at || e->nmembers != s->nmembers || e->nunits != m->nunits)
+            continue;
+        if (s->npieces)
+            return fail(m, "corrupt step table: SUB_PIECES after a piece");
+        if (pieces_copy(e->npieces, e->nruns, e->pfirst, e->plo, e->phi, &s->pfirst, &s->plo, &s->phi))
+            return fail(m, "out of memory");
+        s->npieces = s->cappieces = e->npieces;
+        s->nruns = s->capruns = e->nruns;
+        *pc = a;
+        return 0;
+    }
+    m->fill_pc = c->npieces < ST_VM_MAX_PIECES ? at : -1;
+    return 0;
+}
+
+/* At the SUB_PHASE after a SUB_PIECES that found nothing: the pieces just built go to the cache. */
+static int sub_keep(vm *m, const st_vm_sink *sink)
+{
+    st_vm_cache *c = sink->cache;
+    const sub *s = &m->pend;
+    int32_t at = m->fill_pc;
+    m->fill_pc = -1;
+    if (at < 0 || !c || m->nsub > 0 || !s->members || s->npieces == 0 || c->npieces >= ST_VM_MAX_PIECES)
+        return 0;
+    st_vm_pieces e = {at, s->nmembers, m->nunits, s->npieces, s->nruns, NULL, NULL, NULL};
+    void *grown = realloc(c->pieces, sizeof *c->pieces * (size_t)(c->npieces + 1));
+    if (!grown)
+        return fail(m, "out of memory");
+    c->pieces = grown;
+    if (pieces_copy(s->npieces, s->nruns, s->pfirst, s->plo, s->phi, &e.pfirst, &e.plo, &e.phi))
+        return fail(m, "out of memory");
+    c->pieces[c->npieces++] = e;
+    return 0;
+}
+
 /* SUB_PHASE: run algorithm a on the members (or sit it out), in a context of its own. */
 static int sub_enter(vm *m, int32_t a, int32_t *pc, const st_vm_sink *sink)
 {
@@ -1124,7 +1215,8 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         if (!m->pend.members)
             return fail(m, "corrupt step table: SUB_UNITS without members");
         return sub_units(m);
-    case ST_OP_SUB_PHASE: return sub_enter(m, in->a, pc, sink);
+    case ST_OP_SUB_PHASE: return sub_keep(m, sink) ? -1 : sub_enter(m, in->a, pc, sink);
+    case ST_OP_SUB_PIECES: return sub_pieces(m, (int32_t)(in - m->cat->code), in->a, pc, sink);
     case ST_OP_LANE: return lane_op(m, in->a, sink);
     case ST_OP_SPLIT_RATIO:
         if (pop(m, &v))
@@ -1182,7 +1274,7 @@ static int run(vm *m, int32_t pc, int stop_depth, const st_vm_sink *sink)
     const st_catalogue *cat = m->cat;
     for (;;) {
         if (--m->fuel <= 0)
-            return fail(m, "evaluation ran more than %ld instructions (a runaway loop?)", (long)ST_VM_FUEL);
+            return out_of_fuel(m);
         if (pc < 0 || pc >= cat->ncode)
             return fail(m, "corrupt step table: pc %d", pc);
         const st_insn *in = &cat->code[pc++];
@@ -1207,8 +1299,8 @@ static vm *vm_new(const st_catalogue *cat, const st_inst *inst, int r, int line,
         err->line = 0;
         return NULL;
     }
-    *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL,
-              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1,
+    *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL, .fuel_budget = ST_VM_FUEL,
+              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1, .fill_pc = -1,
               .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
     return m;
 }

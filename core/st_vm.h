@@ -22,12 +22,30 @@
 #include "st_inst.h"
 #include "st_steptab.h"
 
-/* A layout table of a rank-free function (ST_FUNC_RANK_FREE), kept across the ranks of one instantiation. */
+/* The unit pieces a phase's SUB_PIECES promised are the same on every rank (st_steptab.h), as the first rank
+ * built them for a phase at `pc` of `nmembers` members on a vector of `nunits` units. */
+typedef struct st_vm_pieces {
+    int32_t pc, nmembers;
+    int64_t nunits;
+    int npieces, nruns;
+    int32_t *pfirst; /* npieces + 1 */
+    int64_t *plo, *phi;
+} st_vm_pieces;
+
+#define ST_VM_MAX_PIECES 64 /* distinct phases a cache keeps the pieces of; the rest are built by every rank */
+
+/* What a rank's run may share with the other ranks of one instantiation: a layout table of a rank-free function
+ * (ST_FUNC_RANK_FREE) and the pieces of rank-free phases. Start from ST_VM_CACHE_INIT; st_vm_cache_free. */
 typedef struct st_vm_cache {
     int64_t *tab; /* owned by the cache's owner, who frees it */
     int32_t fn;
     int64_t n;
+    st_vm_pieces *pieces;
+    int npieces;
 } st_vm_cache;
+
+#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0}
+void st_vm_cache_free(st_vm_cache *c);
 
 typedef struct st_vm_sink {
     void *ctx;
@@ -56,6 +74,7 @@ typedef struct st_vm_sink {
 } st_vm_sink;
 
 #define ST_VM_FUEL (1L << 28) /* instructions per rank and run */
+#define ST_VM_UNIT_FUEL (1L << 12) /* and per unit of a layout's table, which has a budget of its own */
 
 /* Run algo's body for rank r of the instantiation `in`. On success returns 0 and stores the declared unit count
  * in *nunits (0 when the program declared none) and the scratch units in *nscratch. On failure returns -1 with

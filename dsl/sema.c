@@ -48,6 +48,9 @@ typedef struct cg {
     int fns_left;        /* its top-level functions not yet defined */
     st_pos root_pos;     /* its first use of `root` */
     int cap_algo_pos;
+    unsigned char *slot_free; /* per slot of the body's frame: 1 when it holds a `let` of the same value on every
+                               * rank (stored once, from no r, root or such let), for SUB_PIECES */
+    int cap_slot_free;
 } cg;
 
 typedef struct builtin {
@@ -101,7 +104,30 @@ static int emit(cg *g, int op, int64_t a)
         a = c->nconsts++;
     }
     ((st_insn *)c->code)[c->ncode] = (st_insn){(uint8_t)op, (int32_t)a, g->line, 0};
+    if (op == ST_OP_STORE && !g->in_fn && a >= 0 && a < g->cap_slot_free)
+        g->slot_free[a] = 0; /* until a rank-free `let` says otherwise, right after this store */
     return c->ncode++;
+}
+
+/* Does code[from .. to) compute the same on every rank? It reads no r, root or enclosing `let` (LOADA), and loads
+ * only slots it stores itself or rank-free lets; calls count as rank-dependent unless calls_ok (the caller checks
+ * them once every function's rank-freeness is known: mark_pieces). */
+static int code_rank_free(const cg *g, int from, int to, int calls_ok)
+{
+    const st_insn *code = g->cat->code;
+    for (int pc = from; pc < to; pc++) {
+        int op = code[pc].op, a = code[pc].a;
+        if (op == ST_OP_R || op == ST_OP_ROOT || op == ST_OP_LOADA || (op == ST_OP_CALL && !calls_ok))
+            return 0;
+        if (op != ST_OP_LOAD || (a >= 0 && a < g->cap_slot_free && g->slot_free[a]))
+            continue;
+        int local = 0;
+        for (int q = from; q < to && !local; q++)
+            local = code[q].op == ST_OP_STORE && code[q].a == a;
+        if (!local)
+            return 0;
+    }
+    return 1;
 }
 
 static void patch(cg *g, int at, int target)
@@ -227,7 +253,11 @@ static sym *bind(cg *g, st_str name, st_pos pos)
 
 static int new_slot(cg *g)
 {
-    return g->in_fn ? g->fn_nslots++ : g->nslots++;
+    if (g->in_fn)
+        return g->fn_nslots++;
+    if (!grow(g, (void **)&g->slot_free, &g->cap_slot_free, g->nslots + 1, 1))
+        g->slot_free[g->nslots] = 0;
+    return g->nslots++;
 }
 
 static sym *bind_var(cg *g, st_str name, st_pos pos)
@@ -780,7 +810,7 @@ static void within_stmt(cg *g, const st_stmt *s, int coll, int ai)
         emit(g, ST_OP_PUSH, -1);
     g->line = s->pos.line;
     emit(g, ST_OP_SUB_MEMBERS, ai);
-    int jz = emit(g, ST_OP_JZ, 0);
+    int jz = emit(g, ST_OP_JZ, 0), pieces = w->units ? emit(g, ST_OP_SUB_PIECES, -1) : -1;
     if (w->units && !w->var.len) {
         uset(g, w->units);
         emit(g, ST_OP_SUB_UNITS, 0);
@@ -798,7 +828,9 @@ static void within_stmt(cg *g, const st_stmt *s, int coll, int ai)
     }
     patch(g, jz, g->cat->ncode);
     g->line = s->pos.line;
-    emit(g, ST_OP_SUB_PHASE, ai);
+    int phase = emit(g, ST_OP_SUB_PHASE, ai);
+    if (pieces >= 0 && !g->nomem && code_rank_free(g, pieces + 1, phase, 1))
+        patch(g, pieces, phase);
     unbind_to(g, mark);
 }
 
@@ -885,9 +917,12 @@ static void stmt(cg *g, const st_stmt *s, where at)
         }
         break;
     case ST_S_LET: {
+        int from = g->cat->ncode;
         expr(g, s->expr);
         sym *v = bind_var(g, s->name, s->name_pos);
-        emit(g, ST_OP_STORE, v ? v->slot : new_slot(g));
+        int slot = v ? v->slot : new_slot(g), to = emit(g, ST_OP_STORE, slot);
+        if (!g->in_fn && slot < g->cap_slot_free && !g->nomem)
+            g->slot_free[slot] = (unsigned char)code_rank_free(g, from, to, 0);
         break;
     }
     case ST_S_FN: fn_stmt(g, s); break;
@@ -1032,6 +1067,17 @@ static int fn_rank_free(const st_catalogue *c, int f)
     return 0;
 }
 
+/* SUB_PIECES keeps its promise only where the pieces call rank-free functions alone (known from here on). */
+static void mark_pieces(st_catalogue *c)
+{
+    for (int pc = 0; pc < c->ncode; pc++) {
+        st_insn *in = (st_insn *)&c->code[pc];
+        for (int q = pc + 1; in->op == ST_OP_SUB_PIECES && q < in->a; q++)
+            if (c->code[q].op == ST_OP_CALL && !(c->funcs[c->code[q].a].flags & ST_FUNC_RANK_FREE))
+                in->a = -1;
+    }
+}
+
 static void mark_rank_free(st_catalogue *c)
 {
     for (int i = 0; i < c->nfuncs; i++)
@@ -1097,11 +1143,13 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
     if (d->nerrors == errors_before && !g.nomem) {
         propagate_flags(g.cat);
         mark_rank_free(g.cat);
+        mark_pieces(g.cat);
         g.cat->hash = st_catalogue_hash(g.cat); /* last: what `stitchc emit` writes and the runtime compares */
     }
     free(g.syms);
     free(g.buckets);
     free(g.algo_pos);
+    free(g.slot_free);
     if (g.nomem)
         st_diag_add(d, ST_SEV_ERROR, 0, 0, "out of memory");
     if (d->nerrors != errors_before || g.nomem) {

@@ -252,6 +252,14 @@ add_test(NAME compiler.emit.again
 set_tests_properties(compiler.emit.again PROPERTIES FIXTURES_SETUP emit_again)
 set_tests_properties(compiler.emit.deterministic PROPERTIES FIXTURES_REQUIRED emit_again)
 
+# Phases whose unit pieces are the same on every rank are built once per instantiation (SUB_PIECES): which phases
+# promise it (pieces_check) and that no rank-dependent piece is shared (verify fails on a wrong promise).
+add_executable(compiler_pieces_check ${COMPILER_TESTS}/pieces_check.c)
+target_link_libraries(compiler_pieces_check PRIVATE stitch_front stitch_warnings)
+add_test(NAME compiler.pieces.promises COMMAND compiler_pieces_check ${COMPILER_TESTS}/pieces.dsl)
+stitch_cli(verify_pieces RC 0 STDOUT "verified 6 \\(algorithm, collective\\) pairs for p = 1..64"
+           ARGS verify ${COMPILER_TESTS}/pieces.dsl)
+
 # ==== end of codegen and driver tests =============================================================================
 
 # ---- the 2D split (spec 10, 12.3): the built-in formula, and R reaching the schedule --------------------------
