@@ -392,9 +392,12 @@ algorithm nhr implements scatter {
 # (odd offsets) of its block, so that the units of one step end up contiguous. sigma(u) is where unit u ends.
 # place follows the unit's block (start b, length len) and its offset o in it: len divides p (it halves only while
 # even, and the first odd length ends the rounds), so the halves are blocks of the next round, and no division is
-# by anything but 2 (a plan at p = 8,192 evaluates sigma 8,192 times, 13 rounds each).
+# by anything but 2 (a plan at p = 8,192 evaluates sigma 8,192 times, 12 rounds each). The rounds end at the
+# first k with p <= 3 * 2^k, the spec's (p - 1 + 2^k) >> (k + 1) <= 1 (or k >= ceil_log2(p)) in one comparison:
+# floor((p - 1 + 2^k) / 2^(k + 1)) <= 1 is p - 1 + 2^k < 2^(k + 2), i.e. p <= 3 * 2^k, which k >= ceil_log2(p)
+# implies.
 algorithm nhr implements all_reduce {
-  fn place(b, o, k, len) = if k >= ceil_log2(p) or (p - 1 + pow2(k)) >> (k + 1) <= 1 then b + o
+  fn place(b, o, k, len) = if p <= 3 * pow2(k) then b + o
                            else if len % 2 == 1 then b + (o + o % 2 * len) / 2
                            else place(b + o % 2 * (len / 2), o / 2, k + 1, len / 2)
   fn sigma(u) = place(0, u, 0, p)
@@ -405,7 +408,7 @@ algorithm nhr implements all_reduce {
 }
 
 algorithm nhr implements broadcast {
-  fn place(b, o, k, len) = if k >= ceil_log2(p) or (p - 1 + pow2(k)) >> (k + 1) <= 1 then b + o
+  fn place(b, o, k, len) = if p <= 3 * pow2(k) then b + o
                            else if len % 2 == 1 then b + (o + o % 2 * len) / 2
                            else place(b + o % 2 * (len / 2), o / 2, k + 1, len / 2)
   fn sigma(u) = place(0, u, 0, p)

@@ -167,22 +167,34 @@ static int unary(vm *m, int op)
     }
 }
 
+/* Room for n more ranges in the set. */
+static int set_reserve(vm *m, int64_t n)
+{
+    if (m->nset + n <= m->capset)
+        return 0;
+    if (n > INT32_MAX / 2 - m->nset)
+        return fail(m, "a set of more than %d ranges", INT32_MAX / 2);
+    int cap = m->capset ? 2 * m->capset : 64;
+    while (cap < m->nset + n)
+        cap *= 2;
+    int64_t *l = realloc(m->lo, sizeof *l * cap), *h;
+    if (!l)
+        return fail(m, "out of memory");
+    m->lo = l;
+    h = realloc(m->hi, sizeof *h * cap);
+    if (!h)
+        return fail(m, "out of memory");
+    m->hi = h;
+    m->capset = cap;
+    return 0;
+}
+
 static int set_add(vm *m, int64_t lo, int64_t hi)
 {
     if (hi < lo)
         return 0;
-    if (m->nset == m->capset) {
-        int cap = m->capset ? 2 * m->capset : 64;
-        int64_t *l = realloc(m->lo, sizeof *l * cap), *h;
-        if (!l)
-            return fail(m, "out of memory");
-        m->lo = l;
-        h = realloc(m->hi, sizeof *h * cap);
-        if (!h)
-            return fail(m, "out of memory");
-        m->hi = h;
-        m->capset = cap;
-    }
+    if (m->nset == m->capset && set_reserve(m, 1))
+        return -1;
     m->lo[m->nset] = lo;
     m->hi[m->nset] = hi;
     m->nset++;
@@ -379,14 +391,17 @@ static int relabel(vm *m, const int64_t *tab, int64_t nunits, int64_t limit)
         if (m->lo[i] < 0 || m->hi[i] >= limit)
             return fail(m, "unit %lld is outside 0..%lld (before the layout)",
                         (long long)(m->lo[i] < 0 ? m->lo[i] : m->hi[i]), (long long)(limit - 1));
+    int64_t images = 0;
+    for (int i = 0; i < n; i++)
+        images += m->hi[i] - m->lo[i] + 1; /* at most 2 ST_MAX_UNITS each: checked above */
+    if (set_reserve(m, images))
+        return -1;
     for (int i = 0; i < n; i++) {
         if (i == at)
             m->at = m->nset; /* the destination part starts again among the images */
-        for (int64_t u = m->lo[i]; u <= m->hi[i]; u++) {
-            int64_t v = u < nunits ? tab[u] : u;
-            if (set_add(m, v, v))
-                return -1;
-        }
+        for (int64_t u = m->lo[i], k = m->nset; u <= m->hi[i]; u++, k++)
+            m->lo[k] = m->hi[k] = u < nunits ? tab[u] : u;
+        m->nset += (int)(m->hi[i] - m->lo[i] + 1);
     }
     if (at == n)
         m->at = m->nset; /* an empty destination part */

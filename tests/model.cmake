@@ -24,6 +24,10 @@ stitch_cli(sim_ring_100k RC 0 STDOUT "p = 100000, 256 MiB, flat, 199998 steps, s
            ARGS sim ${STITCH_DSL} -a ring -c all_reduce -n 100000 -b 256M)
 stitch_cli(sim_nb_100k RC 0 STDOUT "p = 100000, 256 MiB, flat, 34 steps, symmetric model"
            ARGS sim ${STITCH_DSL} -a nb -c all_reduce -n 100000 -b 256M)
+# A million ranks of NHR: its tree map's table (a layout) has a fuel budget per unit, not a rank's run's (refused
+# with "ran more than 268435456 instructions" when the table drew on the rank's fuel)
+stitch_cli(sim_nhr_1m RC 0 STDOUT "p = 1000000, 256 MiB, flat, 40 steps, symmetric model"
+           ARGS sim ${STITCH_DSL} -a nhr -c all_reduce -n 1000000 -b 256M)
 stitch_cli(sim_ahc_pods RC 0 STDOUT "time 24772\\.508 us"
            ARGS sim ${STITCH_DSL} -a ahc_align -c all_reduce --topo ${SIM_TOPOS}/pods-64-128-flat.yaml -b 256M
                 --intra nb --inter nb)
