@@ -585,7 +585,7 @@ static int check_copies(const st_catalogue *cat, const st_algo *algo, const st_i
                 err->line = algo->line;
                 snprintf(err->msg, sizeof err->msg, "%s is not shift-symmetric for p = %d: rank %d does not do what "
                          "rank %d does with every peer shifted by %d, so the symmetric model does not apply (the "
-                         "exact one does up to p = %d)", algo->name, p, r, q, j * P, ST_MAX_RANKS);
+                         "exact one does up to p = %d)", algo->name, p, r, q, j * P, ST_MODEL_EXACT_RANKS);
                 err->refused = 2; /* not the algorithm's fault: st_model_predict may fall back */
                 return -1;
             }
@@ -1206,19 +1206,28 @@ static int cost_classes(costing *c, acc *a, classes *cl, st_model_result *out, s
     return 0;
 }
 
-/* The exact way holds every rank's log: refuse, with the estimate, what would take more than ST_MODEL_MAX_BYTES. */
-static int exact_too_big(const st_algo *algo, const st_inst *in, const rank_log *g0, st_err *err)
+/* The exact way's cost from rank 0's: memory (its transfers and runs times p) and time (its VM instructions times
+ * p), each against the model's bound; -1 with the estimate in err beyond either. */
+static int exact_too_big(const st_algo *algo, const st_inst *in, const rank_log *g0, int64_t insns, st_err *err)
 {
+    static const char why[] = "the layout gives no classes of alike ranks (uniform inner levels, in rank order) or "
+                              "the algorithm is not shift-symmetric on it";
     double per = (double)g0->nx * (sizeof(rx) + sizeof(int32_t) + 2 * sizeof(int32_t)) +
-                 (double)g0->nruns * sizeof(prog) + 256, need = per * in->p;
-    if (need <= ST_MODEL_MAX_BYTES)
-        return 0;
+                 (double)g0->nruns * sizeof(prog) + 256, need = per * in->p, work = (double)insns * in->p;
     err->line = 0;
-    snprintf(err->msg, sizeof err->msg, "simulating %s on every one of the %d ranks would take about %.1f GB (rank 0 "
-             "alone sends %d transfers), over the model's %.1f GB: the layout gives no classes of alike ranks (uniform "
-             "inner levels, in rank order) or the algorithm is not shift-symmetric on it", algo->name, in->p,
-             need / 1e9, g0->nx, ST_MODEL_MAX_BYTES / 1e9);
-    return -1;
+    if (need > ST_MODEL_MAX_BYTES) {
+        snprintf(err->msg, sizeof err->msg, "simulating %s on every one of the %d ranks would take about %.1f GB "
+                 "(rank 0 alone sends %d transfers), over the model's %.1f GB: %s", algo->name, in->p, need / 1e9,
+                 g0->nx, ST_MODEL_MAX_BYTES / 1e9, why);
+        return -1;
+    }
+    if (work > ST_MODEL_MAX_INSNS) {
+        snprintf(err->msg, sizeof err->msg, "simulating %s on every one of the %d ranks would run about %.1f billion "
+                 "instructions (rank 0 alone %lld), over the model's %.1f billion: %s", algo->name, in->p, work / 1e9,
+                 (long long)insns, ST_MODEL_MAX_INSNS / 1e9, why);
+        return -1;
+    }
+    return 0;
 }
 
 /* Classes cost every step in lockstep: a phase on a sub-communicator (parts that run on their own) has none yet. */
@@ -1251,13 +1260,15 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
         return oom(err);
     int64_t budget = opts && opts->max_xfers > 0 ? opts->max_xfers : ST_MODEL_MAX_XFERS, held = 0;
     for (int q = 0; q < P; q++) {
-        int64_t cap = P < p ? (budget - held > 1 ? budget - held : 1) : 0;
+        /* the budget binds the representatives, and every rank too where the caller set it (the selection) */
+        int64_t cap = P < p || (opts && opts->max_xfers > 0) ? (budget - held > 1 ? budget - held : 1) : 0;
         if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, cap, err)) {
             if (logs[q].capped) {
                 err->line = 0;
-                snprintf(err->msg, sizeof err->msg, "not priced at this scale: the %d representatives of %s on p = "
-                         "%d send more than %lld transfers, the model's budget here (%lld held when representative "
-                         "%d stopped)", P, algo->name, p, (long long)budget, (long long)(held + logs[q].nx), q);
+                snprintf(err->msg, sizeof err->msg, "not priced at this scale: the %d %s of %s on p = %d send more "
+                         "than %lld transfers, the model's budget here (%lld held when rank %d stopped)", P,
+                         P < p ? "representatives" : "ranks", algo->name, p, (long long)budget,
+                         (long long)(held + logs[q].nx), q);
                 err->refused = 3;
             }
             goto done;
@@ -1269,7 +1280,7 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
                      "sub-communicators (p = %d)", q, p);
             goto done;
         }
-        if (q == 0 && P == p && exact_too_big(algo, in, &logs[0], err))
+        if (q == 0 && P == p && exact_too_big(algo, in, &logs[0], cache.insns, err))
             goto done;
     }
     if (cl && classes_unfit(algo, in, logs, P, err))
@@ -1361,9 +1372,9 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
         return fail(err, 0, "no size to predict");
     if (method == ST_MODEL_EXACT || (method == ST_MODEL_AUTO && p <= exact_max) ||
         (opts && opts->per_rank)) {
-        if (p > ST_MAX_RANKS) {
+        if (p > ST_MODEL_EXACT_RANKS) {
             err->line = 0;
-            snprintf(err->msg, sizeof err->msg, "the exact model holds up to p = %d, not %d", ST_MAX_RANKS, p);
+            snprintf(err->msg, sizeof err->msg, "the exact model holds up to p = %d, not %d", ST_MODEL_EXACT_RANKS, p);
             return -1;
         }
         return evaluate(cat, algo, in, m, bytes, nsizes, opts, p, NULL, out, err);
@@ -1379,7 +1390,7 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
     if (rooted) {
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "%s has a root, so its ranks are not alike: p = %d needs the exact "
-                 "model, which holds up to p = %d", st_coll_name(algo->coll), p, ST_MAX_RANKS);
+                 "model, which holds up to p = %d", st_coll_name(algo->coll), p, ST_MODEL_EXACT_RANKS);
         err->refused = 2;
     } else if (method == ST_MODEL_CLASSES && has) {
         err->line = 0;
@@ -1391,25 +1402,25 @@ int st_model_predict_n(const st_catalogue *cat, const st_algo *algo, const st_in
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "the layout has no symmetry the model can use (levels not uniform, or "
                  "groups of %d ranks): p = %d needs the exact model, which holds up to p = %d", has ? P : cl.P, p,
-                 ST_MAX_RANKS);
+                 ST_MODEL_EXACT_RANKS);
         err->refused = 2;
     } else {
         rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, P, NULL, out, err);
     }
     if (has == 0)
         classes_free(&cl);
-    int fb_max = opts && opts->fallback_max > 0 && opts->fallback_max < ST_MAX_RANKS ? opts->fallback_max
-                                                                                   : ST_MAX_RANKS;
+    int fb_max = opts && opts->fallback_max > 0 && opts->fallback_max < ST_MODEL_EXACT_RANKS ? opts->fallback_max
+                                                                                          : ST_MODEL_EXACT_RANKS;
     /* a caller that bounds the every-rank fallback (the selection) hears "not priced" beyond it, whatever p */
     if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p > fb_max &&
-        (p <= ST_MAX_RANKS || (opts && opts->fallback_max > 0))) {
+        (p <= ST_MODEL_EXACT_RANKS || (opts && opts->fallback_max > 0))) {
         err->line = 0;
         snprintf(err->msg, sizeof err->msg, "not priced at this scale: p = %d has no symmetry the model can use for "
                  "this algorithm, and costing every rank is allowed up to p = %d here", p, fb_max);
         err->refused = 3;
         return -1;
     }
-    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MAX_RANKS) {
+    if (rc != 0 && method == ST_MODEL_AUTO && err->refused == 2 && p <= ST_MODEL_EXACT_RANKS) {
         err->refused = 0; /* no symmetry to use: every rank, as long as a schedule can hold them */
         rc = evaluate(cat, algo, in, m, bytes, nsizes, opts, p, NULL, out, err);
     }

@@ -75,10 +75,13 @@ enum { ST_MODEL_AUTO, ST_MODEL_EXACT, ST_MODEL_SYMMETRIC, ST_MODEL_CLASSES };
  * AUTO takes it above exact_max where the levels are not all uniform. Phases on sub-communicators (hier's, AHC's)
  * have no classes yet: such an algorithm falls back to every rank, when that fits ST_MODEL_MAX_BYTES. */
 #define ST_MODEL_MAX_BYTES (3.0 * (1 << 30)) /* the exact model refuses, with its estimate, beyond this */
+#define ST_MODEL_MAX_INSNS 8e9 /* and beyond this many VM instructions (rank 0's times p): about half a minute */
 
 #define ST_MODEL_EXACT_MAX 1024 /* AUTO evaluates every rank up to this p, the representatives above it (and every
-                                 * rank again, up to ST_MAX_RANKS, when the algorithm is not shift-symmetric) */
+                                 * rank again, up to ST_MODEL_EXACT_RANKS, when the algorithm is not shift-symmetric) */
 #define ST_MODEL_MAX_RANKS (1 << 24)
+#define ST_MODEL_EXACT_RANKS (1 << 20) /* the exact way runs every rank's program up to this p (a schedule holds
+                                     * ST_MAX_RANKS), bounded in memory by its estimate against ST_MODEL_MAX_BYTES */
 
 typedef struct st_model_opts {
     int method;       /* ST_MODEL_AUTO (0), ST_MODEL_EXACT, ST_MODEL_SYMMETRIC or ST_MODEL_CLASSES */
@@ -89,12 +92,13 @@ typedef struct st_model_opts {
                        * fast as it can be: a ring of 1024 ranks then costs one rank's transfers, not 2 million */
     int fallback_max; /* ST_MODEL_AUTO: the most ranks the every-rank fallback (no symmetry, or no classes) may run;
                        * above it the model refuses ("not priced at this scale", err->refused = 3) instead of
-                       * costing every rank. 0: ST_MAX_RANKS. Selection sets it so that no candidate takes minutes */
-    int64_t max_xfers; /* symmetric and classes: the most transfers the representatives may send together; beyond
-                        * it the model stops their programs and refuses ("not priced at this scale", err->refused
-                        * = 3). 0: ST_MODEL_MAX_XFERS, what fits ST_MODEL_MAX_BYTES. Selection sets less, so that a
-                        * candidate of millions of transfers (ring or mesh at 1,000,000 ranks) is not priced
-                        * rather than taking minutes */
+                       * costing every rank. 0: ST_MODEL_EXACT_RANKS. Selection sets it so that no candidate takes minutes */
+    int64_t max_xfers; /* the most transfers the representatives (symmetric, classes) may send together, and when
+                        * set (not 0) every rank's of the exact way too; beyond it the model stops their programs
+                        * and refuses ("not priced at this scale", err->refused = 3). 0: ST_MODEL_MAX_XFERS for
+                        * the representatives, what fits ST_MODEL_MAX_BYTES, and the exact way's own estimate.
+                        * Selection sets less, so that a candidate of millions of transfers (ring or mesh at
+                        * 1,000 ranks and beyond) is not priced rather than taking seconds */
 } st_model_opts;
 
 /* The representatives' transfers the symmetric and class-based ways hold at most by default: about 80 bytes each

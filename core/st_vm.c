@@ -1357,6 +1357,8 @@ int st_vm_run(const st_catalogue *cat, const st_algo *algo, const st_inst *inst,
     *nscratch = m->nscratch;
     rc = 0;
 out:
+    if (sink->cache)
+        sink->cache->insns += ST_VM_FUEL - m->fuel;
     vm_free(m);
     return rc;
 }

@@ -42,9 +42,10 @@ typedef struct st_vm_cache {
     int64_t n;
     st_vm_pieces *pieces;
     int npieces;
+    int64_t insns; /* instructions the runs with this cache have taken so far (a layout's table not counted) */
 } st_vm_cache;
 
-#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0}
+#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0}
 void st_vm_cache_free(st_vm_cache *c);
 
 typedef struct st_vm_sink {

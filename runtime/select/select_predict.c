@@ -21,8 +21,9 @@
 
 #define ST_SEL_EXACT_MAX 64
 #define ST_SEL_FALLBACK_MAX 1024
-#define ST_SEL_MAX_XFERS ((int64_t)1 << 19) /* the representatives' transfers a candidate may send to be priced: about 2 s
-                                            * of costing over the 42 size classes on a shared 2-core machine */
+#define ST_SEL_MAX_XFERS ((int64_t)1 << 17) /* the transfers a candidate's representatives, or every rank where none
+                                            * stand for the others, may send to be priced: about 0.4 s of costing
+                                            * over the 42 size classes on a shared 2-core machine */
 
 /* The model's bytes (the whole vector as HCCL's tables count n) for a call of `bytes` per rank as stitch.h counts. */
 static double st_model_bytes(int coll, int p, size_t bytes)

@@ -591,6 +591,22 @@ static void classes_agree(void)
         printf("FAIL ring on 65536 ranks, exact: expected a refusal with the estimate, got '%s'\n", err.msg);
         failures++;
     }
+    /* AHC on two groups of 20,000: little memory, but each rank's program runs a million instructions or more */
+    const st_algo *ahc = st_catalogue_find(cat, "ahc", ST_COLL_ALL_REDUCE);
+    st_layout l2;
+    st_topo t2;
+    void *mem2 = NULL;
+    if (topo_of("2x20000", &l2, &t2, &mem2)) {
+        checks++;
+        st_inst i2 = {.p = l2.p, .topo = &t2};
+        if (st_model_predict(cat, ahc, &i2, &m, 1 << 20, &oe, &r, &err) == 0 ||
+            !strstr(err.msg, "billion instructions")) {
+            printf("FAIL ahc on 2x20000, exact: expected a refusal with the work estimate, got '%s'\n", err.msg);
+            failures++;
+        }
+        free(mem2);
+        st_layout_free(&l2);
+    }
 }
 
 /* Issue 22 item 7, the class plan: the size-independent part (cells and moves per step) is built once and swept
