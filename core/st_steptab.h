@@ -128,10 +128,12 @@ typedef enum st_opcode {
                         * (non-negative, as MOD) when a = 1: a strided range, kept as one piece (dsl/affine.h);
                         * a = 2: [a0 b0 a1 b1 lo hi --]: the ranges a(i) .. b(i) of `{ a .. b : i in lo .. hi }`
                         * with a and b affine (a(lo) = a0, a(hi) = a1, ...), one per i in order, as its loop adds */
-    ST_OP_SUB_PIECES,  /* the code from here to pc a (a SUB_PHASE) builds the phase's unit pieces from nothing that
-                        * differs between ranks (no r, root or let that reads them; only rank-free functions): a
-                        * machine with an instantiation's cache (st_vm_cache) may take the pieces another rank built
-                        * for the same members' count and units, and jump to a; a = -1: no such promise, a no-op */
+    ST_OP_SUB_PIECES,  /* a = -1: a no-op. Else consts[a] = t, the pc of a SUB_PHASE, consts[a + 1] = n <=
+                        * ST_PIECES_KEY and consts[a + 2 ..] n slots of the body's frame: the code from here to t
+                        * builds the phase's unit pieces from p, the units, the topology and those slots' values alone
+                        * (no r, no root, only rank-free functions), so a machine with an instantiation's cache
+                        * (st_vm_cache) may take the pieces another rank built with the same values, members' count
+                        * and units, and jump to t */
     ST_OP_COUNT
 } st_opcode;
 
@@ -196,6 +198,8 @@ typedef struct stitch_catalogue {
      * (dsl/verify.h: st_verify_covers, st_verify_inst; runtime/proof.c). */
     int32_t verified_pmin, verified_pmax;
 } st_catalogue;
+
+#define ST_PIECES_KEY 8 /* slots a SUB_PIECES's key may name */
 
 /* Limits that keep instantiation bounded whatever the table says. */
 #define ST_MAX_UNITS (1 << 20)

@@ -78,7 +78,9 @@ typedef struct vm {
     sub subs[ST_VM_MAX_SUBS];       /* the phases on sub-communicators being run, outermost first */
     int nsub;
     sub pend;                       /* the next one, being described (SUB_MEMBERS, SUB_UNITS) */
-    int32_t fill_pc;                /* the SUB_PIECES whose pieces go to the cache at the next SUB_PHASE (-1) */
+    int32_t fill_pc;                /* the SUB_PIECES whose pieces go to the cache at the next SUB_PHASE (-1), */
+    int32_t fill_nkey;              /* with its key */
+    int64_t fill_key[ST_PIECES_KEY];
     int64_t split_ppm;              /* R, the 2D split ratio, in millionths (st_inst; 500000 when not given) */
     int in_split, in_lane;          /* inside a `split`, inside one of its lanes */
     int64_t (*lanes)[2];            /* the units of the split's lanes so far, sorted and merged per lane: the */
@@ -847,20 +849,43 @@ static int pieces_copy(int n, int nruns, const int32_t *pfirst, const int64_t *p
     return 0;
 }
 
-/* SUB_PIECES at pc `at`, jumping to a: take the pieces from the cache when another rank built them, else build
- * them and hand them to the cache at the SUB_PHASE (sub_keep). Only outside sub-communicators, where p and the
- * units are the instantiation's. */
+/* SUB_PIECES's constants at a (st_steptab.h): the target pc and the key slots' values now; -1 when corrupt. */
+static int pieces_key(vm *m, int32_t at, int32_t a, int32_t *target, int64_t key[ST_PIECES_KEY], int32_t *nkey)
+{
+    const st_catalogue *cat = m->cat;
+    if (a < 0 || a > cat->nconsts - 2 || cat->consts[a + 1] < 0 || cat->consts[a + 1] > ST_PIECES_KEY ||
+        a + 2 + cat->consts[a + 1] > cat->nconsts)
+        return fail(m, "corrupt step table: SUB_PIECES constants at %d", a);
+    int64_t t = cat->consts[a];
+    if (t <= at || t >= cat->ncode || cat->code[t].op != ST_OP_SUB_PHASE)
+        return fail(m, "corrupt step table: SUB_PIECES to pc %lld", (long long)t);
+    *target = (int32_t)t, *nkey = (int32_t)cat->consts[a + 1];
+    for (int k = 0; k < *nkey; k++) {
+        int64_t slot = cat->consts[a + 2 + k];
+        if (slot < 0 || slot >= m->nslots)
+            return fail(m, "corrupt step table: SUB_PIECES key slot %lld", (long long)slot);
+        key[k] = m->slots[m->fp + slot];
+    }
+    return 0;
+}
+
+/* SUB_PIECES at pc `at` with its constants at a: take the pieces from the cache when another rank built them with
+ * the same key, else build them and hand them to the cache at the SUB_PHASE (sub_keep). Only outside
+ * sub-communicators, where p and the units are the instantiation's. */
 static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sink *sink)
 {
     st_vm_cache *c = sink->cache;
+    int32_t target = -1, nkey = 0;
+    int64_t key[ST_PIECES_KEY];
     if (a < 0 || !c || m->nsub > 0 || !m->pend.members)
         return 0;
-    if (a <= at || a >= m->cat->ncode || m->cat->code[a].op != ST_OP_SUB_PHASE)
-        return fail(m, "corrupt step table: SUB_PIECES to pc %d", a);
+    if (pieces_key(m, at, a, &target, key, &nkey))
+        return -1;
     sub *s = &m->pend;
     for (int i = 0; i < c->npieces; i++) {
         const st_vm_pieces *e = &c->pieces[i];
-        if (e->pc != at || e->nmembers != s->nmembers || e->nunits != m->nunits)
+        if (e->pc != at || e->nmembers != s->nmembers || e->nunits != m->nunits ||
+            memcmp(e->key, key, sizeof(int64_t) * (size_t)nkey))
             continue;
         if (s->npieces)
             return fail(m, "corrupt step table: SUB_PIECES after a piece");
@@ -868,10 +893,13 @@ static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sin
             return fail(m, "out of memory");
         s->npieces = s->cappieces = e->npieces;
         s->nruns = s->capruns = e->nruns;
-        *pc = a;
+        *pc = target;
         return 0;
     }
-    m->fill_pc = c->npieces < ST_VM_MAX_PIECES ? at : -1;
+    if (c->npieces < ST_VM_MAX_PIECES && c->nruns < ST_VM_MAX_PIECE_RUNS) {
+        m->fill_pc = at, m->fill_nkey = nkey;
+        memcpy(m->fill_key, key, sizeof(int64_t) * (size_t)nkey);
+    }
     return 0;
 }
 
@@ -882,9 +910,11 @@ static int sub_keep(vm *m, const st_vm_sink *sink)
     const sub *s = &m->pend;
     int32_t at = m->fill_pc;
     m->fill_pc = -1;
-    if (at < 0 || !c || m->nsub > 0 || !s->members || s->npieces == 0 || c->npieces >= ST_VM_MAX_PIECES)
+    if (at < 0 || !c || m->nsub > 0 || !s->members || s->npieces == 0 || c->npieces >= ST_VM_MAX_PIECES ||
+        c->nruns + s->nruns > ST_VM_MAX_PIECE_RUNS)
         return 0;
-    st_vm_pieces e = {at, s->nmembers, m->nunits, s->npieces, s->nruns, NULL, NULL, NULL};
+    st_vm_pieces e = {at, s->nmembers, m->fill_nkey, m->nunits, {0}, s->npieces, s->nruns, NULL, NULL, NULL};
+    memcpy(e.key, m->fill_key, sizeof(int64_t) * (size_t)m->fill_nkey);
     void *grown = realloc(c->pieces, sizeof *c->pieces * (size_t)(c->npieces + 1));
     if (!grown)
         return fail(m, "out of memory");
@@ -892,6 +922,7 @@ static int sub_keep(vm *m, const st_vm_sink *sink)
     if (pieces_copy(s->npieces, s->nruns, s->pfirst, s->plo, s->phi, &e.pfirst, &e.plo, &e.phi))
         return fail(m, "out of memory");
     c->pieces[c->npieces++] = e;
+    c->nruns += s->nruns;
     return 0;
 }
 

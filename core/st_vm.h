@@ -22,17 +22,18 @@
 #include "st_inst.h"
 #include "st_steptab.h"
 
-/* The unit pieces a phase's SUB_PIECES promised are the same on every rank (st_steptab.h), as the first rank
- * built them for a phase at `pc` of `nmembers` members on a vector of `nunits` units. */
+/* The unit pieces of a phase's SUB_PIECES (st_steptab.h), as the first rank built them for a phase at `pc` of
+ * `nmembers` members on a vector of `nunits` units with its key slots holding key[0 .. nkey-1]. */
 typedef struct st_vm_pieces {
-    int32_t pc, nmembers;
-    int64_t nunits;
+    int32_t pc, nmembers, nkey;
+    int64_t nunits, key[ST_PIECES_KEY];
     int npieces, nruns;
     int32_t *pfirst; /* npieces + 1 */
     int64_t *plo, *phi;
 } st_vm_pieces;
 
-#define ST_VM_MAX_PIECES 64 /* distinct phases a cache keeps the pieces of; the rest are built by every rank */
+#define ST_VM_MAX_PIECES 256 /* pieces a cache keeps (phases times keys); the rest are built by every rank */
+#define ST_VM_MAX_PIECE_RUNS (1 << 22) /* and their runs in all (64 MB) */
 
 /* What a rank's run may share with the other ranks of one instantiation: a layout table of a rank-free function
  * (ST_FUNC_RANK_FREE) and the pieces of rank-free phases. Start from ST_VM_CACHE_INIT; st_vm_cache_free. */
@@ -42,10 +43,11 @@ typedef struct st_vm_cache {
     int64_t n;
     st_vm_pieces *pieces;
     int npieces;
+    int64_t nruns;  /* the pieces' runs in all */
     int64_t insns; /* instructions the runs with this cache have taken so far (a layout's table not counted) */
 } st_vm_cache;
 
-#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0}
+#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0, 0}
 void st_vm_cache_free(st_vm_cache *c);
 
 typedef struct st_vm_sink {

@@ -48,9 +48,6 @@ typedef struct cg {
     int fns_left;        /* its top-level functions not yet defined */
     st_pos root_pos;     /* its first use of `root` */
     int cap_algo_pos;
-    unsigned char *slot_free; /* per slot of the body's frame: 1 when it holds a `let` of the same value on every
-                               * rank (stored once, from no r, root or such let), for SUB_PIECES */
-    int cap_slot_free;
 } cg;
 
 typedef struct builtin {
@@ -104,30 +101,45 @@ static int emit(cg *g, int op, int64_t a)
         a = c->nconsts++;
     }
     ((st_insn *)c->code)[c->ncode] = (st_insn){(uint8_t)op, (int32_t)a, g->line, 0};
-    if (op == ST_OP_STORE && !g->in_fn && a >= 0 && a < g->cap_slot_free)
-        g->slot_free[a] = 0; /* until a rank-free `let` says otherwise, right after this store */
     return c->ncode++;
 }
 
-/* Does code[from .. to) compute the same on every rank? It reads no r, root or enclosing `let` (LOADA), and loads
- * only slots it stores itself or rank-free lets; calls count as rank-dependent unless calls_ok (the caller checks
- * them once every function's rank-freeness is known: mark_pieces). */
-static int code_rank_free(const cg *g, int from, int to, int calls_ok)
+/* A constant pool entry; its index, or -1 out of memory. */
+static int add_const(cg *g, int64_t v)
+{
+    st_catalogue *c = g->cat;
+    if (grow(g, (void **)&c->consts, &g->capconsts, c->nconsts + 1, sizeof(int64_t)))
+        return -1;
+    ((int64_t *)c->consts)[c->nconsts] = v;
+    return c->nconsts++;
+}
+
+/* The key of a phase's pieces (ST_OP_SUB_PIECES): code[from .. to) builds them from the instantiation's p, units
+ * and topology and from the slots of the body it loads without storing them itself (lets, loop variables), whose
+ * values are the key; it reads no r, root or `let` through a function frame (LOADA). Calls are checked later, once
+ * every function's rank-freeness is known (mark_pieces). Writes the slots into key; their count, or -1 when the
+ * pieces cannot be keyed (more than ST_PIECES_KEY slots). */
+static int pieces_key(const cg *g, int from, int to, int32_t key[ST_PIECES_KEY])
 {
     const st_insn *code = g->cat->code;
+    int n = 0;
     for (int pc = from; pc < to; pc++) {
-        int op = code[pc].op, a = code[pc].a;
-        if (op == ST_OP_R || op == ST_OP_ROOT || op == ST_OP_LOADA || (op == ST_OP_CALL && !calls_ok))
-            return 0;
-        if (op != ST_OP_LOAD || (a >= 0 && a < g->cap_slot_free && g->slot_free[a]))
+        int op = code[pc].op, a = code[pc].a, local = 0, seen = 0;
+        if (op == ST_OP_R || op == ST_OP_ROOT || op == ST_OP_LOADA)
+            return -1;
+        if (op != ST_OP_LOAD)
             continue;
-        int local = 0;
         for (int q = from; q < to && !local; q++)
             local = code[q].op == ST_OP_STORE && code[q].a == a;
-        if (!local)
-            return 0;
+        for (int k = 0; k < n && !seen; k++)
+            seen = key[k] == a;
+        if (local || seen)
+            continue;
+        if (n == ST_PIECES_KEY)
+            return -1;
+        key[n++] = a;
     }
-    return 1;
+    return n;
 }
 
 static void patch(cg *g, int at, int target)
@@ -253,11 +265,7 @@ static sym *bind(cg *g, st_str name, st_pos pos)
 
 static int new_slot(cg *g)
 {
-    if (g->in_fn)
-        return g->fn_nslots++;
-    if (!grow(g, (void **)&g->slot_free, &g->cap_slot_free, g->nslots + 1, 1))
-        g->slot_free[g->nslots] = 0;
-    return g->nslots++;
+    return g->in_fn ? g->fn_nslots++ : g->nslots++;
 }
 
 static sym *bind_var(cg *g, st_str name, st_pos pos)
@@ -829,8 +837,16 @@ static void within_stmt(cg *g, const st_stmt *s, int coll, int ai)
     patch(g, jz, g->cat->ncode);
     g->line = s->pos.line;
     int phase = emit(g, ST_OP_SUB_PHASE, ai);
-    if (pieces >= 0 && !g->nomem && code_rank_free(g, pieces + 1, phase, 1))
-        patch(g, pieces, phase);
+    int32_t key[ST_PIECES_KEY];
+    int nkey = pieces >= 0 && !g->nomem ? pieces_key(g, pieces + 1, phase, key) : -1;
+    if (nkey >= 0) { /* a: the constants target, nkey, key slots */
+        int at = add_const(g, phase);
+        add_const(g, nkey);
+        for (int k = 0; k < nkey; k++)
+            add_const(g, key[k]);
+        if (!g->nomem)
+            patch(g, pieces, at);
+    }
     unbind_to(g, mark);
 }
 
@@ -917,12 +933,9 @@ static void stmt(cg *g, const st_stmt *s, where at)
         }
         break;
     case ST_S_LET: {
-        int from = g->cat->ncode;
         expr(g, s->expr);
         sym *v = bind_var(g, s->name, s->name_pos);
-        int slot = v ? v->slot : new_slot(g), to = emit(g, ST_OP_STORE, slot);
-        if (!g->in_fn && slot < g->cap_slot_free && !g->nomem)
-            g->slot_free[slot] = (unsigned char)code_rank_free(g, from, to, 0);
+        emit(g, ST_OP_STORE, v ? v->slot : new_slot(g));
         break;
     }
     case ST_S_FN: fn_stmt(g, s); break;
@@ -1072,9 +1085,11 @@ static void mark_pieces(st_catalogue *c)
 {
     for (int pc = 0; pc < c->ncode; pc++) {
         st_insn *in = (st_insn *)&c->code[pc];
-        for (int q = pc + 1; in->op == ST_OP_SUB_PIECES && q < in->a; q++)
+        if (in->op != ST_OP_SUB_PIECES || in->a < 0)
+            continue;
+        for (int q = pc + 1; q < c->consts[in->a] && in->a >= 0; q++)
             if (c->code[q].op == ST_OP_CALL && !(c->funcs[c->code[q].a].flags & ST_FUNC_RANK_FREE))
-                in->a = -1;
+                in->a = -1; /* its constants stay, unused */
     }
 }
 
@@ -1149,7 +1164,6 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
     free(g.syms);
     free(g.buckets);
     free(g.algo_pos);
-    free(g.slot_free);
     if (g.nomem)
         st_diag_add(d, ST_SEV_ERROR, 0, 0, "out of memory");
     if (d->nerrors != errors_before || g.nomem) {

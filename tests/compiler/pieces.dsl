@@ -1,9 +1,10 @@
 # pieces.dsl - SUB_PIECES (core/st_steptab.h): the unit pieces of a phase on a sub-communicator are built once per
-# instantiation and shared by every rank only where nothing in them differs between ranks. Each algorithm is a
-# two-level reduce_scatter (a phase inside every group, then one across the same-index ranks) whose second phase's
-# pieces reach index(r) a different way; tests/compiler/pieces_check.c pins which phases carry the promise (the
-# `# promise:` line above each algorithm, one + or - per phase in order), and `stitchc verify` fails wherever a
-# rank-dependent piece were shared.
+# instantiation and key (the values of the lets and loop variables they read) and shared by every rank with that
+# key; pieces that read r, root, or a function that does, are built by every rank. Each algorithm is a two-level
+# reduce_scatter (a phase inside every group, then one across the same-index ranks) whose second phase's pieces
+# reach index(r) a different way; tests/compiler/pieces_check.c pins which phases carry the promise (the
+# `# promise:` line above each algorithm, one + or - per phase in order), and `stitchc verify` fails wherever
+# pieces were shared between ranks whose pieces differ (a key missing a slot, or keys not compared).
 algorithm ring implements reduce_scatter {
   units p
   step t in 0 .. p - 2 {
@@ -20,8 +21,8 @@ algorithm direct implements reduce_scatter {
   phase reduce_scatter within index(r) units h : member(h, index(r)) .. member(h, index(r)) using ring
 }
 
-# promise: +-
-algorithm let_chain implements reduce_scatter {        # rank-free lets stay so through others; l2 does not
+# promise: ++
+algorithm let_chain implements reduce_scatter {        # keyed by S2 and by l2, which reaches r through l
   require uniform()
   let S = groups(), S2 = S + 0, l = index(r), l2 = l * 1
   units p
@@ -30,7 +31,7 @@ algorithm let_chain implements reduce_scatter {        # rank-free lets stay so 
 }
 
 # promise: +-
-algorithm through_fn implements reduce_scatter {       # col reads nothing of the rank, mine reads the let l
+algorithm through_fn implements reduce_scatter {       # col reads nothing of the rank; mine reads the let l in its frame
   require uniform()
   let S = groups(), l = index(r)
   fn col(h, k) = member(h, k)
@@ -40,8 +41,8 @@ algorithm through_fn implements reduce_scatter {       # col reads nothing of th
   phase reduce_scatter within index(r) units h : mine(h) .. mine(h) using ring
 }
 
-# promise: +-
-algorithm loop_var implements reduce_scatter {         # a loop's variable counts as the rank's
+# promise: ++
+algorithm loop_var implements reduce_scatter {         # keyed by the loop's variable
   require uniform()
   let S = groups()
   units p
@@ -51,8 +52,8 @@ algorithm loop_var implements reduce_scatter {         # a loop's variable count
   }
 }
 
-# promise: ++-
-algorithm branch implements reduce_scatter {           # a branch taken by rank: l = 0 is the same wherever it runs
+# promise: +++
+algorithm branch implements reduce_scatter {           # a branch taken by rank: each phase keyed by its own l
   require uniform()
   let S = groups()
   units p
