@@ -65,6 +65,7 @@ static const char *const opcode_names[ST_OP_COUNT] = {
     [ST_OP_SPLIT_RATIO] = "SPLIT_RATIO", [ST_OP_LANE] = "LANE",
     [ST_OP_FROM] = "FROM",               [ST_OP_DST] = "DST",
     [ST_OP_SET_STRIDE] = "SET_STRIDE",   [ST_OP_SUB_PIECES] = "SUB_PIECES",
+    [ST_OP_MEMO] = "MEMO",               [ST_OP_MEMO_END] = "MEMO_END",
 };
 
 const char *st_opcode_name(int op)

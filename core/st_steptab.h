@@ -129,11 +129,16 @@ typedef enum st_opcode {
                         * a = 2: [a0 b0 a1 b1 lo hi --]: the ranges a(i) .. b(i) of `{ a .. b : i in lo .. hi }`
                         * with a and b affine (a(lo) = a0, a(hi) = a1, ...), one per i in order, as its loop adds */
     ST_OP_SUB_PIECES,  /* a = -1: a no-op. Else consts[a] = t, the pc of a SUB_PHASE, consts[a + 1] = n <=
-                        * ST_PIECES_KEY and consts[a + 2 ..] n slots of the body's frame: the code from here to t
+                        * ST_KEY_SLOTS and consts[a + 2 ..] n slots of the body's frame: the code from here to t
                         * builds the phase's unit pieces from p, the units, the topology and those slots' values alone
-                        * (no r, no root, only rank-free functions), so a machine with an instantiation's cache
-                        * (st_vm_cache) may take the pieces another rank built with the same values, members' count
-                        * and units, and jump to t */
+                        * (no r, no root, in it or in the functions it calls), so a machine with an instantiation's
+                        * cache (st_vm_cache) may take the pieces another rank built with the same values, members'
+                        * count and units, and jump to t */
+    ST_OP_MEMO,        /* [-- v] when taken: a = -1: a no-op. Else as SUB_PIECES's constants, t the pc of the
+                        * MEMO_END that ends an expression computed from the same things alone: a machine with an
+                        * instantiation's cache may push the value another rank computed with the same key and jump
+                        * past t */
+    ST_OP_MEMO_END,    /* [v -- v] the end of a MEMO's expression: its value, which the machine may keep */
     ST_OP_COUNT
 } st_opcode;
 
@@ -199,7 +204,7 @@ typedef struct stitch_catalogue {
     int32_t verified_pmin, verified_pmax;
 } st_catalogue;
 
-#define ST_PIECES_KEY 8 /* slots a SUB_PIECES's key may name */
+#define ST_KEY_SLOTS 8 /* slots a key (SUB_PIECES, MEMO) may name */
 
 /* Limits that keep instantiation bounded whatever the table says. */
 #define ST_MAX_UNITS (1 << 20)

@@ -80,7 +80,9 @@ typedef struct vm {
     sub pend;                       /* the next one, being described (SUB_MEMBERS, SUB_UNITS) */
     int32_t fill_pc;                /* the SUB_PIECES whose pieces go to the cache at the next SUB_PHASE (-1), */
     int32_t fill_nkey;              /* with its key */
-    int64_t fill_key[ST_PIECES_KEY];
+    int64_t fill_key[ST_KEY_SLOTS];
+    int32_t memo_pc, memo_nkey;     /* the MEMO whose value goes to the cache at its MEMO_END (-1), with its key */
+    int64_t memo_key[ST_KEY_SLOTS];
     int64_t split_ppm;              /* R, the 2D split ratio, in millionths (st_inst; 500000 when not given) */
     int in_split, in_lane;          /* inside a `split`, inside one of its lanes */
     int64_t (*lanes)[2];            /* the units of the split's lanes so far, sorted and merged per lane: the */
@@ -827,6 +829,7 @@ void st_vm_cache_free(st_vm_cache *c)
         free(c->pieces[i].phi);
     }
     free(c->pieces);
+    free(c->memos);
     free(c->tab);
     *c = (st_vm_cache)ST_VM_CACHE_INIT;
 }
@@ -849,21 +852,22 @@ static int pieces_copy(int n, int nruns, const int32_t *pfirst, const int64_t *p
     return 0;
 }
 
-/* SUB_PIECES's constants at a (st_steptab.h): the target pc and the key slots' values now; -1 when corrupt. */
-static int pieces_key(vm *m, int32_t at, int32_t a, int32_t *target, int64_t key[ST_PIECES_KEY], int32_t *nkey)
+/* A keyed region's constants at a (st_steptab.h: SUB_PIECES, MEMO): its end, which must be an instruction `op`
+ * after `at`, and the key slots' values now; -1 when corrupt. */
+static int key_of(vm *m, int32_t at, int32_t a, int op, int32_t *target, int64_t key[ST_KEY_SLOTS], int32_t *nkey)
 {
     const st_catalogue *cat = m->cat;
-    if (a < 0 || a > cat->nconsts - 2 || cat->consts[a + 1] < 0 || cat->consts[a + 1] > ST_PIECES_KEY ||
+    if (a < 0 || a > cat->nconsts - 2 || cat->consts[a + 1] < 0 || cat->consts[a + 1] > ST_KEY_SLOTS ||
         a + 2 + cat->consts[a + 1] > cat->nconsts)
-        return fail(m, "corrupt step table: SUB_PIECES constants at %d", a);
+        return fail(m, "corrupt step table: key constants at %d", a);
     int64_t t = cat->consts[a];
-    if (t <= at || t >= cat->ncode || cat->code[t].op != ST_OP_SUB_PHASE)
-        return fail(m, "corrupt step table: SUB_PIECES to pc %lld", (long long)t);
+    if (t <= at || t >= cat->ncode || cat->code[t].op != op)
+        return fail(m, "corrupt step table: a keyed region to pc %lld", (long long)t);
     *target = (int32_t)t, *nkey = (int32_t)cat->consts[a + 1];
     for (int k = 0; k < *nkey; k++) {
         int64_t slot = cat->consts[a + 2 + k];
         if (slot < 0 || slot >= m->nslots)
-            return fail(m, "corrupt step table: SUB_PIECES key slot %lld", (long long)slot);
+            return fail(m, "corrupt step table: key slot %lld", (long long)slot);
         key[k] = m->slots[m->fp + slot];
     }
     return 0;
@@ -876,10 +880,10 @@ static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sin
 {
     st_vm_cache *c = sink->cache;
     int32_t target = -1, nkey = 0;
-    int64_t key[ST_PIECES_KEY];
+    int64_t key[ST_KEY_SLOTS];
     if (a < 0 || !c || m->nsub > 0 || !m->pend.members)
         return 0;
-    if (pieces_key(m, at, a, &target, key, &nkey))
+    if (key_of(m, at, a, ST_OP_SUB_PHASE, &target, key, &nkey))
         return -1;
     sub *s = &m->pend;
     for (int i = 0; i < c->npieces; i++) {
@@ -923,6 +927,67 @@ static int sub_keep(vm *m, const st_vm_sink *sink)
         return fail(m, "out of memory");
     c->pieces[c->npieces++] = e;
     c->nruns += s->nruns;
+    return 0;
+}
+
+/* The table slot of a MEMO's key: where it is, or the free slot where it would go. */
+static st_vm_memo *memo_slot(st_vm_cache *c, int32_t pc, int64_t nunits, const int64_t *key, int32_t nkey)
+{
+    uint64_t h = 1469598103934665603ULL;
+    h = (h ^ (uint64_t)pc) * 1099511628211ULL;
+    h = (h ^ (uint64_t)nunits) * 1099511628211ULL;
+    for (int k = 0; k < nkey; k++)
+        h = (h ^ (uint64_t)key[k]) * 1099511628211ULL;
+    for (uint32_t i = (uint32_t)(h ^ h >> 32) & (ST_VM_MEMOS - 1);; i = (i + 1) & (ST_VM_MEMOS - 1)) {
+        st_vm_memo *e = &c->memos[i];
+        if (e->pc < 0 || (e->pc == pc && e->nunits == nunits && e->nkey == nkey &&
+                          !memcmp(e->key, key, sizeof(int64_t) * (size_t)nkey)))
+            return e; /* the table is never full (3/4 at most), so a free slot ends every probe */
+    }
+}
+
+/* MEMO at pc `at` with its constants at a: push the value another rank computed with this key and jump past its
+ * MEMO_END, or compute it and keep it there (memo_end). Only outside sub-communicators. */
+static int memo_begin(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sink *sink)
+{
+    st_vm_cache *c = sink->cache;
+    int32_t end = -1, nkey = 0;
+    int64_t key[ST_KEY_SLOTS];
+    if (a < 0 || !c || m->nsub > 0)
+        return 0;
+    if (key_of(m, at, a, ST_OP_MEMO_END, &end, key, &nkey))
+        return -1;
+    if (c->memos) {
+        const st_vm_memo *e = memo_slot(c, at, m->nunits, key, nkey);
+        if (e->pc >= 0) {
+            *pc = end + 1;
+            return push(m, e->value);
+        }
+    }
+    m->memo_pc = at, m->memo_nkey = nkey;
+    memcpy(m->memo_key, key, sizeof(int64_t) * (size_t)nkey);
+    return 0;
+}
+
+static int memo_end(vm *m, const st_vm_sink *sink)
+{
+    st_vm_cache *c = sink->cache;
+    int32_t at = m->memo_pc;
+    m->memo_pc = -1;
+    if (at < 0 || !c || m->nsub > 0 || m->sp < 1 || c->nmemos >= ST_VM_MEMOS / 4 * 3)
+        return 0;
+    if (!c->memos) {
+        if (!(c->memos = malloc(sizeof *c->memos * ST_VM_MEMOS)))
+            return 0; /* nothing kept: every rank computes it */
+        for (int i = 0; i < ST_VM_MEMOS; i++)
+            c->memos[i].pc = -1;
+    }
+    st_vm_memo *e = memo_slot(c, at, m->nunits, m->memo_key, m->memo_nkey);
+    if (e->pc < 0) {
+        *e = (st_vm_memo){at, m->memo_nkey, m->nunits, {0}, m->stack[m->sp - 1]};
+        memcpy(e->key, m->memo_key, sizeof(int64_t) * (size_t)m->memo_nkey);
+        c->nmemos++;
+    }
     return 0;
 }
 
@@ -1263,6 +1328,8 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         return sub_units(m);
     case ST_OP_SUB_PHASE: return sub_keep(m, sink) ? -1 : sub_enter(m, in->a, pc, sink);
     case ST_OP_SUB_PIECES: return sub_pieces(m, (int32_t)(in - m->cat->code), in->a, pc, sink);
+    case ST_OP_MEMO: return memo_begin(m, (int32_t)(in - m->cat->code), in->a, pc, sink);
+    case ST_OP_MEMO_END: return memo_end(m, sink);
     case ST_OP_LANE: return lane_op(m, in->a, sink);
     case ST_OP_SPLIT_RATIO:
         if (pop(m, &v))
@@ -1346,7 +1413,7 @@ static vm *vm_new(const st_catalogue *cat, const st_inst *inst, int r, int line,
         return NULL;
     }
     *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL, .fuel_budget = ST_VM_FUEL,
-              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1, .fill_pc = -1,
+              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1, .fill_pc = -1, .memo_pc = -1,
               .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
     return m;
 }

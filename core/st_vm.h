@@ -26,12 +26,19 @@
  * `nmembers` members on a vector of `nunits` units with its key slots holding key[0 .. nkey-1]. */
 typedef struct st_vm_pieces {
     int32_t pc, nmembers, nkey;
-    int64_t nunits, key[ST_PIECES_KEY];
+    int64_t nunits, key[ST_KEY_SLOTS];
     int npieces, nruns;
     int32_t *pfirst; /* npieces + 1 */
     int64_t *plo, *phi;
 } st_vm_pieces;
 
+/* A MEMO's value (st_steptab.h), as the first rank computed it with its key. */
+typedef struct st_vm_memo {
+    int32_t pc, nkey; /* pc -1: a free entry */
+    int64_t nunits, key[ST_KEY_SLOTS], value;
+} st_vm_memo;
+
+#define ST_VM_MEMOS (1 << 14) /* entries of a cache's table of MEMO values; filled to 3/4, then no more are kept */
 #define ST_VM_MAX_PIECES 256 /* pieces a cache keeps (phases times keys); the rest are built by every rank */
 #define ST_VM_MAX_PIECE_RUNS (1 << 22) /* and their runs in all (64 MB) */
 
@@ -44,10 +51,12 @@ typedef struct st_vm_cache {
     st_vm_pieces *pieces;
     int npieces;
     int64_t nruns;  /* the pieces' runs in all */
+    st_vm_memo *memos; /* ST_VM_MEMOS entries, open addressing; NULL until the first is kept */
+    int nmemos;
     int64_t insns; /* instructions the runs with this cache have taken so far (a layout's table not counted) */
 } st_vm_cache;
 
-#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0, 0}
+#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0, NULL, 0, 0}
 void st_vm_cache_free(st_vm_cache *c);
 
 typedef struct st_vm_sink {

@@ -114,32 +114,14 @@ static int add_const(cg *g, int64_t v)
     return c->nconsts++;
 }
 
-/* The key of a phase's pieces (ST_OP_SUB_PIECES): code[from .. to) builds them from the instantiation's p, units
- * and topology and from the slots of the body it loads without storing them itself (lets, loop variables), whose
- * values are the key; it reads no r, root or `let` through a function frame (LOADA). Calls are checked later, once
- * every function's rank-freeness is known (mark_pieces). Writes the slots into key; their count, or -1 when the
- * pieces cannot be keyed (more than ST_PIECES_KEY slots). */
-static int pieces_key(const cg *g, int from, int to, int32_t key[ST_PIECES_KEY])
+/* A keyed region's constants (ST_OP_SUB_PIECES, ST_OP_MEMO): its end, then room for the key's count and slots,
+ * which mark_keys fills once every function is compiled; the index of the first, or -1 out of memory. */
+static int key_consts(cg *g, int end)
 {
-    const st_insn *code = g->cat->code;
-    int n = 0;
-    for (int pc = from; pc < to; pc++) {
-        int op = code[pc].op, a = code[pc].a, local = 0, seen = 0;
-        if (op == ST_OP_R || op == ST_OP_ROOT || op == ST_OP_LOADA)
-            return -1;
-        if (op != ST_OP_LOAD)
-            continue;
-        for (int q = from; q < to && !local; q++)
-            local = code[q].op == ST_OP_STORE && code[q].a == a;
-        for (int k = 0; k < n && !seen; k++)
-            seen = key[k] == a;
-        if (local || seen)
-            continue;
-        if (n == ST_PIECES_KEY)
-            return -1;
-        key[n++] = a;
-    }
-    return n;
+    int at = add_const(g, end);
+    for (int k = 0; k < 1 + ST_KEY_SLOTS; k++)
+        add_const(g, 0);
+    return g->nomem ? -1 : at;
 }
 
 static void patch(cg *g, int at, int target)
@@ -486,15 +468,47 @@ static void counted_loop_end(cg *g, int vs, int top, int jz)
     patch(g, jz, g->cat->ncode);
 }
 
+/* Does the expression call a function of the algorithm (not a builtin)? */
+static int calls_fn(cg *g, const st_expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == ST_E_CALL) {
+        const sym *f = lookup(g, e->name);
+        if (f && f->is_fn)
+            return 1;
+        for (const st_expr *a = e->args; a; a = a->next)
+            if (calls_fn(g, a))
+                return 1;
+        return 0;
+    }
+    return calls_fn(g, e->a) || calls_fn(g, e->b) || calls_fn(g, e->c);
+}
+
+/* An expression of the algorithm's body: one that calls a function is wrapped in MEMO .. MEMO_END, so that ranks
+ * whose key (mark_keys) is the same compute it once per instantiation. */
+static void body_expr(cg *g, const st_expr *e)
+{
+    if (g->in_fn || !calls_fn(g, e)) {
+        expr(g, e);
+        return;
+    }
+    int memo = emit(g, ST_OP_MEMO, -1);
+    expr(g, e);
+    int end = emit(g, ST_OP_MEMO_END, 0), at = key_consts(g, end);
+    if (at >= 0)
+        patch(g, memo, at);
+}
+
 /* for var in lo .. hi: `body(g, arg)` compiles the loop body with var bound. */
 static void loop(cg *g, st_str var, st_pos var_pos, const st_expr *lo, const st_expr *hi,
                  void (*body)(cg *, const void *, where), const void *arg, where at)
 {
     int mark = g->nsyms;
     int vslot = new_slot(g), hslot = new_slot(g);
-    expr(g, lo); /* both bounds are evaluated once, before the variable is in scope */
+    body_expr(g, lo); /* both bounds are evaluated once, before the variable is in scope */
     emit(g, ST_OP_STORE, vslot);
-    expr(g, hi);
+    body_expr(g, hi);
     emit(g, ST_OP_STORE, hslot);
     sym *v = bind(g, var, var_pos);
     if (v) {
@@ -836,17 +850,9 @@ static void within_stmt(cg *g, const st_stmt *s, int coll, int ai)
     }
     patch(g, jz, g->cat->ncode);
     g->line = s->pos.line;
-    int phase = emit(g, ST_OP_SUB_PHASE, ai);
-    int32_t key[ST_PIECES_KEY];
-    int nkey = pieces >= 0 && !g->nomem ? pieces_key(g, pieces + 1, phase, key) : -1;
-    if (nkey >= 0) { /* a: the constants target, nkey, key slots */
-        int at = add_const(g, phase);
-        add_const(g, nkey);
-        for (int k = 0; k < nkey; k++)
-            add_const(g, key[k]);
-        if (!g->nomem)
-            patch(g, pieces, at);
-    }
+    int phase = emit(g, ST_OP_SUB_PHASE, ai), at = pieces >= 0 ? key_consts(g, phase) : -1;
+    if (at >= 0)
+        patch(g, pieces, at);
     unbind_to(g, mark);
 }
 
@@ -933,7 +939,7 @@ static void stmt(cg *g, const st_stmt *s, where at)
         }
         break;
     case ST_S_LET: {
-        expr(g, s->expr);
+        body_expr(g, s->expr);
         sym *v = bind_var(g, s->name, s->name_pos);
         emit(g, ST_OP_STORE, v ? v->slot : new_slot(g));
         break;
@@ -1080,17 +1086,84 @@ static int fn_rank_free(const st_catalogue *c, int f)
     return 0;
 }
 
-/* SUB_PIECES keeps its promise only where the pieces call rank-free functions alone (known from here on). */
-static void mark_pieces(st_catalogue *c)
+/* Function f's part of a key: the algorithm's slots it and the functions it calls read through LOADA, added to
+ * key[0 .. *n); -1 when one of them reads r or root, or the key would pass ST_KEY_SLOTS. */
+static int fn_key(const st_catalogue *c, int f, unsigned char *seen, int64_t *key, int *n)
 {
+    if (seen[f])
+        return 0;
+    seen[f] = 1;
+    for (int pc = c->funcs[f].entry; pc >= 0 && pc < c->ncode && c->code[pc].op != ST_OP_RET; pc++) {
+        const st_insn *in = &c->code[pc];
+        if (in->op == ST_OP_R || in->op == ST_OP_ROOT)
+            return -1;
+        if (in->op == ST_OP_CALL && (in->a < 0 || in->a >= c->nfuncs || fn_key(c, in->a, seen, key, n)))
+            return -1;
+        if (in->op != ST_OP_LOADA)
+            continue;
+        int k = 0;
+        while (k < *n && key[k] != in->a)
+            k++;
+        if (k < *n)
+            continue;
+        if (*n == ST_KEY_SLOTS)
+            return -1;
+        key[(*n)++] = in->a;
+    }
+    return 0;
+}
+
+/* The key of the region code[from .. to): the body's slots it loads without storing them itself (lets, loop
+ * variables) and those its functions read; -1 when it reads r or root, or the key is too long. */
+static int region_key(const st_catalogue *c, int from, int to, unsigned char *seen, int64_t *key)
+{
+    int n = 0;
+    memset(seen, 0, (size_t)c->nfuncs);
+    for (int pc = from; pc < to; pc++) {
+        const st_insn *in = &c->code[pc];
+        int local = 0, k = 0;
+        if (in->op == ST_OP_R || in->op == ST_OP_ROOT || in->op == ST_OP_LOADA)
+            return -1;
+        if (in->op == ST_OP_CALL && (in->a < 0 || in->a >= c->nfuncs || fn_key(c, in->a, seen, key, &n)))
+            return -1;
+        if (in->op != ST_OP_LOAD)
+            continue;
+        for (int q = from; q < to && !local; q++)
+            local = c->code[q].op == ST_OP_STORE && c->code[q].a == in->a;
+        while (k < n && key[k] != in->a)
+            k++;
+        if (local || k < n)
+            continue;
+        if (n == ST_KEY_SLOTS)
+            return -1;
+        key[n++] = in->a;
+    }
+    return n;
+}
+
+/* Fill the keys of SUB_PIECES and MEMO regions (key_consts), or drop the region's promise (a = -1). */
+static void mark_keys(st_catalogue *c, int *nomem)
+{
+    unsigned char *seen = malloc((size_t)c->nfuncs + 1);
+    int64_t *consts = (int64_t *)c->consts;
+    if (!seen) {
+        *nomem = 1;
+        return;
+    }
     for (int pc = 0; pc < c->ncode; pc++) {
         st_insn *in = (st_insn *)&c->code[pc];
-        if (in->op != ST_OP_SUB_PIECES || in->a < 0)
+        if ((in->op != ST_OP_SUB_PIECES && in->op != ST_OP_MEMO) || in->a < 0)
             continue;
-        for (int q = pc + 1; q < c->consts[in->a] && in->a >= 0; q++)
-            if (c->code[q].op == ST_OP_CALL && !(c->funcs[c->code[q].a].flags & ST_FUNC_RANK_FREE))
-                in->a = -1; /* its constants stay, unused */
+        int64_t key[ST_KEY_SLOTS];
+        int n = region_key(c, pc + 1, (int)consts[in->a], seen, key);
+        if (n < 0) {
+            in->a = -1; /* its constants stay, unused */
+            continue;
+        }
+        consts[in->a + 1] = n;
+        memcpy(&consts[in->a + 2], key, sizeof(int64_t) * (size_t)n);
     }
+    free(seen);
 }
 
 static void mark_rank_free(st_catalogue *c)
@@ -1158,7 +1231,7 @@ st_catalogue *st_compile(const st_file *f, st_diags *d)
     if (d->nerrors == errors_before && !g.nomem) {
         propagate_flags(g.cat);
         mark_rank_free(g.cat);
-        mark_pieces(g.cat);
+        mark_keys(g.cat, &g.nomem);
         g.cat->hash = st_catalogue_hash(g.cat); /* last: what `stitchc emit` writes and the runtime compares */
     }
     free(g.syms);

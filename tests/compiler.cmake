@@ -257,7 +257,7 @@ set_tests_properties(compiler.emit.deterministic PROPERTIES FIXTURES_REQUIRED em
 add_executable(compiler_pieces_check ${COMPILER_TESTS}/pieces_check.c)
 target_link_libraries(compiler_pieces_check PRIVATE stitch_front stitch_warnings)
 add_test(NAME compiler.pieces.promises COMMAND compiler_pieces_check ${COMPILER_TESTS}/pieces.dsl)
-stitch_cli(verify_pieces RC 0 STDOUT "verified 6 \\(algorithm, collective\\) pairs for p = 1..64"
+stitch_cli(verify_pieces RC 0 STDOUT "verified 8 \\(algorithm, collective\\) pairs for p = 1..64"
            ARGS verify ${COMPILER_TESTS}/pieces.dsl)
 
 # ==== end of codegen and driver tests =============================================================================

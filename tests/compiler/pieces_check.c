@@ -1,6 +1,6 @@
-/* pieces_check.c - which phases promise rank-free unit pieces (ST_OP_SUB_PIECES with a target) against the
+/* pieces_check.c - which phases promise keyed unit pieces (ST_OP_SUB_PIECES with constants) against the
  * `# promise:` line written above each algorithm of pieces.dsl: one + (promised) or - (built by every rank) per
- * phase on a sub-communicator, in the order of the code. `stitchc verify pieces.dsl` is the other half: a wrong
+ * phase on a sub-communicator, in the order of the code; and likewise its MEMO regions against a `# memo:` line. `stitchc verify pieces.dsl` is the other half: a wrong
  * promise shares a rank's pieces with ranks whose pieces differ, and the schedule comes out wrong. */
 #include <stdio.h>
 #include <string.h>
@@ -8,15 +8,15 @@
 #include "frontend.h"
 #include "sema.h"
 
-/* The promises of algorithm ai's body, as + and -, into buf. */
-static void promises(const st_catalogue *c, int ai, char *buf, size_t len)
+/* The promises of algorithm ai's body's instructions `op`, as + and -, into buf. */
+static void promises(const st_catalogue *c, int ai, int op, char *buf, size_t len)
 {
     size_t n = 0;
     for (int pc = c->algos[ai].entry; pc >= 0 && pc < c->ncode && n + 1 < len; pc++) {
         const st_insn *in = &c->code[pc];
         if (in->op == ST_OP_RET && in->a == 0)
             break;
-        if (in->op == ST_OP_SUB_PIECES)
+        if (in->op == op)
             buf[n++] = in->a >= 0 ? '+' : '-';
     }
     buf[n] = 0;
@@ -38,10 +38,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "pieces_check: cannot compile or read %s\n", argv[1]);
         return 1;
     }
-    char line[512], want[64] = "", name[64], got[64];
+    char line[512], want[64] = "", wmemo[64] = "", name[64], got[64];
     int bad = 0, checked = 0;
     while (fgets(line, sizeof line, in)) {
-        if (sscanf(line, "# promise: %63s", want) == 1)
+        if (sscanf(line, "# promise: %63s", want) == 1 || sscanf(line, "# memo: %63s", wmemo) == 1)
             continue;
         if (!want[0] || sscanf(line, "algorithm %63s implements", name) != 1)
             continue;
@@ -50,14 +50,19 @@ int main(int argc, char **argv)
             fprintf(stderr, "pieces_check: %s reduce_scatter not in the catalogue\n", name);
             bad++;
         } else {
-            promises(c, (int)(a - c->algos), got, sizeof got);
+            promises(c, (int)(a - c->algos), ST_OP_SUB_PIECES, got, sizeof got);
             if (strcmp(got, want)) {
                 fprintf(stderr, "pieces_check: %s promises %s, want %s\n", name, got[0] ? got : "nothing", want);
                 bad++;
             }
+            promises(c, (int)(a - c->algos), ST_OP_MEMO, got, sizeof got);
+            if (wmemo[0] && strcmp(got, wmemo)) {
+                fprintf(stderr, "pieces_check: %s memos %s, want %s\n", name, got[0] ? got : "nothing", wmemo);
+                bad++;
+            }
             checked++;
         }
-        want[0] = 0;
+        want[0] = wmemo[0] = 0;
     }
     fclose(in);
     if (checked == 0) {
