@@ -930,20 +930,44 @@ static int sub_keep(vm *m, const st_vm_sink *sink)
     return 0;
 }
 
-/* The table slot of a MEMO's key: where it is, or the free slot where it would go. */
-static st_vm_memo *memo_slot(st_vm_cache *c, int32_t pc, int64_t nunits, const int64_t *key, int32_t nkey)
+/* The slot of a MEMO's key in a table of cap entries: where it is, or the free slot where it would go. */
+static st_vm_memo *memo_slot(st_vm_memo *t, int cap, int32_t pc, int64_t nunits, const int64_t *key, int32_t nkey)
 {
     uint64_t h = 1469598103934665603ULL;
     h = (h ^ (uint64_t)pc) * 1099511628211ULL;
     h = (h ^ (uint64_t)nunits) * 1099511628211ULL;
     for (int k = 0; k < nkey; k++)
         h = (h ^ (uint64_t)key[k]) * 1099511628211ULL;
-    for (uint32_t i = (uint32_t)(h ^ h >> 32) & (ST_VM_MEMOS - 1);; i = (i + 1) & (ST_VM_MEMOS - 1)) {
-        st_vm_memo *e = &c->memos[i];
+    for (uint32_t i = (uint32_t)(h ^ h >> 32) & (uint32_t)(cap - 1);; i = (i + 1) & (uint32_t)(cap - 1)) {
+        st_vm_memo *e = &t[i];
         if (e->pc < 0 || (e->pc == pc && e->nunits == nunits && e->nkey == nkey &&
                           !memcmp(e->key, key, sizeof(int64_t) * (size_t)nkey)))
             return e; /* the table is never full (3/4 at most), so a free slot ends every probe */
     }
+}
+
+/* Room for one more MEMO value: the table made or doubled (its entries moved over); -1 when it may not grow or
+ * out of memory (the value is then not kept: every rank computes it). */
+static int memo_room(st_vm_cache *c)
+{
+    if (c->memos && (c->nmemos + 1) * 4 <= c->capmemos * 3)
+        return 0;
+    int cap = c->memos ? 2 * c->capmemos : 64;
+    if (cap > ST_VM_MEMOS)
+        return -1;
+    st_vm_memo *t = malloc(sizeof *t * (size_t)cap);
+    if (!t)
+        return -1;
+    for (int i = 0; i < cap; i++)
+        t[i].pc = -1;
+    for (int i = 0; c->memos && i < c->capmemos; i++)
+        if (c->memos[i].pc >= 0) {
+            const st_vm_memo *e = &c->memos[i];
+            *memo_slot(t, cap, e->pc, e->nunits, e->key, e->nkey) = *e;
+        }
+    free(c->memos);
+    c->memos = t, c->capmemos = cap;
+    return 0;
 }
 
 /* MEMO at pc `at` with its constants at a: push the value another rank computed with this key and jump past its
@@ -958,7 +982,7 @@ static int memo_begin(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sin
     if (key_of(m, at, a, ST_OP_MEMO_END, &end, key, &nkey))
         return -1;
     if (c->memos) {
-        const st_vm_memo *e = memo_slot(c, at, m->nunits, key, nkey);
+        const st_vm_memo *e = memo_slot(c->memos, c->capmemos, at, m->nunits, key, nkey);
         if (e->pc >= 0) {
             *pc = end + 1;
             return push(m, e->value);
@@ -974,15 +998,9 @@ static int memo_end(vm *m, const st_vm_sink *sink)
     st_vm_cache *c = sink->cache;
     int32_t at = m->memo_pc;
     m->memo_pc = -1;
-    if (at < 0 || !c || m->nsub > 0 || m->sp < 1 || c->nmemos >= ST_VM_MEMOS / 4 * 3)
+    if (at < 0 || !c || m->nsub > 0 || m->sp < 1 || memo_room(c))
         return 0;
-    if (!c->memos) {
-        if (!(c->memos = malloc(sizeof *c->memos * ST_VM_MEMOS)))
-            return 0; /* nothing kept: every rank computes it */
-        for (int i = 0; i < ST_VM_MEMOS; i++)
-            c->memos[i].pc = -1;
-    }
-    st_vm_memo *e = memo_slot(c, at, m->nunits, m->memo_key, m->memo_nkey);
+    st_vm_memo *e = memo_slot(c->memos, c->capmemos, at, m->nunits, m->memo_key, m->memo_nkey);
     if (e->pc < 0) {
         *e = (st_vm_memo){at, m->memo_nkey, m->nunits, {0}, m->stack[m->sp - 1]};
         memcpy(e->key, m->memo_key, sizeof(int64_t) * (size_t)m->memo_nkey);

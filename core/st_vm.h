@@ -38,7 +38,8 @@ typedef struct st_vm_memo {
     int64_t nunits, key[ST_KEY_SLOTS], value;
 } st_vm_memo;
 
-#define ST_VM_MEMOS (1 << 14) /* entries of a cache's table of MEMO values; filled to 3/4, then no more are kept */
+#define ST_VM_MEMOS (1 << 14) /* the most entries of a cache's table of MEMO values (it starts at 64 and doubles when
+                               * 3/4 full); at 3/4 of this no more are kept */
 #define ST_VM_MAX_PIECES 256 /* pieces a cache keeps (phases times keys); the rest are built by every rank */
 #define ST_VM_MAX_PIECE_RUNS (1 << 22) /* and their runs in all (64 MB) */
 
@@ -51,12 +52,12 @@ typedef struct st_vm_cache {
     st_vm_pieces *pieces;
     int npieces;
     int64_t nruns;  /* the pieces' runs in all */
-    st_vm_memo *memos; /* ST_VM_MEMOS entries, open addressing; NULL until the first is kept */
-    int nmemos;
+    st_vm_memo *memos; /* capmemos entries (a power of two), open addressing; NULL until the first is kept */
+    int nmemos, capmemos;
     int64_t insns; /* instructions the runs with this cache have taken so far (a layout's table not counted) */
 } st_vm_cache;
 
-#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0, NULL, 0, 0}
+#define ST_VM_CACHE_INIT {NULL, -1, 0, NULL, 0, 0, NULL, 0, 0, 0}
 void st_vm_cache_free(st_vm_cache *c);
 
 typedef struct st_vm_sink {
