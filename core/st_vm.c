@@ -847,8 +847,10 @@ static int pieces_copy(int n, int nruns, const int32_t *pfirst, const int64_t *p
         return -1;
     }
     memcpy(*fo, pfirst, sizeof(int32_t) * (size_t)(n + 1));
-    memcpy(*lo, plo, sizeof(int64_t) * (size_t)nruns);
-    memcpy(*hi, phi, sizeof(int64_t) * (size_t)nruns);
+    if (nruns > 0) { /* pieces may all be empty (AHC_BROKE's), their runs NULL */
+        memcpy(*lo, plo, sizeof(int64_t) * (size_t)nruns);
+        memcpy(*hi, phi, sizeof(int64_t) * (size_t)nruns);
+    }
     return 0;
 }
 
