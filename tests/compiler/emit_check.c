@@ -17,11 +17,12 @@
 
 #include "check.h"
 #include "codegen.h"
+#include "dsl_file.h"
 #include "emitted_catalogue.h"
 #include "frontend.h"
+#include "sema.h"
 #include "st_sched.h"
 #include "st_vm.h"
-#include "sema.h"
 
 
 static int same_str(const char *a, const char *b)
@@ -138,10 +139,8 @@ int main(int argc, char **argv)
         return 2;
     }
     st_diags d;
-    st_diags_init(&d, argv[1], NULL, 0);
-    st_file *f = st_parse_path(argv[1], &d);
-    st_catalogue *cat = f && d.nerrors == 0 ? st_compile(f, &d) : NULL;
-    st_diags_print(&d, stderr);
+    st_file *f;
+    st_catalogue *cat = st_test_compile(argv[1], &d, &f);
     if (!cat) {
         fprintf(stderr, "emit_check: %s does not compile\n", argv[1]);
         return 1;

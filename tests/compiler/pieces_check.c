@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dsl_file.h"
 #include "frontend.h"
 #include "sema.h"
 
@@ -29,10 +30,8 @@ int main(int argc, char **argv)
         return 2;
     }
     st_diags d;
-    st_diags_init(&d, argv[1], NULL, 0);
-    st_file *f = st_parse_path(argv[1], &d);
-    st_catalogue *c = f && d.nerrors == 0 ? st_compile(f, &d) : NULL;
-    st_diags_print(&d, stderr);
+    st_file *f;
+    st_catalogue *c = st_test_compile(argv[1], &d, &f);
     FILE *in = fopen(argv[1], "r");
     if (!c || !in) {
         fprintf(stderr, "pieces_check: cannot compile or read %s\n", argv[1]);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "dsl_file.h"
 #include "frontend.h"
 #include "sema.h"
 #include "st_model.h"
@@ -703,10 +704,8 @@ int main(int argc, char **argv)
         return 2;
     }
     st_diags d;
-    st_diags_init(&d, argv[1], NULL, 0);
-    st_file *f = st_parse_path(argv[1], &d);
-    st_catalogue *c = f && d.nerrors == 0 ? st_compile(f, &d) : NULL;
-    st_diags_print(&d, stderr);
+    st_file *f;
+    st_catalogue *c = st_test_compile(argv[1], &d, &f);
     if (!c)
         return 1;
     cat = c;
