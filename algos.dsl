@@ -648,7 +648,7 @@ algorithm level1 implements gather { phase gather using ring }
 # AHC (below), the rooted collectives level1 over all ranks, all_to_all pairwise.
 
 algorithm hier implements reduce_scatter {                      # level1 RS of the regions, then level0 RS
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let L = size(group(r)), gr = group(r)
   if equal(0) {
     units p
@@ -658,7 +658,7 @@ algorithm hier implements reduce_scatter {                      # level1 RS of t
 }
 
 algorithm hier implements all_gather {                          # level0 AG, then level1 AG of the regions
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let L = size(group(r)), gr = group(r)
   if equal(0) {
     units p
@@ -668,7 +668,7 @@ algorithm hier implements all_gather {                          # level0 AG, the
 }
 
 algorithm hier implements all_reduce {                          # level0 RS, level1 AR of my chunk, level0 AG
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let S = groups(), l = index(r)
   if equal(0) {
     units p
@@ -679,7 +679,7 @@ algorithm hier implements all_reduce {                          # level0 RS, lev
 }
 
 algorithm hier implements broadcast {                           # level0 scatter, level1 broadcast, level0 AG
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let S = groups(), l = index(r)
   if equal(0) {
     units p
@@ -690,7 +690,7 @@ algorithm hier implements broadcast {                           # level0 scatter
 }
 
 algorithm hier implements reduce {                              # level0 RS, level1 reduce, level0 gather
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let S = groups(), l = index(r)
   if equal(0) {
     units p
@@ -701,7 +701,7 @@ algorithm hier implements reduce {                              # level0 RS, lev
 }
 
 algorithm hier implements scatter {                             # level1 scatter of the regions, level0 scatter
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let L = size(group(r)), gr = group(r)
   if equal(0) {
     units p
@@ -711,7 +711,7 @@ algorithm hier implements scatter {                             # level1 scatter
 }
 
 algorithm hier implements gather {                              # level0 gather, level1 gather of the regions
-  fn equal(g) = g >= groups() or size(g) == size(0) and equal(g + 1)
+  fn equal(g) = if g >= groups() then 1 else if size(g) != size(0) then 0 else equal(g + 1)
   let L = size(group(r)), gr = group(r)
   if equal(0) {
     units p
@@ -783,21 +783,26 @@ algorithm ahc_inter implements all_reduce {
 # All-reduce (9.2): LCM x G units; the card [s, e) of segments is units G s .. G e - 1.
 algorithm ahc_align implements all_reduce {
   let G = groups()
-  fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
-  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  fn lcm_acc(g, a) = if g >= G then a else lcm_acc(g + 1, lcm(a, size(g)))
+  fn lcm_from(g) = lcm_acc(g, 1)
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
+  fn max_acc(g, a) = if g >= G then a else max_acc(g + 1, max(a, size(g)))
+  fn max_from(g) = max_acc(g + 1, size(g))
   let L = lcm_from(0), w = L / min_from(0)
   fn d(g) = L / size(g)                                          # segments per member of group g
-  fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
+  fn next_acc(s, g, a) = if g >= G then a else next_acc(s, g + 1, min(a, (s / d(g) + 1) * d(g)))
+  fn next_from(s, g) = next_acc(s, g, L)
   fn next(s) = next_from(s, 0)                                   # the end of the card that starts at s
   fn cards(a, b) = if a >= b then 0 else 1 + cards(next(a), b)   # cards in [a, b), a a boundary
   fn order(a, e, s) = if e <= (a / w + 1) * w then cards(a, s)   # place of card s in the order of range [a, e)
                       else if s >= (a / w + 1) * w then cards((a / w + 1) * w, s)
                       else cards((a / w + 1) * w, e) + cards(a, s)
   fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
-  fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
+  fn slot_acc(s, g, a) = if g >= G then a else slot_acc(s, g + 1, max(a, place(s, g)))
+  fn slot_from(s, g) = slot_acc(s, g, 0)
   fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
-  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn has(m, g) = if g >= G then 0 else if size(g) == m then 1 else has(m, g + 1)   # some group has m members
   fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
                          else cards(lo * (L / m), (lo + 1) * (L / m))
   fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
@@ -819,26 +824,32 @@ algorithm ahc_align implements all_reduce {
 # region; a card's RS keeps region i's part of it at the member from group i, which makes up that rank's block.
 algorithm ahc_align implements reduce_scatter {
   let G = groups()
-  fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
-  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  fn lcm_acc(g, a) = if g >= G then a else lcm_acc(g + 1, lcm(a, size(g)))
+  fn lcm_from(g) = lcm_acc(g, 1)
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
+  fn max_acc(g, a) = if g >= G then a else max_acc(g + 1, max(a, size(g)))
+  fn max_from(g) = max_acc(g + 1, size(g))
   let L = lcm_from(0), w = L / min_from(0)
   fn d(g) = L / size(g)
-  fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
+  fn next_acc(s, g, a) = if g >= G then a else next_acc(s, g + 1, min(a, (s / d(g) + 1) * d(g)))
+  fn next_from(s, g) = next_acc(s, g, L)
   fn next(s) = next_from(s, 0)
   fn cards(a, b) = if a >= b then 0 else 1 + cards(next(a), b)
   fn order(a, e, s) = if e <= (a / w + 1) * w then cards(a, s)
                       else if s >= (a / w + 1) * w then cards((a / w + 1) * w, s)
                       else cards((a / w + 1) * w, e) + cards(a, s)
   fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
-  fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
+  fn slot_acc(s, g, a) = if g >= G then a else slot_acc(s, g + 1, max(a, place(s, g)))
+  fn slot_from(s, g) = slot_acc(s, g, 0)
   fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
-  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn has(m, g) = if g >= G then 0 else if size(g) == m then 1 else has(m, g + 1)   # some group has m members
   fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
                          else cards(lo * (L / m), (lo + 1) * (L / m))
   fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
                     else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
-  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  fn gcd_acc(g, a) = if g >= G then a else gcd_acc(g + 1, gcd(a, size(g)))
+  fn gcd_from(g) = gcd_acc(g, 0)
   let c = gcd_from(0)                                            # c segments always travel together: one unit
   fn seg(h, t) = member(h, t / d(h)) * (L / c) + t % d(h) * (size(h) / c)  # segment t of group h's region
   let gr = group(r), xr = index(r)
@@ -856,26 +867,32 @@ algorithm ahc_align implements reduce_scatter {
 # All-gather (9.4): the reverse; every rank starts with its own block, which is its parts of its cards.
 algorithm ahc_align implements all_gather {
   let G = groups()
-  fn lcm_from(g) = if g >= G then 1 else lcm(size(g), lcm_from(g + 1))
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
-  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  fn lcm_acc(g, a) = if g >= G then a else lcm_acc(g + 1, lcm(a, size(g)))
+  fn lcm_from(g) = lcm_acc(g, 1)
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
+  fn max_acc(g, a) = if g >= G then a else max_acc(g + 1, max(a, size(g)))
+  fn max_from(g) = max_acc(g + 1, size(g))
   let L = lcm_from(0), w = L / min_from(0)
   fn d(g) = L / size(g)
-  fn next_from(s, g) = if g >= G then L else min((s / d(g) + 1) * d(g), next_from(s, g + 1))
+  fn next_acc(s, g, a) = if g >= G then a else next_acc(s, g + 1, min(a, (s / d(g) + 1) * d(g)))
+  fn next_from(s, g) = next_acc(s, g, L)
   fn next(s) = next_from(s, 0)
   fn cards(a, b) = if a >= b then 0 else 1 + cards(next(a), b)
   fn order(a, e, s) = if e <= (a / w + 1) * w then cards(a, s)
                       else if s >= (a / w + 1) * w then cards((a / w + 1) * w, s)
                       else cards((a / w + 1) * w, e) + cards(a, s)
   fn place(s, g) = order(s / d(g) * d(g), (s / d(g) + 1) * d(g), s)
-  fn slot_from(s, g) = if g >= G then 0 else max(place(s, g), slot_from(s, g + 1))
+  fn slot_acc(s, g, a) = if g >= G then a else slot_acc(s, g + 1, max(a, place(s, g)))
+  fn slot_from(s, g) = slot_acc(s, g, 0)
   fn card_at(s, e, k) = if s >= e then -1 else if slot_from(s, 0) == k then s else card_at(next(s), e, k)
-  fn has(m, g) = g < G and (size(g) == m or has(m, g + 1))       # some group has m members
+  fn has(m, g) = if g >= G then 0 else if size(g) == m then 1 else has(m, g + 1)   # some group has m members
   fn most_x(m, lo, hi) = if lo < hi then max(most_x(m, lo, (lo + hi) / 2), most_x(m, (lo + hi) / 2 + 1, hi))
                          else cards(lo * (L / m), (lo + 1) * (L / m))
   fn most(lo, hi) = if lo < hi then max(most(lo, (lo + hi) / 2), most((lo + hi) / 2 + 1, hi))
                     else if has(lo, 0) then most_x(lo, 0, lo - 1) else 0
-  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  fn gcd_acc(g, a) = if g >= G then a else gcd_acc(g + 1, gcd(a, size(g)))
+  fn gcd_from(g) = gcd_acc(g, 0)
   let c = gcd_from(0)
   fn seg(h, t) = member(h, t / d(h)) * (L / c) + t % d(h) * (size(h) / c)
   let gr = group(r), xr = index(r)
@@ -894,7 +911,8 @@ algorithm ahc_align implements all_gather {
 # m_min get one each, the others only contribute; the same-index members below m_min all-reduce their chunk.
 algorithm ahc_broke implements all_reduce {
   let G = groups()
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
   let mmin = min_from(0), xr = index(r)
   units mmin * G
   phase reduce_scatter within group(r) units b : b * G .. (if b < mmin then b * G + G - 1 else -1) using ahc_intra
@@ -910,8 +928,10 @@ algorithm ahc_broke implements all_reduce {
 # runs in round c / m_min: a rank's chunks are at least m_min apart, so a round never holds two of them.
 algorithm ahc_broke implements reduce_scatter {
   let G = groups()
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
-  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
+  fn max_acc(g, a) = if g >= G then a else max_acc(g + 1, max(a, size(g)))
+  fn max_from(g) = max_acc(g + 1, size(g))
   let mmin = min_from(0), mmax = max_from(0), m = size(group(r)), y = index(r)
   units p
   phase reduce_scatter within group(r) units b : { member(v % G, b + v / G * m) : v in 0 .. G * ((mmax + m - 1) / m) - 1 if b + v / G * m < size(v % G) } using ahc_intra
@@ -924,8 +944,10 @@ algorithm ahc_broke implements reduce_scatter {
 
 algorithm ahc_broke implements all_gather {
   let G = groups()
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
-  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
+  fn max_acc(g, a) = if g >= G then a else max_acc(g + 1, max(a, size(g)))
+  fn max_from(g) = max_acc(g + 1, size(g))
   let mmin = min_from(0), mmax = max_from(0), m = size(group(r)), y = index(r)
   units p
   for t in 0 .. (mmax + mmin - 1) / mmin - 1 {
@@ -940,22 +962,27 @@ algorithm ahc_broke implements all_gather {
 # all-reduce also when the groups are nearly equal ((m_max - m_min) / m_min < 0.05); else the LCM alignment.
 algorithm ahc implements all_reduce {
   let G = groups()
-  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
-  fn min_from(g) = if g >= G - 1 then size(g) else min(size(g), min_from(g + 1))
-  fn max_from(g) = if g >= G - 1 then size(g) else max(size(g), max_from(g + 1))
+  fn gcd_acc(g, a) = if g >= G then a else gcd_acc(g + 1, gcd(a, size(g)))
+  fn gcd_from(g) = gcd_acc(g, 0)
+  fn min_acc(g, a) = if g >= G then a else min_acc(g + 1, min(a, size(g)))
+  fn min_from(g) = min_acc(g + 1, size(g))
+  fn max_acc(g, a) = if g >= G then a else max_acc(g + 1, max(a, size(g)))
+  fn max_from(g) = max_acc(g + 1, size(g))
   if gcd_from(0) > 1 or 20 * (max_from(0) - min_from(0)) < min_from(0) { phase all_reduce using ahc_broke }
   else { phase all_reduce using ahc_align }
 }
 
 algorithm ahc implements reduce_scatter {
   let G = groups()
-  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  fn gcd_acc(g, a) = if g >= G then a else gcd_acc(g + 1, gcd(a, size(g)))
+  fn gcd_from(g) = gcd_acc(g, 0)
   if gcd_from(0) > 1 { phase reduce_scatter using ahc_broke } else { phase reduce_scatter using ahc_align }
 }
 
 algorithm ahc implements all_gather {
   let G = groups()
-  fn gcd_from(g) = if g >= G then 0 else gcd(size(g), gcd_from(g + 1))
+  fn gcd_acc(g, a) = if g >= G then a else gcd_acc(g + 1, gcd(a, size(g)))
+  fn gcd_from(g) = gcd_acc(g, 0)
   if gcd_from(0) > 1 { phase all_gather using ahc_broke } else { phase all_gather using ahc_align }
 }
 

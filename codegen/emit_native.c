@@ -243,14 +243,15 @@ static int tail_self(const st_catalogue *cat, const shape *s, int32_t f, int32_t
     return q < s->end && cat->code[q].op == ST_OP_RET;
 }
 
-/* A tail call at stack depth d: the arguments become the parameters, and the body starts again. */
+/* A tail call at stack depth d: the arguments become the parameters, and the body starts again (no deeper: the
+ * machine's tail calls reuse their frame too, core/st_vm.c; the calls budget still bounds the loop). */
 static void put_tail(FILE *out, const st_catalogue *cat, int32_t f, int d)
 {
     int n = cat->funcs[f].nparams;
     fputs("   ", out);
     for (int i = 0; i < n; i++)
         fprintf(out, " v%d = s%d;", i, d - n + i);
-    fputs(" depth++; goto top; /* CALL (itself, returning its result: a loop) */\n", out);
+    fputs(" goto top; /* CALL (itself, returning its result: a loop) */\n", out);
 }
 
 static void put_function(FILE *out, const st_catalogue *cat, const char *sym, int32_t f, const shape *s)

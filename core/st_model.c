@@ -350,6 +350,7 @@ typedef struct rank_log {   /* what model_rank_xfers saw of one rank */
     int64_t U;
     int64_t cap;            /* the most sends the log may take (0: no limit); *capped when a send went beyond */
     int capped;
+    const st_algo *whole;   /* the classes' representatives: stop at the first phase on a part (classes_unfit) */
 } rank_log;
 
 static int grow(void **v, int *cap, int need, size_t size)
@@ -395,6 +396,13 @@ static int log_within(void *ctx, int begin, const int32_t *members, int n, int l
     (void)line;
     if (g->in_lane)
         return 0;
+    if (g->whole && begin && members) { /* the classes cannot price it: no need to run the rest */
+        err->line = g->whole->line;
+        snprintf(err->msg, sizeof err->msg, "%s runs phases on sub-communicators, which the classes of an unequal "
+                 "layout do not model yet (p = %d)", g->whole->name, g->p);
+        err->refused = 2;
+        return -1;
+    }
     if (grow((void **)&g->w, &g->capw, g->nw + 1, sizeof(mark)))
         return oom(err);
     g->w[g->nw++] = (mark){g->nsteps, begin, begin && members ? hash_members(members, n) : 0};
@@ -505,13 +513,13 @@ static void log_bytes(rank_log *g, const sizing *z)
 /* The seam: rank r's transfers, step by step, into g (its sends; receives come from the other ranks' sends, or
  * from the symmetry). Today the VM runs r's program; a per-rank plan can take its place. */
 static int model_rank_xfers(const st_catalogue *cat, const st_algo *algo, const st_inst *in, int r, rank_log *g,
-                            st_vm_cache *cache, int64_t cap, st_err *err)
+                            st_vm_cache *cache, int64_t cap, int classes, st_err *err)
 {
     st_vm_sink sink = {.ctx = g, .cache = cache, .step = log_step, .send = log_send, .within = log_within,
                        .lane = log_lane};
     int64_t nunits, nscratch;
     memset(g, 0, sizeof *g);
-    g->p = in->p, g->rank = r, g->cap = cap;
+    g->p = in->p, g->rank = r, g->cap = cap, g->whole = classes ? algo : NULL;
     if (st_vm_run(cat, algo, in, r, &sink, &nunits, &nscratch, err))
         return -1;
     g->U = nunits;
@@ -575,7 +583,7 @@ static int check_copies(const st_catalogue *cat, const st_algo *algo, const st_i
                 continue;
             rank_log s;
             int r = q + j * P;
-            if (model_rank_xfers(cat, algo, in, r, &s, cache, 0, err)) {
+            if (model_rank_xfers(cat, algo, in, r, &s, cache, 0, 0, err)) {
                 log_free(&s);
                 return -1;
             }
@@ -1262,7 +1270,7 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
     for (int q = 0; q < P; q++) {
         /* the budget binds the representatives, and every rank too where the caller set it (the selection) */
         int64_t cap = P < p || (opts && opts->max_xfers > 0) ? (budget - held > 1 ? budget - held : 1) : 0;
-        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, cap, err)) {
+        if (model_rank_xfers(cat, algo, in, q, &logs[q], &cache, cap, cl != NULL, err)) {
             if (logs[q].capped) {
                 err->line = 0;
                 snprintf(err->msg, sizeof err->msg, "not priced at this scale: the %d %s of %s on p = %d send more "

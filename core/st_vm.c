@@ -294,6 +294,33 @@ static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body
     return 0;
 }
 
+/* Is a CALL whose next instruction is at pc a tail call of a function: its result returned at once (RET 1, through
+ * jumps perhaps)? Then the callee takes the caller's frame (reenter): a tail-recursive function (an accumulator over
+ * thousands of groups) runs at a constant depth, bounded by fuel like a loop. The native C does the same. */
+static int tail_call(const vm *m, int32_t pc)
+{
+    const st_catalogue *cat = m->cat;
+    for (int hops = 0; hops < 4 && pc >= 0 && pc < cat->ncode && cat->code[pc].op == ST_OP_JMP; hops++)
+        pc = cat->code[pc].a;
+    return m->depth > 0 && m->fp != m->afp && pc >= 0 && pc < cat->ncode && /* a function's frame, not a body's */
+           cat->code[pc].op == ST_OP_RET && cat->code[pc].a == 1;
+}
+
+/* The current function's frame replaced by one of nslots for the nargs arguments on the stack (a tail call). */
+static int reenter(vm *m, int32_t nslots, int nargs)
+{
+    if (nslots < nargs || nslots > ST_MAX_FRAME || m->fp + nslots > ST_VM_SLOTS)
+        return fail(m, "frame of %d slots does not fit", nslots);
+    if (m->sp < nargs)
+        return fail(m, "corrupt step table: missing call arguments");
+    m->nslots = nslots;
+    m->top = m->fp + nslots;
+    memset(m->slots + m->fp, 0, sizeof(int64_t) * nslots);
+    m->sp -= nargs;
+    memcpy(m->slots + m->fp, m->stack + m->sp, sizeof(int64_t) * nargs);
+    return 0;
+}
+
 static int32_t leave(vm *m)
 {
     frame f = m->calls[--m->depth];
@@ -1307,7 +1334,7 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         if (in->a < 0 || in->a >= c->nfuncs)
             return fail(m, "corrupt step table: function %d", in->a);
         const st_func *f = &c->funcs[in->a];
-        if (enter(m, *pc, f->nslots, f->nparams, 0))
+        if (tail_call(m, *pc) ? reenter(m, f->nslots, f->nparams) : enter(m, *pc, f->nslots, f->nparams, 0))
             return -1;
         *pc = f->entry;
         return 0;

@@ -67,6 +67,12 @@ set_tests_properties(model.cli.hccl_algo_bad PROPERTIES PASS_REGULAR_EXPRESSION 
 # Beyond 1024 ranks the symmetric model runs; RHD is not shift-symmetric, so every rank runs instead (exact)
 stitch_cli(sim_fallback RC 0 STDOUT "rhd all_reduce, p = 2000, 1 MiB, flat, 22 steps, exact model"
            ARGS sim ${STITCH_DSL} -a rhd -c all_reduce -n 2000 -b 1M)
+# AHC and hier across 300 groups: their helpers over the groups are tail calls (accumulators), which the machine
+# runs in one frame, so no longer "recursion deeper than 200 calls"
+stitch_cli(sim_ahc_300_groups RC 0 STDOUT "ahc all_reduce, p = 1200, 64 MiB, 4,4,4,.*, 22 steps.*\ntime [0-9.]+ us"
+           ARGS sim ${STITCH_DSL} -a ahc -c all_reduce --layout 300x4 -b 64M)
+stitch_cli(sim_hier_300_groups RC 0 STDOUT "hier all_reduce, p = 1200"
+           ARGS sim ${STITCH_DSL} -a hier -c all_reduce --layout 300x4 -b 64M)
 # AHC on two groups of 50,000 has no symmetry; every rank's program would take minutes: refused with the estimate
 stitch_cli(sim_no_symmetry RC 1 STDERR "simulating ahc on every one of the 100000 ranks would run about [0-9.]+ billion instructions"
            ARGS sim ${STITCH_DSL} -a ahc -c all_reduce --layout 2x50000 -b 1M)
