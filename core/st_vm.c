@@ -1208,8 +1208,11 @@ static int set_layout(vm *m, int32_t f)
 static int lane_overlap(vm *m, int64_t lo, int64_t hi, int *hint)
 {
     for (int l = 0; l + 1 < m->nlanestart; l++) {
+        int n = m->lanestart[l + 1] - m->lanestart[l];
+        if (n == 0)
+            continue; /* an empty lane (a split ratio of 0 or 1): lanes may still be NULL */
         const int64_t (*r)[2] = (const int64_t (*)[2])m->lanes + m->lanestart[l];
-        int n = m->lanestart[l + 1] - m->lanestart[l], j = range_seek(r, n, lo, &hint[l]);
+        int j = range_seek(r, n, lo, &hint[l]);
         if (j < n && r[j][0] <= hi)
             return fail(m, "lanes of a split share unit %lld (lanes must own disjoint units)",
                         (long long)(lo > r[j][0] ? lo : r[j][0]));
