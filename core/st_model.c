@@ -350,7 +350,7 @@ typedef struct rank_log {   /* what model_rank_xfers saw of one rank */
     int64_t U;
     int64_t cap;            /* the most sends the log may take (0: no limit); *capped when a send went beyond */
     int capped;
-    const st_algo *whole;   /* the classes' representatives: stop at the first phase on a part (classes_unfit) */
+    const st_algo *whole;   /* the classes' representatives: refuse at the first phase on a part (log_within) */
 } rank_log;
 
 static int grow(void **v, int *cap, int need, size_t size)
@@ -396,7 +396,10 @@ static int log_within(void *ctx, int begin, const int32_t *members, int n, int l
     (void)line;
     if (g->in_lane)
         return 0;
-    if (g->whole && begin && members) { /* the classes cannot price it: no need to run the rest */
+    /* Classes cost every step in lockstep: a phase on a part of the ranks (which runs on its own) has no class yet,
+     * and the first one refuses the classes (refused 2: the caller may fall back to every rank) without running
+     * the rest of the program or the other representatives. */
+    if (g->whole && begin && members) {
         err->line = g->whole->line;
         snprintf(err->msg, sizeof err->msg, "%s runs phases on sub-communicators, which the classes of an unequal "
                  "layout do not model yet (p = %d)", g->whole->name, g->p);
@@ -1238,21 +1241,6 @@ static int exact_too_big(const st_algo *algo, const st_inst *in, const rank_log 
     return 0;
 }
 
-/* Classes cost every step in lockstep: a phase on a sub-communicator (parts that run on their own) has none yet. */
-static int classes_unfit(const st_algo *algo, const st_inst *in, const rank_log *logs, int P, st_err *err)
-{
-    for (int q = 0; q < P; q++)
-        for (int i = 0; i < logs[q].nw; i++)
-            if (logs[q].w[i].key) {
-                err->line = algo->line;
-                snprintf(err->msg, sizeof err->msg, "%s runs phases on sub-communicators, which the classes of an "
-                         "unequal layout do not model yet (p = %d)", algo->name, in->p);
-                err->refused = 2;
-                return -1;
-            }
-    return 0;
-}
-
 /* Evaluate slots 0 .. P-1 (P = p: every rank, exact; else the representatives of a shift symmetry): the programs
  * run once, then each size is costed. */
 static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst *in, const st_model *m,
@@ -1291,8 +1279,6 @@ static int evaluate(const st_catalogue *cat, const st_algo *algo, const st_inst 
         if (q == 0 && P == p && exact_too_big(algo, in, &logs[0], cache.insns, err))
             goto done;
     }
-    if (cl && classes_unfit(algo, in, logs, P, err))
-        goto done;
     if (P < p && (cl ? check_classes(cat, algo, in, logs, cl, &cache, err)
                      : check_samples(cat, algo, in, logs, P, &cache, err)))
         goto done;

@@ -78,11 +78,8 @@ typedef struct vm {
     sub subs[ST_VM_MAX_SUBS];       /* the phases on sub-communicators being run, outermost first */
     int nsub;
     sub pend;                       /* the next one, being described (SUB_MEMBERS, SUB_UNITS) */
-    int32_t fill_pc;                /* the SUB_PIECES whose pieces go to the cache at the next SUB_PHASE (-1), */
-    int32_t fill_nkey;              /* with its key */
-    int64_t fill_key[ST_KEY_SLOTS];
-    int32_t memo_pc, memo_nkey;     /* the MEMO whose value goes to the cache at its MEMO_END (-1), with its key */
-    int64_t memo_key[ST_KEY_SLOTS];
+    st_vm_key fill;                 /* the SUB_PIECES whose pieces go to the cache at the next SUB_PHASE (pc -1: none) */
+    st_vm_key memo;                 /* the MEMO whose value goes to the cache at its MEMO_END (pc -1: none) */
     int64_t split_ppm;              /* R, the 2D split ratio, in millionths (st_inst; 500000 when not given) */
     int in_split, in_lane;          /* inside a `split`, inside one of its lanes */
     int64_t (*lanes)[2];            /* the units of the split's lanes so far, sorted and merged per lane: the */
@@ -272,21 +269,30 @@ static int set_stride(vm *m, int with_mod)
 }
 
 /* Enter a frame of `nslots` slots; `args` values come from the stack into the first slots. */
+/* The current frame: nslots slots from fp, zeroed, the first nargs taken from the stack. */
+static int frame_at(vm *m, int32_t fp, int32_t nslots, int nargs)
+{
+    if (nslots < nargs || nslots > ST_MAX_FRAME || fp + nslots > ST_VM_SLOTS)
+        return fail(m, "frame of %d slots does not fit", nslots);
+    if (m->sp < nargs)
+        return fail(m, "corrupt step table: missing call arguments");
+    m->fp = fp;
+    m->nslots = nslots;
+    m->top = fp + nslots;
+    memset(m->slots + fp, 0, sizeof(int64_t) * nslots);
+    m->sp -= nargs;
+    memcpy(m->slots + fp, m->stack + m->sp, sizeof(int64_t) * nargs);
+    return 0;
+}
+
 static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body)
 {
     if (m->depth >= ST_MAX_CALL_DEPTH)
         return fail(m, "recursion deeper than %d calls", ST_MAX_CALL_DEPTH);
-    if (nslots < nargs || nslots > ST_MAX_FRAME || m->top + nslots > ST_VM_SLOTS)
-        return fail(m, "frame of %d slots does not fit", nslots);
-    if (m->sp < nargs)
-        return fail(m, "corrupt step table: missing call arguments");
-    m->calls[m->depth++] = (frame){ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots, m->layout, 0};
-    m->fp = m->top;
-    m->nslots = nslots;
-    m->top += nslots;
-    memset(m->slots + m->fp, 0, sizeof(int64_t) * nslots);
-    m->sp -= nargs;
-    memcpy(m->slots + m->fp, m->stack + m->sp, sizeof(int64_t) * nargs);
+    frame f = {ret_pc, m->fp, m->afp, m->nslots, m->afp_nslots, m->layout, 0};
+    if (frame_at(m, m->top, nslots, nargs))
+        return -1;
+    m->calls[m->depth++] = f;
     if (algo_body) {
         m->afp = m->fp;
         m->afp_nslots = nslots;
@@ -295,30 +301,17 @@ static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body
 }
 
 /* Is a CALL whose next instruction is at pc a tail call of a function: its result returned at once (RET 1, through
- * jumps perhaps)? Then the callee takes the caller's frame (reenter): a tail-recursive function (an accumulator over
- * thousands of groups) runs at a constant depth, bounded by fuel like a loop. The native C does the same. */
+ * forward jumps perhaps, as an `if` compiles)? Then the callee takes the caller's frame (frame_at m->fp): a
+ * tail-recursive function (an accumulator over thousands of groups) runs at a constant depth, bounded by fuel like
+ * a loop. The native C's loops follow the same jumps (codegen/emit_native.c: tail_self). */
 static int tail_call(const vm *m, int32_t pc)
 {
     const st_catalogue *cat = m->cat;
-    for (int hops = 0; hops < 4 && pc >= 0 && pc < cat->ncode && cat->code[pc].op == ST_OP_JMP; hops++)
+    if (m->depth == 0 || m->fp == m->afp) /* a function's frame, not an algorithm body's */
+        return 0;
+    while (pc >= 0 && pc < cat->ncode && cat->code[pc].op == ST_OP_JMP && cat->code[pc].a > pc)
         pc = cat->code[pc].a;
-    return m->depth > 0 && m->fp != m->afp && pc >= 0 && pc < cat->ncode && /* a function's frame, not a body's */
-           cat->code[pc].op == ST_OP_RET && cat->code[pc].a == 1;
-}
-
-/* The current function's frame replaced by one of nslots for the nargs arguments on the stack (a tail call). */
-static int reenter(vm *m, int32_t nslots, int nargs)
-{
-    if (nslots < nargs || nslots > ST_MAX_FRAME || m->fp + nslots > ST_VM_SLOTS)
-        return fail(m, "frame of %d slots does not fit", nslots);
-    if (m->sp < nargs)
-        return fail(m, "corrupt step table: missing call arguments");
-    m->nslots = nslots;
-    m->top = m->fp + nslots;
-    memset(m->slots + m->fp, 0, sizeof(int64_t) * nslots);
-    m->sp -= nargs;
-    memcpy(m->slots + m->fp, m->stack + m->sp, sizeof(int64_t) * nargs);
-    return 0;
+    return pc >= 0 && pc < cat->ncode && cat->code[pc].op == ST_OP_RET && cat->code[pc].a == 1;
 }
 
 static int32_t leave(vm *m)
@@ -882,8 +875,8 @@ static int pieces_copy(int n, int nruns, const int32_t *pfirst, const int64_t *p
 }
 
 /* A keyed region's constants at a (st_steptab.h: SUB_PIECES, MEMO): its end, which must be an instruction `op`
- * after `at`, and the key slots' values now; -1 when corrupt. */
-static int key_of(vm *m, int32_t at, int32_t a, int op, int32_t *target, int64_t key[ST_KEY_SLOTS], int32_t *nkey)
+ * after `at`, and its key now (the key slots' values); -1 when corrupt. */
+static int key_of(vm *m, int32_t at, int32_t a, int op, int32_t *target, st_vm_key *k)
 {
     const st_catalogue *cat = m->cat;
     if (a < 0 || a > cat->nconsts - 2 || cat->consts[a + 1] < 0 || cat->consts[a + 1] > ST_KEY_SLOTS ||
@@ -892,33 +885,39 @@ static int key_of(vm *m, int32_t at, int32_t a, int op, int32_t *target, int64_t
     int64_t t = cat->consts[a];
     if (t <= at || t >= cat->ncode || cat->code[t].op != op)
         return fail(m, "corrupt step table: a keyed region to pc %lld", (long long)t);
-    *target = (int32_t)t, *nkey = (int32_t)cat->consts[a + 1];
-    for (int k = 0; k < *nkey; k++) {
-        int64_t slot = cat->consts[a + 2 + k];
+    *target = (int32_t)t;
+    k->pc = at, k->n = (int32_t)cat->consts[a + 1], k->nunits = m->nunits;
+    for (int i = 0; i < k->n; i++) {
+        int64_t slot = cat->consts[a + 2 + i];
         if (slot < 0 || slot >= m->nslots)
             return fail(m, "corrupt step table: key slot %lld", (long long)slot);
-        key[k] = m->slots[m->fp + slot];
+        k->v[i] = m->slots[m->fp + slot];
     }
     return 0;
 }
 
+static int key_eq(const st_vm_key *a, const st_vm_key *b)
+{
+    return a->pc == b->pc && a->n == b->n && a->nunits == b->nunits &&
+           !memcmp(a->v, b->v, sizeof(int64_t) * (size_t)a->n);
+}
+
 /* SUB_PIECES at pc `at` with its constants at a: take the pieces from the cache when another rank built them with
- * the same key, else build them and hand them to the cache at the SUB_PHASE (sub_keep). Only outside
- * sub-communicators, where p and the units are the instantiation's. */
+ * the same key and as many members, else build them and hand them to the cache at the SUB_PHASE (sub_keep). Only
+ * outside sub-communicators, where p and the units are the instantiation's. */
 static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sink *sink)
 {
     st_vm_cache *c = sink->cache;
-    int32_t target = -1, nkey = 0;
-    int64_t key[ST_KEY_SLOTS];
+    int32_t target = -1;
+    st_vm_key k;
     if (a < 0 || !c || m->nsub > 0 || !m->pend.members)
         return 0;
-    if (key_of(m, at, a, ST_OP_SUB_PHASE, &target, key, &nkey))
+    if (key_of(m, at, a, ST_OP_SUB_PHASE, &target, &k))
         return -1;
     sub *s = &m->pend;
     for (int i = 0; i < c->npieces; i++) {
         const st_vm_pieces *e = &c->pieces[i];
-        if (e->pc != at || e->nmembers != s->nmembers || e->nunits != m->nunits ||
-            memcmp(e->key, key, sizeof(int64_t) * (size_t)nkey))
+        if (e->nmembers != s->nmembers || !key_eq(&e->key, &k))
             continue;
         if (s->npieces)
             return fail(m, "corrupt step table: SUB_PIECES after a piece");
@@ -929,10 +928,8 @@ static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sin
         *pc = target;
         return 0;
     }
-    if (c->npieces < ST_VM_MAX_PIECES && c->nruns < ST_VM_MAX_PIECE_RUNS) {
-        m->fill_pc = at, m->fill_nkey = nkey;
-        memcpy(m->fill_key, key, sizeof(int64_t) * (size_t)nkey);
-    }
+    if (c->npieces < ST_VM_MAX_PIECES && c->nruns < ST_VM_MAX_PIECE_RUNS)
+        m->fill = k;
     return 0;
 }
 
@@ -941,13 +938,11 @@ static int sub_keep(vm *m, const st_vm_sink *sink)
 {
     st_vm_cache *c = sink->cache;
     const sub *s = &m->pend;
-    int32_t at = m->fill_pc;
-    m->fill_pc = -1;
-    if (at < 0 || !c || m->nsub > 0 || !s->members || s->npieces == 0 || c->npieces >= ST_VM_MAX_PIECES ||
+    st_vm_pieces e = {m->fill, s->nmembers, s->npieces, s->nruns, NULL, NULL, NULL};
+    m->fill.pc = -1;
+    if (e.key.pc < 0 || !c || m->nsub > 0 || !s->members || s->npieces == 0 || c->npieces >= ST_VM_MAX_PIECES ||
         c->nruns + s->nruns > ST_VM_MAX_PIECE_RUNS)
         return 0;
-    st_vm_pieces e = {at, s->nmembers, m->fill_nkey, m->nunits, {0}, s->npieces, s->nruns, NULL, NULL, NULL};
-    memcpy(e.key, m->fill_key, sizeof(int64_t) * (size_t)m->fill_nkey);
     void *grown = realloc(c->pieces, sizeof *c->pieces * (size_t)(c->npieces + 1));
     if (!grown)
         return fail(m, "out of memory");
@@ -959,20 +954,15 @@ static int sub_keep(vm *m, const st_vm_sink *sink)
     return 0;
 }
 
-/* The slot of a MEMO's key in a table of cap entries: where it is, or the free slot where it would go. */
-static st_vm_memo *memo_slot(st_vm_memo *t, int cap, int32_t pc, int64_t nunits, const int64_t *key, int32_t nkey)
+/* The slot of key k in a table of cap entries: where it is, or the free slot where it would go. */
+static st_vm_memo *memo_slot(st_vm_memo *t, int cap, const st_vm_key *k)
 {
-    uint64_t h = 1469598103934665603ULL;
-    h = (h ^ (uint64_t)pc) * 1099511628211ULL;
-    h = (h ^ (uint64_t)nunits) * 1099511628211ULL;
-    for (int k = 0; k < nkey; k++)
-        h = (h ^ (uint64_t)key[k]) * 1099511628211ULL;
-    for (uint32_t i = (uint32_t)(h ^ h >> 32) & (uint32_t)(cap - 1);; i = (i + 1) & (uint32_t)(cap - 1)) {
-        st_vm_memo *e = &t[i];
-        if (e->pc < 0 || (e->pc == pc && e->nunits == nunits && e->nkey == nkey &&
-                          !memcmp(e->key, key, sizeof(int64_t) * (size_t)nkey)))
-            return e; /* the table is never full (3/4 at most), so a free slot ends every probe */
-    }
+    uint64_t h = st_hash_int(st_hash_int(ST_HASH_INIT, k->pc), k->nunits); /* the catalogue hash's FNV-1a */
+    for (int i = 0; i < k->n; i++)
+        h = st_hash_int(h, k->v[i]);
+    for (uint32_t i = (uint32_t)(h ^ h >> 32) & (uint32_t)(cap - 1);; i = (i + 1) & (uint32_t)(cap - 1))
+        if (t[i].key.pc < 0 || key_eq(&t[i].key, k))
+            return &t[i]; /* the table is never full (3/4 at most), so a free slot ends every probe */
 }
 
 /* Room for one more MEMO value: the table made or doubled (its entries moved over); -1 when it may not grow or
@@ -988,12 +978,10 @@ static int memo_room(st_vm_cache *c)
     if (!t)
         return -1;
     for (int i = 0; i < cap; i++)
-        t[i].pc = -1;
+        t[i].key.pc = -1;
     for (int i = 0; c->memos && i < c->capmemos; i++)
-        if (c->memos[i].pc >= 0) {
-            const st_vm_memo *e = &c->memos[i];
-            *memo_slot(t, cap, e->pc, e->nunits, e->key, e->nkey) = *e;
-        }
+        if (c->memos[i].key.pc >= 0)
+            *memo_slot(t, cap, &c->memos[i].key) = c->memos[i];
     free(c->memos);
     c->memos = t, c->capmemos = cap;
     return 0;
@@ -1004,35 +992,31 @@ static int memo_room(st_vm_cache *c)
 static int memo_begin(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sink *sink)
 {
     st_vm_cache *c = sink->cache;
-    int32_t end = -1, nkey = 0;
-    int64_t key[ST_KEY_SLOTS];
+    int32_t end = -1;
+    st_vm_key k;
     if (a < 0 || !c || m->nsub > 0)
         return 0;
-    if (key_of(m, at, a, ST_OP_MEMO_END, &end, key, &nkey))
+    if (key_of(m, at, a, ST_OP_MEMO_END, &end, &k))
         return -1;
-    if (c->memos) {
-        const st_vm_memo *e = memo_slot(c->memos, c->capmemos, at, m->nunits, key, nkey);
-        if (e->pc >= 0) {
-            *pc = end + 1;
-            return push(m, e->value);
-        }
+    const st_vm_memo *e = c->memos ? memo_slot(c->memos, c->capmemos, &k) : NULL;
+    if (e && e->key.pc >= 0) {
+        *pc = end + 1;
+        return push(m, e->value);
     }
-    m->memo_pc = at, m->memo_nkey = nkey;
-    memcpy(m->memo_key, key, sizeof(int64_t) * (size_t)nkey);
+    m->memo = k;
     return 0;
 }
 
 static int memo_end(vm *m, const st_vm_sink *sink)
 {
     st_vm_cache *c = sink->cache;
-    int32_t at = m->memo_pc;
-    m->memo_pc = -1;
-    if (at < 0 || !c || m->nsub > 0 || m->sp < 1 || memo_room(c))
+    st_vm_key k = m->memo;
+    m->memo.pc = -1;
+    if (k.pc < 0 || !c || m->nsub > 0 || m->sp < 1 || memo_room(c))
         return 0;
-    st_vm_memo *e = memo_slot(c->memos, c->capmemos, at, m->nunits, m->memo_key, m->memo_nkey);
-    if (e->pc < 0) {
-        *e = (st_vm_memo){at, m->memo_nkey, m->nunits, {0}, m->stack[m->sp - 1]};
-        memcpy(e->key, m->memo_key, sizeof(int64_t) * (size_t)m->memo_nkey);
+    st_vm_memo *e = memo_slot(c->memos, c->capmemos, &k);
+    if (e->key.pc < 0) {
+        *e = (st_vm_memo){k, m->stack[m->sp - 1]};
         c->nmemos++;
     }
     return 0;
@@ -1337,7 +1321,7 @@ static int exec(vm *m, const st_insn *in, int32_t *pc, const st_vm_sink *sink)
         if (in->a < 0 || in->a >= c->nfuncs)
             return fail(m, "corrupt step table: function %d", in->a);
         const st_func *f = &c->funcs[in->a];
-        if (tail_call(m, *pc) ? reenter(m, f->nslots, f->nparams) : enter(m, *pc, f->nslots, f->nparams, 0))
+        if (tail_call(m, *pc) ? frame_at(m, m->fp, f->nslots, f->nparams) : enter(m, *pc, f->nslots, f->nparams, 0))
             return -1;
         *pc = f->entry;
         return 0;
@@ -1463,7 +1447,7 @@ static vm *vm_new(const st_catalogue *cat, const st_inst *inst, int r, int line,
         return NULL;
     }
     *m = (vm){.cat = cat, .topo = inst->topo, .use = inst->use, .p = inst->p, .r = r, .root = inst->root, .fuel = ST_VM_FUEL, .fuel_budget = ST_VM_FUEL,
-              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1, .fill_pc = -1, .memo_pc = -1,
+              .slots = m->slots, .err = err, .line = line, .layout = -1, .ltab_fn = -1, .at = -1, .fill.pc = -1, .memo.pc = -1,
               .split_ppm = inst->split_set ? inst->split_ppm : ST_SPLIT_DEFAULT_PPM};
     return m;
 }

@@ -22,20 +22,26 @@
 #include "st_inst.h"
 #include "st_steptab.h"
 
-/* The unit pieces of a phase's SUB_PIECES (st_steptab.h), as the first rank built them for a phase at `pc` of
- * `nmembers` members on a vector of `nunits` units with its key slots holding key[0 .. nkey-1]. */
+/* What a keyed region's result depends on besides the instantiation (st_steptab.h: SUB_PIECES, MEMO): the region
+ * (the pc of its opening instruction), the units of the context, and the values of its key slots. */
+typedef struct st_vm_key {
+    int32_t pc, n;   /* pc -1: none (a free table entry, no region pending) */
+    int64_t nunits, v[ST_KEY_SLOTS];
+} st_vm_key;
+
+/* The unit pieces of a SUB_PIECES region as the first rank built them with its key, for `nmembers` members. */
 typedef struct st_vm_pieces {
-    int32_t pc, nmembers, nkey;
-    int64_t nunits, key[ST_KEY_SLOTS];
+    st_vm_key key;
+    int32_t nmembers;
     int npieces, nruns;
     int32_t *pfirst; /* npieces + 1 */
     int64_t *plo, *phi;
 } st_vm_pieces;
 
-/* A MEMO's value (st_steptab.h), as the first rank computed it with its key. */
+/* A MEMO region's value as the first rank computed it with its key. */
 typedef struct st_vm_memo {
-    int32_t pc, nkey; /* pc -1: a free entry */
-    int64_t nunits, key[ST_KEY_SLOTS], value;
+    st_vm_key key;
+    int64_t value;
 } st_vm_memo;
 
 #define ST_VM_MEMOS (1 << 14) /* the most entries of a cache's table of MEMO values (it starts at 64 and doubles when
@@ -44,7 +50,8 @@ typedef struct st_vm_memo {
 #define ST_VM_MAX_PIECE_RUNS (1 << 22) /* and their runs in all (64 MB) */
 
 /* What a rank's run may share with the other ranks of one instantiation: a layout table of a rank-free function
- * (ST_FUNC_RANK_FREE) and the pieces of rank-free phases. Start from ST_VM_CACHE_INIT; st_vm_cache_free. */
+ * (ST_FUNC_RANK_FREE), and the results of keyed regions (a phase's pieces, a MEMO's value) by key. Start from
+ * ST_VM_CACHE_INIT; st_vm_cache_free. */
 typedef struct st_vm_cache {
     int64_t *tab; /* owned by the cache's owner, who frees it */
     int32_t fn;

@@ -1086,6 +1086,18 @@ static int fn_rank_free(const st_catalogue *c, int f)
     return 0;
 }
 
+/* Add a slot to key[0 .. *n) unless it is there; -1 when the key would pass ST_KEY_SLOTS. */
+static int key_add(int64_t *key, int *n, int32_t slot)
+{
+    for (int k = 0; k < *n; k++)
+        if (key[k] == slot)
+            return 0;
+    if (*n == ST_KEY_SLOTS)
+        return -1;
+    key[(*n)++] = slot;
+    return 0;
+}
+
 /* Function f's part of a key: the algorithm's slots it and the functions it calls read through LOADA, added to
  * key[0 .. *n); -1 when one of them reads r or root, or the key would pass ST_KEY_SLOTS. */
 static int fn_key(const st_catalogue *c, int f, unsigned char *seen, int64_t *key, int *n)
@@ -1099,16 +1111,8 @@ static int fn_key(const st_catalogue *c, int f, unsigned char *seen, int64_t *ke
             return -1;
         if (in->op == ST_OP_CALL && (in->a < 0 || in->a >= c->nfuncs || fn_key(c, in->a, seen, key, n)))
             return -1;
-        if (in->op != ST_OP_LOADA)
-            continue;
-        int k = 0;
-        while (k < *n && key[k] != in->a)
-            k++;
-        if (k < *n)
-            continue;
-        if (*n == ST_KEY_SLOTS)
+        if (in->op == ST_OP_LOADA && key_add(key, n, in->a))
             return -1;
-        key[(*n)++] = in->a;
     }
     return 0;
 }
@@ -1121,22 +1125,17 @@ static int region_key(const st_catalogue *c, int from, int to, unsigned char *se
     memset(seen, 0, (size_t)c->nfuncs);
     for (int pc = from; pc < to; pc++) {
         const st_insn *in = &c->code[pc];
-        int local = 0, k = 0;
+        int local = 0;
         if (in->op == ST_OP_R || in->op == ST_OP_ROOT || in->op == ST_OP_LOADA)
             return -1;
         if (in->op == ST_OP_CALL && (in->a < 0 || in->a >= c->nfuncs || fn_key(c, in->a, seen, key, &n)))
             return -1;
         if (in->op != ST_OP_LOAD)
             continue;
-        for (int q = from; q < to && !local; q++)
+        for (int q = from; q < to && !local; q++) /* a slot the region stores itself (a loop variable) is its own */
             local = c->code[q].op == ST_OP_STORE && c->code[q].a == in->a;
-        while (k < n && key[k] != in->a)
-            k++;
-        if (local || k < n)
-            continue;
-        if (n == ST_KEY_SLOTS)
+        if (!local && key_add(key, &n, in->a))
             return -1;
-        key[n++] = in->a;
     }
     return n;
 }
