@@ -307,7 +307,7 @@ static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body
 static int tail_call(const vm *m, int32_t pc)
 {
     const st_catalogue *cat = m->cat;
-    if (m->depth == 0 || m->fp == m->afp) /* a function's frame, not an algorithm body's */
+    if (m->depth == 0) /* RET 1 ends only a function's code: a CALL in an algorithm's body is never followed by it */
         return 0;
     while (pc >= 0 && pc < cat->ncode && cat->code[pc].op == ST_OP_JMP && cat->code[pc].a > pc)
         pc = cat->code[pc].a;
