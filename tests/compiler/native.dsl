@@ -10,7 +10,8 @@ algorithm natives implements all_reduce {
   fn n_logs(x) = floor_log2(x) + ceil_log2(x) + pow2(x % 64) + min(x, p, 3) * max(-x, 2) + gcd(x, p) + lcm(x, 6)
   fn n_bits(x) = (x & 12 | x ^ ~p) + (if x < 3 and not (x == p) or x >= 9 then -x else x != 1)
   fn n_deep(x) = if x <= 0 then 0 else n_deep(x - 1) + 1          # recursion: fails from 200 calls deep
-  fn n_loop(x) = count(x, 0)                                       # a tail call, a loop: no depth limit
+  fn n_loop(x) = count(x % 1000, 0)                                # a tail call, a loop: deeper than 200 calls
+  fn spin(x) = count(x, 0)               # a loop without bound: the calls budget and the fuel end it (one check)
   fn count(x, acc) = if x <= 0 then acc else count(x - 1, acc + x)
   fn seven() = 7
   fn n_none(x) = seven() * x - p                                   # a call of a function of no parameters
