@@ -108,11 +108,13 @@ static void check_natives(const st_catalogue *cat)
     static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -(INT64_C(1) << 40), -1000, 199, 200, 201,
                                     INT64_C(1) << 31, INT64_C(1) << 40, INT64_MAX - 1, INT64_MAX};
     static const int ps[] = {65, 100, 127, 128, 1000, 8192};
-    int natives = 0, spins = 0;
+    int natives = 0;
     for (int32_t f = 0; f < cat->nfuncs; f++) {
         const st_func *fn = &cat->funcs[f];
         if (fn->name && fn->nparams == 1 && strncmp(fn->name, "n_", 2) == 0)
             EXPECT(fn->native, "%s is not native", fn->name);
+        if (fn->name && strcmp(fn->name, "spin") == 0)
+            EXPECT(fn->native, "spin (a loop the budgets end) is not native");
         if (fn->name && strncmp(fn->name, "v_", 2) == 0)
             EXPECT(!fn->native, "%s is native, but it asks the machine (a let, the topology)", fn->name);
         if (!fn->native)
@@ -121,7 +123,6 @@ static void check_natives(const st_catalogue *cat)
         if (fn->name && strcmp(fn->name, "spin") == 0) { /* the machine runs out of fuel: 2^28 instructions */
             check_native_at(cat, f, 4, 1000);
             check_native_at(cat, f, 4, INT64_MAX);
-            spins++;
             continue;
         }
         for (int p = 1; p <= 64; p++) {
@@ -135,7 +136,6 @@ static void check_natives(const st_catalogue *cat)
                 check_native_at(cat, f, ps[k], x);
     }
     EXPECT(natives > 0, "no function of the emitted catalogue is native");
-    EXPECT(spins == 1, "spin (a loop the budgets end) is not native");
     printf("emit_check: %d native functions agree with the machine\n", natives);
 }
 
