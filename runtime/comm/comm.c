@@ -134,7 +134,9 @@ static void st_entry_free(st_entry *e)
     free(e->src_fresh);
     free(e->src_fresh_at);
     free(e->fwd);
+    free(e->replay);
     e->fwd = NULL;
+    e->replay = NULL;
     e->remote_once = 0;
 }
 

@@ -63,6 +63,7 @@
 #include "exec.h"
 #include "pull.h"
 #include "reduce.h"
+#include "replay.h"
 
 /* One collective call in progress: the call model (call.h) and the protocol's state. */
 typedef struct st_ctx {
@@ -329,6 +330,52 @@ static stitch_status_t st_wait_checked(st_ctx *c)
     return STITCH_OK;
 }
 
+_Thread_local unsigned long st_exec_replays; /* tiny calls this thread replayed (replay.c): for the tests */
+int st_exec_replay_off;                       /* tests: every tiny call takes the general path, unrecorded */
+
+/* The roles of replay.c for this call: my buffers, my work blocks and scratch units, the peers' lines. */
+static void st_tiny_bases(const st_ctx *c, st_replay_bases *b)
+{
+    const st_call *m = &c->m;
+    size_t bytes = c->a->count * m->esize;
+    *b = (st_replay_bases){{NULL}, {0}};
+    b->base[ST_RR_SEND] = (char *)c->a->send, b->len[ST_RR_SEND] = bytes;
+    b->base[ST_RR_RECV] = c->a->recv, b->len[ST_RR_RECV] = bytes;
+    b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes * (size_t)m->nblocks;
+    b->base[ST_RR_UNITS] = (char *)m->mine.units;
+    b->len[ST_RR_UNITS] = (size_t)m->sched->nscratch * m->slot_stride * m->esize;
+    b->base[ST_RR_LINES] = (char *)c->comm->job->slots[0].tiny[m->fp.seq & 1].head;
+    b->len[ST_RR_LINES] = (size_t)(m->p - 1) * sizeof(st_slot) + ST_TINY_BYTES;
+}
+
+/* A tiny call after its post-free preliminaries: its shape's recorded moves once the peers' lines are seen
+ * (replay.c), or else the steps, recorded for the next call of the shape. Either way the call's last post is
+ * base + 1 + its steps. */
+static stitch_status_t st_run_tiny(st_ctx *c, st_slot *me)
+{
+    st_replay_bases b;
+    st_tiny_bases(c, &b);
+    const struct st_rprog *r = st_exec_replay_off ? NULL : st_replay_find(c->m.e, &c->m);
+    stitch_status_t st;
+    if (r) {
+        st_post(me, c->base + 1);
+        if ((st = st_check_peers(c)) != STITCH_OK)
+            return st;
+        st_replay_run(r, &c->m, &b);
+        st_post(me, c->base + 1 + st_total_steps(c));
+        st_exec_replays++;
+        return STITCH_OK;
+    }
+    st_replay_rec rec;
+    int recording = !st_exec_replay_off && st_replay_begin(&rec, (st_entry *)c->m.e, &c->m, &b);
+    st_call_segment_begin(&c->m, 0);
+    st_post(me, c->base + 1);
+    st = st_run_steps(c);
+    if (recording)
+        st_replay_end(&rec, st == STITCH_OK);
+    return st;
+}
+
 static stitch_status_t st_run_call(st_ctx *c)
 {
     st_slot *me = &c->comm->job->slots[c->comm->rank];
@@ -347,9 +394,13 @@ static stitch_status_t st_run_call(st_ctx *c)
         atomic_store_explicit(&tl->seq, c->m.fp.seq + 1, memory_order_release);
     }
     ST_PREEMPT();
-    st_call_segment_begin(&c->m, 0);
-    st_post(me, c->base + 1);
-    st = st_run_steps(c);
+    if (c->tiny)
+        st = st_run_tiny(c, me);
+    else {
+        st_call_segment_begin(&c->m, 0);
+        st_post(me, c->base + 1);
+        st = st_run_steps(c);
+    }
     return st == STITCH_OK ? st : st_fail_call(c, st);
 }
 

@@ -169,6 +169,118 @@ static void tiny(void)
     printf("# %lu tiny calls over the ranks\n", n);
 }
 
+/* Replayed tiny calls (replay.c) against the general path, bit for bit: a stream of tiny all_reduce and reduce calls
+ * on values whose sum depends on its order (magnitudes 1 to 1e30, both signs, fp16/bf16 of random finite bits),
+ * every dtype and op, counts 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from buffers whose
+ * addresses change from call to call; once with replay off (st_exec_replay_off), once on. Every rank's outputs,
+ * hashed, must agree between the runs, and the second must have replayed most of its calls. */
+extern _Thread_local unsigned long st_exec_replays; /* exec.c */
+extern int st_exec_replay_off;
+
+typedef struct rp_team {
+    stitch_comm_t **comms;
+    int p, ncalls;
+    uint64_t hash[MAXP];
+    unsigned long replays[MAXP], tiny[MAXP];
+    stitch_status_t st[MAXP];
+    char err[MAXP][300];
+} rp_team;
+
+static void rp_fill(unsigned char *buf, size_t n, stitch_dtype_t dt, uint64_t *x)
+{
+    for (size_t i = 0; i < n; i++) {
+        *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+        double v = (double)(*x >> 40) / (double)(1 << 24) * ((*x >> 20) & 1 ? -1 : 1);
+        v *= (*x >> 21) & 1 ? 1e30 : (*x >> 22) & 1 ? 1e-3 : 1;
+        if (dt == STITCH_FP32) {
+            float f = (float)v;
+            memcpy(buf + 4 * i, &f, 4);
+        } else if (dt == STITCH_FP64) {
+            memcpy(buf + 8 * i, &v, 8);
+        } else { /* fp16, bf16: random bits with the top exponent bit clear (finite) */
+            uint16_t h = (uint16_t)(*x >> 30) & 0xbfff;
+            memcpy(buf + 2 * i, &h, 2);
+        }
+    }
+}
+
+static void rp_rank(void *ctx, int r)
+{
+    rp_team *t = ctx;
+    static const stitch_dtype_t dts[] = {STITCH_FP32, STITCH_FP64, STITCH_FP16, STITCH_BF16};
+    unsigned char pool[4][64], out[4][64];
+    uint64_t x = 1000 + (uint64_t)r, h = 1469598103934665603ULL;
+    unsigned long replays0 = st_exec_replays, tiny0 = st_exec_tiny_calls;
+    for (int i = 0; i < t->ncalls && t->st[r] == STITCH_OK; i++) {
+        stitch_dtype_t dt = dts[(i / 64) % 4];
+        size_t es = stitch_dtype_size(dt), count = 1 + (size_t)(i / 8) % (40 / es);
+        stitch_op_t op = (stitch_op_t)((i / 16) % STITCH_OP_COUNT);
+        int reduce = (i / 32) % 2, root = (i / 128) % t->p, in_place = i % 2; /* shapes alternate, and repeat */
+        unsigned char *send = pool[i % 4], *recv = in_place ? send : out[(i / 3) % 4];
+        rp_fill(send, count, dt, &x);
+        if (!in_place)
+            memset(recv, 0, count * es);
+        if (reduce && r != root && !in_place)
+            recv = NULL;
+        t->st[r] = reduce ? stitch_reduce(send, recv, count, dt, op, root, t->comms[r])
+                          : stitch_all_reduce(send, recv, count, dt, op, t->comms[r]);
+        if (t->st[r] != STITCH_OK)
+            snprintf(t->err[r], sizeof t->err[r], "call %d: %s", i, stitch_comm_last_error(t->comms[r]));
+        if (recv && (!reduce || r == root))
+            for (size_t k = 0; k < count * es; k++)
+                h = (h ^ recv[k]) * 1099511628211ULL;
+    }
+    t->hash[r] = h;
+    t->replays[r] = st_exec_replays - replays0;
+    t->tiny[r] = st_exec_tiny_calls - tiny0;
+}
+
+static void rp_run(int p, const char *algo, int off, rp_team *t)
+{
+    stitch_config_t cfg = {0};
+    char err[1024];
+    cfg.algo = algo;
+    cfg.timeout_ms = 60000;
+    *t = (rp_team){.p = p, .ncalls = 512};
+    stitch_comm_t *comms[MAXP];
+    CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "init p=%d: %s", p, err);
+    t->comms = comms;
+    st_exec_replay_off = off;
+    st_run_ranks(p, rp_rank, t);
+    st_exec_replay_off = 0;
+    for (int r = 0; r < p; r++)
+        CHECK(t->st[r] == STITCH_OK, "p=%d %s replay %s: rank %d: %s: %s", p, algo, off ? "off" : "on", r,
+              stitch_strerror(t->st[r]), t->err[r]);
+    for (int r = 0; r < p; r++)
+        stitch_comm_destroy(comms[r]);
+}
+
+static void replay_bits(void)
+{
+    static const struct { int p; const char *algo; } runs[] = {
+        {2, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"}, {3, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"},
+        {5, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"}, {4, "auto"}, {7, "all_reduce=mesh_oneshot"}};
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        rp_team off, on;
+        rp_run(runs[k].p, runs[k].algo, 1, &off);
+        rp_run(runs[k].p, runs[k].algo, 0, &on);
+        unsigned long replays = 0, tiny = 0;
+        for (int r = 0; r < runs[k].p; r++) {
+            CHECK(off.hash[r] == on.hash[r], "p=%d %s: rank %d's outputs differ with replay on", runs[k].p,
+                  runs[k].algo, r);
+            CHECK(off.replays[r] == 0, "p=%d: rank %d replayed %lu calls with replay off", runs[k].p, r,
+                  off.replays[r]);
+            replays += on.replays[r], tiny += on.tiny[r];
+        }
+        /* each shape runs 4 calls, one recorded; at p = 2 reduce (nhr_oneshot) is tiny too */
+        CHECK(replays * 3 >= tiny * 2 && tiny * (runs[k].p == 2 ? 1 : 3) >= (unsigned long)(runs[k].p * on.ncalls),
+              "p=%d %s: %lu of %lu tiny calls replayed, of %d calls", runs[k].p, runs[k].algo, replays, tiny,
+              runs[k].p * on.ncalls);
+        printf("# p=%d %s: %lu of %lu tiny calls replayed (%d calls), outputs identical\n", runs[k].p,
+               runs[k].algo, replays, tiny, runs[k].p * on.ncalls);
+    }
+}
+
 /* Many small segments, many steps per call (issue 18 item 9's shapes), with the hook. */
 typedef struct seg_team {
     int p;
@@ -289,6 +401,7 @@ int main(int argc, char **argv)
         {"count_zero", count_zero, 120},
         {"rooted_all", rooted_all, 240},
         {"tiny", tiny, 120},
+        {"replay_bits", replay_bits, 120},
         {"rooted_sleepy", rooted_sleepy, 120},
         {"segments", segments, 120},
         {"long_call", long_call, 120},
