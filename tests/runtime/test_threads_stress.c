@@ -172,8 +172,9 @@ static void tiny(void)
 /* Replayed tiny calls (replay.c) against the general path, bit for bit: a stream of tiny all_reduce and reduce calls
  * on values whose sum depends on its order (magnitudes 1 to 1e30, both signs, fp16/bf16 of random finite bits),
  * every dtype and op, counts 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from buffers whose
- * addresses change from call to call; once with replay off (st_exec_replay_off), once on. Every rank's outputs,
- * hashed, must agree between the runs, and the second must have replayed most of its calls. */
+ * addresses change from call to call, under the preemption hook; once with replay off (st_exec_replay_off), once
+ * on. Every rank's outputs, hashed, must agree between the runs, and the second must have replayed most of its
+ * tiny calls. */
 extern _Thread_local unsigned long st_exec_replays; /* exec.c */
 extern int st_exec_replay_off;
 
@@ -257,6 +258,7 @@ static void rp_run(int p, const char *algo, int off, rp_team *t)
 
 static void replay_bits(void)
 {
+    hooks(); /* ranks run ahead of each other by calls, under the preemption hook */
     static const struct { int p; const char *algo; } runs[] = {
         {2, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"}, {3, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"},
         {5, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"}, {4, "auto"}, {7, "all_reduce=mesh_oneshot"}};
