@@ -33,7 +33,7 @@ static int same_str(const char *a, const char *b)
 static void check_opcode_names(void)
 {
     for (int op = 0; op < ST_OP_COUNT; op++)
-        EXPECT(strcmp(st_opcode_name(op), "?") != 0, "opcode %d has no name in codegen/emit_c.c", op);
+        EXPECT(strcmp(st_opcode_name(op), "?") != 0, "opcode %d has no name in codegen/opcodes.c", op);
     EXPECT(strcmp(st_opcode_name(ST_OP_COUNT), "?") == 0, "st_opcode_name(ST_OP_COUNT) should be \"?\"");
 }
 
