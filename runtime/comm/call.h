@@ -243,19 +243,26 @@ static inline size_t st_pair_len(const st_call *c, const st_pcur *pc, size_t *so
 /* Elements transfer x moves in the current segment: what its message carries. */
 size_t st_call_xfer_len(const st_call *c, const st_xfer *x);
 
-/* Apply n elements at src to dst: a copy, a reduce, or (in not NULL: dst is fresh) dst = in op src. */
+/* Apply n elements at src to dst: a copy, a reduce, or (in not NULL: dst is fresh) dst = in op src; st_call_move
+ * hands it to the call's recorder where there is one (the recorders make it with st_call_move_now, or not at all). */
+static inline void st_call_move_now(const st_call *c, int op, char *dst, const char *in, const char *src, size_t n)
+{
+    if (op == ST_X_COPY)
+        memcpy(dst, src, n * c->esize);
+    else if (in)
+        c->kernel3(dst, in, src, n);
+    else
+        c->kernel(dst, src, n);
+}
+
 static inline void st_call_move(const st_call *c, int op, char *dst, const char *in, const char *src, size_t n)
 {
     if (n == 0)
         return;
     if (c->rec)
         c->rec->move(c->rec, op, dst, in, src, n);
-    else if (op == ST_X_COPY)
-        memcpy(dst, src, n * c->esize);
-    else if (in)
-        c->kernel3(dst, in, src, n);
     else
-        c->kernel(dst, src, n);
+        st_call_move_now(c, op, dst, in, src, n);
 }
 
 #endif

@@ -16,7 +16,6 @@
  * the general path, as they would without this file.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "comm.h"
 #include "replay.h"
@@ -91,12 +90,7 @@ static void st_replay_record(st_recorder *hook, int op, char *dst, const char *i
     const st_call *m = rec->m;
     st_rprog *r = rec->r;
     size_t bytes = n * m->esize;
-    if (op == ST_X_COPY)
-        memcpy(dst, src, bytes);
-    else if (in)
-        m->kernel3(dst, in, src, n);
-    else
-        m->kernel(dst, src, n);
+    st_call_move_now(m, op, dst, in, src, n);
     if (r->state != 0)
         return;
     st_rmove *mv = &r->mv[r->nmoves];
@@ -158,11 +152,6 @@ void st_replay_run(const st_rprog *r, const st_call *m, const st_replay_bases *b
         const st_rmove *mv = &r->mv[i];
         char *dst = b->base[mv->dk] + mv->doff;
         const char *src = b->base[mv->sk] + mv->soff, *in = mv->ik ? b->base[mv->ik] + mv->ioff : NULL;
-        if (mv->op == ST_X_COPY)
-            memcpy(dst, src, mv->n * m->esize);
-        else if (in)
-            m->kernel3(dst, in, src, mv->n);
-        else
-            m->kernel(dst, src, mv->n);
+        st_call_move_now(m, mv->op, dst, in, src, mv->n);
     }
 }
