@@ -40,9 +40,9 @@
  * all_reduce or reduce with at most ST_TINY_BYTES of input, one segment, and a schedule whose only transfers
  * between ranks are at step 0 is tiny (st_tiny: the same answer on every rank, from the fingerprint's fields and
  * the schedule). Every rank writes its input, its fingerprint's fields packed (st_tiny_key) and the call number
- * into one line of its slot (job.h's st_tiny_line, one per call parity), the number last with release, then
- * posts base + 1; a peer polls that line briefly (st_tiny_poll), and when it shows the call with its own key has
- * my check and my data in one fetch. Otherwise (late, sleeping, or a different fingerprint) it takes the full
+ * into its slot's hand-over (job.h's st_tiny_line, one per call parity: the check and the first 40 bytes in one
+ * line), the number last with release, then posts base + 1; a peer polls that line briefly (st_tiny_poll), and
+ * when it shows the call with its own key has my check (and an 8-byte call's data) in one fetch. Otherwise (late, sleeping, or a different fingerprint) it takes the full
  * path: wait for the counter, compare the whole fingerprint (a mismatch is named as always), and the line, written
  * before the post, is then there. Peers read the input from the line, with no borrow (the slot is the job's,
  * alive while any rank is). At step 0 every unit a peer reads from me is still my input (st_fresh_tables: nothing
@@ -78,11 +78,12 @@ typedef struct st_ctx {
 /* ---- tiny calls ---------------------------------------------------------------------------------------- */
 
 /* A tiny call's fingerprint fields but the call number and the algorithm, packed exactly: a count of at most
- * ST_TINY_BYTES elements fits 8 bits, a root 16 (p <= 65536; -1, all_reduce's, is 0xffff, told apart by coll). */
+ * ST_TINY_BYTES elements fits 16 bits, a root 16 (p <= 65536; -1, all_reduce's, is 0xffff, told apart by coll). */
+_Static_assert(ST_TINY_BYTES <= 0xffff, "a tiny call's count fits the key's 16 bits");
 static uint64_t st_tiny_key(const st_fingerprint *f)
 {
     return (uint64_t)(uint8_t)f->coll | (uint64_t)(uint8_t)f->dtype << 8 | (uint64_t)(uint8_t)(f->op + 1) << 16 |
-           (uint64_t)(uint8_t)f->count << 24 | (uint64_t)(uint16_t)f->root << 32;
+           (uint64_t)(uint16_t)f->count << 24 | (uint64_t)(uint16_t)f->root << 40;
 }
 
 /* Has peer q handed over this tiny call's input, with my fingerprint? One line read (job.h's st_tiny_line). */

@@ -39,18 +39,22 @@ typedef struct st_fp_kept {
     const int32_t *peers;
 } st_fp_kept;
 
-/* A tiny call's input, copied into its rank's slot (exec.c's st_tiny): at most this many bytes. */
-#define ST_TINY_BYTES 40
+/* A tiny call's input, copied into its rank's slot (exec.c's st_tiny): at most this many bytes. Up to 4 KiB the tiny
+ * path (no borrow, no wait for readers, one post a call, the moves replayed) beats the general one at p = 2
+ * (docs/performance.md, "Tiny thread calls replayed": 1 KiB 0.94-1.06 -> 0.50-0.52 us, 4 KiB 1.40 -> 1.26-1.32);
+ * mesh_oneshot, auto's pick for small calls, reads every peer's input whole either way. */
+#define ST_TINY_BYTES 4096
 
-/* One cache line that hands a tiny call's input to the peers (exec.c): a peer that finds `seq` and the call's key
- * as it expects them has my fingerprint's check and my data in one line fetched. */
+/* A tiny call's hand-over (exec.c): its first cache line holds the call number, the fingerprint's small fields and
+ * the first 40 bytes of the input, so a peer that finds `seq` and the call's key as it expects them has my
+ * fingerprint's check (and an 8-byte call's data) in one line fetched; longer inputs go on in the lines after. */
 typedef struct st_tiny_line {
     _Alignas(64) _Atomic uint64_t seq; /* the call number + 1, stored last (release); 0: none yet */
     uint64_t key;                      /* the fingerprint's small fields packed (exec.c's st_tiny_key) */
     const st_algo *algo;               /* and its algorithm */
     unsigned char head[ST_TINY_BYTES]; /* the input */
 } st_tiny_line;
-_Static_assert(sizeof(st_tiny_line) == 64, "a tiny call's hand-over is one cache line");
+_Static_assert(sizeof(st_tiny_line) == 4096 + 64, "a tiny call's hand-over: the check in the first line");
 
 typedef struct st_slot {
     _Alignas(64) _Atomic uint32_t posted;

@@ -171,7 +171,7 @@ static void tiny(void)
 
 /* Replayed tiny calls (replay.c) against the general path, bit for bit: a stream of tiny all_reduce and reduce calls
  * on values whose sum depends on its order (magnitudes 1 to 1e30, both signs, fp16/bf16 of random finite bits),
- * every dtype and op, counts 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from buffers whose
+ * every dtype and op, counts from 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from buffers whose
  * addresses change from call to call, under the preemption hook; once with replay off (st_exec_replay_off), once
  * on. Every rank's outputs, hashed, must agree between the runs, and the second must have replayed most of its
  * tiny calls. */
@@ -209,12 +209,12 @@ static void rp_rank(void *ctx, int r)
 {
     rp_team *t = ctx;
     static const stitch_dtype_t dts[] = {STITCH_FP32, STITCH_FP64, STITCH_FP16, STITCH_BF16};
-    unsigned char pool[4][64], out[4][64];
+    static _Thread_local _Alignas(64) unsigned char pool[4][ST_TINY_BYTES], out[4][ST_TINY_BYTES];
     uint64_t x = 1000 + (uint64_t)r, h = 1469598103934665603ULL;
     unsigned long replays0 = st_exec_replays, tiny0 = st_exec_tiny_calls;
     for (int i = 0; i < t->ncalls && t->st[r] == STITCH_OK; i++) {
         stitch_dtype_t dt = dts[(i / 64) % 4];
-        size_t es = stitch_dtype_size(dt), count = 1 + (size_t)(i / 8) % (40 / es);
+        size_t es = stitch_dtype_size(dt), count = 1 + (size_t)(i / 8) * 97 % (ST_TINY_BYTES / es);
         stitch_op_t op = (stitch_op_t)((i / 16) % STITCH_OP_COUNT);
         int reduce = (i / 32) % 2, root = (i / 128) % t->p, in_place = i % 2; /* shapes alternate, and repeat */
         unsigned char *send = pool[i % 4], *recv = in_place ? send : out[(i / 3) % 4];
