@@ -39,10 +39,10 @@ typedef struct st_fp_kept {
     const int32_t *peers;
 } st_fp_kept;
 
-/* A tiny call's input, copied into its rank's slot (exec.c's st_tiny): at most this many bytes. Up to 4 KiB the tiny
- * path (no borrow, no wait for readers, one post a call, the moves replayed) beats the general one at p = 2
- * (docs/performance.md, "Tiny thread calls replayed": 1 KiB 0.94-1.06 -> 0.50-0.52 us, 4 KiB 1.40 -> 1.26-1.32);
- * mesh_oneshot, auto's pick for small calls, reads every peer's input whole either way. */
+/* A tiny call's input, copied into its rank's slot (exec.c's st_tiny): at most this many bytes. Up to 2 KiB the tiny
+ * path (no borrow, no wait for readers, one post a call, the moves replayed) beat the general one at p = 2 by 2x
+ * (docs/performance.md, "Tiny thread calls replayed": 1 KiB ~1.0 -> 0.55 us), at 4 KiB it is even; mesh_oneshot,
+ * auto's pick for small calls, reads every peer's input whole either way. */
 #define ST_TINY_BYTES 4096
 
 /* A tiny call's hand-over (exec.c): its first cache line holds the call number, the fingerprint's small fields and

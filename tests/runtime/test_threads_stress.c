@@ -153,7 +153,7 @@ static void count_zero(void)
     run_batch(3, "scatter=mesh,broadcast=nb_binary,reduce=nhr_oneshot,gather=mesh", rooted, 4, 400, 8);
 }
 
-/* Tiny calls (exec.c's st_tiny: one step, at most 256 bytes; peers read the input from the slot and nobody waits
+/* Tiny calls (exec.c's st_tiny: one step, at most ST_TINY_BYTES; peers read the input from the slot and nobody waits
  * for its readers at the end), interleaved with calls of the same collectives that are not tiny (counts 100 and
  * up, and reduce's multi-step algorithm), so ranks run ahead by calls and the slot's two copies are reused under
  * the hook's preemption. */
