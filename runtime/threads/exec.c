@@ -31,26 +31,27 @@
  * owner waits for the borrows to end (job.h). Its caller may then free the buffers at once. A rank that times
  * out names, besides the peer it waited for, the rank furthest behind by the progress every slot publishes.
  *
- * Tiny calls. An 8-byte all_reduce costs what its synchronisation costs: mesh_oneshot (auto's choice) reads the
- * peers' inputs at step 0 and reduces locally at steps 1 and 2, and the protocol made two round trips of it (the
- * step's post and wait, then at step 1 the wait for my readers of step 0, which lets me overwrite what they read),
- * a borrow (an atomic add and subtract on the peer's slot line) per transfer, and a post per step; and each peer
- * check read three lines the peer had just written (its counter, its fingerprint, its data), each a cache line
- * crossing cores (1.4 us at p = 2 on the 2-core VM against Open MPI's 0.5: docs/performance.md). A call of
- * all_reduce or reduce with at most ST_TINY_BYTES of input, one segment, and a schedule whose only transfers
- * between ranks are at step 0 is tiny (st_tiny: the same answer on every rank, from the fingerprint's fields and
- * the schedule). Every rank writes its input, its fingerprint's fields packed (st_tiny_key) and the call number
- * into its slot's hand-over (job.h's st_tiny_line, one per call parity: the check and the first 40 bytes in one
- * line), the number last with release, then posts base + 1; a peer polls that line briefly (st_tiny_poll), and
- * when it shows the call with its own key has my check (and an 8-byte call's data) in one fetch. Otherwise (late, sleeping, or a different fingerprint) it takes the full
- * path: wait for the counter, compare the whole fingerprint (a mismatch is named as always), and the line, written
- * before the post, is then there. Peers read the input from the line, with no borrow (the slot is the job's,
- * alive while any rank is). At step 0 every unit a peer reads from me is still my input (st_fresh_tables: nothing
- * is written before step 0, and a step never writes a unit it sends), so the values and the result are bit for
- * bit the same. Nobody reads my buffers, so I never wait for my readers, at a step or at the end; nor does anyone
- * wait for my steps after step 0, so I post only base + 1 and the call's final value. The line of a parity is
- * rewritten two calls later only after the peers of that call have finished it (st_wait_checked, which guards the
- * fingerprint the same way, and which takes a peer's line of the call in between as proof that it has).
+ * Tiny calls. An 8-byte all_reduce costs what its synchronisation costs: mesh_oneshot (auto's choice) reads the peers'
+ * inputs at step 0 and reduces locally at steps 1 and 2, and the protocol made two round trips of it (the step's post
+ * and wait, then at step 1 the wait for my readers of step 0, which lets me overwrite what they read), a borrow (an
+ * atomic add and subtract on the peer's slot line) per transfer, and a post per step; and each peer check read three
+ * lines the peer had just written (its counter, its fingerprint, its data), each a cache line crossing cores (1.4 us at
+ * p = 2 on the 2-core VM against Open MPI's 0.5: docs/performance.md). A call of all_reduce or reduce with at most
+ * ST_TINY_BYTES of input, one segment, and a schedule whose only transfers between ranks are at step 0 is tiny
+ * (st_tiny: the same answer on every rank, from the fingerprint's fields and the schedule). Every rank writes its
+ * input, its fingerprint's fields packed (st_tiny_key) and the call number into its slot's hand-over (job.h's
+ * st_tiny_line, one per call parity: the check and the first 40 bytes in one line), the number last with release, then
+ * posts base + 1; a peer polls that line briefly (st_tiny_poll), and when it shows the call with its own key has my
+ * check (and an 8-byte call's data) in one fetch. Otherwise (late, sleeping, or a different fingerprint) it takes the
+ * full path: wait for the counter, compare the whole fingerprint (a mismatch is named as always), and the hand-over,
+ * written before the post, is then there. Peers read the input from the hand-over, with no borrow (the slot is the
+ * job's, alive while any rank is). At step 0 every unit a peer reads from me is still my input (st_fresh_tables:
+ * nothing is written before step 0, and a step never writes a unit it sends), so the values and the result are bit for
+ * bit the same. Nobody reads my buffers, so I never wait for my readers, at a step or at the end; nor does anyone wait
+ * for my steps after step 0, so I post only base + 1 and the call's final value. The line of a parity is rewritten two
+ * calls later only after the peers of that call have finished it (st_wait_checked, which guards the fingerprint the
+ * same way, and which takes a peer's line of the call in between as proof that it has). A tiny call's moves are
+ * recorded on the first call of its shape and replayed on the next (replay.c; st_run_tiny).
  *
  * Threads are not a transport in transport.h's table: a byte stream cannot express reading a peer's units in
  * place under a borrow (see the end of call.c's opening comment).
