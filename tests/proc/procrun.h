@@ -146,13 +146,14 @@ static void spawn(run *r, int n, rank_fn fn, const char *transport)
     }
 }
 
-/* Every rank exited 0; otherwise print each failed rank's code and report, labelled `what`, and return 0. */
+/* Every rank exited 0; otherwise print each failed rank's code and report, labelled `what` (NULL: "auto", as a
+ * transport of NULL, the default, is passed), and return 0. */
 static int all_ok(const run *r, const char *what)
 {
     int ok = 1;
     for (int i = 0; i < r->n; i++)
         if (r->status[i] != 0) {
-            printf("# %s: rank %d exited %d: %s\n", what, i, r->status[i], r->text[i]);
+            printf("# %s: rank %d exited %d: %s\n", what ? what : "auto", i, r->status[i], r->text[i]);
             ok = 0;
         }
     return ok;
