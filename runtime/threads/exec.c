@@ -36,8 +36,8 @@
  * and wait, then at step 1 the wait for my readers of step 0, which lets me overwrite what they read), a borrow (an
  * atomic add and subtract on the peer's slot line) per transfer, and a post per step; and each peer check read three
  * lines the peer had just written (its counter, its fingerprint, its data), each a cache line crossing cores (1.4 us at
- * p = 2 on the 2-core VM against Open MPI's 0.5: docs/performance.md). A call of all_reduce or reduce with at most
- * ST_TINY_BYTES of input, one segment, and a schedule whose only transfers between ranks are at step 0 is tiny
+ * p = 2 on the 2-core VM against Open MPI's 0.5: docs/performance.md). A call of all_reduce, reduce or broadcast with
+ * at most ST_TINY_BYTES of input, one segment, and a schedule whose only transfers between ranks are at step 0 is tiny
  * (st_tiny: the same answer on every rank, from the fingerprint's fields and the schedule). Every rank writes its
  * input, its fingerprint's fields packed (st_tiny_key) and the call number into its slot's hand-over (job.h's
  * st_tiny_line, one per call parity: the check and the first 40 bytes in one line), the number last with release, then
@@ -85,6 +85,13 @@ static uint64_t st_tiny_key(const st_fingerprint *f)
 {
     return (uint64_t)(uint8_t)f->coll | (uint64_t)(uint8_t)f->dtype << 8 | (uint64_t)(uint8_t)(f->op + 1) << 16 |
            (uint64_t)(uint16_t)f->count << 24 | (uint64_t)(uint16_t)f->root << 40;
+}
+
+/* What a tiny call hands over: every rank's input (all_reduce, reduce), the root's alone (broadcast: the others
+ * hand over their key only, and their sendbuf, unused, may be anything). */
+static const void *st_tiny_input(const st_ctx *c)
+{
+    return c->a->coll == STITCH_BROADCAST && c->m.me != c->a->root ? NULL : c->a->send;
 }
 
 /* Has peer q handed over this tiny call's input, with my fingerprint? One line read (job.h's st_tiny_line). */
@@ -341,7 +348,7 @@ static void st_tiny_bases(const st_ctx *c, st_replay_bases *b)
     const st_call *m = &c->m;
     size_t bytes = c->a->count * m->esize;
     *b = (st_replay_bases){{NULL}, {0}};
-    b->base[ST_RR_SEND] = (char *)c->a->send, b->len[ST_RR_SEND] = bytes;
+    b->base[ST_RR_SEND] = (char *)st_tiny_input(c), b->len[ST_RR_SEND] = bytes;
     b->base[ST_RR_RECV] = c->a->recv, b->len[ST_RR_RECV] = bytes;
     b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes * (size_t)m->nblocks;
     b->base[ST_RR_UNITS] = (char *)m->mine.units;
@@ -391,7 +398,8 @@ static stitch_status_t st_run_call(st_ctx *c)
     me->fp[c->m.fp.seq & 1] = c->m.fp;
     if (c->tiny) { /* the line first, then the post (a peer that waits on the counter finds the line) */
         st_tiny_line *tl = &me->tiny[c->m.fp.seq & 1];
-        memcpy(tl->head, c->a->send, c->a->count * c->m.esize);
+        if (st_tiny_input(c))
+            memcpy(tl->head, st_tiny_input(c), c->a->count * c->m.esize);
         tl->key = c->key, tl->algo = c->m.fp.algo;
         atomic_store_explicit(&tl->seq, c->m.fp.seq + 1, memory_order_release);
     }
@@ -429,8 +437,10 @@ static int st_remote_once(st_entry *e)
 static int st_tiny(const st_ctx *c)
 {
     stitch_coll_t coll = c->a->coll;
-    return (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE) && c->m.nseg == 1 &&
-           c->a->count * c->m.esize <= ST_TINY_BYTES && c->a->send && st_remote_once((st_entry *)c->m.e);
+    return (coll == STITCH_ALL_REDUCE || coll == STITCH_REDUCE || coll == STITCH_BROADCAST) && c->m.nseg == 1 &&
+           c->a->count * c->m.esize <= ST_TINY_BYTES &&
+           (st_tiny_input(c) || (coll == STITCH_BROADCAST && c->m.me != c->a->root)) &&
+           st_remote_once((st_entry *)c->m.e);
 }
 
 stitch_status_t st_exec(stitch_comm_t *comm, const st_args *a)

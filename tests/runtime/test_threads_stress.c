@@ -169,12 +169,12 @@ static void tiny(void)
     printf("# %lu tiny calls over the ranks\n", n);
 }
 
-/* Replayed tiny calls (replay.c) against the general path, bit for bit: a stream of tiny all_reduce and reduce calls
- * on values whose sum depends on its order (magnitudes 1 to 1e30, both signs, fp16/bf16 of random finite bits),
- * every dtype and op, counts from 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from buffers whose
- * addresses change from call to call, under the preemption hook; once with replay off (st_exec_replay_off), once
- * on. Every rank's outputs, hashed, must agree between the runs, and the second must have replayed most of its
- * tiny calls. */
+/* Replayed tiny calls (replay.c) against the general path, bit for bit: a stream of tiny all_reduce, reduce and
+ * broadcast calls on values whose sum depends on its order (magnitudes 1 to 1e30, both signs, fp16/bf16 of random
+ * finite bits), every dtype and op, counts from 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from
+ * buffers whose addresses change from call to call (a broadcast's non-roots pass a NULL sendbuf every other shape),
+ * under the preemption hook; once with replay off (st_exec_replay_off), once on. Every rank's outputs, hashed, must
+ * agree between the runs, and the second must have replayed most of its tiny calls. */
 extern _Thread_local unsigned long st_exec_replays; /* exec.c */
 extern int st_exec_replay_off;
 
@@ -216,15 +216,19 @@ static void rp_rank(void *ctx, int r)
         stitch_dtype_t dt = dts[(i / 64) % 4];
         size_t es = stitch_dtype_size(dt), count = 1 + (size_t)(i / 8) * 97 % (ST_TINY_BYTES / es);
         stitch_op_t op = (stitch_op_t)((i / 16) % STITCH_OP_COUNT);
-        int reduce = (i / 32) % 2, root = (i / 128) % t->p, in_place = i % 2; /* shapes alternate, and repeat */
+        int kind = (i / 32) % 3, root = (i / 96) % t->p, in_place = i % 2; /* shapes alternate, and repeat */
+        int reduce = kind == 1, bcast = kind == 2;
         unsigned char *send = pool[i % 4], *recv = in_place ? send : out[(i / 3) % 4];
         rp_fill(send, count, dt, &x);
         if (!in_place)
             memset(recv, 0, count * es);
         if (reduce && r != root && !in_place)
             recv = NULL;
-        t->st[r] = reduce ? stitch_reduce(send, recv, count, dt, op, root, t->comms[r])
-                          : stitch_all_reduce(send, recv, count, dt, op, t->comms[r]);
+        if (bcast && r != root && !in_place && (i / 2) % 2) /* a sendbuf the call does not use */
+            send = NULL;
+        t->st[r] = reduce  ? stitch_reduce(send, recv, count, dt, op, root, t->comms[r])
+                   : bcast ? stitch_broadcast(send, recv, count, dt, root, t->comms[r])
+                           : stitch_all_reduce(send, recv, count, dt, op, t->comms[r]);
         if (t->st[r] != STITCH_OK)
             snprintf(t->err[r], sizeof t->err[r], "call %d: %s", i, stitch_comm_last_error(t->comms[r]));
         if (recv && (!reduce || r == root))
@@ -261,7 +265,7 @@ static void replay_bits(void)
     hooks(); /* ranks run ahead of each other by calls, under the preemption hook */
     static const struct { int p; const char *algo; } runs[] = {
         {2, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"}, {3, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"},
-        {5, "all_reduce=mesh_oneshot,reduce=nhr_oneshot"}, {4, "auto"}, {7, "all_reduce=mesh_oneshot"}};
+        {5, "all_reduce=mesh_oneshot,reduce=nhr_oneshot,broadcast=mesh"}, {4, "auto"}, {7, "all_reduce=mesh_oneshot"}};
     for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
         rp_team off, on;
         rp_run(runs[k].p, runs[k].algo, 1, &off);
@@ -274,8 +278,8 @@ static void replay_bits(void)
                   off.replays[r]);
             replays += on.replays[r], tiny += on.tiny[r];
         }
-        /* each shape runs 4 calls, one recorded; at p = 2 reduce (nhr_oneshot) is tiny too */
-        CHECK(replays * 3 >= tiny * 2 && tiny * (runs[k].p == 2 ? 1 : 3) >= (unsigned long)(runs[k].p * on.ncalls),
+        /* each shape runs 4 calls, one recorded; at least the all_reduce calls (a third) are tiny */
+        CHECK(replays * 3 >= tiny * 2 && tiny * 3 >= (unsigned long)(runs[k].p * on.ncalls),
               "p=%d %s: %lu of %lu tiny calls replayed, of %d calls", runs[k].p, runs[k].algo, replays, tiny,
               runs[k].p * on.ncalls);
         printf("# p=%d %s: %lu of %lu tiny calls replayed (%d calls), outputs identical\n", runs[k].p,
