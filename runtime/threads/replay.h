@@ -7,8 +7,8 @@
 /* Where a recorded move's pointers point: a role, whose base each call finds anew, and an offset from it. */
 enum { ST_RR_NONE, ST_RR_SEND, ST_RR_RECV, ST_RR_WORK, ST_RR_UNITS, ST_RR_LINES, ST_RR_COUNT };
 
-/* One call's bases of the roles: its buffers, the communicator's scratch, and the peers' tiny lines of this call's
- * parity (the line of rank q at lines + q * line_stride). */
+/* One call's bases of the roles: its buffers, its work blocks, the communicator's scratch units, and the peers'
+ * tiny hand-overs of this call's parity (rank q's at q slots from rank 0's, job.h). */
 typedef struct st_replay_bases {
     char *base[ST_RR_COUNT];
     size_t len[ST_RR_COUNT]; /* the bytes a role spans: recording refuses a pointer outside every role */
