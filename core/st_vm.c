@@ -268,7 +268,6 @@ static int set_stride(vm *m, int with_mod)
     return st_piece_cut(first, stride, count, mod < 0 ? -mod : mod, add_piece, m) ? -1 : 0;
 }
 
-/* Enter a frame of `nslots` slots; `args` values come from the stack into the first slots. */
 /* The current frame: nslots slots from fp, zeroed, the first nargs taken from the stack. */
 static int frame_at(vm *m, int32_t fp, int32_t nslots, int nargs)
 {
@@ -285,6 +284,7 @@ static int frame_at(vm *m, int32_t fp, int32_t nslots, int nargs)
     return 0;
 }
 
+/* Enter a new frame of nslots slots above the current one (frame_at), the caller's kept for leave. */
 static int enter(vm *m, int32_t ret_pc, int32_t nslots, int nargs, int algo_body)
 {
     if (m->depth >= ST_MAX_CALL_DEPTH)

@@ -342,14 +342,13 @@ static stitch_status_t st_wait_checked(st_ctx *c)
 _Thread_local unsigned long st_exec_replays; /* tiny calls this thread replayed (replay.c): for the tests */
 int st_exec_replay_off;                       /* tests: every tiny call takes the general path, unrecorded */
 
-/* The roles of replay.c for this call: my buffers, my work blocks and scratch units, the peers' lines. */
+/* The roles of replay.c for this call: the call model's input, work blocks and scratch units, the peers' lines. */
 static void st_tiny_bases(const st_ctx *c, st_replay_bases *b)
 {
     const st_call *m = &c->m;
     size_t bytes = c->a->count * m->esize;
     *b = (st_replay_bases){{NULL}, {0}};
-    b->base[ST_RR_SEND] = (char *)st_tiny_input(c), b->len[ST_RR_SEND] = bytes;
-    b->base[ST_RR_RECV] = c->a->recv, b->len[ST_RR_RECV] = bytes;
+    b->base[ST_RR_INPUT] = (char *)m->mine.input, b->len[ST_RR_INPUT] = bytes * (size_t)m->nblocks;
     b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes * (size_t)m->nblocks;
     b->base[ST_RR_UNITS] = (char *)m->mine.units;
     b->len[ST_RR_UNITS] = (size_t)m->sched->nscratch * m->slot_stride * m->esize;

@@ -10,10 +10,11 @@
  * source and input; the next calls of that shape skip the walk and make the recorded moves, in their order, from
  * the same kernels: the same moves on the same bytes, so the same result bits.
  *
- * Roles: the call's send and recv buffers, its work blocks and scratch units (the communicator's, which move
- * between calls), and the peers' tiny lines of the call's parity (rank q's at a fixed stride from rank 0's). A
- * pointer outside all of them, or more than ST_REPLAY_MOVES moves, and the shape is not recorded: its calls take
- * the general path, as they would without this file.
+ * Roles: the call model's input, work blocks and scratch units (the communicator's, which move between calls), and
+ * the peers' tiny lines of the call's parity (rank q's at a fixed stride from rank 0's). The roles never share a
+ * byte: the caller's buffers that a call uses overlap only in an in-place form (the API refuses the rest), in which
+ * the call model has no separate input. A pointer outside all of them, or more than ST_REPLAY_MOVES moves, and the
+ * shape is not recorded: its calls take the general path, as they would without this file.
  */
 #include <stdlib.h>
 
@@ -73,7 +74,7 @@ static int st_replay_role(const st_replay_bases *b, const char *ptr, size_t byte
     *kind = ST_RR_NONE, *off = 0;
     if (!ptr)
         return 1;
-    for (int k = ST_RR_SEND; k < ST_RR_COUNT; k++) {
+    for (int k = ST_RR_INPUT; k < ST_RR_COUNT; k++) {
         const char *base = b->base[k];
         if (base && ptr >= base && (size_t)(ptr - base) <= b->len[k] && bytes <= b->len[k] - (size_t)(ptr - base) &&
             (size_t)(ptr - base) <= UINT32_MAX) {
@@ -104,25 +105,10 @@ static void st_replay_record(st_recorder *hook, int op, char *dst, const char *i
     r->nmoves++;
 }
 
-/* Do two roles share a byte without being the same range? (A call whose buffers overlap in part would be
- * recorded with roles that the next call's separate buffers do not have.) */
-static int st_replay_overlap(const st_replay_bases *b)
-{
-    for (int i = ST_RR_SEND; i < ST_RR_COUNT; i++)
-        for (int j = i + 1; j < ST_RR_COUNT; j++) {
-            const char *x = b->base[i], *y = b->base[j];
-            if (!x || !y || !b->len[i] || !b->len[j] || (x == y && b->len[i] == b->len[j]))
-                continue;
-            if (x < y + b->len[j] && y < x + b->len[i])
-                return 1;
-        }
-    return 0;
-}
-
 int st_replay_begin(st_replay_rec *rec, st_entry *e, st_call *m, const st_replay_bases *b)
 {
     st_rprog *r = st_replay_shape(e->replay, m);
-    if ((r && r->state == 2) || st_replay_overlap(b))
+    if (r && r->state == 2)
         return 0;
     if (!e->replay && !(e->replay = calloc(1, sizeof *e->replay)))
         return 0;
