@@ -173,14 +173,15 @@ add_executable(bench_cma ${PROC_TESTS}/bench_cma.c)
 add_test(NAME proc.cma.smoke COMMAND bench_cma 1048576 2)
 set_tests_properties(proc.cma.smoke PROPERTIES TIMEOUT 60 LABELS "proc;perf")
 
-# Compact messages (a few bytes over shm, one ring line): streams of tiny and non-tiny calls on 2, 3, 5 ranks are
-# bit-identical with and without them and did send them (counters), none over tcp; a tiny call whose fingerprint
-# differs on one rank fails every rank naming both sides; a receive that finds one names it
+# Compact messages (a few bytes over shm, one ring line) and tiny calls replayed: streams of tiny and non-tiny calls
+# on 2, 3, 5 ranks are bit-identical with and without each and did use them (counters), neither over tcp; a tiny call
+# whose fingerprint differs on one rank fails every rank naming both sides, replayed or not; a receive that finds one
+# names it, and a replayed call that finds a point-to-point message; a rank that dies between replayed calls is named
 # (tests/proc/test_proc_tiny.c).
 add_executable(test_proc_tiny ${PROC_TESTS}/test_proc_tiny.c)
 target_link_libraries(test_proc_tiny PRIVATE stitch)
 target_compile_options(test_proc_tiny PRIVATE -UNDEBUG)
-foreach(sc np2 np3 np5 np3.tcp mismatch.np2 mismatch.np3 mismatch.np5 p2p)
+foreach(sc np2 np3 np5 np3.tcp mismatch.np2 mismatch.np3 mismatch.np5 p2p p2p.replayed death.np3)
   add_test(NAME proc.tiny.${sc} COMMAND test_proc_tiny ${sc})
   set_tests_properties(proc.tiny.${sc} PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE)
 endforeach()

@@ -68,6 +68,7 @@
 #include "proc.h"
 #include "reduce.h"
 #include "registry.h"
+#include "replay.h"
 
 #define ST_BLOCK_MS 20 /* a sleeping rank wakes at least this often to check the deadline and dead peers */
 
@@ -109,6 +110,7 @@ _Static_assert(sizeof(st_msg_small) + ST_COMPACT_MAX + 16 == 64, "a compact mess
 unsigned long long st_msg_fused_bytes;
 unsigned long long st_msg_compact_sent, st_msg_compact_recv; /* exec_msg.h */
 int st_msg_compact_off;
+unsigned long long st_msg_replays;
 
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
  * copy. An early send (the next step's, begun while its units arrive) may send only `cap` payload bytes. */
@@ -177,6 +179,12 @@ typedef struct st_mctx {
     st_rmode *rm;       /* pr->rm: the step's receives as the one-sided path sees them, from rm_first */
     int32_t rm_first, adv_next; /* the step's first receive; the next whose advert may be due */
     struct timespec idle_since; /* when the current run of fruitless progress checks began */
+    st_replay_rec rec;  /* a tiny call's program being recorded (rec.r set; replay.c) */
+    const st_rprog *rp; /* or replayed: its next step rp_i */
+    int rp_i;
+    int rp_peer;        /* the message being applied (ST_RM_RECV .. ST_RM_DONE): from, and its length in the stream */
+    size_t rp_len;
+    st_replay_bases rb; /* the program's bases (recording moves ST_RR_LINES to each message's payload) */
 } st_mctx;
 
 /* ---- errors ---------------------------------------------------------------------------------------------- */
@@ -587,10 +595,14 @@ static void st_stage_compact(const st_mctx *c, st_out *o)
     size_t len;
     memcpy(p, &h, sizeof h);
     p += sizeof h;
+    if (c->rec.r)
+        st_replay_mark(&c->rec, ST_RM_SEND, (uint32_t)(o->x - c->m.e->sched.xfers), o->hdr.g, o->hdr.bytes);
     for (st_pcur pc = o->at; pc.left; st_pairs_next(&c->m, &pc)) {
         const char *src = st_pair(c, &pc, 0, &len);
         if (len)
             memcpy(p, src, len * c->m.esize);
+        if (len && c->rec.r)
+            st_replay_piece(&c->rec, src, len * c->m.esize);
         p += len * c->m.esize;
     }
     o->staged = (size_t)(p - o->stage);
@@ -607,7 +619,10 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
     o->hdr.bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
     st_pairs_begin(&c->m, x, &o->at);
-    if (st_compact_for(c, x->dst, g, o->hdr.bytes))
+    int compact = st_compact_for(c, x->dst, g, o->hdr.bytes);
+    if (!compact && c->rec.r) /* a message with a full header: not a tiny program's */
+        st_replay_refuse(&c->rec);
+    if (compact)
         st_stage_compact(c, o);
     else if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
         st_stage(c, o);
@@ -852,6 +867,8 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
+    if (c->rec.r) /* a message with a full header: not a tiny program's */
+        st_replay_refuse(&c->rec);
     if (h.pad[0] != 0)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step %u's message one-sided where one on the "
                         "stream was due (STITCH_IB_RMA_BYTES)", c->m.me, x->src, g);
@@ -887,7 +904,15 @@ static stitch_status_t st_recv_compact(st_mctx *c, const st_xfer *x, int s, cons
     }
     if (avail < sizeof h + bytes)
         return *got = 0, STITCH_OK;
+    if (c->rec.r) { /* the message's moves read ST_RR_LINES: its payload */
+        c->rb.base[ST_RR_LINES] = (char *)p + sizeof h, c->rb.len[ST_RR_LINES] = bytes;
+        st_replay_mark(&c->rec, ST_RM_RECV, (uint32_t)(x - c->m.e->sched.xfers), (uint32_t)c->in.i, bytes);
+    }
     st_apply_whole(c, x, (const char *)p + sizeof h);
+    if (c->rec.r) {
+        st_replay_mark(&c->rec, ST_RM_DONE, 0, 0, 0);
+        c->rb.base[ST_RR_LINES] = NULL, c->rb.len[ST_RR_LINES] = 0;
+    }
     c->pr->tp[x->src]->ops->consume(c->pr->tp[x->src], sizeof h + bytes);
     c->in.i++;
     st_msg_compact_recv++;
@@ -1339,22 +1364,23 @@ static void st_mstep_local(st_mctx *c, int s)
     }
 }
 
-/* One step: push the sends and apply the receives until both are done. Going to sleep takes two fruitless
- * looks with the doorbell armed in between (proc.h), so peers only pay for a wake-up while we really sleep. */
-static stitch_status_t st_mstep(st_mctx *c, int s)
+/* Push the sends and apply the receives (or, replaying, the program's steps) until both are done. Going to sleep
+ * takes two fruitless looks with the doorbell armed in between (proc.h), so peers only pay for a wake-up while we
+ * really sleep. */
+static stitch_status_t st_mreplay_progress(st_mctx *c, int *done, int *moved);
+
+static stitch_status_t st_mloop(st_mctx *c, int s)
 {
-    stitch_status_t st = st_sends_begin(c, s);
-    if (st == STITCH_OK)
-        st = st_rma_begin(c, s);
+    stitch_status_t st = STITCH_OK;
     int spins = 0, armed = 0;
     uint32_t seen = 0;
-    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .fwd = -1, .hello = c->hello && c->m.k == 0 && s == 0};
     c->pr->prog = (st_progress){c->fp.seq, (uint32_t)c->m.k, (uint32_t)s}; /* what a peer's progress query hears */
     while (st == STITCH_OK) {
         int sends_done = 0, recvs_done = 0, moved = 0, sleep = 0, early_want = 0;
         if ((st = st_sends_progress(c, &sends_done, &moved, &early_want)) != STITCH_OK ||
-            (st = st_recv_progress(c, s, &recvs_done, &moved)) != STITCH_OK || (sends_done && recvs_done) ||
-            moved) {
+            (st = c->rp ? st_mreplay_progress(c, &recvs_done, &moved) : st_recv_progress(c, s, &recvs_done, &moved)) !=
+                STITCH_OK ||
+            (sends_done && recvs_done) || moved) {
             if (armed)
                 st_proc_disarm(c->pr), armed = 0;
             if (st != STITCH_OK || (sends_done && recvs_done))
@@ -1373,6 +1399,151 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
             seen = st_proc_arm(c->pr), armed = 1;
     }
     return st;
+}
+
+/* One step of the plan. */
+static stitch_status_t st_mstep(st_mctx *c, int s)
+{
+    stitch_status_t st = st_sends_begin(c, s);
+    if (st == STITCH_OK)
+        st = st_rma_begin(c, s);
+    c->in = (st_in){.i = c->m.e->plan.recv_first[s], .fwd = -1, .hello = c->hello && c->m.k == 0 && s == 0};
+    return st == STITCH_OK ? st_mloop(c, s) : st;
+}
+
+/* ---- tiny calls, replayed ---------------------------------------------------------------------------------
+ * A call whose messages all go compact at step 0 and whose later steps are local (mesh_oneshot's all_reduce of a
+ * few elements: an 8-byte call at np 2 cost ~3,200 instructions, ~2,000 of them the general path's walk of steps,
+ * transfers and pairs, staging, and the receive's machinery; callgrind, docs/performance.md) is recorded on its
+ * first call of a shape (replay.c: the moves, and marks for each message sent, with the pieces of my input it
+ * carries, and each received, with the moves that apply it) and replayed on the next: the same messages, byte for
+ * byte, staged into the same st_out and pushed by the same loop, and the same moves on what arrives. A message at
+ * the head of a stream that is not the one the program expects (another call's, another fingerprint, a
+ * point-to-point message, a full header) is named as the general path names it. Peers need not agree on replaying:
+ * what goes on the wire is the same either way. */
+
+/* Stage the message of a ST_RM_SEND: the compact header; its ST_RM_PIECEs follow. */
+static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
+{
+    if (c->nouts == c->pr->outs_cap) {
+        int cap = c->pr->outs_cap ? 2 * c->pr->outs_cap : 4;
+        st_out *more = realloc(c->pr->outs, sizeof *more * (size_t)cap);
+        if (!more)
+            return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d sends", cap);
+        c->outs = c->pr->outs = more, c->pr->outs_cap = cap;
+    }
+    st_out *o = &c->outs[c->nouts++];
+    st_msg_small h = {ST_MSG_COMPACT, mv->soff, c->fp.seq, c->ckey};
+    o->x = &c->m.e->sched.xfers[mv->doff];
+    o->hdr_done = o->unit_done = 0, o->done = o->rma = 0;
+    memcpy(o->stage, &h, sizeof h);
+    o->staged = sizeof h;
+    st_msg_compact_sent++;
+    return STITCH_OK;
+}
+
+/* The head of rank q's stream is not the compact message of transfer x that the program expects: name what differs as
+ * the general path would (st_recv_compact, st_recv_header), or wait (*wait) while a header is still arriving. */
+static stitch_status_t st_mreplay_odd(st_mctx *c, const st_xfer *x, const void *p, size_t avail, size_t bytes,
+                                      int *wait)
+{
+    uint32_t magic;
+    st_msg_hdr h;
+    *wait = 1;
+    memcpy(&magic, p, sizeof magic);
+    if (magic == ST_MSG_COMPACT) {
+        st_msg_small sm;
+        memcpy(&sm, p, sizeof sm);
+        if (sm.g == 0 && sm.seq == c->fp.seq && sm.key == c->ckey) /* its payload still to come */
+            return STITCH_OK;
+        h = st_compact_unpack(&sm, x->src, bytes);
+    } else if (avail < sizeof h) {
+        return STITCH_OK;
+    } else {
+        memcpy(&h, p, sizeof h);
+    }
+    *wait = 0;
+    stitch_status_t st = st_check_hdr(c, &h, x->src, 0, bytes);
+    return st != STITCH_OK ? st : st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step 0's message %s where a "
+                                           "compact one was due", c->m.me, x->src,
+                                           magic == ST_MSG_COMPACT ? "differently" : "with a full header");
+}
+
+/* A ST_RM_RECV: is its message at the head of its stream, whole and as expected? *got, and its payload is the lines. */
+static stitch_status_t st_mreplay_recv(st_mctx *c, const st_rmove *mv, int *got)
+{
+    const st_xfer *x = &c->m.e->sched.xfers[mv->doff];
+    const void *p;
+    size_t avail;
+    st_msg_small h;
+    int wait;
+    c->in.i = (int32_t)mv->soff, c->wait_peer = x->src;
+    stitch_status_t st = st_peek(c, x->src, &p, &avail);
+    *got = 0;
+    if (st != STITCH_OK || avail < sizeof h)
+        return st;
+    memcpy(&h, p, sizeof h);
+    if (h.magic != ST_MSG_COMPACT || h.g != 0 || h.seq != c->fp.seq || h.key != c->ckey || avail < sizeof h + mv->n)
+        return st_mreplay_odd(c, x, p, avail, mv->n, &wait);
+    c->rb.base[ST_RR_LINES] = (char *)p + sizeof h;
+    c->rp_peer = x->src, c->rp_len = sizeof h + mv->n;
+    *got = 1;
+    return STITCH_OK;
+}
+
+/* The program's steps from rp_i on, until one waits for a message (*done when none is left), or (lead) up to the
+ * first ST_RM_RECV: every ST_RM_SEND comes before it (step 0 stages its sends before it receives), so the loop that
+ * runs the rest pushes them all. */
+static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *moved)
+{
+    const st_rprog *r = c->rp;
+    stitch_status_t st = STITCH_OK;
+    for (; c->rp_i < r->nmoves; c->rp_i++) {
+        const st_rmove *mv = &r->mv[c->rp_i];
+        st_out *o = &c->outs[c->nouts - 1];
+        int got;
+        switch (mv->op) {
+        case ST_RM_SEND:
+            if ((st = st_mreplay_send(c, mv)) != STITCH_OK)
+                return st;
+            break;
+        case ST_RM_PIECE:
+            memcpy(o->stage + o->staged, c->rb.base[mv->sk] + mv->soff, mv->n);
+            o->staged += mv->n;
+            break;
+        case ST_RM_RECV:
+            if (lead || (st = st_mreplay_recv(c, mv, &got)) != STITCH_OK || !got)
+                return st;
+            break;
+        case ST_RM_DONE:
+            c->pr->tp[c->rp_peer]->ops->consume(c->pr->tp[c->rp_peer], c->rp_len);
+            st_msg_compact_recv++;
+            break;
+        default:
+            st_replay_move(mv, &c->m, &c->rb);
+        }
+        *moved = 1;
+    }
+    c->in.i = c->m.e->plan.recv_first[1];
+    *done = 1;
+    return STITCH_OK;
+}
+
+static stitch_status_t st_mreplay_progress(st_mctx *c, int *done, int *moved)
+{
+    return st_mreplay_steps(c, 0, done, moved);
+}
+
+/* A recorded call: its program's steps before the first message received (its sends staged), then the loop that
+ * pushes the sends and runs the rest. */
+static stitch_status_t st_mreplay(st_mctx *c)
+{
+    int done = 0, moved = 0;
+    c->outs = c->pr->outs, c->nouts = 0;
+    c->in = (st_in){.i = c->m.e->plan.recv_first[0], .fwd = -1};
+    stitch_status_t st = st_mreplay_steps(c, 1, &done, &moved);
+    st_msg_replays++;
+    return st == STITCH_OK ? st_mloop(c, 0) : st;
 }
 
 /* ---- setting up a call -------------------------------------------------------------------------------- */
@@ -1400,6 +1571,13 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     return st != STITCH_OK || !m.e ? st : st_exec_msg_call(comm, &m);
 }
 
+/* May call m be a tiny program (recorded or replayed)? One segment, messages that may go compact; the recording
+ * refuses the rest (a full header, a later step that talks to peers). */
+static int st_mtiny(const st_mctx *c)
+{
+    return c->compact && c->m.nseg == 1 && c->m.a->count * c->m.esize <= ST_COMPACT_MAX && !st_replay_off;
+}
+
 stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
 {
     st_mctx c;
@@ -1407,6 +1585,12 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
     memset(&c, 0, sizeof c);
     c.m = *m;
     st_mctx_init(&c, comm);
+    if (st_mtiny(&c)) {
+        st_replay_bases_of(&c.m, &c.rb);
+        if ((c.rp = st_replay_find(c.m.e, &c.m)) != NULL)
+            return st_mreplay(&c);
+        st_replay_begin(&c.rec, (st_entry *)c.m.e, &c.m, &c.rb);
+    }
     if (c.pr->fuse && c.m.nsteps > 1)
         c.fwd = st_fwd_table((st_entry *)c.m.e, c.m.me);
     for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
@@ -1414,6 +1598,8 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
         for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++) {
             if (c.nearly == 0 && st_step_local(&c, s))
                 st_mstep_local(&c, s);
+            else if (c.rec.r && s > 0) /* a later step that talks to peers: not a tiny program's */
+                st_replay_refuse(&c.rec), st = st_mstep(&c, s);
             else
                 st = st_mstep(&c, s);
         }
@@ -1422,6 +1608,8 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
     }
     if (st == STITCH_OK)
         st_call_finish(&c.m);
+    if (c.rec.r)
+        st_replay_end(&c.rec, st == STITCH_OK);
     for (int j = 0; st != STITCH_OK && c.pr && j < c.m.p; j++) /* failed: nothing one-sided may touch the buffers */
         if (j != c.m.me && c.pr->tp[j] && c.pr->tp[j]->ops->rma)
             c.pr->tp[j]->ops->rma->stop(c.pr->tp[j]);

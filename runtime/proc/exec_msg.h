@@ -40,5 +40,8 @@ int st_msg_compact_header(const void *p, size_t n, int src, st_msg_hdr *h);
 extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
 /* Test hook: nonzero sends every message with a full header, as before compact messages (every rank alike). */
 extern int st_msg_compact_off;
+/* Counter for the tests: tiny calls this process replayed (exec_msg.c, replay.c); replay.h's st_replay_off turns
+ * replaying off. */
+extern unsigned long long st_msg_replays;
 
 #endif

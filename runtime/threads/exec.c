@@ -340,20 +340,13 @@ static stitch_status_t st_wait_checked(st_ctx *c)
 }
 
 _Thread_local unsigned long st_exec_replays; /* tiny calls this thread replayed (replay.c): for the tests */
-int st_exec_replay_off;                       /* tests: every tiny call takes the general path, unrecorded */
 
 /* The roles of replay.c for this call: the call model's input, work blocks and scratch units, the peers' lines. */
 static void st_tiny_bases(const st_ctx *c, st_replay_bases *b)
 {
-    const st_call *m = &c->m;
-    size_t bytes = c->a->count * m->esize;
-    *b = (st_replay_bases){{NULL}, {0}};
-    b->base[ST_RR_INPUT] = (char *)m->mine.input, b->len[ST_RR_INPUT] = bytes * (size_t)m->nblocks;
-    b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes * (size_t)m->nblocks;
-    b->base[ST_RR_UNITS] = (char *)m->mine.units;
-    b->len[ST_RR_UNITS] = (size_t)m->sched->nscratch * m->slot_stride * m->esize;
-    b->base[ST_RR_LINES] = (char *)c->comm->job->slots[0].tiny[m->fp.seq & 1].head;
-    b->len[ST_RR_LINES] = (size_t)(m->p - 1) * sizeof(st_slot) + ST_TINY_BYTES;
+    st_replay_bases_of(&c->m, b);
+    b->base[ST_RR_LINES] = (char *)c->comm->job->slots[0].tiny[c->m.fp.seq & 1].head;
+    b->len[ST_RR_LINES] = (size_t)(c->m.p - 1) * sizeof(st_slot) + ST_TINY_BYTES;
 }
 
 /* A tiny call after its post-free preliminaries: its shape's recorded moves once the peers' lines are seen
@@ -363,7 +356,7 @@ static stitch_status_t st_run_tiny(st_ctx *c, st_slot *me)
 {
     st_replay_bases b;
     st_tiny_bases(c, &b);
-    const struct st_rprog *r = st_exec_replay_off ? NULL : st_replay_find(c->m.e, &c->m);
+    const st_rprog *r = st_replay_off ? NULL : st_replay_find(c->m.e, &c->m);
     stitch_status_t st;
     if (r) {
         st_post(me, c->base + 1);
@@ -375,7 +368,7 @@ static stitch_status_t st_run_tiny(st_ctx *c, st_slot *me)
         return STITCH_OK;
     }
     st_replay_rec rec;
-    int recording = !st_exec_replay_off && st_replay_begin(&rec, (st_entry *)c->m.e, &c->m, &b);
+    int recording = !st_replay_off && st_replay_begin(&rec, (st_entry *)c->m.e, &c->m, &b);
     st_call_segment_begin(&c->m, 0);
     st_post(me, c->base + 1);
     st = st_run_steps(c);

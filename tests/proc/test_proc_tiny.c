@@ -1,21 +1,29 @@
 /* test_proc_tiny.c - compact messages (exec_msg.c: a message of at most 24 payload bytes over shm goes as one ring
- * line, its fingerprint packed into one word), ranks as forked processes.
+ * line, its fingerprint packed into one word) and tiny calls replayed (exec_msg.c, replay.c), ranks as forked
+ * processes.
  *
  *   test_proc_tiny npN           N = 2, 3, 5: a stream of tiny and non-tiny calls, over shm
  *   test_proc_tiny np3.tcp       the same over tcp, where no message may go compact
  *   test_proc_tiny mismatch.npN  N = 2, 3, 5: after a stream of good calls one rank's tiny call disagrees
  *   test_proc_tiny p2p           a receive that finds a collective's compact message names it
+ *   test_proc_tiny p2p.replayed  the same where the collective's call is replayed
+ *   test_proc_tiny death.np3     a rank dies between replayed calls: the others fail promptly, naming it
  *
- * npN: every rank runs the same stream of 420 calls: all_reduce (every algorithm in turn, fp32 sum on fractional,
- * order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just too many), reduce,
+ * npN: every rank runs the same stream of 420 calls: all_reduce (every algorithm in turn, each call three times;
+ * fp32 sum on fractional, order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just
+ * too many), reduce,
  * broadcast and all_gather of a few elements, and an all_reduce of 1000 elements, rooted ones at every root in
  * turn. Integer results are checked against their expected values; every rank hashes every output. The stream runs
- * twice, with compact messages and with the test hook st_msg_compact_off (every message a full header, as before
- * them): the hashes of every rank must be equal (bit-identical results), the first run must have sent and received
- * compact messages on every rank (st_msg_compact_sent/recv: the path ran) and the second none.
+ * three times: as it is, with the test hook st_msg_compact_off (every message a full header, as before compact
+ * messages) and with st_replay_off (every tiny call walks its plan): the hashes of every rank must be equal
+ * (bit-identical results), the first run must have sent and received compact messages and replayed tiny calls on
+ * every rank (st_msg_compact_sent/recv, st_msg_replays: the paths ran), the second none of either, the third no
+ * replay. The tiny all_reduce's buffers move between calls (an offset of 0-2 elements) and run in place every
+ * other time, as a program's roles must follow them.
  *
- * mismatch.npN: after 40 good calls of the stream, rank N-1 calls all_reduce with another op, another count, another
- * dtype, or 200 elements (a full header against compact ones). Every rank must fail within the timeout, with
+ * mismatch.npN: after 40 good calls of the stream and two good ones of the shape to come (so that the good ranks
+ * replay it), rank N-1 calls all_reduce with another op, another count, another dtype, or 200 elements (a full header
+ * against compact ones). Every rank must fail within the timeout, with
  * STITCH_ERR_MISMATCH or the abort of one that did, and at least one must name both sides' values (st_fp_differ's
  * text: "op sum" and "op max"...). A rank still in a good call when a peer that ran ahead found the mismatch is
  * aborted there: it passes when its message names both sides (make test found one, 1 run in ~100). Prints TAP.
@@ -27,10 +35,12 @@
 /* exec_msg.c's counters and test hook (exec_msg.h) */
 extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
 extern int st_msg_compact_off;
+extern unsigned long long st_msg_replays;
+extern int st_replay_off; /* replay.c */
 
 enum { STREAM = 420, GOOD_BEFORE_BAD = 40, BIG = 1000 };
 
-static int compact_off; /* set before spawn: the children inherit it */
+static int compact_off, replay_off; /* set before spawn: the children inherit them */
 
 static uint64_t fnv(uint64_t h, const void *buf, size_t n)
 {
@@ -50,42 +60,54 @@ static void frac_input(int rank, int call, size_t n, float *x)
     }
 }
 
-/* Call k of the stream: its result folded into *h; 0 when it ran and its checkable values are right. */
-static int all_reduce_call(stitch_comm_t *comm, int rank, int p, int k, uint64_t *h, char *why, size_t len)
+/* Call k of the stream, its rep-th time (the same shape, other values, buffers elsewhere): its result folded into
+ * *h; 0 when it ran and its checkable values are right. */
+static int all_reduce_one(stitch_comm_t *comm, int rank, int p, int k, int rep, uint64_t *h, char *why, size_t len)
 {
     const char *names[32];
     int nalgos = stitch_algorithms(STITCH_ALL_REDUCE, names, 32);
-    float f[BIG], g[BIG];
+    float fb[BIG + 2], gb[BIG + 2], *f = fb + (k + rep) % 3, *g = (k & 8) ? f : gb + (k + 1 + rep) % 3;
     int32_t a[6], b[6];
-    double d[3];
+    double db[5], *d = db + (k + rep) % 3;
+    int v = k + 1000 * rep; /* the values' seed */
     stitch_status_t st = stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, names[(k / 7) % nalgos]);
     int kind = (k / 7 / nalgos + k) % 4, bad = 0;
     size_t n = kind == 0 ? 1 + (size_t)(k % 6) : kind == 3 ? 7 : 3;
     if (st == STITCH_OK && kind == 1) { /* int32 max: exact */
         for (int i = 0; i < 6; i++)
-            a[i] = (rank * 7 + i * 3 + k) % 11;
+            a[i] = (rank * 7 + i * 3 + v) % 11;
         st = stitch_all_reduce(a, b, 6, STITCH_INT32, STITCH_MAX, comm);
         for (int i = 0; st == STITCH_OK && i < 6; i++) {
             int32_t want = 0;
             for (int r = 0; r < p; r++)
-                want = (r * 7 + i * 3 + k) % 11 > want ? (r * 7 + i * 3 + k) % 11 : want;
+                want = (r * 7 + i * 3 + v) % 11 > want ? (r * 7 + i * 3 + v) % 11 : want;
             bad |= b[i] != want;
         }
         *h = fnv(*h, b, sizeof b);
     } else if (st == STITCH_OK && kind == 2) { /* fp64, 24 bytes: the most a compact message carries */
         for (int i = 0; i < 3; i++)
-            d[i] = (rank + 1) * 0.1 + i * 1e-9 + k;
+            d[i] = (rank + 1) * 0.1 + i * 1e-9 + v;
         st = stitch_all_reduce(d, d, 3, STITCH_FP64, STITCH_SUM, comm);
-        *h = fnv(*h, d, sizeof d);
+        *h = fnv(*h, d, 3 * sizeof *d);
     } else if (st == STITCH_OK) { /* fp32: 1..6 elements, or 7 (28 bytes: a full header) */
-        frac_input(rank, k, n, f);
+        frac_input(rank, v, n, f);
         st = stitch_all_reduce(f, g, n, STITCH_FP32, STITCH_SUM, comm);
         *h = fnv(*h, g, n * sizeof *g);
     }
     if (st != STITCH_OK || bad)
-        snprintf(why, len, "call %d (all_reduce %s, kind %d): %s", k, names[(k / 7) % nalgos], kind,
+        snprintf(why, len, "call %d.%d (all_reduce %s, kind %d): %s", k, rep, names[(k / 7) % nalgos], kind,
                  st != STITCH_OK ? stitch_comm_last_error(comm) : "wrong result");
     return st != STITCH_OK || bad;
+}
+
+/* Call k of the stream: a tiny all_reduce three times (a shape's first call records its program, the next ones
+ * replay it). */
+static int all_reduce_call(stitch_comm_t *comm, int rank, int p, int k, uint64_t *h, char *why, size_t len)
+{
+    for (int rep = 0; rep < 3; rep++)
+        if (all_reduce_one(comm, rank, p, k, rep, h, why, len))
+            return 1;
+    return 0;
 }
 
 /* The rooted and gathering calls of the stream, and the large all_reduce. */
@@ -138,59 +160,71 @@ static int body_stream(stitch_comm_t *comm, int rank, int p, int out)
     char why[600] = "";
     uint64_t h = 1469598103934665603ull;
     st_msg_compact_off = compact_off;
-    st_msg_compact_sent = st_msg_compact_recv = 0;
+    st_replay_off = replay_off;
+    st_msg_compact_sent = st_msg_compact_recv = st_msg_replays = 0;
     for (int k = 0; k < STREAM; k++)
         if (stream_call(comm, rank, p, k, &h, why, sizeof why)) {
             say(out, "rank %d: %s\n", rank, why);
             return 1;
         }
-    say(out, "hash %016llx compact %llu %llu\n", (unsigned long long)h, st_msg_compact_sent, st_msg_compact_recv);
+    say(out, "hash %016llx compact %llu %llu replays %llu\n", (unsigned long long)h, st_msg_compact_sent,
+        st_msg_compact_recv, st_msg_replays);
     return 0;
 }
 
-static int parse(const char *text, unsigned long long *hash, unsigned long long *sent, unsigned long long *recv)
+typedef struct report {
+    unsigned long long hash, sent, recv, replays;
+} report;
+
+static int parse(const char *text, report *r)
 {
     const char *s = strstr(text, "hash ");
-    return s && sscanf(s, "hash %llx compact %llu %llu", hash, sent, recv) == 3;
+    return s && sscanf(s, "hash %llx compact %llu %llu replays %llu", &r->hash, &r->sent, &r->recv, &r->replays) == 4;
+}
+
+/* One run of the stream with the hooks as given; 0 when a rank failed. */
+static double stream_run(run *r, int p, const char *transport, int no_compact, int no_replay, const char *what)
+{
+    char label[64];
+    snprintf(label, sizeof label, "np%d %s", p, what);
+    compact_off = no_compact, replay_off = no_replay;
+    spawn(r, p, body_stream, transport);
+    double t = reap(r, 120);
+    compact_off = replay_off = 0;
+    return all_ok(r, label) ? t : 0;
 }
 
 static int check_stream(int p, const char *transport)
 {
-    run on, off;
-    char what[64];
-    snprintf(what, sizeof what, "np%d compact", p);
-    compact_off = 0;
-    spawn(&on, p, body_stream, transport);
-    double t1 = reap(&on, 120);
-    if (!all_ok(&on, what))
-        return 0;
-    snprintf(what, sizeof what, "np%d full headers", p);
-    compact_off = 1;
-    spawn(&off, p, body_stream, transport);
-    double t2 = reap(&off, 120);
-    compact_off = 0;
-    if (!all_ok(&off, what))
+    static run on, full, walk; /* as it is; full headers; no replay */
+    double t1 = stream_run(&on, p, transport, 0, 0, "compact");
+    double t2 = t1 ? stream_run(&full, p, transport, 1, 0, "full headers") : 0;
+    double t3 = t2 ? stream_run(&walk, p, transport, 0, 1, "no replay") : 0;
+    if (!t3)
         return 0;
     int ok = 1, shm = strcmp(transport, "shm") == 0;
     for (int r = 0; r < p; r++) {
-        unsigned long long h1, s1, r1, h2, s2, r2;
-        if (!parse(on.text[r], &h1, &s1, &r1) || !parse(off.text[r], &h2, &s2, &r2)) {
-            printf("# np%d rank %d: no report: '%s' / '%s'\n", p, r, on.text[r], off.text[r]);
+        report a, b, c;
+        if (!parse(on.text[r], &a) || !parse(full.text[r], &b) || !parse(walk.text[r], &c)) {
+            printf("# np%d rank %d: no report: '%s' / '%s' / '%s'\n", p, r, on.text[r], full.text[r], walk.text[r]);
             ok = 0;
             continue;
         }
-        printf("# np%d %s rank %d: compact sent %llu received %llu (%.1f s; full headers %.1f s)\n", p, transport, r,
-               s1, r1, t1, t2);
-        if (h1 != h2)
-            printf("# np%d rank %d: results differ with compact messages: %016llx against %016llx\n", p, r, h1, h2),
-                ok = 0;
-        if (shm && (s1 == 0 || r1 == 0))
-            printf("# np%d rank %d: no compact message sent or received: the path never ran\n", p, r), ok = 0;
-        if (!shm && (s1 || r1))
-            printf("# np%d rank %d: compact messages over %s\n", p, r, transport), ok = 0;
-        if (s2 || r2)
-            printf("# np%d rank %d: st_msg_compact_off still sent %llu, received %llu compact\n", p, r, s2, r2),
-                ok = 0;
+        printf("# np%d %s rank %d: compact sent %llu received %llu, replayed %llu (%.1f s; full headers %.1f s, no "
+               "replay %.1f s)\n", p, transport, r, a.sent, a.recv, a.replays, t1, t2, t3);
+        if (a.hash != b.hash || a.hash != c.hash)
+            printf("# np%d rank %d: results differ: %016llx, full headers %016llx, no replay %016llx\n", p, r, a.hash,
+                   b.hash, c.hash), ok = 0;
+        if (shm && (a.sent == 0 || a.recv == 0 || a.replays == 0))
+            printf("# np%d rank %d: no compact message sent or received, or no call replayed: the path never ran\n",
+                   p, r), ok = 0;
+        if (!shm && (a.sent || a.recv || a.replays))
+            printf("# np%d rank %d: compact messages or replays over %s\n", p, r, transport), ok = 0;
+        if (b.sent || b.recv || b.replays)
+            printf("# np%d rank %d: st_msg_compact_off still sent %llu, received %llu compact, replayed %llu\n", p, r,
+                   b.sent, b.recv, b.replays), ok = 0;
+        if (c.replays)
+            printf("# np%d rank %d: st_replay_off still replayed %llu calls\n", p, r, c.replays), ok = 0;
     }
     return ok;
 }
@@ -218,6 +252,11 @@ static int body_bad(stitch_comm_t *comm, int rank, int p, int out)
         }
     unsigned long long before = st_msg_compact_recv;
     stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, "auto");
+    for (int k = 0; k < 2; k++) /* the shape's program, recorded then replayed: the good ranks replay the bad call */
+        if (stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm) != STITCH_OK) {
+            say(out, "rank %d: good call of the shape: %s\n", rank, stitch_comm_last_error(comm));
+            return strstr(stitch_comm_last_error(comm), "communicator aborted") ? 4 : 1;
+        }
     int odd = rank == p - 1;
     size_t n = !odd || bad_kind == 0 || bad_kind == 2 ? 2 : bad_kind == 1 ? 3 : 200;
     stitch_op_t op = odd && bad_kind == 0 ? STITCH_MAX : STITCH_SUM;
@@ -264,34 +303,86 @@ static int sc_bad5(void) { return check_bad_all(5); }
 
 /* ---- a receive that finds a collective's compact message ------------------------------------------------------ */
 
+static int p2p_mode; /* 0: the collective's first call; 1: replayed; 2: replayed, rank 1 sends a message instead */
+
 static int body_p2p(stitch_comm_t *comm, int rank, int p, int out)
 {
     float x[2] = {1, 2};
     (void)p;
-    stitch_status_t st = rank == 0 ? stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm)
-                                   : stitch_recv(x, 2, STITCH_FP32, 0, comm);
+    for (int k = 0; p2p_mode && k < 2; k++) /* record, then replay: the next call of the shape is replayed */
+        if (stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm) != STITCH_OK) {
+            say(out, "good call: %s\n", stitch_comm_last_error(comm));
+            return 1;
+        }
+    stitch_status_t st;
+    if (rank == 0)
+        st = stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm);
+    else if (p2p_mode == 2 && (st = stitch_send(x, 2, STITCH_FP32, 0, comm)) == STITCH_OK)
+        st = stitch_recv(x, 2, STITCH_FP32, 0, comm); /* fails when rank 0, having named the send, aborts */
+    else if (p2p_mode != 2)
+        st = stitch_recv(x, 2, STITCH_FP32, 0, comm);
     say(out, "%s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
     return st == STITCH_OK ? 0 : 3;
 }
 
-static int sc_p2p(void)
+static int check_p2p(int mode)
 {
     run r;
+    p2p_mode = mode;
     setenv("STITCH_TIMEOUT", "10", 1);
     spawn(&r, 2, body_p2p, "shm");
     double took = reap(&r, 40);
     unsetenv("STITCH_TIMEOUT");
     for (int i = 0; i < 2; i++)
-        printf("# p2p: rank %d exited %d: %s", i, r.status[i], r.text[i]);
-    printf("# p2p: done in %.2f s\n", took);
-    return took < 8 && r.status[0] == 3 && r.status[1] == 3 &&
-           strstr(r.text[1], "rank 0 sent a collective's message where rank 1 expects") != NULL;
+        printf("# p2p mode %d: rank %d exited %d: %s", mode, i, r.status[i], r.text[i]);
+    printf("# p2p mode %d: done in %.2f s\n", mode, took);
+    const char *named = mode == 2 ? strstr(r.text[0], "rank 1 sent a point-to-point message where rank 0 expects")
+                                  : strstr(r.text[1], "rank 0 sent a collective's message where rank 1 expects");
+    return took < 8 && r.status[0] == 3 && r.status[1] == 3 && named;
+}
+
+static int sc_p2p(void) { return check_p2p(0); }
+static int sc_p2p_replayed(void) { return check_p2p(1) && check_p2p(2); }
+
+/* ---- a rank dies between replayed calls ------------------------------------------------------------------------ */
+
+static int body_death(stitch_comm_t *comm, int rank, int p, int out)
+{
+    float x[2] = {1, 2};
+    for (int k = 0; k < 3; k++)
+        if (stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm) != STITCH_OK) {
+            say(out, "good call: %s\n", stitch_comm_last_error(comm));
+            return 1;
+        }
+    if (rank == p - 1)
+        _exit(0); /* no goodbye: its control connections close as a killed process's do */
+    stitch_status_t st = stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm);
+    say(out, "replays %llu: %s: %s\n", st_msg_replays, stitch_strerror(st), stitch_comm_last_error(comm));
+    return st == STITCH_OK ? 0 : 3;
+}
+
+static int sc_death(void)
+{
+    run r;
+    setenv("STITCH_TIMEOUT", "10", 1);
+    spawn(&r, 3, body_death, "shm");
+    double took = reap(&r, 40);
+    unsetenv("STITCH_TIMEOUT");
+    int ok = took < 8;
+    for (int i = 0; i < 2; i++) {
+        printf("# death: rank %d exited %d: %s", i, r.status[i], r.text[i]);
+        ok &= r.status[i] == 3 && strncmp(r.text[i], "replays 0", 9) != 0 && strstr(r.text[i], "rank 2") &&
+              strstr(r.text[i], "died");
+    }
+    printf("# death: done in %.2f s\n", took);
+    return ok;
 }
 
 int main(int argc, char **argv)
 {
     static const proc_scenario sc[] = {{"np2", sc_np2},         {"np3", sc_np3},         {"np5", sc_np5},
                                        {"np3.tcp", sc_np3_tcp}, {"mismatch.np2", sc_bad2}, {"mismatch.np3", sc_bad3},
-                                       {"mismatch.np5", sc_bad5}, {"p2p", sc_p2p}};
+                                       {"mismatch.np5", sc_bad5}, {"p2p", sc_p2p},
+                                       {"p2p.replayed", sc_p2p_replayed}, {"death.np3", sc_death}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }

@@ -173,10 +173,10 @@ static void tiny(void)
  * broadcast calls on values whose sum depends on its order (magnitudes 1 to 1e30, both signs, fp16/bf16 of random
  * finite bits), every dtype and op, counts from 1 up to ST_TINY_BYTES, in place and out of place, roots in turn, from
  * buffers whose addresses change from call to call (a broadcast's non-roots pass a NULL sendbuf every other shape),
- * under the preemption hook; once with replay off (st_exec_replay_off), once on. Every rank's outputs, hashed, must
+ * under the preemption hook; once with replay off (st_replay_off), once on. Every rank's outputs, hashed, must
  * agree between the runs, and the second must have replayed most of its tiny calls. */
 extern _Thread_local unsigned long st_exec_replays; /* exec.c */
-extern int st_exec_replay_off;
+extern int st_replay_off; /* replay.c */
 
 typedef struct rp_team {
     stitch_comm_t **comms;
@@ -250,9 +250,9 @@ static void rp_run(int p, const char *algo, int off, rp_team *t)
     stitch_comm_t *comms[MAXP];
     CHECK(stitch_comm_init_threads(p, &cfg, comms, err, sizeof err) == STITCH_OK, "init p=%d: %s", p, err);
     t->comms = comms;
-    st_exec_replay_off = off;
+    st_replay_off = off;
     st_run_ranks(p, rp_rank, t);
-    st_exec_replay_off = 0;
+    st_replay_off = 0;
     for (int r = 0; r < p; r++)
         CHECK(t->st[r] == STITCH_OK, "p=%d %s replay %s: rank %d: %s: %s", p, algo, off ? "off" : "on", r,
               stitch_strerror(t->st[r]), t->err[r]);

@@ -1,4 +1,5 @@
-/* replay.c - a tiny call's moves, recorded once and replayed (threads engine, exec.c's tiny calls).
+/* replay.c - a tiny call's moves, recorded once and replayed (the threads engine's tiny calls, threads/exec.c, and
+ * the message engine's, proc/exec_msg.c).
  *
  * A tiny call (exec.c: all_reduce or reduce of at most ST_TINY_BYTES, one segment, data between ranks at step 0
  * only, the peers' inputs read from their lines) costs what its instructions cost: the line crossing is one cache
@@ -10,35 +11,25 @@
  * source and input; the next calls of that shape skip the walk and make the recorded moves, in their order, from
  * the same kernels: the same moves on the same bytes, so the same result bits.
  *
+ * The message engine records the same way, and adds marks for its messages (replay.h: where each step-0 message
+ * goes, from which pieces of my input, and where each received one is applied), so a replayed call sends the
+ * very bytes the general path would send, in the same order, and applies what arrives with the same moves.
+ *
  * Roles: the call model's input, work blocks and scratch units (the communicator's, which move between calls), and
- * the peers' tiny lines of the call's parity (rank q's at a fixed stride from rank 0's). The roles never share a
- * byte: the caller's buffers that a call uses overlap only in an in-place form (the API refuses the rest), in which
- * the call model has no separate input. A pointer outside all of them, or more than ST_REPLAY_MOVES moves, and the
- * shape is not recorded: its calls take the general path, as they would without this file.
+ * the lines: the peers' tiny lines of the call's parity (threads: rank q's at a fixed stride from rank 0's), or the
+ * payload of the message being applied (messages). The roles never share a byte: the caller's buffers that a call
+ * uses overlap only in an in-place form (the API refuses the rest), in which the call model has no separate input.
+ * A pointer outside all of them, more than ST_REPLAY_MOVES steps, or a call its engine refuses, and the shape is not
+ * recorded: its calls take the general path, as they would without this file.
  */
 #include <stdlib.h>
 
 #include "comm.h"
 #include "replay.h"
 
-#define ST_REPLAY_MOVES 64
 #define ST_REPLAY_SHAPES 4
 
-/* One move: op (ST_X_COPY or a reduce), its elements, and each pointer as a role and an offset. */
-typedef struct st_rmove {
-    uint8_t op, dk, sk, ik;
-    uint32_t n;
-    uint32_t doff, soff, ioff;
-} st_rmove;
-
-/* One shape's program. */
-typedef struct st_rprog {
-    size_t count;     /* the shape: */
-    int dtype, op, in_place;
-    int state;        /* 0 recording, 1 recorded, 2 refused (a pointer outside the roles, or too many moves) */
-    int nmoves;
-    st_rmove mv[ST_REPLAY_MOVES];
-} st_rprog;
+int st_replay_off;
 
 /* An entry's programs, for the last ST_REPLAY_SHAPES shapes it ran tiny (a caller that alternates in place and out
  * of place, or two counts, keeps both). */
@@ -85,6 +76,18 @@ static int st_replay_role(const st_replay_bases *b, const char *ptr, size_t byte
     return 0;
 }
 
+/* The program's next step, or NULL (and the shape refused) when it is full or no longer being recorded. */
+static st_rmove *st_replay_next(st_rprog *r)
+{
+    if (r->state != 0)
+        return NULL;
+    if (r->nmoves == ST_REPLAY_MOVES) {
+        r->state = 2;
+        return NULL;
+    }
+    return &r->mv[r->nmoves];
+}
+
 static void st_replay_record(st_recorder *hook, int op, char *dst, const char *in, const char *src, size_t n)
 {
     st_replay_rec *rec = (st_replay_rec *)(void *)hook;
@@ -92,10 +95,10 @@ static void st_replay_record(st_recorder *hook, int op, char *dst, const char *i
     st_rprog *r = rec->r;
     size_t bytes = n * m->esize;
     st_call_move_now(m, op, dst, in, src, n);
-    if (r->state != 0)
+    st_rmove *mv = st_replay_next(r);
+    if (!mv)
         return;
-    st_rmove *mv = &r->mv[r->nmoves];
-    if (r->nmoves == ST_REPLAY_MOVES || n > UINT32_MAX || !st_replay_role(rec->b, dst, bytes, &mv->dk, &mv->doff) ||
+    if (n > UINT32_MAX || !st_replay_role(rec->b, dst, bytes, &mv->dk, &mv->doff) ||
         !st_replay_role(rec->b, src, bytes, &mv->sk, &mv->soff) ||
         !st_replay_role(rec->b, in, bytes, &mv->ik, &mv->ioff)) {
         r->state = 2;
@@ -103,6 +106,48 @@ static void st_replay_record(st_recorder *hook, int op, char *dst, const char *i
     }
     mv->op = (uint8_t)op, mv->n = (uint32_t)n;
     r->nmoves++;
+}
+
+void st_replay_mark(const st_replay_rec *rec, int op, uint32_t doff, uint32_t soff, size_t n)
+{
+    st_rmove *mv = st_replay_next(rec->r);
+    if (!mv)
+        return;
+    if (n > UINT32_MAX) {
+        rec->r->state = 2;
+        return;
+    }
+    *mv = (st_rmove){.op = (uint8_t)op, .n = (uint32_t)n, .doff = doff, .soff = soff};
+    rec->r->nmoves++;
+}
+
+void st_replay_piece(const st_replay_rec *rec, const char *src, size_t bytes)
+{
+    st_rmove *mv = st_replay_next(rec->r);
+    if (!mv)
+        return;
+    *mv = (st_rmove){.op = ST_RM_PIECE, .n = (uint32_t)bytes};
+    if (bytes > UINT32_MAX || !st_replay_role(rec->b, src, bytes, &mv->sk, &mv->soff) || !mv->sk) {
+        rec->r->state = 2;
+        return;
+    }
+    rec->r->nmoves++;
+}
+
+void st_replay_refuse(const st_replay_rec *rec)
+{
+    if (rec->r->state == 0)
+        rec->r->state = 2;
+}
+
+void st_replay_bases_of(const st_call *m, st_replay_bases *b)
+{
+    size_t bytes = m->a->count * m->esize;
+    *b = (st_replay_bases){{NULL}, {0}};
+    b->base[ST_RR_INPUT] = (char *)m->mine.input, b->len[ST_RR_INPUT] = bytes * (size_t)m->nblocks;
+    b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes * (size_t)m->nblocks;
+    b->base[ST_RR_UNITS] = (char *)m->mine.units;
+    b->len[ST_RR_UNITS] = (size_t)m->sched->nscratch * m->slot_stride * m->esize;
 }
 
 int st_replay_begin(st_replay_rec *rec, st_entry *e, st_call *m, const st_replay_bases *b)
@@ -134,10 +179,6 @@ void st_replay_end(st_replay_rec *rec, int ok)
 
 void st_replay_run(const st_rprog *r, const st_call *m, const st_replay_bases *b)
 {
-    for (int i = 0; i < r->nmoves; i++) {
-        const st_rmove *mv = &r->mv[i];
-        char *dst = b->base[mv->dk] + mv->doff;
-        const char *src = b->base[mv->sk] + mv->soff, *in = mv->ik ? b->base[mv->ik] + mv->ioff : NULL;
-        st_call_move_now(m, mv->op, dst, in, src, mv->n);
-    }
+    for (int i = 0; i < r->nmoves; i++)
+        st_replay_move(&r->mv[i], m, b);
 }
