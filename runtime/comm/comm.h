@@ -107,8 +107,8 @@ typedef struct st_entry {
                                * send of the next step that forwards what it writes (fused), or -1 */
     size_t *geo;              /* during a call: the current segment's unit geometry (st_call_geometry); it lives
                                * in fresh's allocation, freed with it */
-    struct st_replay *replay; /* threads: the moves of the last few tiny calls' shapes (threads/replay.c), one
-                               * allocation; NULL: none yet */
+    struct st_replay *replay; /* the programs of the last few tiny calls' shapes (replay.c: the threads engine's
+                               * moves, or the message engine's moves and messages), one allocation; NULL: none yet */
 } st_entry;
 
 struct stitch_comm {
