@@ -124,6 +124,12 @@ struct stitch_comm {
     struct st_sel_state *sel; /* auto's tables (select.h), built per collective on its first auto call */
     st_reg *reg;         /* the algorithms this communicator sees (registry.h), owned */
     st_entry *cache;     /* one entry per algorithm of reg, by its number (rooted ones: a list per root) */
+    struct st_entry_memo { /* per collective, st_comm_entry_for's last answer and what it was asked (plan.c) */
+        st_entry *e;       /* NULL: none yet */
+        st_choice choice;  /* algo[coll] then */
+        size_t count;
+        int dtype, op, root;
+    } memo[STITCH_COLL_COUNT];
     int32_t *use[STITCH_COLL_COUNT]; /* per collective called: HCCL_ALGO's level entries as role replacements in the
                                       * built-in catalogue (st_inst.use, choose.h's st_hccl_use); NULL: none */
     int32_t *use_l1[STITCH_COLL_COUNT][ST_L1_VARIANTS]; /* policy hccl_guide: `use` with the role level1 running

@@ -84,8 +84,29 @@ static const char *st_pipeline_refuses(const stitch_comm_t *comm, const st_algo 
 /* The algorithm's entry for `root`, found in its list or built. Rooted collectives get one entry per root even
  * when the schedule does not read `root`: where a rank keeps its blocks (its input, output or scratch) depends on
  * the root, so the plan must be checked for the root it runs with. A list holds at most p entries, for as long as
- * the communicator lives. */
+ * the communicator lives.
+ * The answer depends on the collective's choice (comm->algo), the count, dtype, op and root, and on the settings,
+ * fixed for the communicator's life; so a call that asks what the collective's last call asked, under the same
+ * choice, gets the last answer (comm->memo): auto's look-up, the pipeline's refusals and the walk of the list cost
+ * ~250 instructions, a sixth of an 8-byte all_reduce's on shm (callgrind, docs/performance.md). Entries live as
+ * long as the communicator. */
+static stitch_status_t st_entry_find(stitch_comm_t *comm, const st_args *a, st_entry **out);
+
 stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const st_args *a, st_entry **out)
+{
+    struct st_entry_memo *mm = &comm->memo[a->coll];
+    const st_choice *ch = &comm->algo[a->coll];
+    if (mm->e && mm->count == a->count && mm->dtype == (int)a->dtype && mm->op == (int)a->op &&
+        mm->root == a->root && mm->choice.algo == ch->algo && mm->choice.is_auto == ch->is_auto) {
+        *out = mm->e;
+        return STITCH_OK;
+    }
+    stitch_status_t st = st_entry_find(comm, a, out);
+    *mm = (struct st_entry_memo){st == STITCH_OK ? *out : NULL, *ch, a->count, (int)a->dtype, (int)a->op, a->root};
+    return st;
+}
+
+static stitch_status_t st_entry_find(stitch_comm_t *comm, const st_args *a, st_entry **out)
 {
     const char *level1;
     const st_algo *algo = st_comm_pick_l1(comm, a->coll, a->count, a->dtype, &level1);

@@ -158,7 +158,7 @@ typedef struct st_in {
 } st_in;
 
 typedef struct st_mctx {
-    st_call m;          /* the call model (call.h): my blocks, the current segment's geometry */
+    st_call m;          /* the call model (call.h): my blocks, the current segment's geometry; first (st_mrun) */
     stitch_comm_t *comm; /* m.comm and m.a, by their short names */
     const st_args *a;
     st_proc *pr;
@@ -1564,11 +1564,20 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
     c->hello_x = (st_xfer){.src = c->m.me, .dst = (c->m.me + 1) % c->m.p};
 }
 
+static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm);
+
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
 {
-    st_call m;
-    stitch_status_t st = st_call_open(&m, comm, a);
-    return st != STITCH_OK || !m.e ? st : st_exec_msg_call(comm, &m);
+    st_mctx c; /* the call opened in place: an st_call is 256 bytes, and an 8-byte call ~1,500 instructions */
+    stitch_status_t st = st_call_open(&c.m, comm, a);
+    return st != STITCH_OK || !c.m.e ? st : st_mrun(&c, comm);
+}
+
+stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
+{
+    st_mctx c;
+    c.m = *m;
+    return st_mrun(&c, comm);
 }
 
 /* May call m be a tiny program (recorded or replayed)? One segment, messages that may go compact; the recording
@@ -1578,40 +1587,39 @@ static int st_mtiny(const st_mctx *c)
     return c->compact && c->m.nseg == 1 && c->m.a->count * c->m.esize <= ST_COMPACT_MAX && !st_replay_off;
 }
 
-stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
+/* Call c->m (opened): everything else in c starts zeroed. */
+static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm)
 {
-    st_mctx c;
     stitch_status_t st = STITCH_OK;
-    memset(&c, 0, sizeof c);
-    c.m = *m;
-    st_mctx_init(&c, comm);
-    if (st_mtiny(&c)) {
-        st_replay_bases_of(&c.m, &c.rb);
-        if ((c.rp = st_replay_find(c.m.e, &c.m)) != NULL)
-            return st_mreplay(&c);
-        st_replay_begin(&c.rec, (st_entry *)c.m.e, &c.m, &c.rb);
+    memset((char *)c + sizeof c->m, 0, sizeof *c - sizeof c->m);
+    st_mctx_init(c, comm);
+    if (st_mtiny(c)) {
+        st_replay_bases_of(&c->m, &c->rb);
+        if ((c->rp = st_replay_find(c->m.e, &c->m)) != NULL)
+            return st_mreplay(c);
+        st_replay_begin(&c->rec, (st_entry *)c->m.e, &c->m, &c->rb);
     }
-    if (c.pr->fuse && c.m.nsteps > 1)
-        c.fwd = st_fwd_table((st_entry *)c.m.e, c.m.me);
-    for (size_t k = 0; st == STITCH_OK && k < c.m.nseg; k++) {
-        st_call_segment_begin(&c.m, k);
-        for (int s = 0; st == STITCH_OK && s < c.m.nsteps; s++) {
-            if (c.nearly == 0 && st_step_local(&c, s))
-                st_mstep_local(&c, s);
-            else if (c.rec.r && s > 0) /* a later step that talks to peers: not a tiny program's */
-                st_replay_refuse(&c.rec), st = st_mstep(&c, s);
+    if (c->pr->fuse && c->m.nsteps > 1)
+        c->fwd = st_fwd_table((st_entry *)c->m.e, c->m.me);
+    for (size_t k = 0; st == STITCH_OK && k < c->m.nseg; k++) {
+        st_call_segment_begin(&c->m, k);
+        for (int s = 0; st == STITCH_OK && s < c->m.nsteps; s++) {
+            if (c->nearly == 0 && st_step_local(c, s))
+                st_mstep_local(c, s);
+            else if (c->rec.r && s > 0) /* a later step that talks to peers: not a tiny program's */
+                st_replay_refuse(&c->rec), st = st_mstep(c, s);
             else
-                st = st_mstep(&c, s);
+                st = st_mstep(c, s);
         }
         if (st == STITCH_OK)
-            st_call_segment_end(&c.m);
+            st_call_segment_end(&c->m);
     }
     if (st == STITCH_OK)
-        st_call_finish(&c.m);
-    if (c.rec.r)
-        st_replay_end(&c.rec, st == STITCH_OK);
-    for (int j = 0; st != STITCH_OK && c.pr && j < c.m.p; j++) /* failed: nothing one-sided may touch the buffers */
-        if (j != c.m.me && c.pr->tp[j] && c.pr->tp[j]->ops->rma)
-            c.pr->tp[j]->ops->rma->stop(c.pr->tp[j]);
+        st_call_finish(&c->m);
+    if (c->rec.r)
+        st_replay_end(&c->rec, st == STITCH_OK);
+    for (int j = 0; st != STITCH_OK && c->pr && j < c->m.p; j++) /* failed: nothing one-sided may touch the buffers */
+        if (j != c->m.me && c->pr->tp[j] && c->pr->tp[j]->ops->rma)
+            c->pr->tp[j]->ops->rma->stop(c->pr->tp[j]);
     return st;
 }
