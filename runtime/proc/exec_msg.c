@@ -1534,14 +1534,21 @@ static stitch_status_t st_mreplay_progress(st_mctx *c, int *done, int *moved)
     return st_mreplay_steps(c, 0, done, moved);
 }
 
-/* A recorded call: its program's steps before the first message received (its sends staged), then the loop that
- * pushes the sends and runs the rest. */
+/* A recorded call: its program's steps before the first message received (its sends staged) and the sends pushed
+ * in order while the transports take them whole (the loop pushes the rest, as st_sends_progress keeps each stream's
+ * order), then the loop that runs the rest. */
 static stitch_status_t st_mreplay(st_mctx *c)
 {
     int done = 0, moved = 0;
     c->outs = c->pr->outs, c->nouts = 0;
     c->in = (st_in){.i = c->m.e->plan.recv_first[0], .fwd = -1};
     stitch_status_t st = st_mreplay_steps(c, 1, &done, &moved);
+    for (int i = 0; st == STITCH_OK && i < c->nouts; i++) {
+        st_out *o = &c->outs[i];
+        if (!st_out_push(c, c->pr->tp[o->x->dst], o->stage, o->staged, &o->hdr_done, &st))
+            break;
+        o->done = 1;
+    }
     st_msg_replays++;
     return st == STITCH_OK ? st_mloop(c, 0) : st;
 }
