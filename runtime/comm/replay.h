@@ -23,8 +23,10 @@ typedef struct st_replay_bases {
  *   ST_RM_PIECE  n bytes of that payload, from (sk, soff)
  *   ST_RM_RECV   the message of transfer sched.xfers[doff], n payload bytes, receive soff of my plan: from here to
  *                its ST_RM_DONE its payload is ST_RR_LINES
- *   ST_RM_DONE   that message is applied: consume it */
-enum { ST_RM_SEND = 0xf0, ST_RM_PIECE, ST_RM_RECV, ST_RM_DONE };
+ *   ST_RM_DONE   that message is applied: consume it
+ *   ST_RM_HELLO  a rooted call's hello to the next rank (a bare header; exec_msg.c)
+ *   ST_RM_HELLO_IN  the previous rank's hello: check it, consume it */
+enum { ST_RM_SEND = 0xf0, ST_RM_PIECE, ST_RM_RECV, ST_RM_DONE, ST_RM_HELLO, ST_RM_HELLO_IN };
 
 typedef struct st_rmove {
     uint8_t op, dk, sk, ik;

@@ -620,7 +620,9 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
     st_pairs_begin(&c->m, x, &o->at);
     int compact = st_compact_for(c, x->dst, g, o->hdr.bytes);
-    if (!compact && c->rec.r) /* a message with a full header: not a tiny program's */
+    if (!compact && c->rec.r && x == &c->hello_x)
+        st_replay_mark(&c->rec, ST_RM_HELLO, 0, 0, 0);
+    else if (!compact && c->rec.r) /* a message with a full header: not a tiny program's */
         st_replay_refuse(&c->rec);
     if (compact)
         st_stage_compact(c, o);
@@ -852,6 +854,8 @@ static stitch_status_t st_hello_progress(st_mctx *c, int *moved)
     c->pr->tp[prev]->ops->consume(c->pr->tp[prev], sizeof h);
     c->in.hello = 0;
     *moved = 1;
+    if (c->rec.r)
+        st_replay_mark(&c->rec, ST_RM_HELLO_IN, 0, 0, 0);
     return STITCH_OK;
 }
 
@@ -1422,9 +1426,10 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
  * point-to-point message, a full header) is named as the general path names it. Peers need not agree on replaying:
  * what goes on the wire is the same either way. */
 
-/* Stage the message of a ST_RM_SEND: the compact header; its ST_RM_PIECEs follow. */
-static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
+/* The next send slot (pr->outs grows as st_sends_begin grows it), for transfer x, nothing staged yet. */
+static stitch_status_t st_mreplay_out(st_mctx *c, const st_xfer *x, st_out **out)
 {
+    *out = NULL;
     if (c->nouts == c->pr->outs_cap) {
         int cap = c->pr->outs_cap ? 2 * c->pr->outs_cap : 4;
         st_out *more = realloc(c->pr->outs, sizeof *more * (size_t)cap);
@@ -1432,13 +1437,37 @@ static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
             return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d sends", cap);
         c->outs = c->pr->outs = more, c->pr->outs_cap = cap;
     }
-    st_out *o = &c->outs[c->nouts++];
-    st_msg_small h = {ST_MSG_COMPACT, mv->soff, c->fp.seq, c->ckey};
-    o->x = &c->m.e->sched.xfers[mv->doff];
+    st_out *o = *out = &c->outs[c->nouts++];
+    o->x = x;
     o->hdr_done = o->unit_done = 0, o->done = o->rma = 0;
+    return STITCH_OK;
+}
+
+/* Stage the message of a ST_RM_SEND: the compact header; its ST_RM_PIECEs follow. */
+static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
+{
+    st_out *o = NULL;
+    st_msg_small h = {ST_MSG_COMPACT, mv->soff, c->fp.seq, c->ckey};
+    stitch_status_t st = st_mreplay_out(c, &c->m.e->sched.xfers[mv->doff], &o);
+    if (st != STITCH_OK)
+        return st;
     memcpy(o->stage, &h, sizeof h);
     o->staged = sizeof h;
     st_msg_compact_sent++;
+    return STITCH_OK;
+}
+
+/* Stage a ST_RM_HELLO: the bare header st_out_begin makes of the hello (st_stage: no payload, no padding). */
+static stitch_status_t st_mreplay_hello(st_mctx *c)
+{
+    st_out *o = NULL;
+    stitch_status_t st = st_mreplay_out(c, &c->hello_x, &o);
+    if (st != STITCH_OK)
+        return st;
+    o->hdr = c->fp;
+    o->hdr.g = ST_HELLO_G;
+    memcpy(o->stage, &o->hdr, sizeof o->hdr);
+    o->staged = sizeof o->hdr;
     return STITCH_OK;
 }
 
@@ -1518,6 +1547,15 @@ static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *mo
         case ST_RM_DONE:
             c->pr->tp[c->rp_peer]->ops->consume(c->pr->tp[c->rp_peer], c->rp_len);
             st_msg_compact_recv++;
+            break;
+        case ST_RM_HELLO:
+            if ((st = st_mreplay_hello(c)) != STITCH_OK)
+                return st;
+            break;
+        case ST_RM_HELLO_IN: /* st_hello_progress, as the general path checks it */
+            c->in.hello = 1;
+            if (lead || (st = st_hello_progress(c, moved)) != STITCH_OK || c->in.hello)
+                return st;
             break;
         default:
             st_replay_move(mv, &c->m, &c->rb);

@@ -23,7 +23,8 @@
  *
  * mismatch.npN: after 40 good calls of the stream and two good ones of the shape to come (so that the good ranks
  * replay it), rank N-1 calls all_reduce with another op, another count, another dtype, or 200 elements (a full header
- * against compact ones). Every rank must fail within the timeout, with
+ * against compact ones), or a reduce to another root (after two good reduces to root 0: the hello that every rank of a
+ * rooted call sends names it). Every rank must fail within the timeout, with
  * STITCH_ERR_MISMATCH or the abort of one that did, and at least one must name both sides' values (st_fp_differ's
  * text: "op sum" and "op max"...). A rank still in a good call when a peer that ran ahead found the mismatch is
  * aborted there: it passes when its message names both sides (make test found one, 1 run in ~100). Prints TAP.
@@ -237,8 +238,24 @@ static int sc_np3_tcp(void) { return check_stream(3, "tcp"); }
 /* ---- a disagreement on a tiny call --------------------------------------------------------------------------- */
 
 static int bad_kind; /* which disagreement (below), set before spawn */
-static const char *const bad_names[][2] = {
-    {"op sum", "op max"}, {"count 2", "count 3"}, {"dtype fp32", "dtype int32"}, {"count 2", "count 200"}};
+static const char *const bad_names[][2] = {{"op sum", "op max"},          {"count 2", "count 3"},
+                                           {"dtype fp32", "dtype int32"}, {"count 2", "count 200"},
+                                           {"root 0", "root 1"}};
+enum { BAD_KINDS = 5 };
+
+/* Two good reduces to root 0 (recorded, then replayed), then one to root 1 on the odd rank. */
+static int body_bad_root(stitch_comm_t *comm, int rank, int odd, int out, unsigned long long before)
+{
+    float x[2] = {1, 2}, y[2];
+    for (int k = 0; k < 2; k++)
+        if (stitch_reduce(x, y, 2, STITCH_FP32, STITCH_SUM, 0, comm) != STITCH_OK) {
+            say(out, "rank %d: good reduce: %s\n", rank, stitch_comm_last_error(comm));
+            return strstr(stitch_comm_last_error(comm), "communicator aborted") ? 4 : 1;
+        }
+    stitch_status_t st = stitch_reduce(x, y, 2, STITCH_FP32, STITCH_SUM, odd ? 1 : 0, comm);
+    say(out, "compact %llu: %s: %s\n", before, stitch_strerror(st), stitch_comm_last_error(comm));
+    return st == STITCH_OK ? 0 : 3;
+}
 
 static int body_bad(stitch_comm_t *comm, int rank, int p, int out)
 {
@@ -252,12 +269,14 @@ static int body_bad(stitch_comm_t *comm, int rank, int p, int out)
         }
     unsigned long long before = st_msg_compact_recv;
     stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, "auto");
+    int odd = rank == p - 1;
+    if (bad_kind == 4) /* a reduce whose root differs: every rank's hello carries its root */
+        return body_bad_root(comm, rank, odd, out, before);
     for (int k = 0; k < 2; k++) /* the shape's program, recorded then replayed: the good ranks replay the bad call */
         if (stitch_all_reduce(x, x, 2, STITCH_FP32, STITCH_SUM, comm) != STITCH_OK) {
             say(out, "rank %d: good call of the shape: %s\n", rank, stitch_comm_last_error(comm));
             return strstr(stitch_comm_last_error(comm), "communicator aborted") ? 4 : 1;
         }
-    int odd = rank == p - 1;
     size_t n = !odd || bad_kind == 0 || bad_kind == 2 ? 2 : bad_kind == 1 ? 3 : 200;
     stitch_op_t op = odd && bad_kind == 0 ? STITCH_MAX : STITCH_SUM;
     stitch_dtype_t dt = odd && bad_kind == 2 ? STITCH_INT32 : STITCH_FP32;
@@ -292,7 +311,7 @@ static int check_bad(int p, int kind)
 static int check_bad_all(int p)
 {
     int ok = 1;
-    for (int kind = 0; kind < 4; kind++)
+    for (int kind = 0; kind < BAD_KINDS; kind++)
         ok &= check_bad(p, kind);
     return ok;
 }
