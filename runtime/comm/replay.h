@@ -43,6 +43,8 @@ typedef struct st_rprog {
     int state; /* 0 recording, 1 recorded, 2 refused (a pointer outside the roles, too many moves, or its engine said
                 * so: st_replay_refuse) */
     int nmoves;
+    uint64_t key;           /* what the engine keeps with the program: the message engine's compact key, */
+    unsigned char head[64]; /* and its hello's header (exec_msg.c) */
     st_rmove mv[ST_REPLAY_MOVES];
 } st_rprog;
 

@@ -1610,12 +1610,127 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
 }
 
 static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm);
+static void st_mctx_begin(st_mctx *c, stitch_comm_t *comm);
+
+/* May call m be a tiny program (recorded or replayed)? One segment, few enough bytes that its messages may go
+ * compact (and compact messages on); the recording refuses the rest (a full header, a later step that talks to
+ * peers). */
+static int st_mtiny_may(const st_call *m)
+{
+    return m->nseg == 1 && m->a->count * m->esize <= ST_COMPACT_MAX && !st_replay_off && !st_msg_compact_off;
+}
+
+/* ---- the fast path of a replayed call ------------------------------------------------------------------------
+ * Most replayed calls never wait: the peers' messages are there, or come within a few polls, and the rings take
+ * mine. For those, st_mfast makes the program's steps straight from the call model, sending each message from a line
+ * on the stack, with none of the step loop's state (st_mctx: 700 bytes zeroed and filled per call, the sends'
+ * slots, the waiting machinery). At the first step that would wait (a send the ring does not take whole, a message
+ * not there after ST_FAST_POLLS looks, or one that is not the one expected) it stops, and the full replay goes on
+ * from that step, which it redoes whole (a send stopped there was not sent; a message was not consumed): so a
+ * rank that waits, a mismatch, a dead peer or an abort are the full path's, as before. */
+#define ST_FAST_POLLS 256
+
+/* Is the head of t's stream `n` bytes that begin with the `wlen` bytes of `want`? Polls up to `polls` times while the
+ * stream is empty (anything else there, or a broken stream, is for the full path to name). */
+static const char *st_fast_look(st_tp *t, const void *want, size_t wlen, size_t n, int polls)
+{
+    char why[160];
+    for (int i = 0; i < polls; i++) {
+        const void *p;
+        ssize_t got = t->ops->peek(t, &p, why, sizeof why);
+        if (got >= (ssize_t)n && memcmp(p, want, wlen) == 0)
+            return p;
+        if (got != 0)
+            return NULL;
+        __builtin_ia32_pause();
+    }
+    return NULL;
+}
+
+/* Send the staged line whole, or nothing (compact messages and bare headers go as one frame: transport.h). */
+static int st_fast_send(st_tp *t, const char *line, size_t len)
+{
+    char why[160];
+    return t->ops->send(t, line, len, why, sizeof why) == (ssize_t)len;
+}
+
+/* Program r's steps for call m until one would wait: returns its index (r->nmoves: the call is done). */
+static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_bases *b)
+{
+    int polls = pr->oversubscribed ? 1 : ST_FAST_POLLS, from = -1, dst = 0, peer = 0;
+    size_t len = 0, rlen = 0;
+    char line[64];
+    st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
+    st_msg_hdr hello;
+    for (int i = 0; i <= r->nmoves; i++) {
+        const st_rmove *mv = &r->mv[i];
+        if (from >= 0 && (i == r->nmoves || mv->op != ST_RM_PIECE)) { /* the staged message is whole */
+            if (!st_fast_send(pr->tp[dst], line, len))
+                return from;
+            st_msg_compact_sent += len < sizeof hello;
+            from = -1;
+        }
+        if (i == r->nmoves)
+            break;
+        switch (mv->op) {
+        case ST_RM_SEND:
+            want.g = mv->soff, from = i, dst = m->sched->xfers[mv->doff].dst;
+            memcpy(line, &want, sizeof want);
+            len = sizeof want, want.g = 0;
+            break;
+        case ST_RM_PIECE:
+            memcpy(line + len, b->base[mv->sk] + mv->soff, mv->n);
+            len += mv->n;
+            break;
+        case ST_RM_HELLO:
+            memcpy(&hello, r->head, sizeof hello);
+            hello.seq = m->fp.seq, from = i, dst = (m->me + 1) % m->p;
+            memcpy(line, &hello, sizeof hello);
+            len = sizeof hello;
+            break;
+        case ST_RM_HELLO_IN:
+            memcpy(&hello, r->head, sizeof hello);
+            hello.seq = m->fp.seq, hello.src = peer = (m->me + m->p - 1) % m->p;
+            if (!st_fast_look(pr->tp[peer], &hello, sizeof hello, sizeof hello, polls))
+                return i;
+            pr->tp[peer]->ops->consume(pr->tp[peer], sizeof hello);
+            break;
+        case ST_RM_RECV:
+            peer = m->sched->xfers[mv->doff].src, rlen = sizeof want + mv->n;
+            if (!(b->base[ST_RR_LINES] = (char *)st_fast_look(pr->tp[peer], &want, sizeof want, rlen, polls)))
+                return i;
+            b->base[ST_RR_LINES] += sizeof want;
+            break;
+        case ST_RM_DONE:
+            pr->tp[peer]->ops->consume(pr->tp[peer], rlen);
+            b->base[ST_RR_LINES] = NULL;
+            st_msg_compact_recv++;
+            break;
+        default:
+            st_replay_move(mv, m, b);
+        }
+    }
+    st_msg_replays++;
+    return r->nmoves;
+}
 
 stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
 {
     st_mctx c; /* the call opened in place: an st_call is 256 bytes, and an 8-byte call ~1,500 instructions */
     stitch_status_t st = st_call_open(&c.m, comm, a);
-    return st != STITCH_OK || !c.m.e ? st : st_mrun(&c, comm);
+    if (st != STITCH_OK || !c.m.e)
+        return st;
+    const st_rprog *r = st_mtiny_may(&c.m) ? st_replay_find(c.m.e, &c.m) : NULL;
+    if (!r)
+        return st_mrun(&c, comm);
+    st_replay_bases b;
+    st_replay_bases_of(&c.m, &b);
+    int at = st_mfast(&c.m, comm->proc, r, &b);
+    if (at == r->nmoves)
+        return STITCH_OK;
+    st_mctx_begin(&c, comm); /* what st_mrun does before the replay, then the replay from step `at` */
+    c.rb = b, c.rp = r, c.rp_i = at;
+    return st_mreplay(&c);
 }
 
 stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
@@ -1625,24 +1740,27 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
     return st_mrun(&c, comm);
 }
 
-/* May call m be a tiny program (recorded or replayed)? One segment, messages that may go compact; the recording
- * refuses the rest (a full header, a later step that talks to peers). */
-static int st_mtiny(const st_mctx *c)
+/* Call c->m (opened): everything else in c starts zeroed. */
+static void st_mctx_begin(st_mctx *c, stitch_comm_t *comm)
 {
-    return c->compact && c->m.nseg == 1 && c->m.a->count * c->m.esize <= ST_COMPACT_MAX && !st_replay_off;
+    memset((char *)c + sizeof c->m, 0, sizeof *c - sizeof c->m);
+    st_mctx_init(c, comm);
 }
 
-/* Call c->m (opened): everything else in c starts zeroed. */
 static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm)
 {
     stitch_status_t st = STITCH_OK;
-    memset((char *)c + sizeof c->m, 0, sizeof *c - sizeof c->m);
-    st_mctx_init(c, comm);
-    if (st_mtiny(c)) {
+    st_mctx_begin(c, comm);
+    if (c->compact && st_mtiny_may(&c->m)) {
         st_replay_bases_of(&c->m, &c->rb);
         if ((c->rp = st_replay_find(c->m.e, &c->m)) != NULL)
             return st_mreplay(c);
-        st_replay_begin(&c->rec, (st_entry *)c->m.e, &c->m, &c->rb);
+        if (st_replay_begin(&c->rec, (st_entry *)c->m.e, &c->m, &c->rb)) { /* for st_mfast */
+            st_msg_hdr hello = c->fp;
+            hello.g = ST_HELLO_G;
+            c->rec.r->key = c->ckey;
+            memcpy(c->rec.r->head, &hello, sizeof hello);
+        }
     }
     if (c->pr->fuse && c->m.nsteps > 1)
         c->fwd = st_fwd_table((st_entry *)c->m.e, c->m.me);
