@@ -110,7 +110,8 @@ _Static_assert(sizeof(st_msg_small) + ST_COMPACT_MAX + 16 == 64, "a compact mess
 unsigned long long st_msg_fused_bytes;
 unsigned long long st_msg_compact_sent, st_msg_compact_recv; /* exec_msg.h */
 int st_msg_compact_off;
-unsigned long long st_msg_replays;
+unsigned long long st_msg_replays, st_msg_replays_fast;
+int st_msg_fast_off;
 
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
  * copy. An early send (the next step's, begun while its units arrive) may send only `cap` payload bytes. */
@@ -1657,7 +1658,7 @@ static int st_fast_send(st_tp *t, const char *line, size_t len)
 /* Program r's steps for call m until one would wait: returns its index (r->nmoves: the call is done). */
 static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_bases *b)
 {
-    int polls = pr->oversubscribed ? 1 : ST_FAST_POLLS, from = -1, dst = 0, peer = 0;
+    int polls = st_msg_fast_off ? 0 : pr->oversubscribed ? 1 : ST_FAST_POLLS, from = -1, dst = 0, peer = 0;
     size_t len = 0, rlen = 0;
     char line[64];
     st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
@@ -1710,7 +1711,7 @@ static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_
             st_replay_move(mv, m, b);
         }
     }
-    st_msg_replays++;
+    st_msg_replays++, st_msg_replays_fast++;
     return r->nmoves;
 }
 

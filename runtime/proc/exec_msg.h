@@ -43,5 +43,9 @@ extern int st_msg_compact_off;
 /* Counter for the tests: tiny calls this process replayed (exec_msg.c, replay.c); replay.h's st_replay_off turns
  * replaying off. */
 extern unsigned long long st_msg_replays;
+/* Of those, the calls that ran to their end on the fast path (st_mfast, no waiting); test hook: nonzero sends every
+ * replayed call to the full replay at its first message received. */
+extern unsigned long long st_msg_replays_fast;
+extern int st_msg_fast_off;
 
 #endif

@@ -14,11 +14,12 @@
  * too many), reduce,
  * broadcast and all_gather of a few elements, and an all_reduce of 1000 elements, rooted ones at every root in
  * turn. Integer results are checked against their expected values; every rank hashes every output. The stream runs
- * three times: as it is, with the test hook st_msg_compact_off (every message a full header, as before compact
- * messages) and with st_replay_off (every tiny call walks its plan): the hashes of every rank must be equal
- * (bit-identical results), the first run must have sent and received compact messages and replayed tiny calls on
- * every rank (st_msg_compact_sent/recv, st_msg_replays: the paths ran), the second none of either, the third no
- * replay. The tiny all_reduce's buffers move between calls (an offset of 0-2 elements) and run in place every
+ * four times: as it is, with the test hook st_msg_compact_off (every message a full header, as before compact
+ * messages), with st_replay_off (every tiny call walks its plan) and with st_msg_fast_off (every replayed call leaves
+ * its fast path for the full replay at its first receive): the hashes of every rank must be equal (bit-identical
+ * results), the first run must have sent and received compact messages and replayed tiny calls on every rank
+ * (st_msg_compact_sent/recv, st_msg_replays: the paths ran; at np 2 some on the fast path), the second none of
+ * either, the third no replay, the fourth replays, none of them fast. The tiny all_reduce's buffers move between calls (an offset of 0-2 elements) and run in place every
  * other time, as a program's roles must follow them.
  *
  * mismatch.npN: after 40 good calls of the stream and two good ones of the shape to come (so that the good ranks
@@ -36,12 +37,13 @@
 /* exec_msg.c's counters and test hook (exec_msg.h) */
 extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
 extern int st_msg_compact_off;
-extern unsigned long long st_msg_replays;
+extern unsigned long long st_msg_replays, st_msg_replays_fast;
+extern int st_msg_fast_off;
 extern int st_replay_off; /* replay.c */
 
 enum { STREAM = 420, GOOD_BEFORE_BAD = 40, BIG = 1000 };
 
-static int compact_off, replay_off; /* set before spawn: the children inherit them */
+static int compact_off, replay_off, fast_off; /* set before spawn: the children inherit them */
 
 static uint64_t fnv(uint64_t h, const void *buf, size_t n)
 {
@@ -162,63 +164,72 @@ static int body_stream(stitch_comm_t *comm, int rank, int p, int out)
     uint64_t h = 1469598103934665603ull;
     st_msg_compact_off = compact_off;
     st_replay_off = replay_off;
-    st_msg_compact_sent = st_msg_compact_recv = st_msg_replays = 0;
+    st_msg_fast_off = fast_off;
+    st_msg_compact_sent = st_msg_compact_recv = st_msg_replays = st_msg_replays_fast = 0;
     for (int k = 0; k < STREAM; k++)
         if (stream_call(comm, rank, p, k, &h, why, sizeof why)) {
             say(out, "rank %d: %s\n", rank, why);
             return 1;
         }
-    say(out, "hash %016llx compact %llu %llu replays %llu\n", (unsigned long long)h, st_msg_compact_sent,
-        st_msg_compact_recv, st_msg_replays);
+    say(out, "hash %016llx compact %llu %llu replays %llu %llu\n", (unsigned long long)h, st_msg_compact_sent,
+        st_msg_compact_recv, st_msg_replays, st_msg_replays_fast);
     return 0;
 }
 
 typedef struct report {
-    unsigned long long hash, sent, recv, replays;
+    unsigned long long hash, sent, recv, replays, fast;
 } report;
 
 static int parse(const char *text, report *r)
 {
     const char *s = strstr(text, "hash ");
-    return s && sscanf(s, "hash %llx compact %llu %llu replays %llu", &r->hash, &r->sent, &r->recv, &r->replays) == 4;
+    return s && sscanf(s, "hash %llx compact %llu %llu replays %llu %llu", &r->hash, &r->sent, &r->recv, &r->replays,
+                       &r->fast) == 5;
 }
 
 /* One run of the stream with the hooks as given; 0 when a rank failed. */
-static double stream_run(run *r, int p, const char *transport, int no_compact, int no_replay, const char *what)
+static double stream_run(run *r, int p, const char *transport, int no_compact, int no_replay, int no_fast,
+                         const char *what)
 {
     char label[64];
     snprintf(label, sizeof label, "np%d %s", p, what);
-    compact_off = no_compact, replay_off = no_replay;
+    compact_off = no_compact, replay_off = no_replay, fast_off = no_fast;
     spawn(r, p, body_stream, transport);
     double t = reap(r, 120);
-    compact_off = replay_off = 0;
+    compact_off = replay_off = fast_off = 0;
     return all_ok(r, label) ? t : 0;
 }
 
 static int check_stream(int p, const char *transport)
 {
-    static run on, full, walk; /* as it is; full headers; no replay */
-    double t1 = stream_run(&on, p, transport, 0, 0, "compact");
-    double t2 = t1 ? stream_run(&full, p, transport, 1, 0, "full headers") : 0;
-    double t3 = t2 ? stream_run(&walk, p, transport, 0, 1, "no replay") : 0;
-    if (!t3)
+    static run on, full, walk, slow; /* as it is; full headers; no replay; replay without its fast path */
+    double t1 = stream_run(&on, p, transport, 0, 0, 0, "compact");
+    double t2 = t1 ? stream_run(&full, p, transport, 1, 0, 0, "full headers") : 0;
+    double t3 = t2 ? stream_run(&walk, p, transport, 0, 1, 0, "no replay") : 0;
+    double t4 = t3 ? stream_run(&slow, p, transport, 0, 0, 1, "no fast path") : 0;
+    if (!t4)
         return 0;
     int ok = 1, shm = strcmp(transport, "shm") == 0;
     for (int r = 0; r < p; r++) {
-        report a, b, c;
-        if (!parse(on.text[r], &a) || !parse(full.text[r], &b) || !parse(walk.text[r], &c)) {
-            printf("# np%d rank %d: no report: '%s' / '%s' / '%s'\n", p, r, on.text[r], full.text[r], walk.text[r]);
+        report a, b, c, d;
+        if (!parse(on.text[r], &a) || !parse(full.text[r], &b) || !parse(walk.text[r], &c) ||
+            !parse(slow.text[r], &d)) {
+            printf("# np%d rank %d: no report: '%s' / '%s' / '%s' / '%s'\n", p, r, on.text[r], full.text[r],
+                   walk.text[r], slow.text[r]);
             ok = 0;
             continue;
         }
-        printf("# np%d %s rank %d: compact sent %llu received %llu, replayed %llu (%.1f s; full headers %.1f s, no "
-               "replay %.1f s)\n", p, transport, r, a.sent, a.recv, a.replays, t1, t2, t3);
-        if (a.hash != b.hash || a.hash != c.hash)
-            printf("# np%d rank %d: results differ: %016llx, full headers %016llx, no replay %016llx\n", p, r, a.hash,
-                   b.hash, c.hash), ok = 0;
-        if (shm && (a.sent == 0 || a.recv == 0 || a.replays == 0))
+        printf("# np%d %s rank %d: compact sent %llu received %llu, replayed %llu (%llu fast; %llu without the fast "
+               "path) (%.1f s; full headers %.1f s, no replay %.1f s, no fast path %.1f s)\n", p, transport, r, a.sent,
+               a.recv, a.replays, a.fast, d.replays, t1, t2, t3, t4);
+        if (a.hash != b.hash || a.hash != c.hash || a.hash != d.hash)
+            printf("# np%d rank %d: results differ: %016llx, full headers %016llx, no replay %016llx, no fast path "
+                   "%016llx\n", p, r, a.hash, b.hash, c.hash, d.hash), ok = 0;
+        if (shm && (a.sent == 0 || a.recv == 0 || a.replays == 0 || d.replays == 0))
             printf("# np%d rank %d: no compact message sent or received, or no call replayed: the path never ran\n",
                    p, r), ok = 0;
+        if (shm && p == 2 && a.fast == 0)
+            printf("# np%d rank %d: no replayed call ran on the fast path\n", p, r), ok = 0;
         if (!shm && (a.sent || a.recv || a.replays))
             printf("# np%d rank %d: compact messages or replays over %s\n", p, r, transport), ok = 0;
         if (b.sent || b.recv || b.replays)
@@ -226,6 +237,8 @@ static int check_stream(int p, const char *transport)
                    b.sent, b.recv, b.replays), ok = 0;
         if (c.replays)
             printf("# np%d rank %d: st_replay_off still replayed %llu calls\n", p, r, c.replays), ok = 0;
+        if (d.fast)
+            printf("# np%d rank %d: st_msg_fast_off still ran %llu calls on the fast path\n", p, r, d.fast), ok = 0;
     }
     return ok;
 }
