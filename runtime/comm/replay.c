@@ -168,9 +168,17 @@ int st_replay_begin(st_replay_rec *rec, st_entry *e, st_call *m, const st_replay
     return 1;
 }
 
+void st_replay_retry(const st_replay_rec *rec)
+{
+    if (rec->r->state == 0)
+        rec->r->state = 3;
+}
+
 void st_replay_end(st_replay_rec *rec, int ok)
 {
     rec->m->rec = NULL;
+    if (rec->r->state == 3)
+        rec->r->state = 2, ok = 0;
     if (rec->r->state == 0)
         rec->r->state = ok ? 1 : 2;
     if (!ok) /* a failed call may have stopped anywhere: record its shape again next time */

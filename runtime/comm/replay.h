@@ -19,14 +19,17 @@ typedef struct st_replay_bases {
 
 /* One step of a program: a move (op ST_X_COPY or a reduce: n elements, each pointer a role and an offset), or one of
  * the message engine's marks, which say where its step-0 messages go and come (exec_msg.c interprets them):
- *   ST_RM_SEND   a message of n payload bytes for transfer sched.xfers[doff]; its pieces follow
+ *   ST_RM_SEND   a compact message (exec_msg.c) of n payload bytes for transfer sched.xfers[doff], step soff; its
+ *                pieces follow
+ *   ST_RM_SENDF  the same with a full header, its payload padded to 64 bytes (a small message, staged whole)
  *   ST_RM_PIECE  n bytes of that payload, from (sk, soff)
- *   ST_RM_RECV   the message of transfer sched.xfers[doff], n payload bytes, receive soff of my plan: from here to
- *                its ST_RM_DONE its payload is ST_RR_LINES
+ *   ST_RM_RECV   the compact message of transfer sched.xfers[doff], n payload bytes, receive soff of my plan: from
+ *                here to its ST_RM_DONE its payload is ST_RR_LINES
+ *   ST_RM_RECVF  the same with a full header
  *   ST_RM_DONE   that message is applied: consume it
  *   ST_RM_HELLO  a rooted call's hello to the next rank (a bare header; exec_msg.c)
  *   ST_RM_HELLO_IN  the previous rank's hello: check it, consume it */
-enum { ST_RM_SEND = 0xf0, ST_RM_PIECE, ST_RM_RECV, ST_RM_DONE, ST_RM_HELLO, ST_RM_HELLO_IN };
+enum { ST_RM_SEND = 0xf0, ST_RM_SENDF, ST_RM_PIECE, ST_RM_RECV, ST_RM_RECVF, ST_RM_DONE, ST_RM_HELLO, ST_RM_HELLO_IN };
 
 typedef struct st_rmove {
     uint8_t op, dk, sk, ik;
@@ -41,7 +44,7 @@ typedef struct st_rprog {
     size_t count; /* the shape: */
     int dtype, op, in_place;
     int state; /* 0 recording, 1 recorded, 2 refused (a pointer outside the roles, too many moves, or its engine said
-                * so: st_replay_refuse) */
+                * so: st_replay_refuse), 3 this call's recording is not one (st_replay_retry) */
     int nmoves;
     uint64_t key;           /* what the engine keeps with the program: the message engine's compact key, */
     unsigned char head[64]; /* and its hello's header (exec_msg.c) */
@@ -76,6 +79,10 @@ void st_replay_piece(const st_replay_rec *rec, const char *src, size_t bytes);
 /* What the call does is not a program's (its engine says: a message not sent or received whole, a later step that
  * talks to peers): its calls of this shape take the general path. */
 void st_replay_refuse(const st_replay_rec *rec);
+
+/* This call went a way that its shape's calls need not go (a message that arrived in pieces): record the shape again
+ * on its next call. */
+void st_replay_retry(const st_replay_rec *rec);
 
 /* The call ran to its end (ok) or failed: the program is kept only if it ran whole and every move was recorded. */
 void st_replay_end(st_replay_rec *rec, int ok);

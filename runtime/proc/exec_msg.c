@@ -186,6 +186,10 @@ typedef struct st_mctx {
     int rp_peer;        /* the message being applied (ST_RM_RECV .. ST_RM_DONE): from, and its length in the stream */
     size_t rp_len;
     st_replay_bases rb; /* the program's bases (recording moves ST_RR_LINES to each message's payload) */
+    int compact_in;     /* replaying: the message being applied is a compact one (counted) */
+    size_t rx_got;      /* replaying: bytes of a small message that came in pieces gathered in rx */
+    /* last, and not zeroed per call (st_mctx_begin): */
+    char rx[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
 } st_mctx;
 
 /* ---- errors ---------------------------------------------------------------------------------------------- */
@@ -582,6 +586,8 @@ static void st_stage(const st_mctx *c, st_out *o)
         const char *src = st_pair(c, &pc, 0, &len);
         if (len)
             memcpy(p, src, len * c->m.esize);
+        if (len && c->rec.r)
+            st_replay_piece(&c->rec, src, len * c->m.esize);
         p += len * c->m.esize;
     }
     memset(p, 0, o->pad_left);
@@ -610,6 +616,18 @@ static void st_stage_compact(const st_mctx *c, st_out *o)
     st_msg_compact_sent++;
 }
 
+/* Recording a tiny program (replay.c): a message that is not compact is the hello, or a small one staged whole
+ * (its pieces follow from st_stage), or not a tiny program's. */
+static void st_mrec_send(const st_mctx *c, const st_out *o, int small)
+{
+    if (o->x == &c->hello_x)
+        st_replay_mark(&c->rec, ST_RM_HELLO, 0, 0, 0);
+    else if (small && !st_is_rma(c, o->x->dst, o->hdr.bytes))
+        st_replay_mark(&c->rec, ST_RM_SENDF, (uint32_t)(o->x - c->m.e->sched.xfers), o->hdr.g, o->hdr.bytes);
+    else
+        st_replay_refuse(&c->rec);
+}
+
 static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
 {
     memset(o, 0, offsetof(st_out, stage));
@@ -620,11 +638,9 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
     o->hdr.bytes = st_call_xfer_len(&c->m, x) * c->m.esize;
     o->pad_left = (64 - o->hdr.bytes % 64) % 64;
     st_pairs_begin(&c->m, x, &o->at);
-    int compact = st_compact_for(c, x->dst, g, o->hdr.bytes);
-    if (!compact && c->rec.r && x == &c->hello_x)
-        st_replay_mark(&c->rec, ST_RM_HELLO, 0, 0, 0);
-    else if (!compact && c->rec.r) /* a message with a full header: not a tiny program's */
-        st_replay_refuse(&c->rec);
+    int compact = st_compact_for(c, x->dst, g, o->hdr.bytes), small = o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES;
+    if (c->rec.r && !compact)
+        st_mrec_send(c, o, small);
     if (compact)
         st_stage_compact(c, o);
     else if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
@@ -860,6 +876,20 @@ static stitch_status_t st_hello_progress(st_mctx *c, int *moved)
     return STITCH_OK;
 }
 
+/* Recording a tiny program: message x (op ST_RM_RECV or ST_RM_RECVF) is applied whole from its payload at p, which
+ * its moves read as ST_RR_LINES; then it is done. */
+static void st_mrec_recv(st_mctx *c, const st_xfer *x, int op, const char *p, size_t bytes)
+{
+    c->rb.base[ST_RR_LINES] = (char *)p, c->rb.len[ST_RR_LINES] = bytes;
+    st_replay_mark(&c->rec, op, (uint32_t)(x - c->m.e->sched.xfers), (uint32_t)c->in.i, bytes);
+}
+
+static void st_mrec_done(st_mctx *c)
+{
+    st_replay_mark(&c->rec, ST_RM_DONE, 0, 0, 0);
+    c->rb.base[ST_RR_LINES] = NULL, c->rb.len[ST_RR_LINES] = 0;
+}
+
 /* The header of transfer x has arrived at p (avail bytes there): check it, then apply the message at once when it
  * is all there, else set up the piecewise receive. */
 static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const void *p, size_t avail)
@@ -872,19 +902,23 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     stitch_status_t st = st_check_hdr(c, &h, x->src, g, bytes);
     if (st != STITCH_OK)
         return st;
-    if (c->rec.r) /* a message with a full header: not a tiny program's */
-        st_replay_refuse(&c->rec);
     if (h.pad[0] != 0)
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step %u's message one-sided where one on the "
                         "stream was due (STITCH_IB_RMA_BYTES)", c->m.me, x->src, g);
     c->in.fwd = st_fwd_begin(c, x, s, c->in.i);
     if (avail >= sizeof h + bytes + pad && (c->in.fwd < 0 || bytes <= ST_FUSE_CHUNK)) { /* apply, consume once */
         int moved = 0;
+        if (c->rec.r)
+            st_mrec_recv(c, x, ST_RM_RECVF, (const char *)p + sizeof h, bytes);
         st_apply_whole(c, x, (const char *)p + sizeof h);
+        if (c->rec.r)
+            st_mrec_done(c);
         t->ops->consume(t, sizeof h + bytes + pad);
         c->in.i++;
         return c->in.fwd < 0 ? STITCH_OK : st_fwd_landed(c, c->in.fwd, bytes, &moved);
     }
+    if (c->rec.r) /* applied piece by piece from wherever the pieces lie: this call is not its shape's program */
+        st_replay_retry(&c->rec);
     t->ops->consume(t, sizeof h);
     c->in.have_hdr = 1;
     st_pairs_begin(&c->m, x, &c->in.at);
@@ -909,15 +943,11 @@ static stitch_status_t st_recv_compact(st_mctx *c, const st_xfer *x, int s, cons
     }
     if (avail < sizeof h + bytes)
         return *got = 0, STITCH_OK;
-    if (c->rec.r) { /* the message's moves read ST_RR_LINES: its payload */
-        c->rb.base[ST_RR_LINES] = (char *)p + sizeof h, c->rb.len[ST_RR_LINES] = bytes;
-        st_replay_mark(&c->rec, ST_RM_RECV, (uint32_t)(x - c->m.e->sched.xfers), (uint32_t)c->in.i, bytes);
-    }
+    if (c->rec.r)
+        st_mrec_recv(c, x, ST_RM_RECV, (const char *)p + sizeof h, bytes);
     st_apply_whole(c, x, (const char *)p + sizeof h);
-    if (c->rec.r) {
-        st_replay_mark(&c->rec, ST_RM_DONE, 0, 0, 0);
-        c->rb.base[ST_RR_LINES] = NULL, c->rb.len[ST_RR_LINES] = 0;
-    }
+    if (c->rec.r)
+        st_mrec_done(c);
     c->pr->tp[x->src]->ops->consume(c->pr->tp[x->src], sizeof h + bytes);
     c->in.i++;
     st_msg_compact_recv++;
@@ -1453,8 +1483,24 @@ static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
     if (st != STITCH_OK)
         return st;
     memcpy(o->stage, &h, sizeof h);
-    o->staged = sizeof h;
+    o->paid = sizeof h, o->staged = sizeof h + mv->n; /* paid: where the next piece goes */
     st_msg_compact_sent++;
+    return STITCH_OK;
+}
+
+/* Stage the message of a ST_RM_SENDF: st_stage's header and padding; its ST_RM_PIECEs follow. */
+static stitch_status_t st_mreplay_sendf(st_mctx *c, const st_rmove *mv)
+{
+    st_out *o = NULL;
+    stitch_status_t st = st_mreplay_out(c, &c->m.e->sched.xfers[mv->doff], &o);
+    if (st != STITCH_OK)
+        return st;
+    size_t pad = (64 - mv->n % 64) % 64;
+    o->hdr = c->fp;
+    o->hdr.g = mv->soff, o->hdr.bytes = mv->n;
+    memcpy(o->stage, &o->hdr, sizeof o->hdr);
+    memset(o->stage + sizeof o->hdr + mv->n, 0, pad);
+    o->paid = sizeof o->hdr, o->staged = sizeof o->hdr + mv->n + pad;
     return STITCH_OK;
 }
 
@@ -1468,7 +1514,7 @@ static stitch_status_t st_mreplay_hello(st_mctx *c)
     o->hdr = c->fp;
     o->hdr.g = ST_HELLO_G;
     memcpy(o->stage, &o->hdr, sizeof o->hdr);
-    o->staged = sizeof o->hdr;
+    o->paid = o->staged = sizeof o->hdr;
     return STITCH_OK;
 }
 
@@ -1521,6 +1567,43 @@ static stitch_status_t st_mreplay_recv(st_mctx *c, const st_rmove *mv, int *got)
     return STITCH_OK;
 }
 
+/* A ST_RM_RECVF: is its message at the head of its stream, as expected? *got when it is whole there (its payload is
+ * then the lines), or gathered in c->rx from the pieces it came in (a frame is cut where the ring wraps). */
+static stitch_status_t st_mreplay_recvf(st_mctx *c, const st_rmove *mv, int *got)
+{
+    const st_xfer *x = &c->m.e->sched.xfers[mv->doff];
+    st_tp *t = c->pr->tp[x->src];
+    const void *p;
+    size_t avail, total = sizeof(st_msg_hdr) + mv->n + (64 - mv->n % 64) % 64;
+    c->in.i = (int32_t)mv->soff, c->wait_peer = x->src;
+    stitch_status_t st = st_peek(c, x->src, &p, &avail);
+    *got = 0;
+    if (st != STITCH_OK || (c->rx_got == 0 && avail < sizeof(st_msg_hdr)))
+        return st;
+    if (c->rx_got == 0) { /* the header: checked as st_recv_header checks it */
+        st_msg_hdr h;
+        memcpy(&h, p, sizeof h);
+        if ((st = st_check_hdr(c, &h, x->src, 0, mv->n)) != STITCH_OK)
+            return st;
+        if (h.pad[0] != 0)
+            return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step 0's message one-sided where one on "
+                            "the stream was due", c->m.me, x->src);
+        if (avail >= total) {
+            c->rb.base[ST_RR_LINES] = (char *)p + sizeof h;
+            c->rp_peer = x->src, c->rp_len = total, *got = 1;
+            return STITCH_OK;
+        }
+    }
+    size_t n = avail < total - c->rx_got ? avail : total - c->rx_got;
+    memcpy(c->rx + c->rx_got, p, n);
+    t->ops->consume(t, n);
+    if ((c->rx_got += n) == total) {
+        c->rb.base[ST_RR_LINES] = c->rx + sizeof(st_msg_hdr);
+        c->rp_peer = x->src, c->rp_len = 0, c->rx_got = 0, *got = 1;
+    }
+    return STITCH_OK;
+}
+
 /* The program's steps from rp_i on, until one waits for a message (*done when none is left), or (lead) up to the
  * first ST_RM_RECV: every ST_RM_SEND comes before it (step 0 stages its sends before it receives), so the loop that
  * runs the rest pushes them all. */
@@ -1534,20 +1617,27 @@ static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *mo
         int got;
         switch (mv->op) {
         case ST_RM_SEND:
-            if ((st = st_mreplay_send(c, mv)) != STITCH_OK)
+        case ST_RM_SENDF:
+            if ((st = mv->op == ST_RM_SEND ? st_mreplay_send(c, mv) : st_mreplay_sendf(c, mv)) != STITCH_OK)
                 return st;
             break;
         case ST_RM_PIECE:
-            memcpy(o->stage + o->staged, c->rb.base[mv->sk] + mv->soff, mv->n);
-            o->staged += mv->n;
+            memcpy(o->stage + o->paid, c->rb.base[mv->sk] + mv->soff, mv->n);
+            o->paid += mv->n;
             break;
         case ST_RM_RECV:
-            if (lead || (st = st_mreplay_recv(c, mv, &got)) != STITCH_OK || !got)
+        case ST_RM_RECVF:
+            if (lead)
+                return STITCH_OK;
+            st = mv->op == ST_RM_RECV ? st_mreplay_recv(c, mv, &got) : st_mreplay_recvf(c, mv, &got);
+            if (st != STITCH_OK || !got)
                 return st;
+            c->compact_in = mv->op == ST_RM_RECV;
             break;
         case ST_RM_DONE:
-            c->pr->tp[c->rp_peer]->ops->consume(c->pr->tp[c->rp_peer], c->rp_len);
-            st_msg_compact_recv++;
+            if (c->rp_len)
+                c->pr->tp[c->rp_peer]->ops->consume(c->pr->tp[c->rp_peer], c->rp_len);
+            st_msg_compact_recv += (unsigned long long)c->compact_in;
             break;
         case ST_RM_HELLO:
             if ((st = st_mreplay_hello(c)) != STITCH_OK)
@@ -1576,12 +1666,14 @@ static stitch_status_t st_mreplay_progress(st_mctx *c, int *done, int *moved)
 /* A recorded call: its program's steps before the first message received (its sends staged) and the sends pushed
  * in order while the transports take them whole (the loop pushes the rest, as st_sends_progress keeps each stream's
  * order), then the loop that runs the rest. */
-static stitch_status_t st_mreplay(st_mctx *c)
+static stitch_status_t st_mreplay(st_mctx *c, size_t part)
 {
     int done = 0, moved = 0;
     c->outs = c->pr->outs, c->nouts = 0;
     c->in = (st_in){.i = c->m.e->plan.recv_first[0], .fwd = -1};
     stitch_status_t st = st_mreplay_steps(c, 1, &done, &moved);
+    if (st == STITCH_OK && c->nouts)
+        c->outs[0].hdr_done = part; /* the first message's bytes the fast path sent (st_mfast) */
     for (int i = 0; st == STITCH_OK && i < c->nouts; i++) {
         st_out *o = &c->outs[i];
         if (!st_out_push(c, c->pr->tp[o->x->dst], o->stage, o->staged, &o->hdr_done, &st))
@@ -1613,12 +1705,11 @@ static void st_mctx_init(st_mctx *c, stitch_comm_t *comm)
 static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm);
 static void st_mctx_begin(st_mctx *c, stitch_comm_t *comm);
 
-/* May call m be a tiny program (recorded or replayed)? One segment, few enough bytes that its messages may go
- * compact (and compact messages on); the recording refuses the rest (a full header, a later step that talks to
- * peers). */
+/* May call m be a tiny program (recorded or replayed)? One segment, few enough bytes that its messages are staged
+ * whole (ST_SMALL_BYTES); the recording refuses the rest (a larger message, a later step that talks to peers). */
 static int st_mtiny_may(const st_call *m)
 {
-    return m->nseg == 1 && m->a->count * m->esize <= ST_COMPACT_MAX && !st_replay_off && !st_msg_compact_off;
+    return m->nseg == 1 && m->a->count * m->esize <= ST_SMALL_BYTES && !st_replay_off;
 }
 
 /* ---- the fast path of a replayed call ------------------------------------------------------------------------
@@ -1636,6 +1727,8 @@ static int st_mtiny_may(const st_call *m)
 static const char *st_fast_look(st_tp *t, const void *want, size_t wlen, size_t n, int polls)
 {
     char why[160];
+    if (!t->ops->compact && polls > 1) /* a look is a system call (tcp): one */
+        polls = 1;
     for (int i = 0; i < polls; i++) {
         const void *p;
         ssize_t got = t->ops->peek(t, &p, why, sizeof why);
@@ -1648,69 +1741,112 @@ static const char *st_fast_look(st_tp *t, const void *want, size_t wlen, size_t 
     return NULL;
 }
 
-/* Send the staged line whole, or nothing (compact messages and bare headers go as one frame: transport.h). */
-static int st_fast_send(st_tp *t, const char *line, size_t len)
+/* Send the staged line: the bytes the transport took (a compact message or a bare header goes whole or not at all;
+ * a small message may be cut at a 64-byte multiple where the ring is short: transport.h), or -1. */
+static ssize_t st_fast_send(st_tp *t, const char *line, size_t len)
 {
     char why[160];
-    return t->ops->send(t, line, len, why, sizeof why) == (ssize_t)len;
+    return t->ops->send(t, line, len, why, sizeof why);
 }
 
-/* Program r's steps for call m until one would wait: returns its index (r->nmoves: the call is done). */
-static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_bases *b)
+/* The fast path's message being staged: the step that began it, where it goes, whether it is compact, its length so
+ * far and its padding. */
+typedef struct st_fline {
+    int from, dst, compact;
+    size_t len, pad;
+    char b[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
+} st_fline;
+
+/* The header a ST_RM_SENDF, ST_RM_RECVF or hello carries in call m: the program's (r->head: the call number 0, the
+ * hello's step) with the call's number, the sender, the step and the payload's bytes. */
+static st_msg_hdr st_fast_hdr(const st_call *m, const st_rprog *r, int src, uint32_t g, size_t bytes)
 {
-    int polls = st_msg_fast_off ? 0 : pr->oversubscribed ? 1 : ST_FAST_POLLS, from = -1, dst = 0, peer = 0;
-    size_t len = 0, rlen = 0;
-    char line[64];
+    st_msg_hdr h;
+    memcpy(&h, r->head, sizeof h);
+    h.seq = m->fp.seq, h.src = src, h.g = g, h.bytes = bytes;
+    return h;
+}
+
+/* Send f's message, padded: 1 when it went whole; else 0 and *part the bytes the transport took. */
+static int st_fast_flush(st_proc *pr, st_fline *f, size_t *part)
+{
+    memset(f->b + f->len, 0, f->pad);
+    ssize_t n = st_fast_send(pr->tp[f->dst], f->b, f->len + f->pad);
+    if (n != (ssize_t)(f->len + f->pad))
+        return *part = n > 0 ? (size_t)n : 0, 0;
+    st_msg_compact_sent += (unsigned long long)f->compact;
+    f->from = -1;
+    return 1;
+}
+
+/* A ST_RM_RECV or ST_RM_RECVF: its message whole at the head of its stream within the polls; its payload becomes
+ * the lines and *rlen its length in the stream. 0: not there (yet), or not as expected. */
+static int st_fast_recv(const st_call *m, st_proc *pr, const st_rprog *r, const st_rmove *mv, st_replay_bases *b,
+                        size_t *rlen, int polls)
+{
+    int peer = m->sched->xfers[mv->doff].src, compact = mv->op == ST_RM_RECV;
     st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
-    st_msg_hdr hello;
-    for (int i = 0; i <= r->nmoves; i++) {
+    st_msg_hdr h = st_fast_hdr(m, r, peer, 0, mv->n);
+    size_t hlen = compact ? sizeof want : sizeof h;
+    *rlen = hlen + mv->n + (compact ? 0 : (64 - mv->n % 64) % 64);
+    const char *p = st_fast_look(pr->tp[peer], compact ? (const void *)&want : &h, hlen, *rlen, polls);
+    b->base[ST_RR_LINES] = p ? (char *)p + hlen : NULL;
+    st_msg_compact_recv += (unsigned long long)(p && compact);
+    return p != NULL;
+}
+
+/* Program r's steps for call m until one would wait: returns its index (r->nmoves: the call is done), and in *part
+ * the bytes of that step's message the transport took, when it took some but not all. */
+static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_bases *b, size_t *part)
+{
+    int polls = st_msg_fast_off ? 0 : pr->oversubscribed ? 1 : ST_FAST_POLLS, peer = 0, prev = (m->me + m->p - 1) % m->p;
+    size_t rlen = 0;
+    st_fline f = {.from = -1};
+    st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
+    st_msg_hdr h;
+    for (int i = 0; i < r->nmoves; i++) {
         const st_rmove *mv = &r->mv[i];
-        if (from >= 0 && (i == r->nmoves || mv->op != ST_RM_PIECE)) { /* the staged message is whole */
-            if (!st_fast_send(pr->tp[dst], line, len))
-                return from;
-            st_msg_compact_sent += len < sizeof hello;
-            from = -1;
-        }
-        if (i == r->nmoves)
-            break;
+        if (f.from >= 0 && mv->op != ST_RM_PIECE && !st_fast_flush(pr, &f, part)) /* the staged message is whole */
+            return f.from;
         switch (mv->op) {
         case ST_RM_SEND:
-            want.g = mv->soff, from = i, dst = m->sched->xfers[mv->doff].dst;
-            memcpy(line, &want, sizeof want);
-            len = sizeof want, want.g = 0;
+            want.g = mv->soff;
+            f = (st_fline){i, m->sched->xfers[mv->doff].dst, 1, sizeof want, 0, {0}};
+            memcpy(f.b, &want, sizeof want);
+            break;
+        case ST_RM_SENDF:
+        case ST_RM_HELLO:
+            h = mv->op == ST_RM_HELLO ? st_fast_hdr(m, r, m->me, ST_HELLO_G, 0) : st_fast_hdr(m, r, m->me, mv->soff, mv->n);
+            f = (st_fline){i, mv->op == ST_RM_HELLO ? (m->me + 1) % m->p : m->sched->xfers[mv->doff].dst, 0, sizeof h,
+                           (64 - mv->n % 64) % 64, {0}};
+            memcpy(f.b, &h, sizeof h);
             break;
         case ST_RM_PIECE:
-            memcpy(line + len, b->base[mv->sk] + mv->soff, mv->n);
-            len += mv->n;
-            break;
-        case ST_RM_HELLO:
-            memcpy(&hello, r->head, sizeof hello);
-            hello.seq = m->fp.seq, from = i, dst = (m->me + 1) % m->p;
-            memcpy(line, &hello, sizeof hello);
-            len = sizeof hello;
+            memcpy(f.b + f.len, b->base[mv->sk] + mv->soff, mv->n);
+            f.len += mv->n;
             break;
         case ST_RM_HELLO_IN:
-            memcpy(&hello, r->head, sizeof hello);
-            hello.seq = m->fp.seq, hello.src = peer = (m->me + m->p - 1) % m->p;
-            if (!st_fast_look(pr->tp[peer], &hello, sizeof hello, sizeof hello, polls))
+            h = st_fast_hdr(m, r, prev, ST_HELLO_G, 0);
+            if (!st_fast_look(pr->tp[prev], &h, sizeof h, sizeof h, polls))
                 return i;
-            pr->tp[peer]->ops->consume(pr->tp[peer], sizeof hello);
+            pr->tp[prev]->ops->consume(pr->tp[prev], sizeof h);
             break;
         case ST_RM_RECV:
-            peer = m->sched->xfers[mv->doff].src, rlen = sizeof want + mv->n;
-            if (!(b->base[ST_RR_LINES] = (char *)st_fast_look(pr->tp[peer], &want, sizeof want, rlen, polls)))
+        case ST_RM_RECVF:
+            peer = m->sched->xfers[mv->doff].src;
+            if (!st_fast_recv(m, pr, r, mv, b, &rlen, polls))
                 return i;
-            b->base[ST_RR_LINES] += sizeof want;
             break;
         case ST_RM_DONE:
             pr->tp[peer]->ops->consume(pr->tp[peer], rlen);
             b->base[ST_RR_LINES] = NULL;
-            st_msg_compact_recv++;
             break;
         default:
             st_replay_move(mv, m, b);
         }
     }
+    if (f.from >= 0 && !st_fast_flush(pr, &f, part))
+        return f.from;
     st_msg_replays++, st_msg_replays_fast++;
     return r->nmoves;
 }
@@ -1725,13 +1861,14 @@ stitch_status_t st_exec_msg(stitch_comm_t *comm, const st_args *a)
     if (!r)
         return st_mrun(&c, comm);
     st_replay_bases b;
+    size_t part = 0;
     st_replay_bases_of(&c.m, &b);
-    int at = st_mfast(&c.m, comm->proc, r, &b);
+    int at = st_mfast(&c.m, comm->proc, r, &b, &part);
     if (at == r->nmoves)
         return STITCH_OK;
     st_mctx_begin(&c, comm); /* what st_mrun does before the replay, then the replay from step `at` */
     c.rb = b, c.rp = r, c.rp_i = at;
-    return st_mreplay(&c);
+    return st_mreplay(&c, part);
 }
 
 stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
@@ -1744,7 +1881,7 @@ stitch_status_t st_exec_msg_call(stitch_comm_t *comm, const st_call *m)
 /* Call c->m (opened): everything else in c starts zeroed. */
 static void st_mctx_begin(st_mctx *c, stitch_comm_t *comm)
 {
-    memset((char *)c + sizeof c->m, 0, sizeof *c - sizeof c->m);
+    memset((char *)c + sizeof c->m, 0, offsetof(st_mctx, rx) - sizeof c->m);
     st_mctx_init(c, comm);
 }
 
@@ -1752,10 +1889,10 @@ static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm)
 {
     stitch_status_t st = STITCH_OK;
     st_mctx_begin(c, comm);
-    if (c->compact && st_mtiny_may(&c->m)) {
+    if (st_mtiny_may(&c->m)) {
         st_replay_bases_of(&c->m, &c->rb);
         if ((c->rp = st_replay_find(c->m.e, &c->m)) != NULL)
-            return st_mreplay(c);
+            return st_mreplay(c, 0);
         if (st_replay_begin(&c->rec, (st_entry *)c->m.e, &c->m, &c->rb)) { /* for st_mfast */
             st_msg_hdr hello = c->fp;
             hello.g = ST_HELLO_G;
