@@ -185,6 +185,12 @@ foreach(sc np2 np3 np5 np3.tcp mismatch.np2 mismatch.np3 mismatch.np5 p2p p2p.re
   add_test(NAME proc.tiny.${sc} COMMAND test_proc_tiny ${sc})
   set_tests_properties(proc.tiny.${sc} PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE)
 endforeach()
+# The same streams on 4 KiB rings, whose wraps cut small messages: replayed ones sent in part and gathered.
+foreach(np np2 np3)
+  add_test(NAME proc.tiny.${np}.tinyring COMMAND test_proc_tiny ${np})
+  set_tests_properties(proc.tiny.${np}.tinyring PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE
+                       ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
+endforeach()
 
 # A rank's argument error aborts the others at once over the control channels (tests/proc/test_proc_errors.c).
 add_executable(test_proc_errors ${PROC_TESTS}/test_proc_errors.c)

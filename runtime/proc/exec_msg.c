@@ -110,7 +110,7 @@ _Static_assert(sizeof(st_msg_small) + ST_COMPACT_MAX + 16 == 64, "a compact mess
 unsigned long long st_msg_fused_bytes;
 unsigned long long st_msg_compact_sent, st_msg_compact_recv; /* exec_msg.h */
 int st_msg_compact_off;
-unsigned long long st_msg_replays, st_msg_replays_fast;
+unsigned long long st_msg_replays, st_msg_replays_fast, st_msg_replay_pieces;
 int st_msg_fast_off;
 
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
@@ -1595,6 +1595,7 @@ static stitch_status_t st_mreplay_recvf(st_mctx *c, const st_rmove *mv, int *got
         }
     }
     size_t n = avail < total - c->rx_got ? avail : total - c->rx_got;
+    st_msg_replay_pieces += c->rx_got == 0;
     memcpy(c->rx + c->rx_got, p, n);
     t->ops->consume(t, n);
     if ((c->rx_got += n) == total) {
@@ -1772,8 +1773,10 @@ static int st_fast_flush(st_proc *pr, st_fline *f, size_t *part)
 {
     memset(f->b + f->len, 0, f->pad);
     ssize_t n = st_fast_send(pr->tp[f->dst], f->b, f->len + f->pad);
-    if (n != (ssize_t)(f->len + f->pad))
+    if (n != (ssize_t)(f->len + f->pad)) {
+        st_msg_replay_pieces += n > 0;
         return *part = n > 0 ? (size_t)n : 0, 0;
+    }
     st_msg_compact_sent += (unsigned long long)f->compact;
     f->from = -1;
     return 1;

@@ -47,5 +47,8 @@ extern unsigned long long st_msg_replays;
  * replayed call to the full replay at its first message received. */
 extern unsigned long long st_msg_replays_fast;
 extern int st_msg_fast_off;
+/* Replayed messages that went or came in pieces (a ring's wrap cuts a small one): sent in part by the fast path,
+ * gathered by the full replay. */
+extern unsigned long long st_msg_replay_pieces;
 
 #endif

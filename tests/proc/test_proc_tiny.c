@@ -38,7 +38,7 @@
 /* exec_msg.c's counters and test hook (exec_msg.h) */
 extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
 extern int st_msg_compact_off;
-extern unsigned long long st_msg_replays, st_msg_replays_fast;
+extern unsigned long long st_msg_replays, st_msg_replays_fast, st_msg_replay_pieces;
 extern int st_msg_fast_off;
 extern int st_replay_off; /* replay.c */
 
@@ -166,26 +166,26 @@ static int body_stream(stitch_comm_t *comm, int rank, int p, int out)
     st_msg_compact_off = compact_off;
     st_replay_off = replay_off;
     st_msg_fast_off = fast_off;
-    st_msg_compact_sent = st_msg_compact_recv = st_msg_replays = st_msg_replays_fast = 0;
+    st_msg_compact_sent = st_msg_compact_recv = st_msg_replays = st_msg_replays_fast = st_msg_replay_pieces = 0;
     for (int k = 0; k < STREAM; k++)
         if (stream_call(comm, rank, p, k, &h, why, sizeof why)) {
             say(out, "rank %d: %s\n", rank, why);
             return 1;
         }
-    say(out, "hash %016llx compact %llu %llu replays %llu %llu\n", (unsigned long long)h, st_msg_compact_sent,
-        st_msg_compact_recv, st_msg_replays, st_msg_replays_fast);
+    say(out, "hash %016llx compact %llu %llu replays %llu %llu %llu\n", (unsigned long long)h, st_msg_compact_sent,
+        st_msg_compact_recv, st_msg_replays, st_msg_replays_fast, st_msg_replay_pieces);
     return 0;
 }
 
 typedef struct report {
-    unsigned long long hash, sent, recv, replays, fast;
+    unsigned long long hash, sent, recv, replays, fast, pieces;
 } report;
 
 static int parse(const char *text, report *r)
 {
     const char *s = strstr(text, "hash ");
-    return s && sscanf(s, "hash %llx compact %llu %llu replays %llu %llu", &r->hash, &r->sent, &r->recv, &r->replays,
-                       &r->fast) == 5;
+    return s && sscanf(s, "hash %llx compact %llu %llu replays %llu %llu %llu", &r->hash, &r->sent, &r->recv,
+                       &r->replays, &r->fast, &r->pieces) == 6;
 }
 
 /* One run of the stream with the hooks as given; 0 when a rank failed. */
@@ -210,7 +210,8 @@ static int check_stream(int p, const char *transport)
     double t4 = t3 ? stream_run(&slow, p, transport, 0, 0, 1, "no fast path") : 0;
     if (!t4)
         return 0;
-    int ok = 1, shm = strcmp(transport, "shm") == 0;
+    int ok = 1, shm = strcmp(transport, "shm") == 0, tiny_ring = getenv("STITCH_SHM_RING_BYTES") != NULL;
+    unsigned long long pieces = 0;
     for (int r = 0; r < p; r++) {
         report a, b, c, d;
         if (!parse(on.text[r], &a) || !parse(full.text[r], &b) || !parse(walk.text[r], &c) ||
@@ -240,7 +241,11 @@ static int check_stream(int p, const char *transport)
             printf("# np%d rank %d: st_replay_off still replayed %llu calls\n", p, r, c.replays), ok = 0;
         if (d.fast)
             printf("# np%d rank %d: st_msg_fast_off still ran %llu calls on the fast path\n", p, r, d.fast), ok = 0;
+        pieces += a.pieces + b.pieces + d.pieces;
     }
+    printf("# np%d %s: %llu replayed messages went or came in pieces\n", p, transport, pieces);
+    if (shm && tiny_ring && pieces == 0)
+        printf("# np%d: STITCH_SHM_RING_BYTES is set, yet no replayed message was cut by a ring's wrap\n", p), ok = 0;
     return ok;
 }
 
