@@ -1447,15 +1447,17 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
 }
 
 /* ---- tiny calls, replayed ---------------------------------------------------------------------------------
- * A call whose messages all go compact at step 0 and whose later steps are local (mesh_oneshot's all_reduce of a
- * few elements: an 8-byte call at np 2 cost ~3,200 instructions, ~2,000 of them the general path's walk of steps,
- * transfers and pairs, staging, and the receive's machinery; callgrind, docs/performance.md) is recorded on its
- * first call of a shape (replay.c: the moves, and marks for each message sent, with the pieces of my input it
- * carries, and each received, with the moves that apply it) and replayed on the next: the same messages, byte for
- * byte, staged into the same st_out and pushed by the same loop, and the same moves on what arrives. A message at
- * the head of a stream that is not the one the program expects (another call's, another fingerprint, a
- * point-to-point message, a full header) is named as the general path names it. Peers need not agree on replaying:
- * what goes on the wire is the same either way. */
+ * A call whose messages are all step 0's and small (compact, or staged whole with a full header: ST_SMALL_BYTES),
+ * and whose later steps are local (mesh_oneshot's all_reduce of a few elements, a rooted call's hello included: an
+ * 8-byte call at np 2 cost ~3,200 instructions, ~2,000 of them the general path's walk of steps, transfers and
+ * pairs, staging, and the receive's machinery; callgrind, docs/performance.md) is recorded on its first call of a
+ * shape (replay.c: the moves, and marks for each message sent, with the pieces of my input it carries, and each
+ * received, with the moves that apply it) and replayed on the next: the same messages, byte for byte, and the same
+ * moves on what arrives. A message at the head of a stream that is not the one the program expects (another call's,
+ * another fingerprint, a point-to-point message) is named as the general path names it. A small message that a
+ * ring's wrap cut in two is gathered in c->rx; a recording that met one (applied piece by piece, from two places)
+ * is dropped and made again on the next call. Peers need not agree on replaying: the wire is the same either way.
+ * Most replayed calls take the fast path below (st_mfast) and never build the step loop's state. */
 
 /* The next send slot (pr->outs grows as st_sends_begin grows it), for transfer x, nothing staged yet. */
 static stitch_status_t st_mreplay_out(st_mctx *c, const st_xfer *x, st_out **out)
