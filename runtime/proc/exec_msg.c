@@ -1712,7 +1712,8 @@ static void st_mctx_begin(st_mctx *c, stitch_comm_t *comm);
  * whole (ST_SMALL_BYTES); the recording refuses the rest (a larger message, a later step that talks to peers). */
 static int st_mtiny_may(const st_call *m)
 {
-    return m->nseg == 1 && m->a->count * m->esize <= ST_SMALL_BYTES && !st_replay_off;
+    return m->nseg == 1 && m->a->count * m->esize <= ST_SMALL_BYTES && m->a->coll != STITCH_ALL_TO_ALL_V &&
+           !st_replay_off; /* all_to_all_v: its moves follow the count arrays, which a shape does not hold */
 }
 
 /* ---- the fast path of a replayed call ------------------------------------------------------------------------

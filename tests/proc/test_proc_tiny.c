@@ -8,6 +8,7 @@
  *   test_proc_tiny p2p           a receive that finds a collective's compact message names it
  *   test_proc_tiny p2p.replayed  the same where the collective's call is replayed
  *   test_proc_tiny death.np3     a rank dies between replayed calls: the others fail promptly, naming it
+ *   test_proc_tiny a2av.npN      N = 1, 2, 3: small all_to_all_v calls whose arrays change: never replayed
  *
  * npN: every rank runs the same stream of 420 calls: all_reduce (every algorithm in turn, each call three times;
  * fp32 sum on fractional, order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just
@@ -416,11 +417,72 @@ static int sc_death(void)
     return ok;
 }
 
+/* ---- all_to_all_v: its moves follow the count arrays ----------------------------------------------------------
+ * Every call has count 0 (api.c), so no shape of a replayed program tells two of them apart: a replay of the first
+ * call's moves would put the next calls' blocks where the first call's arrays said (make test's proc.difftest.shm
+ * found it at p = 1, pipeline: a first call that moved nothing was recorded as a program of no moves, and the next
+ * calls replayed it, leaving recvbuf as it was). Calls of uint8 with counts and gaps that change every call (the
+ * first of each algorithm's all 0), every algorithm in turn, every byte checked, gaps too. */
+enum { A2AV_CALLS = 12, A2AV_MAXP = 5 };
+
+static int body_a2av(stitch_comm_t *comm, int rank, int p, int out)
+{
+    unsigned char sb[A2AV_MAXP * 8], rb[A2AV_MAXP * 8];
+    size_t sc[A2AV_MAXP], sd[A2AV_MAXP], rc[A2AV_MAXP], rd[A2AV_MAXP];
+    const char *names[32];
+    int nalgos = stitch_algorithms(STITCH_ALL_TO_ALL_V, names, 32);
+    for (int k = 0; k < A2AV_CALLS * nalgos; k++) {
+        size_t so = 0, ro = 0;
+        if (k % A2AV_CALLS == 0 &&
+            stitch_comm_set_algorithm(comm, STITCH_ALL_TO_ALL_V, names[k / A2AV_CALLS]) != STITCH_OK)
+            continue; /* not for this p */
+        for (int j = 0; j < p; j++) { /* what j sends me is what I expect from j: the formula is symmetric */
+            sc[j] = rc[j] = k % A2AV_CALLS == 0 ? 0 : (size_t)((k + rank + j) % 5 + 1); /* first: nothing at all */
+            sd[j] = so + (size_t)(k % 3), rd[j] = ro + (size_t)((k + 1) % 3);
+            so = sd[j] + sc[j], ro = rd[j] + rc[j];
+        }
+        memset(sb, 0, sizeof sb), memset(rb, 0xee, sizeof rb);
+        for (int j = 0; j < p; j++)
+            for (size_t i = 0; i < sc[j]; i++)
+                sb[sd[j] + i] = (unsigned char)(rank * 31 + j * 7 + (int)i + k);
+        if (stitch_all_to_all_v(sb, sc, sd, rb, rc, rd, STITCH_UINT8, comm) != STITCH_OK) {
+            say(out, "rank %d: call %d (%s): %s\n", rank, k, names[k / A2AV_CALLS], stitch_comm_last_error(comm));
+            return 1;
+        }
+        for (size_t i = 0, j = 0; i < sizeof rb; i++) { /* each byte: a block's value, or a gap's 0xee */
+            while (j < (size_t)p && i >= rd[j] + rc[j])
+                j++;
+            int in = j < (size_t)p && i >= rd[j];
+            unsigned char want = in ? (unsigned char)((int)j * 31 + rank * 7 + (int)(i - rd[j]) + k) : 0xee;
+            if (rb[i] != want) {
+                say(out, "rank %d: call %d (%s): byte %zu is %d, want %d\n", rank, k, names[k / A2AV_CALLS], i, rb[i],
+                    want);
+                return 1;
+            }
+        }
+    }
+    say(out, "ok\n");
+    return 0;
+}
+
+static int check_a2av(int p)
+{
+    run r;
+    spawn(&r, p, body_a2av, "shm");
+    reap(&r, 60);
+    return all_ok(&r, "all_to_all_v");
+}
+
+static int sc_a2av1(void) { return check_a2av(1); }
+static int sc_a2av2(void) { return check_a2av(2); }
+static int sc_a2av3(void) { return check_a2av(3); }
+
 int main(int argc, char **argv)
 {
     static const proc_scenario sc[] = {{"np2", sc_np2},         {"np3", sc_np3},         {"np5", sc_np5},
                                        {"np3.tcp", sc_np3_tcp}, {"mismatch.np2", sc_bad2}, {"mismatch.np3", sc_bad3},
                                        {"mismatch.np5", sc_bad5}, {"p2p", sc_p2p},
-                                       {"p2p.replayed", sc_p2p_replayed}, {"death.np3", sc_death}};
+                                       {"p2p.replayed", sc_p2p_replayed}, {"death.np3", sc_death},
+                                       {"a2av.np1", sc_a2av1},    {"a2av.np2", sc_a2av2},  {"a2av.np3", sc_a2av3}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
