@@ -643,7 +643,7 @@ static void st_out_begin(st_mctx *c, st_out *o, const st_xfer *x, uint32_t g)
         st_mrec_send(c, o, small);
     if (compact)
         st_stage_compact(c, o);
-    else if (o->hdr.bytes + o->pad_left <= ST_SMALL_BYTES)
+    else if (small)
         st_stage(c, o);
     else if (st_is_rma(c, x->dst, o->hdr.bytes))
         o->rma = ST_OR_ADVERT, o->hdr.pad[0] = 1; /* the flag tells the receiver what to expect after the header */
@@ -908,8 +908,10 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     c->in.fwd = st_fwd_begin(c, x, s, c->in.i);
     if (avail >= sizeof h + bytes + pad && (c->in.fwd < 0 || bytes <= ST_FUSE_CHUNK)) { /* apply, consume once */
         int moved = 0;
-        if (c->rec.r)
+        if (c->rec.r && bytes + pad <= ST_SMALL_BYTES)
             st_mrec_recv(c, x, ST_RM_RECVF, (const char *)p + sizeof h, bytes);
+        else if (c->rec.r) /* larger than a replay gathers (c->rx): not a tiny program's */
+            st_replay_refuse(&c->rec);
         st_apply_whole(c, x, (const char *)p + sizeof h);
         if (c->rec.r)
             st_mrec_done(c);
@@ -1578,6 +1580,8 @@ static stitch_status_t st_mreplay_recvf(st_mctx *c, const st_rmove *mv, int *got
     const void *p;
     size_t avail, total = sizeof(st_msg_hdr) + mv->n + (64 - mv->n % 64) % 64;
     c->in.i = (int32_t)mv->soff, c->wait_peer = x->src;
+    if (total > sizeof c->rx) /* the recording takes only small ones (st_recv_header) */
+        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: a replayed message of %zu bytes", c->m.me, total);
     stitch_status_t st = st_peek(c, x->src, &p, &avail);
     *got = 0;
     if (st != STITCH_OK || (c->rx_got == 0 && avail < sizeof(st_msg_hdr)))
