@@ -1580,10 +1580,10 @@ static stitch_status_t st_mreplay_recvf(st_mctx *c, const st_rmove *mv, int *got
     const void *p;
     size_t avail, total = sizeof(st_msg_hdr) + mv->n + (64 - mv->n % 64) % 64;
     c->in.i = (int32_t)mv->soff, c->wait_peer = x->src;
+    *got = 0;
     if (total > sizeof c->rx) /* the recording takes only small ones (st_recv_header) */
         return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: a replayed message of %zu bytes", c->m.me, total);
     stitch_status_t st = st_peek(c, x->src, &p, &avail);
-    *got = 0;
     if (st != STITCH_OK || (c->rx_got == 0 && avail < sizeof(st_msg_hdr)))
         return st;
     if (c->rx_got == 0) { /* the header: checked as st_recv_header checks it */
