@@ -6,10 +6,10 @@
  * line each way, and walking the plan (steps, transfers, pairs of units, lengths, fresh inputs, merged pieces)
  * took about 1,500 of a call's 2,500 instructions at p = 2 (callgrind of `stitch-perf -t 2 all_reduce -b 8`).
  * What that walk produces depends only on the entry (algorithm, root, plan) and the call's shape: count, dtype,
- * op, and whether it runs in place. So the first call of a shape runs the general path with call.h's recorder
- * hook, which makes every move as st_call_move would and writes it down as (role, offset) for its destination,
- * source and input; the next calls of that shape skip the walk and make the recorded moves, in their order, from
- * the same kernels: the same moves on the same bytes, so the same result bits.
+ * op, and how its sendbuf lies to its recvbuf (in place, apart, or at an offset). So the first call of a shape runs
+ * the general path with call.h's recorder hook, which makes every move as st_call_move would and writes it down as
+ * (role, offset) for its destination, source and input; the next calls of that shape skip the walk and make the
+ * recorded moves, in their order, from the same kernels: the same moves on the same bytes, so the same result bits.
  *
  * The message engine records the same way, and adds marks for its messages (replay.h: where each step-0 message
  * goes, from which pieces of my input, and where each received one is applied), so a replayed call sends the
@@ -22,6 +22,8 @@
  * A pointer outside all of them, more than ST_REPLAY_MOVES steps, or a call its engine refuses, and the shape is not
  * recorded: its calls take the general path, as they would without this file.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "comm.h"
@@ -38,11 +40,24 @@ struct st_replay {
     st_rprog prog[ST_REPLAY_SHAPES];
 };
 
+/* How the call's sendbuf lies to its recvbuf: the byte offset from recvbuf when it lies within the most either spans
+ * (0: in place; all_gather's, gather's and reduce_scatter's in-place forms put one at a block of the other, and a
+ * move between them, or none where they meet, depends on it), else apart (or one of them NULL). A program holds
+ * for the calls whose buffers lie alike: make test's proc.difftest.shm found a gather recorded with its sendbuf at
+ * the root's block of recvbuf (no copy in) replayed for one whose sendbuf lay two elements further. */
+static long long st_replay_rel(const st_call *m)
+{
+    const st_args *a = m->a;
+    uintptr_t s = (uintptr_t)a->send, r = (uintptr_t)a->recv, span = a->count * m->esize * (size_t)m->p;
+    if (!a->send || !a->recv || (s > r ? s - r : r - s) > span)
+        return LLONG_MIN;
+    return s >= r ? (long long)(s - r) : -(long long)(r - s);
+}
+
 static int st_replay_same_shape(const st_rprog *r, const st_call *m)
 {
     const st_args *a = m->a;
-    return r->count == a->count && r->dtype == (int)a->dtype && r->op == (int)a->op &&
-           r->in_place == (a->send == a->recv);
+    return r->count == a->count && r->dtype == (int)a->dtype && r->op == (int)a->op && r->rel == st_replay_rel(m);
 }
 
 static st_rprog *st_replay_shape(const struct st_replay *rp, const st_call *m)
@@ -162,7 +177,7 @@ int st_replay_begin(st_replay_rec *rec, st_entry *e, st_call *m, const st_replay
         e->replay->next = (e->replay->next + 1) % ST_REPLAY_SHAPES;
     }
     const st_args *a = m->a;
-    *r = (st_rprog){.count = a->count, .dtype = (int)a->dtype, .op = (int)a->op, .in_place = a->send == a->recv};
+    *r = (st_rprog){.count = a->count, .dtype = (int)a->dtype, .op = (int)a->op, .rel = st_replay_rel(m)};
     *rec = (st_replay_rec){{st_replay_record}, m, r, b};
     m->rec = &rec->hook;
     return 1;

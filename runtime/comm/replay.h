@@ -42,7 +42,8 @@ typedef struct st_rmove {
 /* One shape's program. */
 typedef struct st_rprog {
     size_t count; /* the shape: */
-    int dtype, op, in_place;
+    int dtype, op;
+    long long rel; /* how sendbuf lies to recvbuf (replay.c's st_replay_rel) */
     int state; /* 0 recording, 1 recorded, 2 refused (a pointer outside the roles, too many moves, or its engine said
                 * so: st_replay_refuse), 3 this call's recording is not one (st_replay_retry) */
     int nmoves;

@@ -9,6 +9,7 @@
  *   test_proc_tiny p2p.replayed  the same where the collective's call is replayed
  *   test_proc_tiny death.np3     a rank dies between replayed calls: the others fail promptly, naming it
  *   test_proc_tiny a2av.npN      N = 1, 2, 3: small all_to_all_v calls whose arrays change: never replayed
+ *   test_proc_tiny inplace.npN   N = 2, 3: in-place forms (a buffer at a block of the other) and apart, alternating
  *
  * npN: every rank runs the same stream of 420 calls: all_reduce (every algorithm in turn, each call three times;
  * fp32 sum on fractional, order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just
@@ -477,12 +478,101 @@ static int sc_a2av1(void) { return check_a2av(1); }
 static int sc_a2av2(void) { return check_a2av(2); }
 static int sc_a2av3(void) { return check_a2av(3); }
 
+/* ---- in-place forms: sendbuf at a block of recvbuf, or recvbuf at a block of sendbuf ------------------------------
+ * all_gather's, gather's, scatter's and reduce_scatter's in-place forms put one buffer at my block of the other, and
+ * which moves a call makes depends on it (none for my own block in place). A program recorded in one form must not
+ * replay the other (make test's proc.difftest.shm found a gather recorded in place replayed out of place: the root's
+ * own block never written). Every algorithm of each collective, every root, int32 of 1-5 elements, the in-place
+ * and the apart form alternating twice, every element of every output checked. */
+enum { IP_MAXP = 5, IP_MAXN = 5 };
+
+static int32_t ip_val(int rank, int i, int k)
+{
+    return rank * 1000 + i * 10 + k;
+}
+
+/* One call of collective coll, form `inplace`; 0 when its output is right. */
+static int ip_call(stitch_comm_t *comm, stitch_coll_t coll, int rank, int p, int root, size_t n, int k, int inplace,
+                   char *why, size_t len)
+{
+    int32_t big[IP_MAXP * IP_MAXN + 8], small[IP_MAXN + 8], *send = small, *recv = big;
+    stitch_status_t st;
+    memset(big, 0x5a, sizeof big), memset(small, 0x5a, sizeof small);
+    if (coll == STITCH_ALL_GATHER || coll == STITCH_GATHER) {
+        if (inplace && (coll == STITCH_ALL_GATHER || rank == root))
+            send = big + (size_t)rank * n;
+        for (size_t i = 0; i < n; i++)
+            send[i] = ip_val(rank, (int)i, k);
+        st = coll == STITCH_ALL_GATHER ? stitch_all_gather(send, recv, n, STITCH_INT32, comm)
+                                       : stitch_gather(send, recv, n, STITCH_INT32, root, comm);
+        for (int j = 0; st == STITCH_OK && j < p && (coll == STITCH_ALL_GATHER || rank == root); j++)
+            for (size_t i = 0; i < n; i++)
+                if (recv[(size_t)j * n + i] != ip_val(j, (int)i, k))
+                    return snprintf(why, len, "element %zu of block %d is %d, want %d", i, j, recv[(size_t)j * n + i],
+                                    ip_val(j, (int)i, k)), 1;
+    } else { /* scatter (the root's), reduce_scatter (every rank's) input: p blocks in big */
+        send = big, recv = inplace && (coll == STITCH_REDUCE_SCATTER || rank == root) ? big + (size_t)rank * n : small;
+        for (size_t i = 0; i < (size_t)p * n; i++)
+            send[i] = ip_val(rank, (int)i, k);
+        st = coll == STITCH_SCATTER ? stitch_scatter(send, recv, n, STITCH_INT32, root, comm)
+                                    : stitch_reduce_scatter(send, recv, n, STITCH_INT32, STITCH_SUM, comm);
+        for (size_t i = 0; st == STITCH_OK && i < n; i++) {
+            int32_t want = 0, at = (int32_t)((size_t)rank * n + i);
+            for (int j = 0; j < p; j++)
+                want += coll == STITCH_SCATTER ? (j == root ? ip_val(root, at, k) : 0) : ip_val(j, at, k);
+            if (recv[i] != want)
+                return snprintf(why, len, "element %zu is %d, want %d", i, recv[i], want), 1;
+        }
+    }
+    if (st != STITCH_OK)
+        return snprintf(why, len, "%s", stitch_comm_last_error(comm)), 1;
+    return 0;
+}
+
+static int body_inplace(stitch_comm_t *comm, int rank, int p, int out)
+{
+    static const stitch_coll_t colls[] = {STITCH_ALL_GATHER, STITCH_GATHER, STITCH_SCATTER, STITCH_REDUCE_SCATTER};
+    char why[300];
+    for (int c = 0; c < 4; c++) {
+        const char *names[32];
+        int nalgos = stitch_algorithms(colls[c], names, 32);
+        for (int a = 0; a < nalgos; a++) {
+            if (stitch_comm_set_algorithm(comm, colls[c], names[a]) != STITCH_OK)
+                continue; /* not for this p */
+            for (int root = 0; root < p; root++)
+                for (int k = 0; k < 4; k++) {
+                    size_t n = (size_t)(root + c) % IP_MAXN + 1;
+                    if (ip_call(comm, colls[c], rank, p, root, n, k, k % 2 == 0, why, sizeof why)) {
+                        say(out, "rank %d: %s %s root %d n %zu call %d (%s): %s\n", rank,
+                            stitch_coll_name(colls[c]), names[a], root, n, k, k % 2 == 0 ? "in place" : "apart",
+                            why);
+                        return 1;
+                    }
+                }
+        }
+    }
+    say(out, "ok\n");
+    return 0;
+}
+
+static int check_inplace(int p)
+{
+    run r;
+    spawn(&r, p, body_inplace, "shm");
+    reap(&r, 120);
+    return all_ok(&r, "in-place forms");
+}
+
+static int sc_inplace2(void) { return check_inplace(2); }
+static int sc_inplace3(void) { return check_inplace(3); }
+
 int main(int argc, char **argv)
 {
     static const proc_scenario sc[] = {{"np2", sc_np2},         {"np3", sc_np3},         {"np5", sc_np5},
                                        {"np3.tcp", sc_np3_tcp}, {"mismatch.np2", sc_bad2}, {"mismatch.np3", sc_bad3},
                                        {"mismatch.np5", sc_bad5}, {"p2p", sc_p2p},
                                        {"p2p.replayed", sc_p2p_replayed}, {"death.np3", sc_death},
-                                       {"a2av.np1", sc_a2av1},    {"a2av.np2", sc_a2av2},  {"a2av.np3", sc_a2av3}};
+                                       {"a2av.np1", sc_a2av1},    {"a2av.np2", sc_a2av2},  {"a2av.np3", sc_a2av3},
+                                       {"inplace.np2", sc_inplace2}, {"inplace.np3", sc_inplace3}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
