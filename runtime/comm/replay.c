@@ -40,16 +40,32 @@ struct st_replay {
     st_rprog prog[ST_REPLAY_SHAPES];
 };
 
-/* How the call's sendbuf lies to its recvbuf: the byte offset from recvbuf when it lies within the most either spans
- * (0: in place; all_gather's, gather's and reduce_scatter's in-place forms put one at a block of the other, and a
- * move between them, or none where they meet, depends on it), else apart (or one of them NULL). A program holds
- * for the calls whose buffers lie alike: make test's proc.difftest.shm found a gather recorded with its sendbuf at
- * the root's block of recvbuf (no copy in) replayed for one whose sendbuf lay two elements further. */
+/* The bytes the call's sendbuf and recvbuf span (api.c checks them so). */
+static void st_replay_extents(const st_call *m, size_t *ns, size_t *nr)
+{
+    size_t n = m->a->count * m->esize, pn = n * (size_t)m->p;
+    switch (m->a->coll) {
+    case STITCH_ALL_GATHER:
+    case STITCH_GATHER: *ns = n, *nr = pn; break;
+    case STITCH_SCATTER:
+    case STITCH_REDUCE_SCATTER: *ns = pn, *nr = n; break;
+    case STITCH_ALL_TO_ALL: *ns = *nr = pn; break;
+    default: *ns = *nr = n;
+    }
+}
+
+/* How the call's sendbuf lies to its recvbuf: the byte offset from recvbuf when the two overlap (0: in place;
+ * all_gather's, gather's, scatter's and reduce_scatter's in-place forms put one at a block of the other, and which
+ * moves the call makes depends on it: none for my own block in place), else apart (or one of them NULL), however
+ * far. A program holds for the calls whose buffers lie alike: make test's proc.difftest.shm found a gather
+ * recorded with the root's sendbuf at its block of recvbuf replayed for one whose sendbuf lay apart. */
 static long long st_replay_rel(const st_call *m)
 {
     const st_args *a = m->a;
-    uintptr_t s = (uintptr_t)a->send, r = (uintptr_t)a->recv, span = a->count * m->esize * (size_t)m->p;
-    if (!a->send || !a->recv || (s > r ? s - r : r - s) > span)
+    uintptr_t s = (uintptr_t)a->send, r = (uintptr_t)a->recv;
+    size_t ns, nr;
+    st_replay_extents(m, &ns, &nr);
+    if (!a->send || !a->recv || (s != r && (s >= r + nr || r >= s + ns)))
         return LLONG_MIN;
     return s >= r ? (long long)(s - r) : -(long long)(r - s);
 }
