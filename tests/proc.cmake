@@ -182,7 +182,7 @@ add_executable(test_proc_tiny ${PROC_TESTS}/test_proc_tiny.c)
 target_link_libraries(test_proc_tiny PRIVATE stitch)
 target_compile_options(test_proc_tiny PRIVATE -UNDEBUG)
 foreach(sc np2 np3 np5 np3.tcp mismatch.np2 mismatch.np3 mismatch.np5 p2p p2p.replayed death.np3 a2av.np1 a2av.np2
-           a2av.np3 inplace.np2 inplace.np3)
+           a2av.np3 inplace.np2 inplace.np3 a2a.np2 a2a.np3)
   add_test(NAME proc.tiny.${sc} COMMAND test_proc_tiny ${sc})
   set_tests_properties(proc.tiny.${sc} PROPERTIES TIMEOUT 300 LABELS proc RUN_SERIAL TRUE)
 endforeach()

@@ -171,12 +171,15 @@ void st_replay_refuse(const st_replay_rec *rec)
         rec->r->state = 2;
 }
 
+/* A role spans its buffer and no more: a byte past it may be another buffer of the call (make test's
+ * proc.difftest.shm found all_to_all's sendbuf, p blocks, taken as p * p, the call model's block count, and a recvbuf
+ * right after it recorded as part of it). */
 void st_replay_bases_of(const st_call *m, st_replay_bases *b)
 {
-    size_t bytes = m->a->count * m->esize;
+    size_t bytes = m->a->count * m->esize * (size_t)(m->a2a ? m->p : m->nblocks); /* a2a: my row of p blocks */
     *b = (st_replay_bases){{NULL}, {0}};
-    b->base[ST_RR_INPUT] = (char *)m->mine.input, b->len[ST_RR_INPUT] = bytes * (size_t)m->nblocks;
-    b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes * (size_t)m->nblocks;
+    b->base[ST_RR_INPUT] = (char *)m->mine.input, b->len[ST_RR_INPUT] = bytes;
+    b->base[ST_RR_WORK] = (char *)m->mine.work, b->len[ST_RR_WORK] = bytes;
     b->base[ST_RR_UNITS] = (char *)m->mine.units;
     b->len[ST_RR_UNITS] = (size_t)m->sched->nscratch * m->slot_stride * m->esize;
 }

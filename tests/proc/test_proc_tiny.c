@@ -10,6 +10,7 @@
  *   test_proc_tiny death.np3     a rank dies between replayed calls: the others fail promptly, naming it
  *   test_proc_tiny a2av.npN      N = 1, 2, 3: small all_to_all_v calls whose arrays change: never replayed
  *   test_proc_tiny inplace.npN   N = 2, 3: in-place forms (a buffer at a block of the other) and apart, alternating
+ *   test_proc_tiny a2a.npN       N = 2, 3: all_to_all with recvbuf right after sendbuf, then elsewhere
  *
  * npN: every rank runs the same stream of 420 calls: all_reduce (every algorithm in turn, each call three times;
  * fp32 sum on fractional, order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just
@@ -478,6 +479,48 @@ static int sc_a2av1(void) { return check_a2av(1); }
 static int sc_a2av2(void) { return check_a2av(2); }
 static int sc_a2av3(void) { return check_a2av(3); }
 
+/* ---- all_to_all with its buffers side by side -------------------------------------------------------------------
+ * A program's roles must span no more than the buffers do: all_to_all's sendbuf is p blocks, and a role of p * p
+ * (the call model's block count) took a recvbuf lying right after it for part of sendbuf, so a program recorded
+ * with the two side by side wrote the next calls' results there (make test's proc.difftest.shm found it at p = 9).
+ * Calls alternate: recvbuf right after sendbuf in one array, then in another array; every element checked. */
+static int body_a2a(stitch_comm_t *comm, int rank, int p, int out)
+{
+    enum { N = 3 };
+    float one[2 * A2AV_MAXP * N], other[A2AV_MAXP * N];
+    for (int k = 0; k < 8; k++) {
+        float *send = one, *recv = k % 2 ? other : one + (size_t)p * N;
+        memset(one, 0, sizeof one), memset(other, 0, sizeof other);
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < N; i++)
+                send[j * N + i] = (float)(rank * 100 + j * 10 + i + k);
+        if (stitch_all_to_all(send, recv, N, STITCH_FP32, comm) != STITCH_OK) {
+            say(out, "rank %d: call %d: %s\n", rank, k, stitch_comm_last_error(comm));
+            return 1;
+        }
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < N; i++)
+                if (recv[j * N + i] != (float)(j * 100 + rank * 10 + i + k)) {
+                    say(out, "rank %d: call %d (%s): element %d of block %d is %g, want %d\n", rank, k,
+                        k % 2 ? "apart" : "side by side", i, j, recv[j * N + i], j * 100 + rank * 10 + i + k);
+                    return 1;
+                }
+    }
+    say(out, "ok\n");
+    return 0;
+}
+
+static int check_a2a(int p)
+{
+    run r;
+    spawn(&r, p, body_a2a, "shm");
+    reap(&r, 60);
+    return all_ok(&r, "all_to_all side by side");
+}
+
+static int sc_a2a2(void) { return check_a2a(2); }
+static int sc_a2a3(void) { return check_a2a(3); }
+
 /* ---- in-place forms: sendbuf at a block of recvbuf, or recvbuf at a block of sendbuf ------------------------------
  * all_gather's, gather's, scatter's and reduce_scatter's in-place forms put one buffer at my block of the other, and
  * which moves a call makes depends on it (none for my own block in place). A program recorded in one form must not
@@ -573,6 +616,7 @@ int main(int argc, char **argv)
                                        {"mismatch.np5", sc_bad5}, {"p2p", sc_p2p},
                                        {"p2p.replayed", sc_p2p_replayed}, {"death.np3", sc_death},
                                        {"a2av.np1", sc_a2av1},    {"a2av.np2", sc_a2av2},  {"a2av.np3", sc_a2av3},
-                                       {"inplace.np2", sc_inplace2}, {"inplace.np3", sc_inplace3}};
+                                       {"inplace.np2", sc_inplace2}, {"inplace.np3", sc_inplace3},
+                                       {"a2a.np2", sc_a2a2},      {"a2a.np3", sc_a2a3}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
