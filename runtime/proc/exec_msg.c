@@ -1620,7 +1620,7 @@ static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *mo
     stitch_status_t st = STITCH_OK;
     for (; c->rp_i < r->nmoves; c->rp_i++) {
         const st_rmove *mv = &r->mv[c->rp_i];
-        st_out *o = &c->outs[c->nouts - 1];
+        st_out *o = c->nouts ? &c->outs[c->nouts - 1] : NULL; /* a piece's message: a send came before it */
         int got;
         switch (mv->op) {
         case ST_RM_SEND:
@@ -1758,12 +1758,19 @@ static ssize_t st_fast_send(st_tp *t, const char *line, size_t len)
 }
 
 /* The fast path's message being staged: the step that began it, where it goes, whether it is compact, its length so
- * far and its padding. */
+ * far and its padding, and where it is staged (a buffer of sizeof(st_msg_hdr) + ST_SMALL_BYTES, left uninitialised:
+ * a call writes only what it sends). */
 typedef struct st_fline {
     int from, dst, compact;
     size_t len, pad;
-    char b[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
+    char *b;
 } st_fline;
+
+static void st_fline_begin(st_fline *f, int from, int dst, int compact, const void *head, size_t len, size_t pad)
+{
+    f->from = from, f->dst = dst, f->compact = compact, f->len = len, f->pad = pad;
+    memcpy(f->b, head, len);
+}
 
 /* The header a ST_RM_SENDF, ST_RM_RECVF or hello carries in call m: the program's (r->head: the call number 0, the
  * hello's step) with the call's number, the sender, the step and the payload's bytes. */
@@ -1809,9 +1816,11 @@ static int st_fast_recv(const st_call *m, st_proc *pr, const st_rprog *r, const 
  * the bytes of that step's message the transport took, when it took some but not all. */
 static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_bases *b, size_t *part)
 {
-    int polls = st_msg_fast_off ? 0 : pr->oversubscribed ? 1 : ST_FAST_POLLS, peer = 0, prev = (m->me + m->p - 1) % m->p;
+    int polls = st_msg_fast_off ? 0 : pr->oversubscribed ? 1 : ST_FAST_POLLS, peer = 0;
+    int prev = (m->me + m->p - 1) % m->p;
     size_t rlen = 0;
-    st_fline f = {.from = -1};
+    char line[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
+    st_fline f = {.from = -1, .b = line};
     st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
     st_msg_hdr h;
     for (int i = 0; i < r->nmoves; i++) {
@@ -1821,15 +1830,15 @@ static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_
         switch (mv->op) {
         case ST_RM_SEND:
             want.g = mv->soff;
-            f = (st_fline){i, m->sched->xfers[mv->doff].dst, 1, sizeof want, 0, {0}};
-            memcpy(f.b, &want, sizeof want);
+            st_fline_begin(&f, i, m->sched->xfers[mv->doff].dst, 1, &want, sizeof want, 0);
             break;
         case ST_RM_SENDF:
+            h = st_fast_hdr(m, r, m->me, mv->soff, mv->n);
+            st_fline_begin(&f, i, m->sched->xfers[mv->doff].dst, 0, &h, sizeof h, (64 - mv->n % 64) % 64);
+            break;
         case ST_RM_HELLO:
-            h = mv->op == ST_RM_HELLO ? st_fast_hdr(m, r, m->me, ST_HELLO_G, 0) : st_fast_hdr(m, r, m->me, mv->soff, mv->n);
-            f = (st_fline){i, mv->op == ST_RM_HELLO ? (m->me + 1) % m->p : m->sched->xfers[mv->doff].dst, 0, sizeof h,
-                           (64 - mv->n % 64) % 64, {0}};
-            memcpy(f.b, &h, sizeof h);
+            h = st_fast_hdr(m, r, m->me, ST_HELLO_G, 0);
+            st_fline_begin(&f, i, (m->me + 1) % m->p, 0, &h, sizeof h, 0);
             break;
         case ST_RM_PIECE:
             memcpy(f.b + f.len, b->base[mv->sk] + mv->soff, mv->n);
