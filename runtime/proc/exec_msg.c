@@ -1604,7 +1604,9 @@ static stitch_status_t st_mreplay_recvf(st_mctx *c, const st_rmove *mv, int *got
     st_msg_replay_pieces += c->rx_got == 0;
     memcpy(c->rx + c->rx_got, p, n);
     t->ops->consume(t, n);
-    if ((c->rx_got += n) == total) {
+    c->rx_got += n;
+    c->in.have_hdr = c->rx_got < total; /* the stream is mid-message: st_check_waiting must not read its head */
+    if (c->rx_got == total) {
         c->rb.base[ST_RR_LINES] = c->rx + sizeof(st_msg_hdr);
         c->rp_peer = x->src, c->rp_len = 0, c->rx_got = 0, *got = 1;
     }

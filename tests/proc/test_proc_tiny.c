@@ -16,7 +16,9 @@
  * fp32 sum on fractional, order-dependent values, int32 max, fp64 sum at exactly 24 bytes, fp32 at 28 bytes: just
  * too many), reduce,
  * broadcast and all_gather of a few elements, and an all_reduce of 1000 elements, rooted ones at every root in
- * turn. Integer results are checked against their expected values; every rank hashes every output. The stream runs
+ * turn; then 96 all_reduce calls of 160 bytes (a full header and 5 ring lines a message, so that on 4 KiB rings
+ * their frames meet the wraps). Integer results are checked against their expected values; every rank hashes every
+ * output. The stream runs
  * four times: as it is, with the test hook st_msg_compact_off (every message a full header, as before compact
  * messages), with st_replay_off (every tiny call walks its plan) and with st_msg_fast_off (every replayed call leaves
  * its fast path for the full replay at its first receive): the hashes of every rank must be equal (bit-identical
@@ -45,7 +47,7 @@ extern unsigned long long st_msg_replays, st_msg_replays_fast, st_msg_replay_pie
 extern int st_msg_fast_off;
 extern int st_replay_off; /* replay.c */
 
-enum { STREAM = 420, GOOD_BEFORE_BAD = 40, BIG = 1000 };
+enum { STREAM = 420, SMALL_TAIL = 96, GOOD_BEFORE_BAD = 40, BIG = 1000 };
 
 static int compact_off, replay_off, fast_off; /* set before spawn: the children inherit them */
 
@@ -175,6 +177,16 @@ static int body_stream(stitch_comm_t *comm, int rank, int p, int out)
             say(out, "rank %d: %s\n", rank, why);
             return 1;
         }
+    stitch_comm_set_algorithm(comm, STITCH_ALL_REDUCE, "auto");
+    for (int k = 0; k < SMALL_TAIL; k++) { /* full-header messages of 5 ring lines: their frames meet every wrap */
+        float f[40], g[40];
+        frac_input(rank, STREAM + k, 40, f);
+        if (stitch_all_reduce(f, g, 40, STITCH_FP32, STITCH_SUM, comm) != STITCH_OK) {
+            say(out, "rank %d: tail call %d: %s\n", rank, k, stitch_comm_last_error(comm));
+            return 1;
+        }
+        h = fnv(h, g, sizeof g);
+    }
     say(out, "hash %016llx compact %llu %llu replays %llu %llu %llu\n", (unsigned long long)h, st_msg_compact_sent,
         st_msg_compact_recv, st_msg_replays, st_msg_replays_fast, st_msg_replay_pieces);
     return 0;
