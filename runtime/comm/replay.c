@@ -70,17 +70,15 @@ static long long st_replay_rel(const st_call *m)
     return s >= r ? (long long)(s - r) : -(long long)(r - s);
 }
 
-static int st_replay_same_shape(const st_rprog *r, const st_call *m)
-{
-    const st_args *a = m->a;
-    return r->count == a->count && r->dtype == (int)a->dtype && r->op == (int)a->op && r->rel == st_replay_rel(m);
-}
-
 static st_rprog *st_replay_shape(const struct st_replay *rp, const st_call *m)
 {
-    for (int i = 0; rp && i < ST_REPLAY_SHAPES; i++)
-        if (st_replay_same_shape(&rp->prog[i], m))
-            return (st_rprog *)&rp->prog[i];
+    const st_args *a = m->a;
+    long long rel = rp ? st_replay_rel(m) : 0;
+    for (int i = 0; rp && i < ST_REPLAY_SHAPES; i++) {
+        const st_rprog *r = &rp->prog[i];
+        if (r->count == a->count && r->dtype == (int)a->dtype && r->op == (int)a->op && r->rel == rel)
+            return (st_rprog *)r;
+    }
     return NULL;
 }
 
