@@ -479,17 +479,18 @@ static int body_a2av(stitch_comm_t *comm, int rank, int p, int out)
     return 0;
 }
 
-static int check_a2av(int p)
+/* p ranks over shm run body; 1 when every rank said ok within `limit` seconds. */
+static int check_body(int p, rank_fn body, double limit, const char *what)
 {
     run r;
-    spawn(&r, p, body_a2av, "shm");
-    reap(&r, 60);
-    return all_ok(&r, "all_to_all_v");
+    spawn(&r, p, body, "shm");
+    reap(&r, limit);
+    return all_ok(&r, what);
 }
 
-static int sc_a2av1(void) { return check_a2av(1); }
-static int sc_a2av2(void) { return check_a2av(2); }
-static int sc_a2av3(void) { return check_a2av(3); }
+static int sc_a2av1(void) { return check_body(1, body_a2av, 60, "all_to_all_v"); }
+static int sc_a2av2(void) { return check_body(2, body_a2av, 60, "all_to_all_v"); }
+static int sc_a2av3(void) { return check_body(3, body_a2av, 60, "all_to_all_v"); }
 
 /* ---- all_to_all with its buffers side by side -------------------------------------------------------------------
  * A program's roles must span no more than the buffers do: all_to_all's sendbuf is p blocks, and a role of p * p
@@ -522,16 +523,8 @@ static int body_a2a(stitch_comm_t *comm, int rank, int p, int out)
     return 0;
 }
 
-static int check_a2a(int p)
-{
-    run r;
-    spawn(&r, p, body_a2a, "shm");
-    reap(&r, 60);
-    return all_ok(&r, "all_to_all side by side");
-}
-
-static int sc_a2a2(void) { return check_a2a(2); }
-static int sc_a2a3(void) { return check_a2a(3); }
+static int sc_a2a2(void) { return check_body(2, body_a2a, 60, "all_to_all side by side"); }
+static int sc_a2a3(void) { return check_body(3, body_a2a, 60, "all_to_all side by side"); }
 
 /* ---- in-place forms: sendbuf at a block of recvbuf, or recvbuf at a block of sendbuf ------------------------------
  * all_gather's, gather's, scatter's and reduce_scatter's in-place forms put one buffer at my block of the other, and
@@ -610,16 +603,8 @@ static int body_inplace(stitch_comm_t *comm, int rank, int p, int out)
     return 0;
 }
 
-static int check_inplace(int p)
-{
-    run r;
-    spawn(&r, p, body_inplace, "shm");
-    reap(&r, 120);
-    return all_ok(&r, "in-place forms");
-}
-
-static int sc_inplace2(void) { return check_inplace(2); }
-static int sc_inplace3(void) { return check_inplace(3); }
+static int sc_inplace2(void) { return check_body(2, body_inplace, 120, "in-place forms"); }
+static int sc_inplace3(void) { return check_body(3, body_inplace, 120, "in-place forms"); }
 
 int main(int argc, char **argv)
 {
