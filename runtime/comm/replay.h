@@ -48,7 +48,7 @@ typedef struct st_rprog {
                 * so: st_replay_refuse), 3 this call's recording is not one (st_replay_retry) */
     int nmoves;
     uint64_t key;           /* what the engine keeps with the program: the message engine's compact key, */
-    unsigned char head[64]; /* and its hello's header (exec_msg.c) */
+    unsigned char head[64]; /* and its full header's fields (exec_msg.c's st_pmsg_of) */
     st_rmove mv[ST_REPLAY_MOVES];
 } st_rprog;
 

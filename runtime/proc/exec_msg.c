@@ -186,7 +186,6 @@ typedef struct st_mctx {
     int rp_peer;        /* the message being applied (ST_RM_RECV .. ST_RM_DONE): from, and its length in the stream */
     size_t rp_len;
     st_replay_bases rb; /* the program's bases (recording moves ST_RR_LINES to each message's payload) */
-    int compact_in;     /* replaying: the message being applied is a compact one (counted) */
     size_t rx_got;      /* replaying: bytes of a small message that came in pieces gathered in rx */
     /* last, and not zeroed per call (st_mctx_begin): */
     char rx[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
@@ -1461,10 +1460,46 @@ static stitch_status_t st_mstep(st_mctx *c, int s)
  * is dropped and made again on the next call. Peers need not agree on replaying: the wire is the same either way.
  * Most replayed calls take the fast path below (st_mfast) and never build the step loop's state. */
 
-/* The next send slot (pr->outs grows as st_sends_begin grows it), for transfer x, nothing staged yet. */
-static stitch_status_t st_mreplay_out(st_mctx *c, const st_xfer *x, st_out **out)
+/* A program's message (its ST_RM_SEND, ST_RM_SENDF or ST_RM_HELLO, or ST_RM_RECV, ST_RM_RECVF or ST_RM_HELLO_IN) in
+ * call m: the peer, the header as the wire carries it (the compact one from the program's key, a full one from the
+ * program's header: the fingerprint when it was recorded), and its length in the stream, padding included. The fast
+ * path and the full replay both build and check messages with it, so they send, and expect, the same bytes. Every
+ * message of a program is step 0's. */
+typedef struct st_pmsg {
+    union {
+        st_msg_small small;
+        st_msg_hdr full;
+    } head;
+    size_t hlen, len;
+    int peer, compact;
+} st_pmsg;
+
+static st_pmsg st_pmsg_of(const st_call *m, const st_rprog *r, const st_rmove *mv)
 {
-    *out = NULL;
+    int send = mv->op == ST_RM_SEND || mv->op == ST_RM_SENDF || mv->op == ST_RM_HELLO;
+    int hello = mv->op == ST_RM_HELLO || mv->op == ST_RM_HELLO_IN;
+    st_pmsg g = {.compact = mv->op == ST_RM_SEND || mv->op == ST_RM_RECV};
+    if (hello)
+        g.peer = send ? (m->me + 1) % m->p : (m->me + m->p - 1) % m->p;
+    else
+        g.peer = send ? m->sched->xfers[mv->doff].dst : m->sched->xfers[mv->doff].src;
+    if (g.compact) {
+        g.head.small = (st_msg_small){ST_MSG_COMPACT, 0, m->fp.seq, r->key};
+        g.hlen = sizeof g.head.small, g.len = g.hlen + mv->n;
+        return g;
+    }
+    memcpy(&g.head.full, r->head, sizeof g.head.full);
+    g.head.full.seq = m->fp.seq, g.head.full.src = send ? m->me : g.peer;
+    g.head.full.g = hello ? ST_HELLO_G : 0, g.head.full.bytes = mv->n;
+    g.hlen = sizeof g.head.full, g.len = g.hlen + mv->n + (64 - mv->n % 64) % 64;
+    return g;
+}
+
+/* Stage the message of a ST_RM_SEND, ST_RM_SENDF or ST_RM_HELLO in the next send slot (pr->outs grows as
+ * st_sends_begin grows it): its header and padding; its ST_RM_PIECEs follow, at o->paid. */
+static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
+{
+    st_pmsg g = st_pmsg_of(&c->m, c->rp, mv);
     if (c->nouts == c->pr->outs_cap) {
         int cap = c->pr->outs_cap ? 2 * c->pr->outs_cap : 4;
         st_out *more = realloc(c->pr->outs, sizeof *more * (size_t)cap);
@@ -1472,59 +1507,19 @@ static stitch_status_t st_mreplay_out(st_mctx *c, const st_xfer *x, st_out **out
             return st_mfail(c, STITCH_ERR_NO_MEMORY, "out of memory for %d sends", cap);
         c->outs = c->pr->outs = more, c->pr->outs_cap = cap;
     }
-    st_out *o = *out = &c->outs[c->nouts++];
-    o->x = x;
+    st_out *o = &c->outs[c->nouts++];
+    o->x = mv->op == ST_RM_HELLO ? &c->hello_x : &c->m.e->sched.xfers[mv->doff];
     o->hdr_done = o->unit_done = 0, o->done = o->rma = 0;
+    memcpy(o->stage, &g.head, g.hlen);
+    memset(o->stage + g.hlen + mv->n, 0, g.len - g.hlen - mv->n);
+    o->paid = g.hlen, o->staged = g.len;
+    st_msg_compact_sent += (unsigned long long)g.compact;
     return STITCH_OK;
 }
 
-/* Stage the message of a ST_RM_SEND: the compact header; its ST_RM_PIECEs follow. */
-static stitch_status_t st_mreplay_send(st_mctx *c, const st_rmove *mv)
-{
-    st_out *o = NULL;
-    st_msg_small h = {ST_MSG_COMPACT, mv->soff, c->fp.seq, c->ckey};
-    stitch_status_t st = st_mreplay_out(c, &c->m.e->sched.xfers[mv->doff], &o);
-    if (st != STITCH_OK)
-        return st;
-    memcpy(o->stage, &h, sizeof h);
-    o->paid = sizeof h, o->staged = sizeof h + mv->n; /* paid: where the next piece goes */
-    st_msg_compact_sent++;
-    return STITCH_OK;
-}
-
-/* Stage the message of a ST_RM_SENDF: st_stage's header and padding; its ST_RM_PIECEs follow. */
-static stitch_status_t st_mreplay_sendf(st_mctx *c, const st_rmove *mv)
-{
-    st_out *o = NULL;
-    stitch_status_t st = st_mreplay_out(c, &c->m.e->sched.xfers[mv->doff], &o);
-    if (st != STITCH_OK)
-        return st;
-    size_t pad = (64 - mv->n % 64) % 64;
-    o->hdr = c->fp;
-    o->hdr.g = mv->soff, o->hdr.bytes = mv->n;
-    memcpy(o->stage, &o->hdr, sizeof o->hdr);
-    memset(o->stage + sizeof o->hdr + mv->n, 0, pad);
-    o->paid = sizeof o->hdr, o->staged = sizeof o->hdr + mv->n + pad;
-    return STITCH_OK;
-}
-
-/* Stage a ST_RM_HELLO: the bare header st_out_begin makes of the hello (st_stage: no payload, no padding). */
-static stitch_status_t st_mreplay_hello(st_mctx *c)
-{
-    st_out *o = NULL;
-    stitch_status_t st = st_mreplay_out(c, &c->hello_x, &o);
-    if (st != STITCH_OK)
-        return st;
-    o->hdr = c->fp;
-    o->hdr.g = ST_HELLO_G;
-    memcpy(o->stage, &o->hdr, sizeof o->hdr);
-    o->paid = o->staged = sizeof o->hdr;
-    return STITCH_OK;
-}
-
-/* The head of rank q's stream is not the compact message of transfer x that the program expects: name what differs as
- * the general path would (st_recv_compact, st_recv_header), or wait (*wait) while a header is still arriving. */
-static stitch_status_t st_mreplay_odd(st_mctx *c, const st_xfer *x, const void *p, size_t avail, size_t bytes,
+/* The head of g's stream (avail bytes at p) is not the message the program expects: name what differs as the
+ * general path would (st_recv_compact, st_recv_header), or wait (*wait) while a compact one's payload is to come. */
+static stitch_status_t st_mreplay_odd(st_mctx *c, const st_pmsg *g, size_t bytes, const void *p, size_t avail,
                                       int *wait)
 {
     uint32_t magic;
@@ -1534,81 +1529,66 @@ static stitch_status_t st_mreplay_odd(st_mctx *c, const st_xfer *x, const void *
     if (magic == ST_MSG_COMPACT) {
         st_msg_small sm;
         memcpy(&sm, p, sizeof sm);
-        if (sm.g == 0 && sm.seq == c->fp.seq && sm.key == c->ckey) /* its payload still to come */
+        if (g->compact && memcmp(&sm, &g->head.small, sizeof sm) == 0) /* its payload still to come */
             return STITCH_OK;
-        h = st_compact_unpack(&sm, x->src, bytes);
+        h = st_compact_unpack(&sm, g->peer, bytes);
     } else if (avail < sizeof h) {
         return STITCH_OK;
     } else {
         memcpy(&h, p, sizeof h);
     }
     *wait = 0;
-    stitch_status_t st = st_check_hdr(c, &h, x->src, 0, bytes);
-    return st != STITCH_OK ? st : st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step 0's message %s where a "
-                                           "compact one was due", c->m.me, x->src,
-                                           magic == ST_MSG_COMPACT ? "differently" : "with a full header");
+    stitch_status_t st = st_check_hdr(c, &h, g->peer, 0, bytes);
+    if (st != STITCH_OK)
+        return st;
+    if (magic != ST_MSG_COMPACT && h.pad[0] != 0)
+        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step 0's message one-sided where one on the "
+                        "stream was due", c->m.me, g->peer);
+    return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step 0's message %s where %s one was due", c->m.me,
+                    g->peer, magic == ST_MSG_COMPACT ? "compact" : "with a full header",
+                    g->compact ? "a compact" : "a full-header");
 }
 
-/* A ST_RM_RECV: is its message at the head of its stream, whole and as expected? *got, and its payload is the lines. */
+/* A ST_RM_RECV or ST_RM_RECVF: is its message at the head of its stream, as expected? *got when it is whole there
+ * (its payload is then the lines), or gathered in c->rx from the pieces it came in (a ring's wrap cuts a frame; a
+ * compact message is never cut). */
 static stitch_status_t st_mreplay_recv(st_mctx *c, const st_rmove *mv, int *got)
 {
-    const st_xfer *x = &c->m.e->sched.xfers[mv->doff];
+    st_pmsg g = st_pmsg_of(&c->m, c->rp, mv);
+    st_tp *t = c->pr->tp[g.peer];
     const void *p;
     size_t avail;
-    st_msg_small h;
     int wait;
-    c->in.i = (int32_t)mv->soff, c->wait_peer = x->src;
-    stitch_status_t st = st_peek(c, x->src, &p, &avail);
+    c->in.i = (int32_t)mv->soff, c->wait_peer = g.peer;
     *got = 0;
-    if (st != STITCH_OK || avail < sizeof h)
+    if (g.len > sizeof c->rx) /* the recording takes only small ones (st_recv_header) */
+        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: a replayed message of %zu bytes", c->m.me, g.len);
+    stitch_status_t st = st_peek(c, g.peer, &p, &avail);
+    uint32_t magic = 0;
+    if (st == STITCH_OK && avail >= sizeof magic)
+        memcpy(&magic, p, sizeof magic);
+    size_t need = magic == ST_MSG_COMPACT ? sizeof(st_msg_small) : sizeof(st_msg_hdr); /* a header of either kind */
+    if (st != STITCH_OK || (c->rx_got == 0 && avail < need))
         return st;
-    memcpy(&h, p, sizeof h);
-    if (h.magic != ST_MSG_COMPACT || h.g != 0 || h.seq != c->fp.seq || h.key != c->ckey || avail < sizeof h + mv->n)
-        return st_mreplay_odd(c, x, p, avail, mv->n, &wait);
-    c->rb.base[ST_RR_LINES] = (char *)p + sizeof h;
-    c->rp_peer = x->src, c->rp_len = sizeof h + mv->n;
-    *got = 1;
-    return STITCH_OK;
-}
-
-/* A ST_RM_RECVF: is its message at the head of its stream, as expected? *got when it is whole there (its payload is
- * then the lines), or gathered in c->rx from the pieces it came in (a frame is cut where the ring wraps). */
-static stitch_status_t st_mreplay_recvf(st_mctx *c, const st_rmove *mv, int *got)
-{
-    const st_xfer *x = &c->m.e->sched.xfers[mv->doff];
-    st_tp *t = c->pr->tp[x->src];
-    const void *p;
-    size_t avail, total = sizeof(st_msg_hdr) + mv->n + (64 - mv->n % 64) % 64;
-    c->in.i = (int32_t)mv->soff, c->wait_peer = x->src;
-    *got = 0;
-    if (total > sizeof c->rx) /* the recording takes only small ones (st_recv_header) */
-        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: a replayed message of %zu bytes", c->m.me, total);
-    stitch_status_t st = st_peek(c, x->src, &p, &avail);
-    if (st != STITCH_OK || (c->rx_got == 0 && avail < sizeof(st_msg_hdr)))
-        return st;
-    if (c->rx_got == 0) { /* the header: checked as st_recv_header checks it */
-        st_msg_hdr h;
-        memcpy(&h, p, sizeof h);
-        if ((st = st_check_hdr(c, &h, x->src, 0, mv->n)) != STITCH_OK)
-            return st;
-        if (h.pad[0] != 0)
-            return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: rank %d sent step 0's message one-sided where one on "
-                            "the stream was due", c->m.me, x->src);
-        if (avail >= total) {
-            c->rb.base[ST_RR_LINES] = (char *)p + sizeof h;
-            c->rp_peer = x->src, c->rp_len = total, *got = 1;
+    if (c->rx_got == 0 && (avail < g.hlen || memcmp(p, &g.head, g.hlen) != 0))
+        return st_mreplay_odd(c, &g, mv->n, p, avail, &wait);
+    if (c->rx_got == 0 && (avail >= g.len || g.compact)) {
+        if (avail < g.len) /* a compact one's payload is still to come */
             return STITCH_OK;
-        }
+        c->rb.base[ST_RR_LINES] = (char *)p + g.hlen;
+        c->rp_peer = g.peer, c->rp_len = g.len, *got = 1;
+        st_msg_compact_recv += (unsigned long long)g.compact;
+        return STITCH_OK;
     }
-    size_t n = avail < total - c->rx_got ? avail : total - c->rx_got;
+    size_t n = avail < g.len - c->rx_got ? avail : g.len - c->rx_got;
     st_msg_replay_pieces += c->rx_got == 0;
     memcpy(c->rx + c->rx_got, p, n);
     t->ops->consume(t, n);
     c->rx_got += n;
-    c->in.have_hdr = c->rx_got < total; /* the stream is mid-message: st_check_waiting must not read its head */
-    if (c->rx_got == total) {
-        c->rb.base[ST_RR_LINES] = c->rx + sizeof(st_msg_hdr);
-        c->rp_peer = x->src, c->rp_len = 0, c->rx_got = 0, *got = 1;
+    c->in.have_hdr = c->rx_got < g.len; /* the stream is mid-message: st_check_waiting must not read its head */
+    if (c->rx_got == g.len) {
+        c->rb.base[ST_RR_LINES] = c->rx + g.hlen;
+        c->rp_peer = g.peer, c->rp_len = 0, c->rx_got = 0, *got = 1;
     }
     return STITCH_OK;
 }
@@ -1627,7 +1607,8 @@ static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *mo
         switch (mv->op) {
         case ST_RM_SEND:
         case ST_RM_SENDF:
-            if ((st = mv->op == ST_RM_SEND ? st_mreplay_send(c, mv) : st_mreplay_sendf(c, mv)) != STITCH_OK)
+        case ST_RM_HELLO:
+            if ((st = st_mreplay_send(c, mv)) != STITCH_OK)
                 return st;
             break;
         case ST_RM_PIECE:
@@ -1638,19 +1619,12 @@ static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *mo
         case ST_RM_RECVF:
             if (lead)
                 return STITCH_OK;
-            st = mv->op == ST_RM_RECV ? st_mreplay_recv(c, mv, &got) : st_mreplay_recvf(c, mv, &got);
-            if (st != STITCH_OK || !got)
+            if ((st = st_mreplay_recv(c, mv, &got)) != STITCH_OK || !got)
                 return st;
-            c->compact_in = mv->op == ST_RM_RECV;
             break;
         case ST_RM_DONE:
             if (c->rp_len)
                 c->pr->tp[c->rp_peer]->ops->consume(c->pr->tp[c->rp_peer], c->rp_len);
-            st_msg_compact_recv += (unsigned long long)c->compact_in;
-            break;
-        case ST_RM_HELLO:
-            if ((st = st_mreplay_hello(c)) != STITCH_OK)
-                return st;
             break;
         case ST_RM_HELLO_IN: /* st_hello_progress, as the general path checks it */
             c->in.hello = 1;
@@ -1751,14 +1725,6 @@ static const char *st_fast_look(st_tp *t, const void *want, size_t wlen, size_t 
     return NULL;
 }
 
-/* Send the staged line: the bytes the transport took (a compact message or a bare header goes whole or not at all;
- * a small message may be cut at a 64-byte multiple where the ring is short: transport.h), or -1. */
-static ssize_t st_fast_send(st_tp *t, const char *line, size_t len)
-{
-    char why[160];
-    return t->ops->send(t, line, len, why, sizeof why);
-}
-
 /* The fast path's message being staged: the step that began it, where it goes, whether it is compact, its length so
  * far and its padding, and where it is staged (a buffer of sizeof(st_msg_hdr) + ST_SMALL_BYTES, left uninitialised:
  * a call writes only what it sends). */
@@ -1768,27 +1734,15 @@ typedef struct st_fline {
     char *b;
 } st_fline;
 
-static void st_fline_begin(st_fline *f, int from, int dst, int compact, const void *head, size_t len, size_t pad)
-{
-    f->from = from, f->dst = dst, f->compact = compact, f->len = len, f->pad = pad;
-    memcpy(f->b, head, len);
-}
-
-/* The header a ST_RM_SENDF, ST_RM_RECVF or hello carries in call m: the program's (r->head: the call number 0, the
- * hello's step) with the call's number, the sender, the step and the payload's bytes. */
-static st_msg_hdr st_fast_hdr(const st_call *m, const st_rprog *r, int src, uint32_t g, size_t bytes)
-{
-    st_msg_hdr h;
-    memcpy(&h, r->head, sizeof h);
-    h.seq = m->fp.seq, h.src = src, h.g = g, h.bytes = bytes;
-    return h;
-}
-
-/* Send f's message, padded: 1 when it went whole; else 0 and *part the bytes the transport took. */
+/* Send f's message, padded: 1 when it went whole; else 0 and *part the bytes the transport took (a compact message
+ * or a bare header goes whole or not at all; a small one may be cut at a 64-byte multiple where the ring is short:
+ * transport.h). */
 static int st_fast_flush(st_proc *pr, st_fline *f, size_t *part)
 {
+    char why[160];
+    st_tp *t = pr->tp[f->dst];
     memset(f->b + f->len, 0, f->pad);
-    ssize_t n = st_fast_send(pr->tp[f->dst], f->b, f->len + f->pad);
+    ssize_t n = t->ops->send(t, f->b, f->len + f->pad, why, sizeof why);
     if (n != (ssize_t)(f->len + f->pad)) {
         st_msg_replay_pieces += n > 0;
         return *part = n > 0 ? (size_t)n : 0, 0;
@@ -1798,65 +1752,44 @@ static int st_fast_flush(st_proc *pr, st_fline *f, size_t *part)
     return 1;
 }
 
-/* A ST_RM_RECV or ST_RM_RECVF: its message whole at the head of its stream within the polls; its payload becomes
- * the lines and *rlen its length in the stream. 0: not there (yet), or not as expected. */
-static int st_fast_recv(const st_call *m, st_proc *pr, const st_rprog *r, const st_rmove *mv, st_replay_bases *b,
-                        size_t *rlen, int polls)
-{
-    int peer = m->sched->xfers[mv->doff].src, compact = mv->op == ST_RM_RECV;
-    st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
-    st_msg_hdr h = st_fast_hdr(m, r, peer, 0, mv->n);
-    size_t hlen = compact ? sizeof want : sizeof h;
-    *rlen = hlen + mv->n + (compact ? 0 : (64 - mv->n % 64) % 64);
-    const char *p = st_fast_look(pr->tp[peer], compact ? (const void *)&want : &h, hlen, *rlen, polls);
-    b->base[ST_RR_LINES] = p ? (char *)p + hlen : NULL;
-    st_msg_compact_recv += (unsigned long long)(p && compact);
-    return p != NULL;
-}
-
 /* Program r's steps for call m until one would wait: returns its index (r->nmoves: the call is done), and in *part
  * the bytes of that step's message the transport took, when it took some but not all. */
 static int st_mfast(const st_call *m, st_proc *pr, const st_rprog *r, st_replay_bases *b, size_t *part)
 {
     int polls = st_msg_fast_off ? 0 : pr->oversubscribed ? 1 : ST_FAST_POLLS, peer = 0;
-    int prev = (m->me + m->p - 1) % m->p;
     size_t rlen = 0;
     char line[sizeof(st_msg_hdr) + ST_SMALL_BYTES];
     st_fline f = {.from = -1, .b = line};
-    st_msg_small want = {ST_MSG_COMPACT, 0, m->fp.seq, r->key};
-    st_msg_hdr h;
     for (int i = 0; i < r->nmoves; i++) {
         const st_rmove *mv = &r->mv[i];
         if (f.from >= 0 && mv->op != ST_RM_PIECE && !st_fast_flush(pr, &f, part)) /* the staged message is whole */
             return f.from;
+        st_pmsg g;
+        const char *p;
         switch (mv->op) {
         case ST_RM_SEND:
-            want.g = mv->soff;
-            st_fline_begin(&f, i, m->sched->xfers[mv->doff].dst, 1, &want, sizeof want, 0);
-            break;
         case ST_RM_SENDF:
-            h = st_fast_hdr(m, r, m->me, mv->soff, mv->n);
-            st_fline_begin(&f, i, m->sched->xfers[mv->doff].dst, 0, &h, sizeof h, (64 - mv->n % 64) % 64);
-            break;
         case ST_RM_HELLO:
-            h = st_fast_hdr(m, r, m->me, ST_HELLO_G, 0);
-            st_fline_begin(&f, i, (m->me + 1) % m->p, 0, &h, sizeof h, 0);
+            g = st_pmsg_of(m, r, mv);
+            f.from = i, f.dst = g.peer, f.compact = g.compact, f.len = g.hlen, f.pad = g.len - g.hlen - mv->n;
+            memcpy(f.b, &g.head, g.hlen);
             break;
         case ST_RM_PIECE:
             memcpy(f.b + f.len, b->base[mv->sk] + mv->soff, mv->n);
             f.len += mv->n;
             break;
         case ST_RM_HELLO_IN:
-            h = st_fast_hdr(m, r, prev, ST_HELLO_G, 0);
-            if (!st_fast_look(pr->tp[prev], &h, sizeof h, sizeof h, polls))
-                return i;
-            pr->tp[prev]->ops->consume(pr->tp[prev], sizeof h);
-            break;
         case ST_RM_RECV:
         case ST_RM_RECVF:
-            peer = m->sched->xfers[mv->doff].src;
-            if (!st_fast_recv(m, pr, r, mv, b, &rlen, polls))
+            g = st_pmsg_of(m, r, mv);
+            if (!(p = st_fast_look(pr->tp[g.peer], &g.head, g.hlen, g.len, polls)))
                 return i;
+            if (mv->op == ST_RM_HELLO_IN) {
+                pr->tp[g.peer]->ops->consume(pr->tp[g.peer], g.len);
+                break;
+            }
+            b->base[ST_RR_LINES] = (char *)p + g.hlen, peer = g.peer, rlen = g.len;
+            st_msg_compact_recv += (unsigned long long)g.compact;
             break;
         case ST_RM_DONE:
             pr->tp[peer]->ops->consume(pr->tp[peer], rlen);
@@ -1910,15 +1843,11 @@ static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm)
 {
     stitch_status_t st = STITCH_OK;
     st_mctx_begin(c, comm);
-    if (st_mtiny_may(&c->m)) {
+    if (st_mtiny_may(&c->m)) { /* record: st_exec_msg found no program (another caller records again: slower only) */
         st_replay_bases_of(&c->m, &c->rb);
-        if ((c->rp = st_replay_find(c->m.e, &c->m)) != NULL)
-            return st_mreplay(c, 0);
-        if (st_replay_begin(&c->rec, (st_entry *)c->m.e, &c->m, &c->rb)) { /* for st_mfast */
-            st_msg_hdr hello = c->fp;
-            hello.g = ST_HELLO_G;
+        if (st_replay_begin(&c->rec, (st_entry *)c->m.e, &c->m, &c->rb)) { /* the headers' fields (st_pmsg_of) */
             c->rec.r->key = c->ckey;
-            memcpy(c->rec.r->head, &hello, sizeof hello);
+            memcpy(c->rec.r->head, &c->fp, sizeof c->fp);
         }
     }
     if (c->pr->fuse && c->m.nsteps > 1)
