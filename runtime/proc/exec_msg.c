@@ -1478,7 +1478,8 @@ static st_pmsg st_pmsg_of(const st_call *m, const st_rprog *r, const st_rmove *m
 {
     int send = mv->op == ST_RM_SEND || mv->op == ST_RM_SENDF || mv->op == ST_RM_HELLO;
     int hello = mv->op == ST_RM_HELLO || mv->op == ST_RM_HELLO_IN;
-    st_pmsg g = {.compact = mv->op == ST_RM_SEND || mv->op == ST_RM_RECV};
+    st_pmsg g; /* only what the kind uses is set: this runs for every message of a replayed call */
+    g.compact = mv->op == ST_RM_SEND || mv->op == ST_RM_RECV;
     if (hello)
         g.peer = send ? (m->me + 1) % m->p : (m->me + m->p - 1) % m->p;
     else
