@@ -138,7 +138,9 @@ endforeach()
 # processes, whole and as slices; one unregistered rank makes every call stream (exact); a free waits for a peer's
 # borrow and a later borrow is refused; a rank killed mid-call fails its peers naming it; forged handles (generation,
 # id, bounds) are refused; stitch_mem_free's checks; thread mode's plain memory; STITCH_CMA=1 pulls plain buffers
-# with process_vm_readv (alone and mixed with registered ones), and one rank without it makes every call stream.
+# with process_vm_readv (alone and mixed with registered ones), and one rank without it makes every call stream;
+# `late`: every collective run on plain buffers before the first stitch_mem_alloc (own plans) pulls on registered
+# buffers after it.
 add_executable(test_proc_regmem ${PROC_TESTS}/test_proc_regmem.c)
 target_link_libraries(test_proc_regmem PRIVATE stitch)
 target_include_directories(test_proc_regmem PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/core
@@ -147,7 +149,7 @@ target_include_directories(test_proc_regmem PRIVATE ${CMAKE_SOURCE_DIR}/runtime 
                            ${CMAKE_SOURCE_DIR}/runtime/boot ${CMAKE_SOURCE_DIR}/runtime/conf
                            ${CMAKE_SOURCE_DIR}/runtime/select)
 target_compile_options(test_proc_regmem PRIVATE -UNDEBUG)
-foreach(sc np2 np3 np4 np5 slices mixed free kill forged.gen forged.id forged.bounds threads cma cma.mixed cma.off)
+foreach(sc np2 np3 np4 np5 slices mixed free kill forged.gen forged.id forged.bounds threads cma cma.mixed cma.off late)
   add_test(NAME proc.regmem.${sc} COMMAND test_proc_regmem ${sc})
   set_tests_properties(proc.regmem.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

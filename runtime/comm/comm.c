@@ -152,6 +152,21 @@ static void st_entry_list_free(st_entry *head)
     head->next = NULL;
 }
 
+void st_comm_plans_whole(stitch_comm_t *comm)
+{
+    if (comm->whole_schedule)
+        return;
+    comm->whole_schedule = 1;
+    for (int i = 0; comm->cache && i < st_reg_count(comm->reg); i++) {
+        int own = 0;
+        for (st_entry *e = &comm->cache[i]; e && e->ready; e = e->next)
+            own |= e->sched.partial;
+        if (own)
+            st_entry_list_free(&comm->cache[i]);
+    }
+    memset(comm->memo, 0, sizeof comm->memo); /* it may name a freed entry */
+}
+
 /* What a handle owns, not the handle. */
 static void st_comm_release(stitch_comm_t *comm)
 {

@@ -232,6 +232,10 @@ stitch_status_t st_comm_tell(stitch_comm_t *comm, stitch_status_t status);
  * plan, instantiated on first use; rooted collectives are cached per (algorithm, root). plan.c. */
 struct st_args;
 stitch_status_t st_comm_entry_for(stitch_comm_t *comm, const struct st_args *a, st_entry **out);
+/* Whole schedules from now on (comm->whole_schedule), and the cached entries built as a rank's own plan forgotten,
+ * to be built whole on their next use (a process rank's first stitch_mem_alloc: the pull engine cannot run an own
+ * plan). Between calls only: no call holds an entry. comm.c. */
+void st_comm_plans_whole(stitch_comm_t *comm);
 
 /* The algorithm of coll's choice for this count and dtype (NULL: none); the 2-D split's ratio in ppm for it on
  * topo. For plan.c, which builds the entries. */

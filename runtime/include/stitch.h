@@ -251,8 +251,9 @@ stitch_status_t stitch_all_to_all_v(const void *sendbuf, const size_t *sendcount
  * peer's buffer, with no ring between them. In process mode the memory is a shared segment (a memfd) that the
  * host's other ranks map on first use; when all ranks are on one host and every rank's buffers of a call (of at
  * least 256 KiB) are registered, the ranks agree on it in the call (a short hello) and pull, as threads do;
- * otherwise the call streams messages as ever, with the same results. Allocate registered memory before the
- * communicator's first collective of an algorithm, so that its plan is made whole (docs/performance.md).
+ * otherwise the call streams messages as ever, with the same results. A process rank's first allocation makes its
+ * plans whole (every rank's transfers, which the pull engine reads): plans made before it are built again on
+ * their next use, once.
  * In thread mode it is plain aligned memory: thread ranks always read each other's buffers in place. Memory
  * belongs to the communicator it was allocated on and goes with stitch_comm_destroy. stitch_mem_free takes the
  * pointer stitch_mem_alloc gave (not a slice; not twice: STITCH_ERR_INVALID_ARGUMENT) and, in process mode, waits

@@ -145,15 +145,15 @@ st_regmem *st_proc_regmem(st_proc *pr)
     return pr->regmem;
 }
 
-/* stitch_mem_alloc: a shared segment (regmem.h). From the first one on, plans are made whole: the pull engine
- * needs every rank's transfers (exec_pull.c). */
+/* stitch_mem_alloc: a shared segment (regmem.h). From the first one on, plans are made whole, those made before
+ * included: the pull engine needs every rank's transfers (exec_pull.c). */
 static stitch_status_t st_proc_mem_alloc(stitch_comm_t *comm, size_t bytes, void **ptr)
 {
     st_proc *pr = comm->proc;
     char err[256];
     if (!st_proc_regmem(pr))
         return st_comm_error(comm, STITCH_ERR_NO_MEMORY, "stitch_mem_alloc: rank %d: out of memory", pr->rank);
-    comm->whole_schedule = 1;
+    st_comm_plans_whole(comm);
     stitch_status_t st = st_regmem_alloc(pr->regmem, bytes, 0, ptr, err, sizeof err);
     return st == STITCH_OK ? st : st_comm_error(comm, st, "stitch_mem_alloc: rank %d: %s", pr->rank, err);
 }
