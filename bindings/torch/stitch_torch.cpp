@@ -54,18 +54,24 @@
 
 #include <pybind11/chrono.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "stitch.h"
+
+// libstitch's count of calls that ran the pull engine (runtime/proc/exec_pull.h; an _Atomic long in C, read here
+// with the same builtins): pull_calls() below, so a program can see that its registered tensors were read in place.
+extern "C" long st_pull_calls;
 
 namespace {
 
@@ -313,6 +319,42 @@ void check_same(const at::Tensor &a, const at::Tensor &b, const char *call, cons
                 ", the input ", a.scalar_type());
 }
 
+// A group's communicator, owned by the group and by every tensor in its registered memory (empty() below): the last
+// of them destroys it, so a registered tensor's memory stays mapped for as long as the tensor lives, also after
+// destroy_process_group. A dead tensor's memory is only queued here by its deleter, which runs on whatever thread
+// drops the last reference, maybe while another thread issues a call (libstitch takes one thread per communicator
+// at a time); the group frees the queue (stitch_mem_free) before its next call, and the communicator's destroy
+// frees whatever is left.
+struct CommLife {
+    explicit CommLife(stitch_comm_t *c) : comm(c) {}
+    CommLife(const CommLife &) = delete;
+    CommLife &operator=(const CommLife &) = delete;
+    ~CommLife() { stitch_comm_destroy(comm); }
+
+    void bury(void *p)
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        dead.push_back(p);
+        ndead.store(dead.size(), std::memory_order_release);
+    }
+
+    std::vector<void *> take()
+    {
+        std::vector<void *> out;
+        if (ndead.load(std::memory_order_acquire) == 0)
+            return out;
+        std::lock_guard<std::mutex> lock(mu);
+        out.swap(dead);
+        ndead.store(0, std::memory_order_release);
+        return out;
+    }
+
+    stitch_comm_t *const comm;
+    std::mutex mu;
+    std::vector<void *> dead;
+    std::atomic<size_t> ndead{0};
+};
+
 class ProcessGroupStitch : public c10d::ProcessGroup {
   public:
     ProcessGroupStitch(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
@@ -337,17 +379,39 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         char err[512] = "";
         stitch_status_t st = stitch_comm_init_rank(&comm_, size, id, rank, &config, err, sizeof err);
         TORCH_CHECK(st == STITCH_OK, "stitch init (rank ", rank, " of ", size, "): ", stitch_strerror(st), ": ", err);
+        life_ = std::make_shared<CommLife>(comm_);
     }
 
     // A group over a communicator that stitch_comm_split made (ownership passes to the group).
     ProcessGroupStitch(stitch_comm_t *comm, long long timeout_ms)
         : c10d::ProcessGroup(stitch_comm_rank(comm), stitch_comm_size(comm)), timeout_ms_(timeout_ms), split_(true),
-          comm_(comm)
+          comm_(comm), life_(std::make_shared<CommLife>(comm))
     {
     }
 
     long long timeout_ms() const { return timeout_ms_; }
     bool made_by_split() const { return split_; }
+
+    // A tensor of `sizes` and proto's dtype in the communicator's registered memory (stitch_mem_alloc: a shared
+    // segment its peers on this host read in place, so a collective of this group on such tensors, on every rank,
+    // pulls instead of streaming). Its storage keeps the communicator alive; when it dies its memory is queued
+    // (CommLife). No elements: an ordinary empty tensor.
+    at::Tensor empty(const std::vector<int64_t> &sizes, const at::Tensor &proto)
+    {
+        size_t bytes = proto.element_size();
+        for (int64_t d : sizes) {
+            TORCH_CHECK(d >= 0, "stitch_torch.empty: negative dimension ", d);
+            TORCH_CHECK(!__builtin_mul_overflow(bytes, static_cast<size_t>(d), &bytes),
+                        "stitch_torch.empty: the tensor's size in bytes overflows");
+        }
+        auto opts = at::TensorOptions().dtype(proto.scalar_type()).device(at::kCPU);
+        if (bytes == 0)
+            return at::empty(sizes, opts);
+        void *p = nullptr;
+        call("empty (stitch_mem_alloc)", [&] { return stitch_mem_alloc(comm_, bytes, &p); });
+        std::shared_ptr<CommLife> life = life_;
+        return torch::from_blob(p, sizes, [life](void *q) { life->bury(q); }, opts);
+    }
 
     // stitch_comm_split on this group's communicator: collective over the group. NULL for a negative color.
     stitch_comm_t *split(int color, int key)
@@ -375,8 +439,7 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
     void shut()
     {
         completer_.stop(); // every Work settled: its request complete and freed
-        if (comm_)
-            stitch_comm_destroy(comm_);
+        life_.reset();     // the communicator goes now, or with the last registered tensor
         comm_ = nullptr;
     }
 
@@ -636,10 +699,22 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         stitch_status_t st;
         {
             std::lock_guard<std::mutex> lock(mu_);
+            reap();
             st = run();
         }
         if (st != STITCH_OK)
             TORCH_CHECK(false, "stitch ", name, ": ", stitch_strerror(st), ": ", stitch_comm_last_error(comm_));
+    }
+
+    // Frees the registered memory of the tensors that died since the last call (CommLife), under the mutex:
+    // stitch_mem_free first waits for the group's calls in flight, then for any peer still reading it. A free that
+    // fails is said (the memory then goes with the communicator), not raised: the call it precedes is not at fault.
+    void reap()
+    {
+        for (void *p : life_->take())
+            if (stitch_mem_free(comm_, p) != STITCH_OK)
+                TORCH_WARN("stitch: stitch_mem_free of a dead registered tensor's memory failed: ",
+                           stitch_comm_last_error(comm_));
     }
 
     // Issues one non-blocking stitch call under the mutex; its Work, handed to the completer too. `keep`: the
@@ -652,6 +727,7 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
         stitch_status_t st;
         {
             std::lock_guard<std::mutex> lock(mu_);
+            reap();
             st = issue(&req);
         }
         if (st != STITCH_OK)
@@ -729,6 +805,7 @@ class ProcessGroupStitch : public c10d::ProcessGroup {
     long long timeout_ms_;
     bool split_ = false;
     stitch_comm_t *comm_ = nullptr;
+    std::shared_ptr<CommLife> life_; // owns comm_ (with the registered tensors)
     std::mutex mu_;
     Completer completer_;
 };
@@ -813,6 +890,15 @@ PYBIND11_MODULE(_backend, m)
         "stitch_comm_split on a stitch group's communicator (collective over it); empty for a negative color");
     m.def("adopt", &adopt, py::arg("split"), py::arg("rank"), py::arg("size"),
           "the group of a communicator split() made; the SplitComm is empty afterwards");
+    m.def(
+        "empty",
+        [](const c10::intrusive_ptr<c10d::ProcessGroup> &pg, const std::vector<int64_t> &sizes,
+           const at::Tensor &proto) { return stitch_group(pg, "empty").empty(sizes, proto); },
+        py::arg("group"), py::arg("sizes"), py::arg("proto"),
+        "a CPU tensor of `sizes` and proto's dtype in the group's registered memory (stitch_mem_alloc)");
+    m.def(
+        "pull_calls", [] { return __atomic_load_n(&st_pull_calls, __ATOMIC_RELAXED); },
+        "collectives of this process that ran the pull engine (registered memory, or STITCH_CMA), all groups");
     m.def(
         "is_stitch", [](const c10::intrusive_ptr<c10d::ProcessGroup> &pg) { return as_stitch(pg) != nullptr; },
         py::arg("group"));

@@ -11,16 +11,45 @@ the default communicator, members with color 0 and their rank in the group as ke
 color, and the creator adopts the new communicator instead of a rendezvous through the store. Otherwise (another
 default backend, another timeout, a torch whose helper has other parameters) the group has a communicator of its
 own, by a rendezvous through the group's store.
+
+empty() gives tensors in a group's registered memory (stitch_mem_alloc): a collective of that group whose tensors
+are such memory on every rank reads them in place between the processes of a host (no copy through a ring), as
+NCCL's ncclMemAlloc buffers are; pull_calls() counts the calls that did.
 """
 import functools
 import inspect
 
+import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as _c10d
 
 from . import _backend
 
-__all__ = []
+__all__ = ["empty", "pull_calls"]
+
+def empty(*size, dtype=None, group=None):
+    """An uninitialised CPU tensor of `size` (ints, or one tuple) and `dtype` (default: torch's default dtype) in the
+    registered memory of `group`'s communicator (default: the default group; its backend must be stitch).
+
+    A collective of that group whose tensors lie in such memory on every rank (whole, or any slice or view of one)
+    moves each byte once between the processes of a host: a rank reduces or copies straight out of its peer's
+    tensor. Other tensors, tensors of another group's memory, and a rank whose tensor is not registered make the
+    call stream as usual, with the same result. The memory is a shared segment the host's other ranks map; it is
+    freed when the tensor is (before the group's next call, which first waits for the group's calls in flight), and
+    it keeps the group's communicator alive, also after destroy_process_group, for as long as it lives.
+    """
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    pg = group if group is not None else _c10d._get_default_group()
+    proto = torch.empty(0, dtype=dtype if dtype is not None else torch.get_default_dtype())
+    return _backend.empty(pg, [int(d) for d in size], proto)
+
+
+def pull_calls():
+    """How many collectives of this process, over all its stitch groups, read their peers' tensors in place
+    (registered memory; or STITCH_CMA=1): a way to see that empty()'s tensors did what they are for."""
+    return _backend.pull_calls()
+
 
 # The communicator split for the group being created, between the split and the creator's call (torch creates one
 # group at a time on a process's main thread).
