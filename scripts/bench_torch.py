@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """bench_torch.py - torch.distributed.all_reduce on the gloo and stitch backends, same machine, same run, printed
-as nccl-tests prints (time per call and bus bandwidth for each, and their ratio).
+as nccl-tests prints (time per call and bus bandwidth for each, and their ratio), stitch twice: on an ordinary tensor
+and on a tensor of the stitch group's registered memory (stitch_torch.empty: read in place by the host's peers).
 
     /usr/bin/python3 scripts/bench_torch.py [--procs 2,4] [-b 8] [-e 64M] [-f 4] [--dtype float32]
                                             [--secs 0.2] [--module-dir build/lib]
@@ -12,8 +13,8 @@ port free when the job starts (the kernel's pick for a socket bound to port 0 on
 process makes a gloo group and a stitch group over all ranks; for each size it warms both up, then alternates
 gloo and stitch rounds (each round a fixed number of calls, timed on every rank, the slowest rank's time kept) so
 that a change in the machine's load hits both alike. The figure is the median round, per call.
-busbw = algbw * 2 (p - 1) / p, algbw = bytes / time (nccl-tests' all_reduce convention). ratio = gloo time /
-stitch time: above 1, stitch is faster. Sum over fp32 by default; the values are checked once per size.
+busbw = algbw * 2 (p - 1) / p, algbw = bytes / time (nccl-tests' all_reduce convention). gloo/stitch, gloo/reg =
+gloo time / stitch time (ordinary, registered tensor): above 1, stitch is faster. Sum over fp32 by default; the values are checked once per size.
 """
 import argparse
 import os
@@ -91,6 +92,7 @@ def bench(a):
     dist.init_process_group("gloo")
     rank, p = dist.get_rank(), dist.get_world_size()
     groups = {"gloo": dist.group.WORLD, "stitch": dist.new_group(backend="stitch")}
+    groups["registered"] = groups["stitch"]  # the stitch group on a tensor of its registered memory
     dtype = getattr(torch, a.dtype)
     esize = torch.tensor([], dtype=dtype).element_size()
     slowest = lambda x: (dist.all_reduce(x, op=dist.ReduceOp.MAX), x.item())[1]  # noqa: E731  over gloo
@@ -98,30 +100,37 @@ def bench(a):
         print(f"# all_reduce sum {a.dtype}, {p} processes on one host ({os.cpu_count()} CPUs), torch "
               f"{torch.__version__}; time per call (us, median of {a.rounds} rounds, slowest rank), busbw GB/s")
         print(f"# {'bytes':>10} {'count':>10} | {'gloo us':>10} {'busbw':>7} | {'stitch us':>10} {'busbw':>7} | "
-              f"{'gloo/stitch':>11}")
+              f"{'reg us':>10} {'busbw':>7} | {'gloo/stitch':>11} {'gloo/reg':>8}")
     for nbytes in sizes(a):
         n = max(1, nbytes // esize)
-        t = torch.ones(n, dtype=dtype)
+        ts = {"gloo": torch.ones(n, dtype=dtype)}
+        ts["stitch"] = ts["gloo"]
+        ts["registered"] = stitch_torch.empty(n, dtype=dtype, group=groups["stitch"])
         for name, g in groups.items():  # warm up and check the result once
+            t = ts[name]
             t.fill_(1)
             dist.all_reduce(t, group=g)
             if t[0].item() != p or t[-1].item() != p:
                 sys.exit(f"bench_torch: {name} all_reduce of {n} gave {t[0].item()}, expected {p}")
             t.fill_(1)
-        # calls per round: enough for a.secs on the slower backend, from one call of each
-        one = max(slowest(torch.tensor([timed_round(dist, t, g, 1)], dtype=torch.float64)) for g in groups.values())
+        # calls per round: enough for a.secs on the slowest column, from one call of each
+        one = max(slowest(torch.tensor([timed_round(dist, ts[k], g, 1)], dtype=torch.float64))
+                  for k, g in groups.items())
         calls = max(1, min(10000, int(a.secs / max(one, 1e-7))))
         calls = int(slowest(torch.tensor([float(calls)], dtype=torch.float64)))
         got = {name: [] for name in groups}
         for _ in range(a.rounds):
-            for name, g in groups.items():  # interleaved: gloo, stitch, gloo, stitch, ...
-                got[name].append(slowest(torch.tensor([timed_round(dist, t, g, calls)], dtype=torch.float64)))
+            for name, g in groups.items():  # interleaved: gloo, stitch, registered, gloo, ...
+                got[name].append(slowest(torch.tensor([timed_round(dist, ts[name], g, calls)],
+                                                      dtype=torch.float64)))
         if rank == 0:
             med = {k: statistics.median(v) for k, v in got.items()}
             bus = {k: n * esize / v * 2 * (p - 1) / p / 1e9 for k, v in med.items()}
             print(f"  {n * esize:>10} {n:>10} | {med['gloo'] * 1e6:>10.1f} {bus['gloo']:>7.3f} | "
-                  f"{med['stitch'] * 1e6:>10.1f} {bus['stitch']:>7.3f} | {med['gloo'] / med['stitch']:>11.2f}",
-                  flush=True)
+                  f"{med['stitch'] * 1e6:>10.1f} {bus['stitch']:>7.3f} | "
+                  f"{med['registered'] * 1e6:>10.1f} {bus['registered']:>7.3f} | "
+                  f"{med['gloo'] / med['stitch']:>11.2f} {med['gloo'] / med['registered']:>8.2f}", flush=True)
+        del ts
     dist.destroy_process_group(groups["stitch"])
     dist.destroy_process_group()
 
