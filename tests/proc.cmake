@@ -10,7 +10,7 @@ target_include_directories(test_proc PRIVATE ${CMAKE_SOURCE_DIR}/core) # topo_on
 
 # topo_once: each rank reads STITCH_TOPO once and its dup shares the value; a malformed file fails every rank with
 # FILE:LINE:COL.
-foreach(sc shm tcp odd kill mismatch abort groups topo topo_once shmleak stall stall.tcp)
+foreach(sc shm tcp odd kill kill.tcp mismatch abort groups topo topo_once shmleak stall stall.tcp)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()
@@ -112,6 +112,15 @@ add_test(NAME proc.fuse.np3.tcp COMMAND test_proc_fuse np3.tcp)
 add_test(NAME proc.fuse.np3.tinyring COMMAND test_proc_fuse np3)
 set_tests_properties(proc.fuse.np3.tcp proc.fuse.np3.tinyring PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
 set_tests_properties(proc.fuse.np3.tinyring PROPERTIES ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
+# Straight receives over tcp (exec_msg.c, "Straight in": a copied message read from the kernel into place) against
+# every byte staged, bit for bit, with the same calls; through 4 KiB staging rings too. About 70 s in all.
+foreach(np 2 3)
+  add_test(NAME proc.straight.np${np} COMMAND test_proc_fuse np${np}.straight)
+endforeach()
+add_test(NAME proc.straight.np3.tinyring COMMAND test_proc_fuse np3.straight)
+set_tests_properties(proc.straight.np2 proc.straight.np3 proc.straight.np3.tinyring PROPERTIES TIMEOUT 900
+                     LABELS proc RUN_SERIAL TRUE)
+set_tests_properties(proc.straight.np3.tinyring PROPERTIES ENVIRONMENT STITCH_TCP_RING_BYTES=4096)
 # Through 4 KiB shm rings: the np3 sample, and proc.shm's data (messages up to megabytes), so every large message
 # is cut into frames, skip frames fill ring ends, and sends are taken in 64-byte pieces when the ring is short
 # (tp_shm.c).

@@ -6,7 +6,8 @@
  * A transfer (src, dst, units, copy|reduce) at step s is a message from src to dst: a 64-byte header, then the
  * source units' elements in order, padded to 64 bytes (small ones staged and sent in one piece, below). The
  * receiver applies it in schedule order, straight out of the transport's buffer (shm ring or tcp staging ring),
- * piece by piece as bytes arrive, so transfer and reduction overlap and no scratch copy is made. Within one step a
+ * piece by piece as bytes arrive, so transfer and reduction overlap and no scratch copy is made; a large message
+ * it only copies, over tcp, it reads from the kernel into place without the staging ring ("Straight in"). Within one step a
  * rank pushes all its sends and applies all its receives concurrently (a busy peer never blocks us: each pair is
  * an ordered stream with its own buffer); the step ends when both are done. The schedule guarantees
  * (st_exec_prepare_entry) that a step never receives into a unit it sends.
@@ -112,6 +113,8 @@ unsigned long long st_msg_compact_sent, st_msg_compact_recv; /* exec_msg.h */
 int st_msg_compact_off;
 unsigned long long st_msg_replays, st_msg_replays_fast, st_msg_replay_pieces;
 int st_msg_fast_off;
+int st_straight_off;
+unsigned long long st_msg_straight_bytes;
 
 /* A send in progress: header, then the source units of the transfer, then padding; or, when small, the staged
  * copy. An early send (the next step's, begun while its units arrive) may send only `cap` payload bytes. */
@@ -155,6 +158,9 @@ typedef struct st_in {
     size_t unit_done;
     size_t pad_left;
     int stream;         /* a one-sided message that comes on the stream after all (cancelled) */
+    int straight;       /* its payload is read straight into place (st_recv_straight) */
+    size_t hdr_got;     /* of a message to read straight: bytes of its header read into hdr so far */
+    char hdr[sizeof(st_msg_hdr)];
     size_t land_done;   /* a one-sided message in the landing area: bytes of it applied */
 } st_in;
 
@@ -889,10 +895,66 @@ static void st_mrec_done(st_mctx *c)
     c->rb.base[ST_RR_LINES] = NULL, c->rb.len[ST_RR_LINES] = 0;
 }
 
+/* ---- straight in ------------------------------------------------------------------------------------------
+ * A message the receiver only copies (no reduction, not forwarded as it lands), over a transport with recv_into
+ * (tcp), goes from the kernel straight into its destination pairs: one copy per byte, as the sender's side has,
+ * where the staging ring would add a second. Bytes a peek already staged are copied out of the ring first. Copies
+ * are bytewise, so a piece may end inside an element. Small messages stay on the ring path, where one read takes
+ * several. While such a message is read, proc.c's wake-ups leave its peer's bytes in the kernel (pr->straight). */
+#define ST_STRAIGHT_MIN ((size_t)64 << 10)
+
+/* Whether transfer x's message may come straight in, as far as its header does not say (the forward does). */
+static int st_straight_may(const st_mctx *c, const st_xfer *x)
+{
+    const st_tp *t = c->pr->tp[x->src];
+    return t->ops->recv_into && x->op == ST_X_COPY && !t->ops->fuse && !c->m.rec && !st_straight_off &&
+           x->src != c->m.me && st_call_xfer_len(&c->m, x) * c->m.esize >= ST_STRAIGHT_MIN;
+}
+
+/* Its header, read exactly (into c->in.hdr, over as many looks as it takes), so that no byte of the payload is
+ * staged on the way; 1 once it is all there. */
+static int st_straight_hdr(st_mctx *c, const st_xfer *x, stitch_status_t *st)
+{
+    st_tp *t = c->pr->tp[x->src];
+    char why[256];
+    c->pr->straight = x->src;
+    ssize_t n = t->ops->recv_into(t, c->in.hdr + c->in.hdr_got, sizeof c->in.hdr - c->in.hdr_got, why, sizeof why);
+    if (n < 0) {
+        *st = st_broken(c, why);
+        return 0;
+    }
+    c->in.hdr_got += (size_t)n;
+    return c->in.hdr_got == sizeof c->in.hdr;
+}
+
+/* Read what has come of the current pair straight into place; *got: 0 when nothing had. */
+static stitch_status_t st_recv_straight(st_mctx *c, const st_xfer *x, int *got)
+{
+    st_tp *t = c->pr->tp[x->src];
+    char why[256];
+    size_t len;
+    char *dst = st_pair(c, &c->in.at, 1, &len);
+    len *= c->m.esize;
+    ssize_t n = len > c->in.unit_done ? t->ops->recv_into(t, dst + c->in.unit_done, len - c->in.unit_done, why,
+                                                          sizeof why) : 0;
+    if (n < 0)
+        return st_broken(c, why);
+    *got = n > 0 || len == c->in.unit_done;
+    c->in.unit_done += (size_t)n;
+    st_msg_straight_bytes += (size_t)n;
+    if (c->in.unit_done == len) {
+        c->in.unit_done = 0;
+        st_unit_written(&c->m, c->in.at.du);
+        st_pairs_next(&c->m, &c->in.at);
+    }
+    return STITCH_OK;
+}
+
 /* The header of transfer x has arrived at p (avail bytes there): check it, then apply the message at once when it
  * is all there, else set up the piecewise receive. */
 static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const void *p, size_t avail)
 {
+    int read = p == c->in.hdr; /* read out of the stream already (st_straight_hdr) */
     st_tp *t = c->pr->tp[x->src];
     st_msg_hdr h;
     memcpy(&h, p, sizeof h);
@@ -920,11 +982,14 @@ static stitch_status_t st_recv_header(st_mctx *c, const st_xfer *x, int s, const
     }
     if (c->rec.r) /* applied piece by piece from wherever the pieces lie: this call is not its shape's program */
         st_replay_retry(&c->rec);
-    t->ops->consume(t, sizeof h);
-    c->in.have_hdr = 1;
+    if (!read)
+        t->ops->consume(t, sizeof h);
+    c->in.have_hdr = 1, c->in.hdr_got = 0;
     st_pairs_begin(&c->m, x, &c->in.at);
     c->in.unit_done = 0;
     c->in.pad_left = pad;
+    c->in.straight = c->in.fwd < 0 && st_straight_may(c, x);
+    c->pr->straight = c->in.straight ? x->src : -1;
     return STITCH_OK;
 }
 
@@ -1221,8 +1286,24 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
             continue;
         }
         if (c->in.have_hdr && c->in.at.left == 0 && c->in.pad_left == 0) { /* complete: never peek past it */
-            c->in.have_hdr = 0, c->in.stream = 0;
+            c->in.have_hdr = 0, c->in.stream = 0, c->in.straight = 0;
+            c->pr->straight = -1;
             c->in.i++;
+            continue;
+        }
+        if (c->in.straight && c->in.at.left) {
+            int got = 0;
+            if ((st = st_recv_straight(c, x, &got)) != STITCH_OK || !got)
+                return st;
+            *moved = 1;
+            continue;
+        }
+        if (!c->in.have_hdr && st_straight_may(c, x)) {
+            if (!st_straight_hdr(c, x, &st))
+                return st;
+            if ((st = st_recv_header(c, x, s, c->in.hdr, sizeof c->in.hdr)) != STITCH_OK)
+                return st;
+            *moved = 1;
             continue;
         }
         if ((st = st_peek(c, x->src, &p, &avail)) != STITCH_OK)
@@ -1284,8 +1365,8 @@ static int st_expects_from(const st_mctx *c, int j)
 static stitch_status_t st_check_waiting(st_mctx *c, int s)
 {
     const st_plan *pl = &c->m.e->plan;
-    int busy = -1; /* the peer whose message is half applied */
-    if (c->in.have_hdr && c->in.i < pl->recv_first[s + 1])
+    int busy = -1; /* the peer whose message is half applied, or half its header read */
+    if ((c->in.have_hdr || c->in.hdr_got) && c->in.i < pl->recv_first[s + 1])
         busy = c->m.e->sched.xfers[pl->recvs[c->in.i]].src;
     for (int j = 0; j < c->m.p; j++) {
         const void *p;
@@ -1870,6 +1951,8 @@ static stitch_status_t st_mrun(st_mctx *c, stitch_comm_t *comm)
         st_call_finish(&c->m);
     if (c->rec.r)
         st_replay_end(&c->rec, st == STITCH_OK);
+    if (c->pr)
+        c->pr->straight = -1; /* a failed call may stop in a straight message */
     for (int j = 0; st != STITCH_OK && c->pr && j < c->m.p; j++) /* failed: nothing one-sided may touch the buffers */
         if (j != c->m.me && c->pr->tp[j] && c->pr->tp[j]->ops->rma)
             c->pr->tp[j]->ops->rma->stop(c->pr->tp[j]);

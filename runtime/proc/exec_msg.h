@@ -50,5 +50,9 @@ extern int st_msg_fast_off;
 /* Replayed messages that went or came in pieces (a ring's wrap cuts a small one): sent in part by the fast path,
  * gathered by the full replay. */
 extern unsigned long long st_msg_replay_pieces;
+/* Payload bytes this process read straight into place (exec_msg.c, "Straight in"); test hook: nonzero stages every
+ * byte in the transport's buffer as before (a rank's own choice: the bytes on the wire are the same). */
+extern unsigned long long st_msg_straight_bytes;
+extern int st_straight_off;
 
 #endif

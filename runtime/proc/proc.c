@@ -58,6 +58,7 @@ static int st_proc_alloc(st_proc *pr, int size)
     pr->ctrl = calloc((size_t)size, sizeof *pr->ctrl);
     pr->pfds = calloc((size_t)size * 2, sizeof *pr->pfds);
     pr->pfd_peer = calloc((size_t)size * 2, sizeof *pr->pfd_peer);
+    pr->straight = -1;
     return pr->tp && pr->ctrl && pr->pfds && pr->pfd_peer ? 0 : -1;
 }
 
@@ -442,7 +443,8 @@ static void st_data_ready(st_proc *pr, int n)
     char why[8];
     const void *p;
     for (int i = 0; i < n; i++)
-        if (pr->pfd_peer[i] >= pr->size && (pr->pfds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (pr->pfd_peer[i] >= pr->size && pr->pfd_peer[i] - pr->size != pr->straight &&
+            (pr->pfds[i].revents & (POLLIN | POLLHUP | POLLERR)))
             (void)pr->tp[pr->pfd_peer[i] - pr->size]->ops->peek(pr->tp[pr->pfd_peer[i] - pr->size], &p, why,
                                                                 sizeof why);
 }

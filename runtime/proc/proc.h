@@ -64,6 +64,8 @@ typedef struct st_proc {
     char *land;               /* the landing area of messages that cannot land in place (registered by the
                                * verbs cache on first use, so it stays for the communicator's life) */
     size_t land_cap;
+    int straight;             /* the peer whose message the executor reads straight into place (exec_msg.c), so
+                               * that a wake-up does not stage its bytes (st_data_ready); -1: none */
     struct pollfd *pfds;      /* scratch for waiting */
     int *pfd_peer;            /* per pfds entry: j for rank j's control socket, size + j for its data socket */
     st_links links;           /* which transport connects each peer, and their state (transport.h); last, as it

@@ -129,6 +129,11 @@ typedef struct st_tp_ops {
      * a message's header, payload spans and padding go in one system call instead of one each (NULL: shm,
      * whose sends are stores into a ring and cost no call). */
     ssize_t (*sendv)(st_tp *t, const struct iovec *iov, int iovcnt, char *err, size_t errlen);
+    /* Optional: the next up to len bytes of the stream into dst, the staged ones copied out first and the rest read
+     * straight from the kernel into dst, with no staging (tcp: what gloo and MPI's tcp paths do for a plain copy);
+     * how many (0: none now), -1 broken (err says why). The executor takes a large message that it only copies
+     * this way (exec_msg.c, "Straight in"). NULL: every byte through peek (shm, whose ring is the one copy). */
+    ssize_t (*recv_into)(st_tp *t, void *dst, size_t len, char *err, size_t errlen);
     /* Optional: the one-sided table (verbs); NULL: every message on the stream. */
     const st_tp_rma_ops *rma;
     /* Sends of at most 48 bytes arrive whole, as one piece that peek shows alone, whatever their length: the

@@ -1,24 +1,31 @@
-/* test_proc_fuse.c - fused receive-reduce-send (exec_msg.c) is bit-identical to the unfused path, ranks as processes.
+/* test_proc_fuse.c - the message engine's two ways around a copy (exec_msg.c) are bit-identical to the plain path,
+ * ranks as processes: fused receive-reduce-send (a received piece sent on while it is in the cache), and straight
+ * receives (tcp: a message that is only copied goes from the kernel into place, not through the staging ring).
  *
- *   test_proc_fuse npN     (N = 2..5; ctest: proc.fuse.npN; proc.fuse.np3.tinyring: through 4 KiB rings)
- *   test_proc_fuse np3.tcp  the same over tcp, which does not fuse (transport.h's `fuse`: slower there): the
- *                           runs agree and neither sends a byte fused
+ *   test_proc_fuse npN        (N = 2..5; ctest: proc.fuse.npN; proc.fuse.np3.tinyring: through 4 KiB rings)
+ *   test_proc_fuse np3.tcp    the same over tcp, which does not fuse (transport.h's `fuse`: slower there): the
+ *                             runs agree and neither sends a byte fused
+ *   test_proc_fuse npN.straight  (N = 2, 3) over tcp, straight receives against every byte staged
+ *                             (st_straight_off): ctest proc.straight.npN, and proc.straight.np3.tinyring through
+ *                             4 KiB staging rings
  *
- * Each scenario runs the same list of calls twice on N forked ranks (over shm but for np3.tcp), once with fusion (the default) and
- * once with STITCH_FUSE=0: every collective x every algorithm x every dtype, out of place, rooted ones at root
- * N - 1, counts 0, 1, an odd 4099 and one whose per-rank block is larger than two fusion chunks (ST_FUSE_CHUNK, 64
- * KiB) and spans segments; floating-point inputs are order-dependent (a different order of additions gives other
- * bits). Every rank hashes every byte of its receive buffer per collective, and the two runs must agree on every
- * hash of every rank. The fused run must have sent bytes fused (st_msg_fused_bytes), the unfused run none: a test
- * whose fusion never ran could not fail. Results of integer dtypes and of the collectives that only move data are
- * also checked against coll_data.h's expectations. Prints TAP.
+ * Each scenario runs the same list of calls twice on N forked ranks, once as is and once with the path turned off
+ * (STITCH_FUSE=0; st_straight_off set in the parent before the ranks fork): every collective x every algorithm x
+ * every dtype, out of place, rooted ones at root N - 1, counts 0, 1, an odd 4099 and one whose per-rank block is
+ * larger than two fusion chunks (ST_FUSE_CHUNK, 64 KiB, also the least a straight receive takes) and spans
+ * segments; floating-point inputs are order-dependent (a different order of additions gives other bits). Every rank
+ * hashes every byte of its receive buffer per collective, and the two runs must agree on every hash of every rank.
+ * The first run must have used the path (st_msg_fused_bytes, st_msg_straight_bytes), the second never: a test whose
+ * path never ran could not fail. Results of integer dtypes and of the collectives that only move data are also
+ * checked against coll_data.h's expectations. Prints TAP.
  */
 #include <stdint.h>
 
 #include "coll_data.h"
 #include "procrun.h"
 
-extern unsigned long long st_msg_fused_bytes; /* exec_msg.c */
+extern unsigned long long st_msg_fused_bytes, st_msg_straight_bytes; /* exec_msg.c */
+extern int st_straight_off;
 
 static const int dtypes[] = {STITCH_INT32, STITCH_FP32, STITCH_FP64, STITCH_FP16, STITCH_BF16,
                              STITCH_INT8,  STITCH_UINT8, STITCH_INT16, STITCH_INT64};
@@ -87,7 +94,7 @@ static int one(stitch_comm_t *comm, int rank, int p, const coll_case *c, const c
     return 0;
 }
 
-/* Every collective, algorithm, dtype and count; reports "fused BYTES" and one hash per collective. */
+/* Every collective, algorithm, dtype and count; reports one hash per collective, then "fused BYTES straight BYTES". */
 static int body(stitch_comm_t *comm, int rank, int p, int out)
 {
     size_t most = 0;
@@ -97,7 +104,7 @@ static int body(stitch_comm_t *comm, int rank, int p, int out)
     }
     bufs m = {aligned_alloc(64, (most + 63) & ~(size_t)63), aligned_alloc(64, (most + 63) & ~(size_t)63)};
     int bad = !m.a || !m.b;
-    st_msg_fused_bytes = 0;
+    st_msg_fused_bytes = st_msg_straight_bytes = 0;
     for (int coll = 0; coll < STITCH_COLL_COUNT && !bad; coll++) {
         const char *names[32];
         int nalgos = stitch_algorithms(coll, names, 32);
@@ -118,68 +125,88 @@ static int body(stitch_comm_t *comm, int rank, int p, int out)
             say(out, "%d=%016llx ", coll, (unsigned long long)h);
     }
     if (!bad)
-        say(out, "fused %llu\n", st_msg_fused_bytes);
+        say(out, "fused %llu straight %llu\n", st_msg_fused_bytes, st_msg_straight_bytes);
     free(m.a);
     free(m.b);
     return bad;
 }
 
-static int check_np(int p, const char *transport, int fuses)
+/* The bytes a run's rank said it moved by the path ("fused N" or "straight N"); -1 when it did not say. */
+static long long said(const char *text, const char *path)
 {
-    run fused, plain;
+    const char *at = strstr(text, path);
+    return at ? strtoll(at + strlen(path), NULL, 10) : -1;
+}
+
+enum { FUSE, STRAIGHT };
+
+/* The calls on p ranks over `transport` as they are, then with the path off; `used`: whether the first run must
+ * have taken the path (else neither may). */
+static int check_np(int p, const char *transport, int path, int used)
+{
+    run on, off;
     char what[64];
-    static const char *off = "STITCH_FUSE=0";
-    snprintf(what, sizeof what, "np%d fused", p);
-    spawn(&fused, p, body, transport);
-    double t1 = reap(&fused, 300);
-    if (!all_ok(&fused, what))
+    const char *name = path == FUSE ? "fused" : "straight", *key = path == FUSE ? "fused " : "straight ";
+    snprintf(what, sizeof what, "np%d %s", p, name);
+    spawn(&on, p, body, transport);
+    double t1 = reap(&on, 300);
+    if (!all_ok(&on, what))
         return 0;
-    for (int i = 0; i < p; i++)
-        env_of_rank[i] = off;
-    snprintf(what, sizeof what, "np%d unfused", p);
-    spawn(&plain, p, body, transport);
-    double t2 = reap(&plain, 300);
+    for (int i = 0; i < p && path == FUSE; i++)
+        env_of_rank[i] = "STITCH_FUSE=0";
+    st_straight_off = path == STRAIGHT; /* the ranks fork with it */
+    snprintf(what, sizeof what, "np%d without %s", p, name);
+    spawn(&off, p, body, transport);
+    double t2 = reap(&off, 300);
+    st_straight_off = 0;
     for (int i = 0; i < p; i++)
         env_of_rank[i] = NULL;
-    if (!all_ok(&plain, what))
+    if (!all_ok(&off, what))
         return 0;
     int ok = 1;
     for (int r = 0; r < p; r++) {
-        const char *a = strstr(fused.text[r], "fused "), *b = strstr(plain.text[r], "fused ");
-        unsigned long long fa = a ? strtoull(a + 6, NULL, 10) : 0, fb = b ? strtoull(b + 6, NULL, 10) : 1;
-        if (!a || !b || a - fused.text[r] != b - plain.text[r] ||
-            strncmp(fused.text[r], plain.text[r], (size_t)(a - fused.text[r])) != 0) {
-            printf("# np%d rank %d: fused and unfused results differ (collective=hash):\n#   fused   %s#   unfused %s",
-                   p, r, fused.text[r], plain.text[r]);
+        const char *a = strstr(on.text[r], "fused "), *b = strstr(off.text[r], "fused ");
+        long long na = said(on.text[r], key), nb = said(off.text[r], key);
+        if (!a || !b || a - on.text[r] != b - off.text[r] || strncmp(on.text[r], off.text[r], (size_t)(a - on.text[r]))) {
+            printf("# np%d rank %d: results differ with and without %s (collective=hash):\n#   with    %s#   without %s",
+                   p, r, name, on.text[r], off.text[r]);
             ok = 0;
         }
-        if (fb != 0) {
-            printf("# np%d rank %d: STITCH_FUSE=0 still sent %llu bytes fused\n", p, r, fb);
+        if (nb != 0) {
+            printf("# np%d rank %d: with %s off, %lld bytes still went that way\n", p, r, name, nb);
             ok = 0;
         }
         if (r == 0)
-            printf("# np%d: rank 0 sent %llu bytes fused (%.1f s fused, %.1f s unfused)\n", p, fa, t1, t2);
-        if (fuses && fa == 0) {
-            printf("# np%d rank %d: sent nothing fused: fusion never ran\n", p, r);
+            printf("# np%d: rank 0 moved %lld bytes %s (%.1f s with, %.1f s without)\n", p, na, name, t1, t2);
+        if (used && na <= 0) {
+            printf("# np%d rank %d: moved nothing %s: the path never ran\n", p, r, name);
             ok = 0;
         }
-        if (!fuses && fa != 0) {
-            printf("# np%d rank %d: sent %llu bytes fused over %s, which does not fuse\n", p, r, fa, transport);
+        if (!used && na != 0) {
+            printf("# np%d rank %d: moved %lld bytes %s over %s, which does not take that path\n", p, r, na, name,
+                   transport);
             ok = 0;
         }
     }
     return ok;
 }
 
-static int sc_np2(void) { return check_np(2, "shm", 1); }
-static int sc_np3(void) { return check_np(3, "shm", 1); }
-static int sc_np4(void) { return check_np(4, "shm", 1); }
-static int sc_np5(void) { return check_np(5, "shm", 1); }
-static int sc_np3_tcp(void) { return check_np(3, "tcp", 0); }
+static int sc_np2(void) { return check_np(2, "shm", FUSE, 1); }
+static int sc_np3(void) { return check_np(3, "shm", FUSE, 1); }
+static int sc_np4(void) { return check_np(4, "shm", FUSE, 1); }
+static int sc_np5(void) { return check_np(5, "shm", FUSE, 1); }
+static int sc_np3_tcp(void) { return check_np(3, "tcp", FUSE, 0); }
+static int sc_np2_straight(void) { return check_np(2, "tcp", STRAIGHT, 1); }
+static int sc_np3_straight(void) { return check_np(3, "tcp", STRAIGHT, 1); }
 
 int main(int argc, char **argv)
 {
-    static const proc_scenario sc[] = {{"np2", sc_np2}, {"np3", sc_np3}, {"np4", sc_np4}, {"np5", sc_np5},
-                                       {"np3.tcp", sc_np3_tcp}};
+    static const proc_scenario sc[] = {{"np2", sc_np2},
+                                       {"np3", sc_np3},
+                                       {"np4", sc_np4},
+                                       {"np5", sc_np5},
+                                       {"np3.tcp", sc_np3_tcp},
+                                       {"np2.straight", sc_np2_straight},
+                                       {"np3.straight", sc_np3_straight}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
