@@ -9,8 +9,8 @@
  * the ring is refilled on every peek, so the kernel's socket buffer keeps draining while the executor works on
  * what it already has. A large message the executor only copies skips the ring (recv_into: its header and payload
  * read from the kernel straight into place, exec_msg.c's "Straight in"): one copy on each side, as gloo's and MPI's
- * tcp paths make, where the ring made a second on the receiver's (measured: 1.06-1.31x the speed of all_gather and
- * all_reduce from 4 to 64 MB at np 2 and 4 on loopback, docs/performance.md).
+ * tcp paths make, where the ring made a second on the receiver's (measured on loopback, 1-64 MB: 1.03-1.39x the speed
+ * at np 4, all_gather 1.03-1.51x at np 2, all_reduce at np 2 unchanged within the noise; docs/performance.md).
  * TCP_NODELAY because every message of a step is latency-bound at small sizes; a step's frames are written
  * back to back so Nagle would only delay the last one.
  *
