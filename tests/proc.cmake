@@ -10,7 +10,7 @@ target_include_directories(test_proc PRIVATE ${CMAKE_SOURCE_DIR}/core) # topo_on
 
 # topo_once: each rank reads STITCH_TOPO once and its dup shares the value; a malformed file fails every rank with
 # FILE:LINE:COL.
-foreach(sc shm tcp odd kill kill.tcp mismatch abort groups topo topo_once shmleak stall stall.tcp)
+foreach(sc shm tcp odd kill kill.tcp p2p.straight mismatch abort groups topo topo_once shmleak stall stall.tcp)
   add_test(NAME proc.${sc} COMMAND test_proc ${sc})
   set_tests_properties(proc.${sc} PROPERTIES TIMEOUT 120 LABELS proc RUN_SERIAL TRUE)
 endforeach()

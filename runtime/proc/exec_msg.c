@@ -237,17 +237,29 @@ static st_fingerprint st_hdr_fp(const st_reg *reg, const st_msg_hdr *h)
     return (st_fingerprint){h->seq, h->coll, h->dtype, h->op, h->root, (size_t)h->count, algo};
 }
 
+stitch_status_t st_msg_foreign(const st_msg_hdr *h, int src, int me, uint64_t seq, stitch_coll_t coll, char *why,
+                               size_t whylen)
+{
+    if (h->magic == ST_P2P_MSG_MAGIC) {
+        snprintf(why, whylen, "rank %d sent a point-to-point message where rank %d expects call number %llu, %s", src,
+                 me, (unsigned long long)seq, stitch_coll_name(coll));
+        return STITCH_ERR_MISMATCH;
+    }
+    if (h->magic != ST_MSG_MAGIC || h->src != src) {
+        snprintf(why, whylen, "rank %d: malformed message from rank %d (magic %08x, src %d)", me, src, h->magic,
+                 h->src);
+        return STITCH_ERR_INTERNAL;
+    }
+    return STITCH_OK;
+}
+
 /* The header's magic, sender and fingerprint against mine: a mismatch names both sides' first differing field. */
 static stitch_status_t st_check_fields(st_mctx *c, const st_msg_hdr *h, int src)
 {
-    char mine[96], theirs[96];
-    if (h->magic == ST_P2P_MSG_MAGIC)
-        return st_mfail(c, STITCH_ERR_MISMATCH, "rank %d sent a point-to-point message where rank %d expects call "
-                        "number %llu, %s", src, c->comm->rank, (unsigned long long)c->fp.seq,
-                        stitch_coll_name(c->a->coll));
-    if (h->magic != ST_MSG_MAGIC || h->src != src)
-        return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: malformed message from rank %d (magic %08x, src %d)",
-                        c->comm->rank, src, h->magic, h->src);
+    char mine[96], theirs[96], why[160];
+    stitch_status_t foreign = st_msg_foreign(h, src, c->comm->rank, c->fp.seq, c->a->coll, why, sizeof why);
+    if (foreign != STITCH_OK)
+        return st_mfail(c, foreign, "%s", why);
     st_fingerprint f_mine = st_hdr_fp(c->comm->reg, &c->fp), f_theirs = st_hdr_fp(c->comm->reg, h);
     if (!st_fp_differ(&f_mine, &f_theirs, mine, theirs, sizeof mine))
         return STITCH_OK;

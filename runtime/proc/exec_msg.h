@@ -36,6 +36,13 @@ _Static_assert(sizeof(st_msg_hdr) == 64, "message headers are 64 bytes: no trans
  * of a stream checks its fingerprint as a header's; 0 when they do not. */
 int st_msg_compact_header(const void *p, size_t n, int src, st_msg_hdr *h);
 
+/* A header found where a collective's message from `src` is due, in call number `seq` of collective `coll` on rank
+ * `me`: STITCH_OK when it is a collective's message from src (its fingerprint still to check), else the status
+ * and the sentence naming it in why: a point-to-point message (STITCH_ERR_MISMATCH), or not a message of ours
+ * (STITCH_ERR_INTERNAL). For both engines' checks (exec_pull.c's hello too). */
+stitch_status_t st_msg_foreign(const st_msg_hdr *h, int src, int me, uint64_t seq, stitch_coll_t coll, char *why,
+                               size_t whylen);
+
 /* Counters for the tests: compact messages this process sent and received whole (checked, applied). */
 extern unsigned long long st_msg_compact_sent, st_msg_compact_recv;
 /* Test hook: nonzero sends every message with a full header, as before compact messages (every rank alike). */

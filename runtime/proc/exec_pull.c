@@ -255,10 +255,10 @@ static stitch_status_t st_idle(st_pctx *c, st_idler *w, int peer, const char *wh
  * both sides' first differing field. */
 static stitch_status_t st_hello_check(st_pctx *c, int src, const st_msg_hdr *h)
 {
-    char mine[96], theirs[96];
-    if (h->magic != ST_MSG_MAGIC || h->src != src)
-        return st_comm_fail(c->comm, STITCH_ERR_INTERNAL, "%s: rank %d: malformed message from rank %d (magic %08x, "
-                            "src %d)", c->a->fn, c->comm->rank, src, h->magic, h->src);
+    char mine[96], theirs[96], why[160];
+    stitch_status_t foreign = st_msg_foreign(h, src, c->comm->rank, c->m.fp.seq, c->a->coll, why, sizeof why);
+    if (foreign != STITCH_OK)
+        return st_comm_fail(c->comm, foreign, "%s: %s", c->a->fn, why);
     st_fingerprint f = {h->seq, h->coll, h->dtype, h->op, h->root, (size_t)h->count, st_reg_algo(c->comm->reg, h->algo)};
     int me = c->comm->rank, lo = me < src;
     if (st_fp_differ(&c->m.fp, &f, mine, theirs, sizeof mine))

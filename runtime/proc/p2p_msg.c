@@ -115,6 +115,22 @@ static stitch_status_t st_mtake(st_mrun *r)
     return r->feed->n > r->n ? st_madd(r, r->feed->ops, r->feed->n) : STITCH_OK;
 }
 
+static stitch_status_t st_aborted(st_mrun *r)
+{
+    return st_comm_error(r->comm, STITCH_ERR_ABORTED, "%s: rank %d: communicator aborted: %s", r->fn, r->comm->rank,
+                         st_abort_reason(&r->pr->abort));
+}
+
+/* The stream to or from `peer` broke (err): a peer's abort, already on the control channel when it closed its
+ * streams, explains that better than the broken pipe or reset it caused (exec_msg.c's st_broken likewise). */
+static stitch_status_t st_broken(st_mrun *r, const char *doing, int peer, const char *err)
+{
+    if (st_proc_poll_ctrl(r->pr, 0) != 0)
+        return st_aborted(r);
+    return st_comm_fail(r->comm, STITCH_ERR_SYSTEM, "%s: rank %d: %s rank %d: %s", r->fn, r->comm->rank, doing, peer,
+                        err);
+}
+
 /* Push what the stream takes of send i: the header alone, then payload, then padding, each its own send. */
 static stitch_status_t st_push(st_mrun *r, int i, int *moved)
 {
@@ -132,8 +148,7 @@ static stitch_status_t st_push(st_mrun *r, int i, int *moved)
             at = st_zero64, len = m->total - m->done;
         ssize_t k = t->ops->send(t, at, len, err, sizeof err);
         if (k < 0)
-            return st_comm_fail(r->comm, STITCH_ERR_SYSTEM, "%s: rank %d: sending to rank %d: %s", r->fn,
-                                r->comm->rank, r->ops[i].peer, err);
+            return st_broken(r, "sending to", r->ops[i].peer, err);
         if (k == 0)
             return STITCH_OK;
         m->done += (size_t)k, *moved = 1;
@@ -171,8 +186,7 @@ static stitch_status_t st_pull(st_mrun *r, int i, int *moved)
         const void *ptr;
         ssize_t k = t->ops->peek(t, &ptr, err, sizeof err);
         if (k < 0)
-            return st_comm_fail(r->comm, STITCH_ERR_SYSTEM, "%s: rank %d: receiving from rank %d: %s", r->fn,
-                                r->comm->rank, op->peer, err);
+            return st_broken(r, "receiving from", op->peer, err);
         size_t n = (size_t)k;
         if (m->done == 0) { /* the header, whole; a collective's compact message is all there is at 48 bytes */
             uint32_t magic = 0;
@@ -211,12 +225,6 @@ static stitch_status_t st_mtimeout(st_mrun *r)
     while (r->ms[i].finished)
         i++;
     return st_p2p_timeout(r->comm, r->fn, &r->ops[i], r->left);
-}
-
-static stitch_status_t st_aborted(st_mrun *r)
-{
-    return st_comm_error(r->comm, STITCH_ERR_ABORTED, "%s: rank %d: communicator aborted: %s", r->fn, r->comm->rank,
-                         st_abort_reason(&r->pr->abort));
 }
 
 /* One look at every operation that may move. */
