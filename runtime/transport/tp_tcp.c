@@ -166,9 +166,13 @@ static ssize_t st_tcp_peek(st_tp *t, const void **ptr, char *err, size_t errlen)
 /* The staged bytes first (a peek read them), then straight from the socket into dst: head and tail both move
  * past what bypassed the ring, which stays empty, and its positions are the stream's (the ring still wraps only
  * at multiples of its capacity, 64-byte stream positions). */
+size_t st_tcp_piece;
+
 static ssize_t st_tcp_recv_into(st_tp *t, void *dst, size_t len, char *err, size_t errlen)
 {
     st_tcp *c = (st_tcp *)t;
+    if (st_tcp_piece && len > st_tcp_piece)
+        len = st_tcp_piece;
     size_t used = (size_t)(c->head - c->tail), done = 0;
     while (used && done < len) {
         size_t at = (size_t)(c->tail & (c->cap - 1)), n = c->cap - at;

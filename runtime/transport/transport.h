@@ -154,6 +154,8 @@ struct st_tp {
 
 /* ---- the streams of the two entries, and the doorbell ------------------------------------------------------- */
 
+/* tcp: test hook: nonzero, recv_into takes at most this many bytes a call (the tests cut headers and elements). */
+extern size_t st_tcp_piece;
 /* tcp: takes ownership of a connected socket (made non-blocking, TCP_NODELAY); rx ring of `ring` bytes
  * (a power of two, >= 4096). NULL when out of memory (fd is closed then). */
 st_tp *st_tp_tcp_new(int fd, int peer, size_t ring);

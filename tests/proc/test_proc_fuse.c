@@ -6,8 +6,10 @@
  *   test_proc_fuse np3.tcp    the same over tcp, which does not fuse (transport.h's `fuse`: slower there): the
  *                             runs agree and neither sends a byte fused
  *   test_proc_fuse npN.straight  (N = 2, 3) over tcp, straight receives against every byte staged
- *                             (st_straight_off): ctest proc.straight.npN, and proc.straight.np3.tinyring through
+ *                             (st_straight_off): ctest proc.straight.np2, and proc.straight.np3.tinyring through
  *                             4 KiB staging rings
+ *   test_proc_fuse np3.straight.pieces  the same with every straight read cut to 61 bytes (st_tcp_piece): headers
+ *                             read in two pieces, elements cut between reads (ctest proc.straight.np3.pieces)
  *
  * Each scenario runs the same list of calls twice on N forked ranks, once as is and once with the path turned off
  * (STITCH_FUSE=0; st_straight_off set in the parent before the ranks fork): every collective x every algorithm x
@@ -26,6 +28,7 @@
 
 extern unsigned long long st_msg_fused_bytes, st_msg_straight_bytes; /* exec_msg.c */
 extern int st_straight_off;
+extern size_t st_tcp_piece; /* tp_tcp.c */
 
 static const int dtypes[] = {STITCH_INT32, STITCH_FP32, STITCH_FP64, STITCH_FP16, STITCH_BF16,
                              STITCH_INT8,  STITCH_UINT8, STITCH_INT16, STITCH_INT64};
@@ -198,6 +201,14 @@ static int sc_np5(void) { return check_np(5, "shm", FUSE, 1); }
 static int sc_np3_tcp(void) { return check_np(3, "tcp", FUSE, 0); }
 static int sc_np2_straight(void) { return check_np(2, "tcp", STRAIGHT, 1); }
 static int sc_np3_straight(void) { return check_np(3, "tcp", STRAIGHT, 1); }
+/* Every straight read cut to 61 bytes: headers read in two pieces, elements of 2, 4 and 8 bytes cut between reads. */
+static int sc_np3_straight_pieces(void)
+{
+    st_tcp_piece = 61; /* the ranks fork with it */
+    int ok = check_np(3, "tcp", STRAIGHT, 1);
+    st_tcp_piece = 0;
+    return ok;
+}
 
 int main(int argc, char **argv)
 {
@@ -207,6 +218,7 @@ int main(int argc, char **argv)
                                        {"np5", sc_np5},
                                        {"np3.tcp", sc_np3_tcp},
                                        {"np2.straight", sc_np2_straight},
-                                       {"np3.straight", sc_np3_straight}};
+                                       {"np3.straight", sc_np3_straight},
+                                       {"np3.straight.pieces", sc_np3_straight_pieces}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
