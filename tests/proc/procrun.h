@@ -283,6 +283,18 @@ __attribute__((unused)) static int proc_main(const proc_scenario *sc, int n, int
     return failed ? 1 : 0;
 }
 
+/* spawn and reap with STITCH_TIMEOUT=timeout_s on every rank (a scenario whose ranks are to fail, and fast): how
+ * many seconds reap took, deadline_s at most. */
+static inline double spawn_with_timeout(run *r, int n, rank_fn fn, const char *transport, const char *timeout_s,
+                                        double deadline_s)
+{
+    setenv("STITCH_TIMEOUT", timeout_s, 1);
+    spawn(r, n, fn, transport);
+    double took = reap(r, deadline_s);
+    unsetenv("STITCH_TIMEOUT");
+    return took;
+}
+
 /* Run fn on n process ranks over `transport` (NULL: the default) with this timeout on every rank, the linger pipe
  * open; 1 when every rank exited 0 (all_ok prints the rest) within 30 s, else 0. */
 static stitch_config_t run_timed_cfg = STITCH_CONFIG_INIT;

@@ -397,10 +397,7 @@ static int body_p2p_straight(stitch_comm_t *comm, int rank, int n, int out)
 static int sc_p2p_straight(void)
 {
     run r;
-    setenv("STITCH_TIMEOUT", "10", 1);
-    spawn(&r, 2, body_p2p_straight, "tcp");
-    double took = reap(&r, 40);
-    unsetenv("STITCH_TIMEOUT");
+    double took = spawn_with_timeout(&r, 2, body_p2p_straight, "tcp", "10", 40);
     for (int i = 0; i < 2; i++)
         printf("# p2p.straight: rank %d exited %d: %s", i, r.status[i], r.text[i]);
     /* a failed send names rank 1's reason, which its abort frame carried before its streams closed (it said "tcp send

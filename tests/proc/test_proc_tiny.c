@@ -382,10 +382,7 @@ static int check_p2p(int mode)
 {
     run r;
     p2p_mode = mode;
-    setenv("STITCH_TIMEOUT", "10", 1);
-    spawn(&r, 2, body_p2p, "shm");
-    double took = reap(&r, 40);
-    unsetenv("STITCH_TIMEOUT");
+    double took = spawn_with_timeout(&r, 2, body_p2p, "shm", "10", 40);
     for (int i = 0; i < 2; i++)
         printf("# p2p mode %d: rank %d exited %d: %s", mode, i, r.status[i], r.text[i]);
     printf("# p2p mode %d: done in %.2f s\n", mode, took);
@@ -417,10 +414,7 @@ static int body_death(stitch_comm_t *comm, int rank, int p, int out)
 static int sc_death(void)
 {
     run r;
-    setenv("STITCH_TIMEOUT", "10", 1);
-    spawn(&r, 3, body_death, "shm");
-    double took = reap(&r, 40);
-    unsetenv("STITCH_TIMEOUT");
+    double took = spawn_with_timeout(&r, 3, body_death, "shm", "10", 40);
     int ok = took < 8;
     for (int i = 0; i < 2; i++) {
         printf("# death: rank %d exited %d: %s", i, r.status[i], r.text[i]);
