@@ -15,8 +15,9 @@
 #                   its output once. thr/cpy = threads' busbw / copy busbw (1.00: at the bound)
 #   tcp on loopback Open MPI forced over tcp (pml ob1, btl tcp,self, btl_tcp_if_include lo) | stitch
 #                   STITCH_TRANSPORT=tcp
-#   torch           torch.distributed all_reduce on gloo | on stitch's backend (scripts/bench_torch.py, one round of
-#                   each per repetition); needs /usr/bin/python3 with torch (Debian: python3-torch) and
+#   torch           torch.distributed all_reduce on gloo | on stitch's backend | on stitch's backend with a tensor of
+#                   the group's registered memory (stitch_torch.empty) (scripts/bench_torch.py, one round of each per
+#                   repetition); needs /usr/bin/python3 with torch (Debian: python3-torch) and
 #                   BUILD/lib/stitch_torch/ (the backend); TORCH=0 leaves the group out, and so does its absence (said so)
 #
 # Both MPI and stitch are timed the same way (tools/mpi_allreduce_bench.c mirrors stitch-perf: warm-up, barrier, iters
@@ -34,9 +35,9 @@
 #
 # Ratios: x = stitch's time over the other library's on the same transport (1.00: as fast; below 1: faster), so
 # small sizes, whose bandwidths round to 0, compare too; reg/thr and thr/cpy are busbw ratios (above 1: the first is
-# faster); g/s = gloo's time over stitch's (above 1: stitch is faster). The last column is the algorithm stitch ran
-# over shm (auto picks by size). Registered memory pulls only from 256 KiB (exec_pull.h's ST_PULL_MIN_BYTES); below
-# that the registered column runs the message engine too. Needs mpicc/mpirun (Debian: openmpi-bin
+# faster); g/s, g/r = gloo's time over stitch's on an ordinary and on a registered tensor (above 1: stitch is
+# faster). The last column is the algorithm stitch ran over shm (auto picks by size). Registered memory pulls only
+# from 256 KiB (exec_pull.h's ST_PULL_MIN_BYTES); below that the registered columns run the message engine too. Needs mpicc/mpirun (Debian: openmpi-bin
 # libopenmpi-dev); skips with a reason otherwise. scripts/plot_perf.py draws the output (a line per *_bw column).
 set -euo pipefail
 export LC_ALL=C # join needs one collation for its inputs
@@ -105,7 +106,8 @@ side() {
     line = $k[1]; for (i = 2; i <= n; i++) line = line " " $k[i]; print line}' "$TMP/out" >> "$TMP/$name"
 }
 
-# One torch job (np processes, every size, one round of gloo then stitch): its rows into $TMP/gloo and $TMP/torch.
+# One torch job (np processes, every size, one round of gloo, stitch, stitch on a registered tensor): its rows into
+# $TMP/gloo, $TMP/torch and $TMP/treg.
 torch_side() {
   local np=$1
   if ! /usr/bin/python3 scripts/bench_torch.py --procs "$np" -b "$MIN" -e "$MAX" -f "$FACTOR" --rounds 1 --secs 0.1 \
@@ -114,15 +116,16 @@ torch_side() {
     cat "$TMP/err" >&2
     exit 1
   fi
-  # "  bytes count | gloo_us busbw | stitch_us busbw | ratio"
-  awk '$1 ~ /^[0-9]+$/ {print $1, $4, $5 >> g; print $1, $7, $8 >> t}' g="$TMP/gloo" t="$TMP/torch" "$TMP/out"
+  # "  bytes count | gloo_us busbw | stitch_us busbw | reg_us busbw | ratios"
+  awk '$1 ~ /^[0-9]+$/ {print $1, $4, $5 >> g; print $1, $7, $8 >> t; print $1, $10, $11 >> r}' g="$TMP/gloo" \
+    t="$TMP/torch" r="$TMP/treg" "$TMP/out"
 }
 
 PERF=$BUILD/bin/stitch-perf
 echo "# bench_vs_mpi.sh on $(hostname), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "$TORCH_NOTE" ] || echo "# $TORCH_NOTE"
 for np in 2 4; do
-  cols="mpi mpi_tcp st_shm st_reg st_tcp st_thr copy gloo torch"
+  cols="mpi mpi_tcp st_shm st_reg st_tcp st_thr copy gloo torch treg"
   for f in $cols; do : > "$TMP/$f"; done
   BIND=$([ "$np" -le "$(nproc)" ] && echo --bind || true)
   for _ in $(seq "$REPEAT"); do
@@ -143,20 +146,20 @@ for np in 2 4; do
   done
   for f in $cols; do median "$TMP/$f" | sort -k1,1 > "$TMP/$f.med"; done
   echo "# np=$np  (time in us, busbw in GB/s; x = stitch time / other time on the same transport; reg/thr, thr/cpy:" \
-       "busbw ratios; g/s = gloo time / stitch time; median of $REPEAT; load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
+       "busbw ratios; g/s, g/r = gloo time / stitch time, ordinary and registered tensor; median of $REPEAT; load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
   head1=$(printf '%12s | %-41s | %-23s | %-23s | %-23s | %-41s |' "" "shared memory: MPI vs stitch" \
     "stitch registered" "stitch threads" "copy bound (memcpy)" "tcp on loopback: MPI vs stitch")
   head2=$(printf '%12s | %9s %7s %9s %7s %5s | %9s %7s %5s | %9s %7s %5s | %9s %7s %5s | %9s %7s %9s %7s %5s |' \
     bytes mpi_us mpi_bw shm_us shm_bw x reg_us reg_bw reg/thr thr_us thr_bw x cpy_us cpy_bw thr/cpy \
     mpi_us mpi_bw tcp_us tcp_bw x)
   # joined fields: 1 bytes | 2,3 mpi | 4,5,6 shm+algo | 7,8 mpi_tcp | 9,10,11 tcp+algo | 12,13 reg | 14,15 thr |
-  # 16,17 copy | 18,19 gloo | 20,21 torch
+  # 16,17 copy | 18,19 gloo | 20,21 torch | 22,23 torch on a registered tensor
   joined=$(join "$TMP/mpi.med" "$TMP/st_shm.med" | join - "$TMP/mpi_tcp.med" | join - "$TMP/st_tcp.med" |
     join - "$TMP/st_reg.med" | join - "$TMP/st_thr.med" | join - "$TMP/copy.med")
   if [ -z "$TORCH_NOTE" ]; then
-    joined=$(echo "$joined" | join - "$TMP/gloo.med" | join - "$TMP/torch.med")
-    head1="$head1$(printf ' %-41s |' "torch: gloo vs stitch")"
-    head2="$head2$(printf ' %9s %7s %9s %7s %5s |' gloo_us gloo_bw tch_us tch_bw g/s)"
+    joined=$(echo "$joined" | join - "$TMP/gloo.med" | join - "$TMP/torch.med" | join - "$TMP/treg.med")
+    head1="$head1$(printf ' %-41s | %-23s |' "torch: gloo vs stitch" "torch: registered tensor")"
+    head2="$head2$(printf ' %9s %7s %9s %7s %5s | %9s %7s %5s |' gloo_us gloo_bw tch_us tch_bw g/s treg_us treg_bw g/r)"
   fi
   printf '%s\n%s algorithm\n' "$head1" "$head2"
   echo "$joined" | sort -n | awk -v torch=$([ -z "$TORCH_NOTE" ] && echo 1 || echo 0) '
@@ -164,6 +167,7 @@ for np in 2 4; do
     {line = sprintf("%12s | %9.1f %7.3f %9.1f %7.3f %5.2f | %9.1f %7.3f %7.2f | %9.1f %7.3f %5.2f | %9.1f %7.3f %7.2f |" \
             " %9.1f %7.3f %9.1f %7.3f %5.2f |", $1, $2, $3, $4, $5, r($4, $2), $12, $13, r($13, $15), $14, $15,
             r($14, $2), $16, $17, r($15, $17), $7, $8, $9, $10, r($9, $7))
-     if (torch) line = line sprintf(" %9.1f %7.3f %9.1f %7.3f %5.2f |", $18, $19, $20, $21, r($18, $20))
+     if (torch) line = line sprintf(" %9.1f %7.3f %9.1f %7.3f %5.2f | %9.1f %7.3f %5.2f |", $18, $19, $20, $21,
+                                    r($18, $20), $22, $23, r($18, $22))
      print line, $6}'
 done

@@ -134,11 +134,13 @@ def read_perf_json(name, text, places):
 # ---- scripts/bench_vs_mpi.sh -------------------------------------------------------------------------------------
 
 # The column names of the header line ("bytes | mpi_us mpi_bw shm_us shm_bw x | reg_us reg_bw reg/thr | thr_us
-# thr_bw x | cpy_us cpy_bw thr/cpy | mpi_us mpi_bw tcp_us tcp_bw x | gloo_us gloo_bw tch_us tch_bw g/s | algorithm";
+# thr_bw x | cpy_us cpy_bw thr/cpy | mpi_us mpi_bw tcp_us tcp_bw x | gloo_us gloo_bw tch_us tch_bw g/s | treg_us
+# treg_bw g/r | algorithm";
 # older outputs lack some groups, and the torch group is there only when torch was) name the lines: each *_bw column
 # is one.
 _BW_LABEL = {"shm_bw": "stitch shm", "tcp_bw": "stitch tcp", "thr_bw": "stitch threads", "reg_bw": "stitch registered",
-             "cpy_bw": "copy bound", "gloo_bw": "gloo (torch)", "tch_bw": "stitch (torch)"}
+             "cpy_bw": "copy bound", "gloo_bw": "gloo (torch)", "tch_bw": "stitch (torch)",
+             "treg_bw": "stitch (torch, registered)"}
 
 
 def _bw_columns(groups):
