@@ -163,11 +163,12 @@ static ssize_t st_tcp_peek(st_tp *t, const void **ptr, char *err, size_t errlen)
     return (ssize_t)(used < contig ? used : contig);
 }
 
+size_t st_tcp_piece; /* transport.h: a test hook */
+
 /* The staged bytes first (a peek read them), then straight from the socket into dst: head and tail both move
  * past what bypassed the ring, which stays empty, and its positions are the stream's (the ring still wraps only
- * at multiples of its capacity, 64-byte stream positions). */
-size_t st_tcp_piece;
-
+ * at multiples of its capacity, 64-byte stream positions). The end of the stream or a failed read, with nothing
+ * copied, is said as peek says it. */
 static ssize_t st_tcp_recv_into(st_tp *t, void *dst, size_t len, char *err, size_t errlen)
 {
     st_tcp *c = (st_tcp *)t;
@@ -181,24 +182,23 @@ static ssize_t st_tcp_recv_into(st_tp *t, void *dst, size_t len, char *err, size
         memcpy((char *)dst + done, c->ring + at, n);
         c->tail += n, used -= n, done += n;
     }
-    if (done == len || c->eof || c->rx_errno)
-        return (ssize_t)done; /* EOF or an error: the next peek says so */
-    ssize_t n = recv(c->fd, (char *)dst + done, len - done, MSG_DONTWAIT);
-    if (n > 0) {
-        c->head += (uint64_t)n, c->tail += (uint64_t)n;
-        return (ssize_t)(done + (size_t)n);
-    }
-    if (n == 0)
-        c->eof = 1;
-    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-        c->rx_errno = errno;
-    if (done)
+    if (done == len)
         return (ssize_t)done;
-    if (c->eof || c->rx_errno) {
-        const void *p;
-        return st_tcp_peek(t, &p, err, errlen) < 0 ? -1 : 0;
+    if (!c->eof && !c->rx_errno) {
+        ssize_t n = recv(c->fd, (char *)dst + done, len - done, MSG_DONTWAIT);
+        if (n > 0) {
+            c->head += (uint64_t)n, c->tail += (uint64_t)n;
+            return (ssize_t)(done + (size_t)n);
+        }
+        if (n == 0)
+            c->eof = 1;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            c->rx_errno = errno;
     }
-    return 0;
+    if (done || (!c->eof && !c->rx_errno))
+        return (ssize_t)done;
+    const void *p;
+    return st_tcp_peek(t, &p, err, errlen) < 0 ? -1 : 0;
 }
 
 static void st_tcp_consume(st_tp *t, size_t n)
