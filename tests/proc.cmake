@@ -113,12 +113,12 @@ add_test(NAME proc.fuse.np3.tinyring COMMAND test_proc_fuse np3)
 set_tests_properties(proc.fuse.np3.tcp proc.fuse.np3.tinyring PROPERTIES TIMEOUT 900 LABELS proc RUN_SERIAL TRUE)
 set_tests_properties(proc.fuse.np3.tinyring PROPERTIES ENVIRONMENT STITCH_SHM_RING_BYTES=4096)
 # Straight receives over tcp (exec_msg.c, "Straight in": a copied message read from the kernel into place) against
-# every byte staged, bit for bit, with the same calls: np 2; np 3 through 4 KiB staging rings; np 3 with every
-# straight read cut to 61 bytes (headers in two pieces, elements cut). About 80 s in all.
+# every byte staged, bit for bit, with the same calls: np 2; np 3 through 4 KiB staging rings; np 2 with every
+# straight read cut to 61 bytes (headers in two pieces, elements cut). About 55 s in all.
 add_test(NAME proc.straight.np2 COMMAND test_proc_fuse np2.straight)
 add_test(NAME proc.straight.np3.tinyring COMMAND test_proc_fuse np3.straight)
-add_test(NAME proc.straight.np3.pieces COMMAND test_proc_fuse np3.straight.pieces)
-set_tests_properties(proc.straight.np2 proc.straight.np3.tinyring proc.straight.np3.pieces PROPERTIES TIMEOUT 900
+add_test(NAME proc.straight.np2.pieces COMMAND test_proc_fuse np2.straight.pieces)
+set_tests_properties(proc.straight.np2 proc.straight.np3.tinyring proc.straight.np2.pieces PROPERTIES TIMEOUT 900
                      LABELS proc RUN_SERIAL TRUE)
 set_tests_properties(proc.straight.np3.tinyring PROPERTIES ENVIRONMENT STITCH_TCP_RING_BYTES=4096)
 # Through 4 KiB shm rings: the np3 sample, and proc.shm's data (messages up to megabytes), so every large message

@@ -8,8 +8,8 @@
  *   test_proc_fuse npN.straight  (N = 2, 3) over tcp, straight receives against every byte staged
  *                             (st_straight_off): ctest proc.straight.np2, and proc.straight.np3.tinyring through
  *                             4 KiB staging rings
- *   test_proc_fuse np3.straight.pieces  the same with every straight read cut to 61 bytes (st_tcp_piece): headers
- *                             read in two pieces, elements cut between reads (ctest proc.straight.np3.pieces)
+ *   test_proc_fuse np2.straight.pieces  the same with every straight read cut to 61 bytes (st_tcp_piece): headers
+ *                             read in two pieces, elements cut between reads (ctest proc.straight.np2.pieces)
  *
  * Each scenario runs the same list of calls twice on N forked ranks, once as is and once with the path turned off
  * (STITCH_FUSE=0; st_straight_off set in the parent before the ranks fork): every collective x every algorithm x
@@ -202,10 +202,10 @@ static int sc_np3_tcp(void) { return check_np(3, "tcp", FUSE, 0); }
 static int sc_np2_straight(void) { return check_np(2, "tcp", STRAIGHT, 1); }
 static int sc_np3_straight(void) { return check_np(3, "tcp", STRAIGHT, 1); }
 /* Every straight read cut to 61 bytes: headers read in two pieces, elements of 2, 4 and 8 bytes cut between reads. */
-static int sc_np3_straight_pieces(void)
+static int sc_np2_straight_pieces(void)
 {
     st_tcp_piece = 61; /* the ranks fork with it */
-    int ok = check_np(3, "tcp", STRAIGHT, 1);
+    int ok = check_np(2, "tcp", STRAIGHT, 1);
     st_tcp_piece = 0;
     return ok;
 }
@@ -219,6 +219,6 @@ int main(int argc, char **argv)
                                        {"np3.tcp", sc_np3_tcp},
                                        {"np2.straight", sc_np2_straight},
                                        {"np3.straight", sc_np3_straight},
-                                       {"np3.straight.pieces", sc_np3_straight_pieces}};
+                                       {"np2.straight.pieces", sc_np2_straight_pieces}};
     return proc_main(sc, (int)(sizeof sc / sizeof sc[0]), argc, argv);
 }
