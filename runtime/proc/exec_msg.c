@@ -929,6 +929,7 @@ static int st_straight_hdr(st_mctx *c, const st_xfer *x, stitch_status_t *st)
 {
     st_tp *t = c->pr->tp[x->src];
     char why[256];
+    *st = STITCH_OK; /* not all there yet is no error */
     c->pr->straight = x->src;
     ssize_t n = t->ops->recv_into(t, c->in.hdr + c->in.hdr_got, sizeof c->in.hdr - c->in.hdr_got, why, sizeof why);
     if (n < 0) {
