@@ -13,7 +13,9 @@
 #                   (tests/rxe/run.sh; as root it installs qemu, busybox and rdma-core's userland, else skips)
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
 #   make werror     deps + build everything (tests included) with -Werror (STITCH_WERROR=ON), once with gcc into
-#                   build-werror-gcc/ and once with clang into build-werror-clang/
+#                   build-werror-gcc/ and once with clang into build-werror-clang/, then `make analyze` on the latter
+#   make analyze    clang's static analyzer over the project's C sources (not the tests), with the flags of
+#                   build-werror-clang/ (scripts/analyze.py); fails on any finding
 #   make fuzz       deps + a libFuzzer tree (clang, STITCH_FUZZ=ON) in build-fuzz/, then each fuzz target for
 #                   FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz): frontend, topofile, bootmsg,
 #                   algofile; it prints the executions per target and in all, and fails on a crash
@@ -57,7 +59,7 @@ MAKEFLAGS += --no-print-directory
 
 # The targets run their prerequisites in order (deps before build); the parallelism is inside cmake --build.
 .NOTPARALLEL:
-.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror fuzz install package clean
+.PHONY: all build deps demo test test-long test-loaded test-rxe sanitize werror analyze fuzz install package clean
 
 all: build
 
@@ -118,8 +120,14 @@ sanitize: deps
 werror: deps
 	$(CMAKE) -S . -B $(WERROR_DIR)-gcc -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=gcc -DSTITCH_WERROR=ON
 	$(CMAKE) --build $(WERROR_DIR)-gcc -j$(JOBS)
-	$(CMAKE) -S . -B $(WERROR_DIR)-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=clang -DSTITCH_WERROR=ON
+	$(MAKE) --no-print-directory analyze
+
+# The clang -Werror tree, then the analyzer with its flags (it needs the generated headers the build makes).
+analyze: deps
+	$(CMAKE) -S . -B $(WERROR_DIR)-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=clang -DSTITCH_WERROR=ON \
+	    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 	$(CMAKE) --build $(WERROR_DIR)-clang -j$(JOBS)
+	python3 scripts/analyze.py $(WERROR_DIR)-clang -j $(JOBS)
 
 # Only the fuzz binaries are built in that tree (everything in it is instrumented, so the rest would be slow).
 fuzz: deps

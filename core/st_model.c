@@ -298,7 +298,7 @@ int st_model_sched(const st_sched *s, const st_topo *t, const st_model *m, doubl
                    st_model_result *out, st_err *err)
 {
     int per_rank = opts && opts->per_rank;
-    acc a;
+    acc a = {0};
     if (m->nlevels < 1)
         return fail(err, 0, "the model has no levels");
     if (result_init(out, s->p, s->nsteps, per_rank, ST_MODEL_EXACT) || acc_init(&a, m, s->p, st_topo_nlevels(t))) {

@@ -330,8 +330,9 @@ static int32_t stretch(const builder *b, const wmark *w, int nw, int k)
 static int check_marks(builder *b, st_err *err)
 {
     char what[300];
-    const wmark *w0 = b->w, *w = w0 ? w0 + b->wfirst[b->rank] : NULL; /* no marks at all: NULL + 0 is undefined */
-    int nw = b->nw - b->wfirst[b->rank], nw0 = b->wfirst[1], depth = 0;
+    /* b->w is allocated with the first mark, so no marks at all leaves it NULL (and NULL + 0 is undefined) */
+    const wmark *w0 = b->w, *w = w0 ? w0 + b->wfirst[b->rank] : NULL;
+    int nw = w ? b->nw - b->wfirst[b->rank] : 0, depth = 0;
     if (b->rank == 0) {
         b->seglen = malloc(sizeof(int32_t) * ((size_t)nw + 1));
         if (!b->seglen)
@@ -340,6 +341,7 @@ static int check_marks(builder *b, st_err *err)
             b->seglen[k] = stretch(b, w, nw, k);
         return 0;
     }
+    int nw0 = w0 ? b->wfirst[1] : 0;
     for (int k = 0; k < nw && k < nw0; k++)
         if (w[k].begin != w0[k].begin) {
             snprintf(what, sizeof what, "rank %d %s a phase on a sub-communicator where rank 0 %s one (phases must "

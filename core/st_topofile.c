@@ -172,8 +172,10 @@ static int build_tree(ctx *c, const char *text, size_t len, node **root)
     node *stack[ST_TOPOFILE_MAX_DEPTH + 1];
     int depth = 0, rc = -1, done = 0, docs = 0;
     *root = NULL;
-    if (!yaml_parser_initialize(&y))
-        return fail_at(c, 1, 1, "out of memory");
+    if (!yaml_parser_initialize(&y)) {
+        fail_at(c, 1, 1, "out of memory");
+        return -1; /* *root stays NULL: the caller must not interpret it */
+    }
     yaml_parser_set_input_string(&y, (const unsigned char *)text, len);
     while (!done) {
         if (!yaml_parser_parse(&y, &ev)) {
@@ -208,6 +210,10 @@ static int build_tree(ctx *c, const char *text, size_t len, node **root)
                         "value", quote(q, tag, strlen(tag)));
                 goto fail_ev;
             }
+            if (depth == 0 && *root) { /* libyaml gives a document one root node: cannot happen */
+                fail_at(c, line, col, "a second root node in one YAML document");
+                goto fail_ev;
+            }
             if (!(n = calloc(1, sizeof *n)))
                 goto oom;
             n->line = line, n->col = col;
@@ -236,6 +242,10 @@ static int build_tree(ctx *c, const char *text, size_t len, node **root)
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
+            if (depth == 0) { /* libyaml balances starts and ends: cannot happen */
+                fail_at(c, line, col, "the end of a list or mapping that was never begun");
+                goto fail_ev;
+            }
             depth--;
             break;
         default: break;
@@ -602,7 +612,7 @@ static int read_server(ctx *c, const node *n, int depth)
         if (!(dev = malloc(sizeof *dev * (size_t)d->n)))
             return fail_at(c, d->line, d->col, "out of memory");
         for (int i = 0; i < d->n; i++) {
-            long long x;
+            long long x = -1;
             if (get_int(c, d->kids[i], "a device number", &x) ||
                 (x < 0 || x > INT32_MAX ? fail_at(c, d->kids[i]->line, d->kids[i]->col, "device number %lld is "
                                                   "out of range 0..%d", x, INT32_MAX) : 0)) {
@@ -644,7 +654,7 @@ static int read_server(ctx *c, const node *n, int depth)
 static int read_layout(ctx *c, const node *n, int depth)
 {
     char why[200];
-    long long count;
+    long long count = -1;
     if (n->kind == N_SCALAR) {
         if (get_int(c, n, "a count of ranks", &count))
             return -1;

@@ -909,7 +909,7 @@ static int sub_pieces(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sin
 {
     st_vm_cache *c = sink->cache;
     int32_t target = -1;
-    st_vm_key k;
+    st_vm_key k = {.pc = -1};
     if (a < 0 || !c || m->nsub > 0 || !m->pend.members)
         return 0;
     if (key_of(m, at, a, ST_OP_SUB_PHASE, &target, &k))
@@ -971,8 +971,8 @@ static int memo_room(st_vm_cache *c)
 {
     if (c->memos && (c->nmemos + 1) * 4 <= c->capmemos * 3)
         return 0;
-    int cap = c->memos ? 2 * c->capmemos : 64;
-    if (cap > ST_VM_MEMOS)
+    int cap = c->memos ? 2 * c->capmemos : 64; /* a table has 64 << k entries */
+    if (cap < 64 || cap > ST_VM_MEMOS)
         return -1;
     st_vm_memo *t = malloc(sizeof *t * (size_t)cap);
     if (!t)
@@ -993,7 +993,7 @@ static int memo_begin(vm *m, int32_t at, int32_t a, int32_t *pc, const st_vm_sin
 {
     st_vm_cache *c = sink->cache;
     int32_t end = -1;
-    st_vm_key k;
+    st_vm_key k = {.pc = -1};
     if (a < 0 || !c || m->nsub > 0)
         return 0;
     if (key_of(m, at, a, ST_OP_MEMO_END, &end, &k))

@@ -1017,9 +1017,8 @@ static void declare_algos(cg *g, const st_file *f)
                     for (const st_name_list *on = o->colls; on; on = on->next)
                         if (str_eq_ci(o->name, an) && str_eq_ci(on->name, cn))
                             st_error_note(g->d, on->pos, "previous definition of %s %s is here", an, cn);
-            } else if (!grow(g, (void **)&c->algos, &g->capalgos, c->nalgos + 1, sizeof(st_algo))) {
-                if (grow(g, (void **)&g->algo_pos, &g->cap_algo_pos, c->nalgos + 1, sizeof(st_pos)))
-                    break;
+            } else if (!grow(g, (void **)&c->algos, &g->capalgos, c->nalgos + 1, sizeof(st_algo)) &&
+                       !grow(g, (void **)&g->algo_pos, &g->cap_algo_pos, c->nalgos + 1, sizeof(st_pos))) {
                 g->algo_pos[c->nalgos] = a->pos;
                 ((st_algo *)c->algos)[c->nalgos++] = (st_algo){an, coll, -1, 0, a->pos.line, 0};
                 an = NULL;

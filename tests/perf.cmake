@@ -359,3 +359,12 @@ endforeach()
 stitch_perf_test(ahc_inner.auto RC 0 CLOSING "^[1-9][0-9]* passed, 0 failed$" ENV STITCH_DEBUG=1
                  STDERR "plan of ahc all_reduce [^\n]*; AHC intra (nb|nhr|ring) \\(model\\), inter (nb|nhr|ring) \\(model\\)"
                  ARGS all_reduce -a ahc --layout 3,5 -d fp32 -b 0 -e 64K -f 64 -c 1 ${PERF_COMMON})
+
+# copy_bench (tools/copy_bench.c), bench_vs_mpi.sh's copy bound: a real run of every size, and sizes that would make
+# its doubling loop wrap (it looped for ever on MAXBYTES near 2^64) refused.
+add_test(NAME perf.copy_bench COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:copy_bench> "-DARGS=2|1|4096|4|1|2"
+  "-DCLOSING=^ +4096 +[0-9.]+ +[0-9.]+$" -P ${ST_RUN})
+add_test(NAME perf.copy_bench.huge COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:copy_bench>
+  "-DARGS=1|8|18446744073709551615" -DRC=2 "-DSTDERR=copy_bench: error: MAXBYTES 18446744073709551615 or FACTOR 4 too large"
+  -P ${ST_RUN})
+set_tests_properties(perf.copy_bench perf.copy_bench.huge PROPERTIES TIMEOUT 60 LABELS perf)

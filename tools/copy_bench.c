@@ -65,6 +65,36 @@ static size_t arg(int argc, char **argv, int i, size_t def)
     return argc > i ? strtoull(argv[i], NULL, 10) : def;
 }
 
+/* Every thread's buffers, the threads, and a line per size; 1 (said) when a buffer cannot be had. */
+static int bench(job *j, worker *w, pthread_t *t)
+{
+    for (int i = 0; i < j->nranks; i++) {
+        w[i] = (worker){j, i, aligned_alloc(64, (j->maxb + 63) / 64 * 64), aligned_alloc(64, (j->maxb + 63) / 64 * 64)};
+        if (!w[i].src || !w[i].dst)
+            return fprintf(stderr, "copy_bench: out of memory for %zu bytes\n", j->maxb), 1;
+        memset(w[i].src, 1, j->maxb), memset(w[i].dst, 0, j->maxb); /* the pages are there before timing */
+    }
+    pthread_barrier_init(&j->bar, NULL, (unsigned)j->nranks);
+    for (int i = 0; i < j->nranks; i++)
+        if (pthread_create(&t[i], NULL, run, &w[i]) != 0) {
+            fprintf(stderr, "copy_bench: cannot start thread %d\n", i);
+            exit(1); /* the threads started wait at the barrier, on these buffers: exit ends them */
+        }
+    for (int i = 0; i < j->nranks; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&j->bar);
+    int k = 0, p = j->nranks;
+    for (size_t bytes = j->minb; bytes <= j->maxb; bytes *= j->factor, k++) {
+        double worst = 0;
+        for (int i = 0; i < p; i++)
+            if (j->secs[(size_t)k * (size_t)p + (size_t)i] > worst)
+                worst = j->secs[(size_t)k * (size_t)p + (size_t)i];
+        printf("%12zu %12.2f %10.3f\n", bytes, worst * 1e6,
+               p > 1 ? (double)bytes / worst / 1e9 * 2.0 * (p - 1) / p : (double)bytes / worst / 1e9);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     job j = {.nranks = (int)arg(argc, argv, 1, 2), .warmup = (int)arg(argc, argv, 5, 3),
@@ -74,44 +104,29 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: copy_bench NRANKS [MINBYTES MAXBYTES FACTOR WARMUP ITERS]\n");
         return 2;
     }
+    if (j.maxb > ((size_t)1 << 40) || j.factor > ((size_t)1 << 20)) { /* sizes * factor never wraps */
+        fprintf(stderr, "copy_bench: error: MAXBYTES %zu or FACTOR %zu too large (at most 1 TiB and 2^20)\n", j.maxb,
+                j.factor);
+        return 2;
+    }
     if (j.factor < 2)
         j.factor = 2;
     if (j.minb < 1)
         j.minb = 1;
     if (j.iters < 1)
         j.iters = 1;
-    int nsizes = 0;
+    int nsizes = 0, rc = 1;
     for (size_t b = j.minb; b <= j.maxb; b *= j.factor)
         nsizes++;
-    worker *w = calloc((size_t)j.nranks, sizeof *w);
+    worker *w = calloc((size_t)j.nranks, sizeof *w); /* zeroed: the buffers not had yet are NULL */
     pthread_t *t = calloc((size_t)j.nranks, sizeof *t);
     j.secs = calloc((size_t)nsizes * (size_t)j.nranks + 1, sizeof *j.secs);
     if (!w || !t || !j.secs)
-        return fprintf(stderr, "copy_bench: out of memory\n"), 1;
-    pthread_barrier_init(&j.bar, NULL, (unsigned)j.nranks);
-    for (int i = 0; i < j.nranks; i++) {
-        w[i] = (worker){&j, i, aligned_alloc(64, (j.maxb + 63) / 64 * 64), aligned_alloc(64, (j.maxb + 63) / 64 * 64)};
-        if (!w[i].src || !w[i].dst)
-            return fprintf(stderr, "copy_bench: out of memory for %zu bytes\n", j.maxb), 1;
-        memset(w[i].src, 1, j.maxb), memset(w[i].dst, 0, j.maxb); /* the pages are there before timing */
-    }
-    for (int i = 0; i < j.nranks; i++)
-        if (pthread_create(&t[i], NULL, run, &w[i]) != 0)
-            return fprintf(stderr, "copy_bench: cannot start thread %d\n", i), 1;
-    for (int i = 0; i < j.nranks; i++)
-        pthread_join(t[i], NULL);
-    int k = 0, p = j.nranks;
-    for (size_t bytes = j.minb; bytes <= j.maxb; bytes *= j.factor, k++) {
-        double worst = 0;
-        for (int i = 0; i < p; i++)
-            if (j.secs[(size_t)k * (size_t)p + (size_t)i] > worst)
-                worst = j.secs[(size_t)k * (size_t)p + (size_t)i];
-        printf("%12zu %12.2f %10.3f\n", bytes, worst * 1e6,
-               p > 1 ? (double)bytes / worst / 1e9 * 2.0 * (p - 1) / p : (double)bytes / worst / 1e9);
-    }
-    for (int i = 0; i < j.nranks; i++)
+        fprintf(stderr, "copy_bench: out of memory\n");
+    else
+        rc = bench(&j, w, t);
+    for (int i = 0; w && i < j.nranks; i++)
         free(w[i].src), free(w[i].dst);
-    pthread_barrier_destroy(&j.bar);
     free(w), free(t), free(j.secs);
-    return 0;
+    return rc;
 }

@@ -428,16 +428,17 @@ static void fmt_sizes(const int *ranks, const int32_t *holds, int ng, char *out,
 static int print_levels(const st_topofile *tf)
 {
     const st_layout *l = &tf->layout;
-    int *ranks[ST_TOPO_MAX_LEVELS] = {0}, ok = 1;
+    int *ranks[ST_TOPO_MAX_LEVELS] = {0}, ok = 1, nlevels = l->nlevels;
     char bw[32], lat[32], sizes[400];
     printf("  %-5s %-12s %-12s %-9s %-10s %-11s %-7s %s\n", "level", "name", "bandwidth", "latency", "alpha (s)",
            "beta (s/B)", "groups", "sizes in ranks (level below's groups)");
-    for (int k = 0; k < l->nlevels && ok; k++) {
+    for (int k = 0; k < nlevels && ok; k++) {
         const st_level_info *v = &tf->level[k];
-        ok = (ranks[k] = malloc(sizeof *ranks[k] * (size_t)l->ngroups[k])) != NULL;
+        ok = (ranks[k] = calloc((size_t)l->ngroups[k], sizeof *ranks[k])) != NULL;
         for (int g = 0, next = 0; ok && g < l->ngroups[k]; g++) {
             ranks[k][g] = k == 0 ? l->count[0][g] : 0;
-            for (int i = 0; k > 0 && i < l->count[k][g]; i++)
+            /* level k's counts sum to level k - 1's groups (st_layout): next stays below them */
+            for (int i = 0; k > 0 && i < l->count[k][g] && next < l->ngroups[k - 1]; i++)
                 ranks[k][g] += ranks[k - 1][next++];
         }
         if (!ok)
@@ -451,7 +452,7 @@ static int print_levels(const st_topofile *tf)
         else /* an inline layout: no links */
             printf("  %-5d %-12s %-12s %-9s %-10s %-11s %-7d %s\n", k, "-", "-", "-", "-", "-", l->ngroups[k], sizes);
     }
-    for (int k = 0; k < l->nlevels; k++)
+    for (int k = 0; k < nlevels; k++)
         free(ranks[k]);
     if (ok && tf->level[0].bandwidth > 0) /* spec 13.1: level0 is the hardware's */
         printf("  servers (level 0): %s\n", tf->level[0].full_mesh ? "full mesh (level0 runs mesh)"

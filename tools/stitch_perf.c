@@ -548,7 +548,10 @@ static size_t api_count(const struct opts *o, size_t bytes) { return bytes / gra
 #define MAX_SIZES 100000
 static size_t *size_list(const struct opts *o, int *n)
 {
-    size_t g = granularity(o), cap = 64, *v = malloc(cap * sizeof *v);
+    size_t g = granularity(o), cap = 64, *v;
+    if (g == 0) /* cannot be: -d takes only a dtype with a size, and a run has at least one rank */
+        bad_usage("dtype %d on %d ranks makes no element to step sizes by", (int)o->dtype, o->nranks);
+    v = malloc(cap * sizeof *v);
     *n = 0;
     for (size_t raw = o->minbytes; v != NULL && raw <= o->maxbytes;) {
         size_t s = raw / g * g;

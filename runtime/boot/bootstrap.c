@@ -380,7 +380,7 @@ static int st_local_addr(const struct sockaddr_in *toward, const char *ifname, u
 {
     if (ifname && *ifname)
         return st_ifname_addr(ifname, ip, err, errlen);
-    struct sockaddr_in me;
+    struct sockaddr_in me = {0};
     socklen_t sl = sizeof me;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (const struct sockaddr *)toward, sizeof *toward) != 0 ||
@@ -473,7 +473,7 @@ static void st_release_reserved(uint32_t ip, int port)
 
 stitch_status_t st_boot_pick_root(const char *ifname, char *host, size_t hostlen, int *port, char *err, size_t errlen)
 {
-    struct sockaddr_in probe = {0}, sa;
+    struct sockaddr_in probe = {0}, sa = {0};
     uint32_t ip = htonl(INADDR_LOOPBACK);
     socklen_t sl = sizeof sa;
     probe.sin_family = AF_INET;
@@ -527,6 +527,7 @@ static int st_dial_hello(int fd, const uint64_t key[2], uint32_t channel, int ra
 static int st_dial(const struct sockaddr_in *sa, const uint64_t key[2], uint32_t channel, int rank, int size,
                    int peer, const struct timespec *at, st_link *l, char *err, size_t errlen)
 {
+    *l = (st_link){.fd = -1}; /* not refused, where the connection itself fails */
     int fd = st_connect(sa, at, err, errlen);
     if (fd >= 0 && st_dial_hello(fd, key, channel, rank, size, peer, at, l, err, errlen) != 0) {
         close(fd);
@@ -869,24 +870,25 @@ static void st_root_hear(st_boot *b, st_acceptor *a, st_link *l, st_failure *f, 
 static int st_root_gather(st_boot *b, st_acceptor *a, const st_boot_opts *o, st_failure *f,
                           const struct timespec *at, char *err, size_t errlen)
 {
-    st_link *links = malloc(sizeof *links * (size_t)b->size);
-    size_t tl = sizeof *b->peers * (size_t)b->size;
+    const int size = b->size; /* links' length: every loop below is bounded by it */
+    st_link *links = malloc(sizeof *links * (size_t)size);
+    size_t tl = sizeof *b->peers * (size_t)size;
     int got = 1, rc = 0;
     if (!links) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (int i = 0; i < b->size; i++)
+    for (int i = 0; i < size; i++)
         links[i].fd = -1;
     if (o->fail)
         st_failure_set(f, b, 0, o->fail_status, o->fail);
-    while (rc == 0 && got < b->size) {
+    while (rc == 0 && got < size) {
         st_link l;
         if (st_acceptor_next(a, &l, at, err, errlen) != 0) {
             snprintf(err + strlen(err), errlen - strlen(err), " (%d of %d ranks arrived; %d connections rejected, "
-                     "see the log)", got, b->size, a->rejected);
+                     "see the log)", got, size, a->rejected);
             rc = -1;
-        } else if (l.h.channel != ST_CH_BOOT || l.h.rank == 0 || links[l.h.rank].fd != -1) {
+        } else if (l.h.channel != ST_CH_BOOT || l.h.rank <= 0 || l.h.rank >= size || links[l.h.rank].fd != -1) {
             st_link_refuse(a, &l, l.h.channel != ST_CH_BOOT ? "a premature mesh hello" : "a duplicate hello");
         } else if (st_root_take(b, a, &l, at) != 0) {
             close(l.fd);
@@ -898,7 +900,7 @@ static int st_root_gather(st_boot *b, st_acceptor *a, const st_boot_opts *o, st_
         if (f->rank >= 0)
             st_root_tell(b, links, f, at);
     }
-    for (int i = 1; rc == 0 && f->rank < 0 && i < b->size; i++) {
+    for (int i = 1; rc == 0 && f->rank < 0 && i < size; i++) {
         st_verdict v = {ST_V_TABLE, (uint32_t)tl, 0, 0};
         uint64_t mac = st_link_mac(b->key, 'T', &links[i], b->peers, tl);
         if (st_io_all(links[i].fd, &v, sizeof v, 1, at, err, errlen) != 0 ||
@@ -906,13 +908,13 @@ static int st_root_gather(st_boot *b, st_acceptor *a, const st_boot_opts *o, st_
             st_io_all(links[i].fd, &mac, sizeof mac, 1, at, err, errlen) != 0)
             rc = -1;
     }
-    for (int i = 1; i < b->size; i++)
+    for (int i = 1; i < size; i++)
         if (links[i].fd >= 0)
             close(links[i].fd);
     free(links);
     if (f->rank >= 0 && rc != 0) /* the failure is the news; the ranks that never came are a footnote */
         snprintf(f->text + strlen(f->text), sizeof f->text - strlen(f->text), " (and %d of %d ranks never "
-                 "arrived at the root)", b->size - got, b->size);
+                 "arrived at the root)", size - got, size);
     return f->rank >= 0 ? -3 : rc;
 }
 
@@ -1033,7 +1035,7 @@ static int st_boot_me(st_boot *b, const st_boot_env *e, const st_boot_opts *o, c
 {
     const char *ifname = o->ifname;
     st_peer_info *me = &b->peers[b->rank];
-    struct sockaddr_in sa;
+    struct sockaddr_in sa = {0};
     socklen_t sl = sizeof sa;
     uint32_t ip;
     int lfd;

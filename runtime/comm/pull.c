@@ -111,6 +111,9 @@ stitch_status_t st_pull_xfer(st_call *m, int32_t i, const st_where *w, int input
         st_unit_written(m, pc.du);
         if (len == 0)
             continue;
+        if (!piece.dst) /* st_rank_check refuses such a plan */
+            return st_comm_fail(m->comm, STITCH_ERR_INTERNAL, "%s: rank %d: the plan writes unit %d, which this "
+                                "rank keeps nowhere", m->a->fn, m->me, pc.du);
         if (st_piece_follows(&run, &piece, m->esize)) {
             run.len += len;
             continue;

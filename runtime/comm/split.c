@@ -197,11 +197,13 @@ static stitch_status_t st_split_run(stitch_comm_t *comm, int color, int key, sti
     int32_t pair[2] = {color < 0 ? -1 : color, key};
     int32_t *ck = malloc(sizeof *ck * 2 * (size_t)p);
     st_blob *blobs = malloc(sizeof *blobs * (size_t)p), mine;
+    if (!ck || !blobs) {
+        free(ck), free(blobs);
+        return st_comm_error(comm, STITCH_ERR_NO_MEMORY, "stitch_comm_split: out of memory for %d ranks", p);
+    }
     st_split sp = {.color = pair[0]};
-    stitch_status_t st = ck && blobs ? STITCH_OK : STITCH_ERR_NO_MEMORY;
+    stitch_status_t st = stitch_all_gather(pair, ck, 2, STITCH_INT32, comm);
     if (st != STITCH_OK)
-        st = st_comm_error(comm, st, "stitch_comm_split: out of memory for %d ranks", p);
-    else if ((st = stitch_all_gather(pair, ck, 2, STITCH_INT32, comm)) != STITCH_OK)
         st = st_split_wrap(comm, st, "exchanging colors and keys failed");
     memset(&mine, 0, sizeof mine);
     /* a member's own failure to plan still takes part in the exchange below, so no peer waits for it; the leader

@@ -159,6 +159,7 @@ static stitch_status_t st_hccl_level_item(const st_hccl_ctx *x, st_span tok, int
 static stitch_status_t st_hccl_levels(const st_hccl_ctx *x, st_span list, unsigned char lv[ST_HCCL_LEVELS])
 {
     st_span tok[ST_HCCL_LEVELS];
+    memset(lv, ST_HA_DEFAULT, ST_HCCL_LEVELS); /* written whatever the outcome */
     int n, bad = st_hccl_split(list, ';', tok, ST_HCCL_LEVELS, &n);
     if (bad == -1)
         return st_hccl_fail(x, "algo config is invalid: an empty level in '%.*s' (';' first, last or doubled)",
@@ -166,7 +167,6 @@ static stitch_status_t st_hccl_levels(const st_hccl_ctx *x, st_span list, unsign
     if (bad == -2)
         return st_hccl_fail(x, "algo config is invalid. algo level is more than %d in '%.*s'", ST_HCCL_LEVELS,
                             (int)list.n, list.s);
-    memset(lv, ST_HA_DEFAULT, ST_HCCL_LEVELS);
     for (int i = 0; i < n; i++) {
         int level = 0, alg = 0;
         stitch_status_t st = st_hccl_level_item(x, tok[i], &level, &alg);

@@ -1706,7 +1706,10 @@ static stitch_status_t st_mreplay_steps(st_mctx *c, int lead, int *done, int *mo
             if ((st = st_mreplay_send(c, mv)) != STITCH_OK)
                 return st;
             break;
-        case ST_RM_PIECE:
+        case ST_RM_PIECE: /* recorded right after its message's mark (st_stage, st_stage_compact) */
+            if (!o)
+                return st_mfail(c, STITCH_ERR_INTERNAL, "rank %d: a replayed program's piece before any message",
+                                c->m.me);
             memcpy(o->stage + o->paid, c->rb.base[mv->sk] + mv->soff, mv->n);
             o->paid += mv->n;
             break;

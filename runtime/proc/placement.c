@@ -30,25 +30,15 @@
 
 #define ST_LOG_GROUPS_CHARS 400 /* a debug line lists the groups up to about this many characters */
 
-stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p, char *err, size_t errlen)
+/* Explicit groups (STITCH_GROUPS, config->groups): rank r's key is the index of its group. */
+static stitch_status_t st_placement_groups(st_placement *pl, const st_settings *s, int p, char *err, size_t errlen)
 {
     char why[256];
-    int ngroups = 0, *sizes = s->groups ? malloc(sizeof *sizes * (size_t)p) : NULL;
-    memset(pl, 0, sizeof *pl);
-    pl->p = p;
-    pl->key = calloc((size_t)p, sizeof *pl->key);
-    if (!pl->key || (s->groups && !sizes)) {
-        free(sizes);
+    int ngroups = 0, *sizes = malloc(sizeof *sizes * (size_t)p);
+    if (!sizes) {
         snprintf(err, errlen, "out of memory for the groups of %d ranks", p);
         return STITCH_ERR_NO_MEMORY;
     }
-    if (s->topo) {
-        stitch_status_t st = st_topology_load(s->topo_source, s->topo, p, &pl->topo, err, errlen);
-        pl->tag = st_topology_hash(pl->topo) | 3; /* low bits 11: a topology */
-        return st;
-    }
-    if (!s->groups)
-        return STITCH_OK;
     if (st_parse_groups(s->groups, p, sizes, &ngroups, why, sizeof why) != STITCH_OK) {
         free(sizes);
         snprintf(err, errlen, "%s=%s", s->groups_source, why);
@@ -63,6 +53,23 @@ stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p,
                                                                                    * means "by host" */
     free(sizes);
     return STITCH_OK;
+}
+
+stitch_status_t st_placement_init(st_placement *pl, const st_settings *s, int p, char *err, size_t errlen)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->p = p;
+    pl->key = calloc((size_t)p, sizeof *pl->key);
+    if (!pl->key) {
+        snprintf(err, errlen, "out of memory for the groups of %d ranks", p);
+        return STITCH_ERR_NO_MEMORY;
+    }
+    if (s->topo) {
+        stitch_status_t st = st_topology_load(s->topo_source, s->topo, p, &pl->topo, err, errlen);
+        pl->tag = st_topology_hash(pl->topo) | 3; /* low bits 11: a topology */
+        return st;
+    }
+    return s->groups ? st_placement_groups(pl, s, p, err, errlen) : STITCH_OK;
 }
 
 /* How rank i's entry says its groups are made, for the disagreement message. */

@@ -276,8 +276,9 @@ static stitch_status_t st_shm_setup(st_links *l, int self, char *err, size_t err
     st_shm_segs *m = calloc(1, sizeof *m);
     char why[300];
     int nlocal = st_host_ranks(b), myfd = -1, lfd = -1, *fds = NULL, timeout_ms = l->timeout_ms;
+    const int size = b->size; /* fds[] spans the ranks: the same bound for every loop over it */
     int use = l->count[self] > 0;
-    if (!m || !(m->seg = calloc((size_t)b->size, sizeof *m->seg))) {
+    if (!m || !(m->seg = calloc((size_t)size, sizeof *m->seg))) {
         free(m);
         snprintf(err, errlen, "rank %d: shared memory: out of memory", b->rank);
         return STITCH_ERR_NO_MEMORY;
@@ -288,7 +289,7 @@ static stitch_status_t st_shm_setup(st_links *l, int self, char *err, size_t err
     if (use) {
         if ((myfd = st_shmfd_create(m->seg_bytes, why, sizeof why)) < 0 ||
             !(m->seg[b->rank] = st_seg_map(myfd, m->seg_bytes, why, sizeof why)) ||
-            (lfd = st_shmfd_listen(b, why, sizeof why)) < 0 || !(fds = malloc((size_t)b->size * sizeof *fds))) {
+            (lfd = st_shmfd_listen(b, why, sizeof why)) < 0 || !(fds = malloc((size_t)size * sizeof *fds))) {
             snprintf(err, errlen, "rank %d: shared memory: %s", b->rank, fds || lfd < 0 ? why : "out of memory");
             if (myfd >= 0)
                 close(myfd);
@@ -300,7 +301,7 @@ static stitch_status_t st_shm_setup(st_links *l, int self, char *err, size_t err
         st_bell_init(l->bell); /* before the barrier: no peer rings it yet */
         snprintf(l->note[self], sizeof l->note[self], "doorbells ordered by %s", st_bell_mode());
         st_seg_touch(m->seg[b->rank], m->seg_bytes); /* the rings I consume from */
-        for (int i = 0; i < b->size; i++)
+        for (int i = 0; i < size; i++)
             fds[i] = -1;
     }
     stitch_status_t st = st_boot_barrier(b, timeout_ms, err, errlen);
@@ -309,7 +310,7 @@ static stitch_status_t st_shm_setup(st_links *l, int self, char *err, size_t err
         snprintf(err, errlen, "rank %d: shared memory: %s", b->rank, why);
         st = STITCH_ERR_SYSTEM;
     }
-    for (int i = 0; use && i < b->size; i++) {
+    for (int i = 0; use && i < size; i++) {
         if (st == STITCH_OK && i != b->rank && l->use[i] == self &&
             !(m->seg[i] = st_seg_map(fds[i], m->seg_bytes, why, sizeof why))) {
             snprintf(err, errlen, "rank %d: shared memory of rank %d: %s", b->rank, i, why);

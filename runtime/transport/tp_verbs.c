@@ -1233,10 +1233,10 @@ static void st_verbs_teardown(st_links *l, int self)
     st_vx *x = l->state[self];
     if (!x)
         return;
-    const st_verbs_api *a = x->api;
+    const st_verbs_api *a = x->api; /* x exists: st_verbs_setup ran, with l->boot set (st_links_open) */
     if (x->ready)
         st_vx_drain(x);
-    for (int j = 0; x->peer && l->boot && j < l->boot->size; j++)
+    for (int j = 0; x->peer && j < l->boot->size; j++)
         if (x->peer[j].qp)
             a->destroy_qp(x->peer[j].qp);
     if (x->ready) { /* out of the live list before the cache goes: stitch_mr_invalidate may run meanwhile */
@@ -1258,7 +1258,7 @@ static void st_verbs_teardown(st_links *l, int self)
     }
     st_mrc_clear(&x->mrc); /* the queue pairs are gone: nothing is in flight */
     pthread_mutex_destroy(&x->mlock);
-    for (int j = 0; x->peer && l->boot && j < l->boot->size; j++) {
+    for (int j = 0; x->peer && j < l->boot->size; j++) {
         st_vpeer *p = &x->peer[j];
         if (p->rx_mr)
             a->dereg_mr(p->rx_mr);
