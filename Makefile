@@ -14,7 +14,7 @@
 #   make sanitize   deps + an ASan/UBSan build in build-asan/ + its ctest without `long`
 #   make werror     deps + build everything (tests included) with -Werror (STITCH_WERROR=ON), once with gcc into
 #                   build-werror-gcc/ and once with clang into build-werror-clang/, then `make analyze` on the latter
-#   make analyze    clang's static analyzer over the project's C sources (not the tests), with the flags of
+#   make analyze    clang's static analyzer over the project's C sources (tests included), with the flags of
 #                   build-werror-clang/ (scripts/analyze.py); fails on any finding
 #   make fuzz       deps + a libFuzzer tree (clang, STITCH_FUZZ=ON) in build-fuzz/, then each fuzz target for
 #                   FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz): frontend, topofile, bootmsg,

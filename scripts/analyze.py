@@ -4,11 +4,11 @@
 usage: scripts/analyze.py BUILD_DIR [-j N] [PATH_PREFIX ...]
 
 BUILD_DIR must have been configured with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON (the Makefile's `make werror` does
-this for build-werror-clang). Every C file under runtime/, core/, dsl/, codegen/ and tools/ (or the prefixes
-given) is analyzed with the flags its build used; generated files (under the build directory) are not. Each
-finding is printed as clang prints it (file:line:col: error: ... [checker], then notes: the path to it); the exit status is 1 if there was
-any, 2 if clang could not run. Found by it first: a status returned unset when a straight tcp header was not all
-there (exec_msg.c), which only ASan's stack made visible in a test.
+this for build-werror-clang). Every C file under runtime/, core/, dsl/, codegen/, tools/, tests/ and bindings/ (or
+the prefixes given) is analyzed with the flags its build used; generated files (under the build directory) are
+not. Each finding is printed as clang prints it (file:line:col: error: ... [checker], then notes: the path to
+it); the exit status is 1 if there was any, 2 if clang could not run. Found by it first: a status returned unset
+when a straight tcp header was not all there (exec_msg.c), which only ASan's stack made visible in a test.
 """
 import json
 import os
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-DEFAULT_DIRS = ("runtime/", "core/", "dsl/", "codegen/", "tools/")
+DEFAULT_DIRS = ("runtime/", "core/", "dsl/", "codegen/", "tools/", "tests/", "bindings/")
 
 
 def usage(msg):

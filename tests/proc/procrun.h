@@ -101,6 +101,10 @@ static inline void linger_wait(int peers, int bound_s)
 static void spawn(run *r, int n, rank_fn fn, const char *transport)
 {
     stitch_unique_id_t id;
+    if (n < 1 || n > MAXR) { /* r's arrays hold MAXR ranks */
+        fprintf(stderr, "spawn: %d ranks, 1..%d supported\n", n, MAXR);
+        exit(1);
+    }
     memset(r, 0, sizeof *r);
     r->n = n;
     if (stitch_get_unique_id(&id) != STITCH_OK) {
@@ -171,13 +175,17 @@ static inline int await_ready(run *r, int except, double limit)
         size_t got = strlen(r->text[i]);
         while (i != except && ok) {
             struct pollfd pf = {r->fd[i], POLLIN, 0};
-            char c;
-            if (now() - t0 > limit || (poll(&pf, 1, 50) > 0 && read(r->fd[i], &c, 1) != 1)) {
+            char c = '\0';
+            if (now() - t0 > limit) {
                 ok = 0;
                 break;
             }
-            if (!pf.revents)
+            if (poll(&pf, 1, 50) <= 0 || !pf.revents)
                 continue;
+            if (read(r->fd[i], &c, 1) != 1) {
+                ok = 0;
+                break;
+            }
             if (got < sizeof r->text[i] - 1)
                 r->text[i][got++] = c, r->text[i][got] = '\0';
             if (c == '\n') {
@@ -196,16 +204,17 @@ static inline int await_ready(run *r, int except, double limit)
 static double reap(run *r, double limit)
 {
     double t0 = now();
-    int left = r->n;
-    size_t fill[MAXR];
-    for (int i = 0; i < r->n; i++)
+    const int n = r->n; /* spawn's, at most MAXR; read() into r->text must not make it look changed */
+    int left = n;
+    size_t fill[MAXR] = {0};
+    for (int i = 0; i < n; i++)
         fill[i] = strlen(r->text[i]); /* what await_ready read that was not its report stays first */
     while (left > 0) {
         struct pollfd pf[MAXR];
-        for (int i = 0; i < r->n; i++)
+        for (int i = 0; i < n; i++)
             pf[i] = (struct pollfd){r->fd[i], POLLIN, 0};
-        poll(pf, (nfds_t)r->n, 50);
-        for (int i = 0; i < r->n; i++) {
+        poll(pf, (nfds_t)n, 50);
+        for (int i = 0; i < n; i++) {
             if (r->fd[i] < 0 || !pf[i].revents)
                 continue;
             ssize_t k = read(r->fd[i], r->text[i] + fill[i], sizeof r->text[i] - 1 - fill[i]);
@@ -214,7 +223,7 @@ static double reap(run *r, double limit)
             else
                 close(r->fd[i]), r->fd[i] = -1;
         }
-        for (int i = 0; i < r->n; i++) {
+        for (int i = 0; i < n; i++) {
             int st;
             if (r->pid[i] > 0 && waitpid(r->pid[i], &st, WNOHANG) == r->pid[i]) {
                 r->status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -222,7 +231,7 @@ static double reap(run *r, double limit)
             }
         }
         if (now() - t0 > limit) {
-            for (int i = 0; i < r->n; i++)
+            for (int i = 0; i < n; i++)
                 if (r->pid[i] > 0) {
                     kill(r->pid[i], SIGKILL);
                     waitpid(r->pid[i], NULL, 0);
@@ -234,7 +243,7 @@ static double reap(run *r, double limit)
     /* A rank that wrote its report and exited after the last poll left it in the pipe: read it to EOF now (every
      * writer has exited, so this cannot block). Without this a report was lost now and then, and the rank looked
      * as if it had failed silently. */
-    for (int i = 0; i < r->n; i++) {
+    for (int i = 0; i < n; i++) {
         ssize_t k = 1;
         while (r->fd[i] >= 0 && fill[i] < sizeof r->text[i] - 1 && k > 0)
             if ((k = read(r->fd[i], r->text[i] + fill[i], sizeof r->text[i] - 1 - fill[i])) > 0)

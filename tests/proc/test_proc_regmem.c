@@ -48,14 +48,14 @@ static int get_bufs(stitch_comm_t *comm, int layout, int p, bufs *m, void **whol
     if (layout == 0) {
         void *a, *c;
         if ((st = stitch_mem_alloc(comm, b, &a)) != STITCH_OK || (st = stitch_mem_alloc(comm, b, &c)) != STITCH_OK) {
-            say(out, "stitch_mem_alloc: %s\n", stitch_comm_last_error(comm));
+            say(out, "stitch_mem_alloc: %s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
             return 1;
         }
         m->a = a, m->b = c;
         return 0;
     }
     if ((st = stitch_mem_alloc(comm, 2 * b + 4096, whole)) != STITCH_OK) {
-        say(out, "stitch_mem_alloc: %s\n", stitch_comm_last_error(comm));
+        say(out, "stitch_mem_alloc: %s: %s\n", stitch_strerror(st), stitch_comm_last_error(comm));
         return 1;
     }
     m->a = (unsigned char *)*whole + 3 * 64, m->b = (unsigned char *)*whole + b + 7 * 64;

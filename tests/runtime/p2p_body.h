@@ -164,11 +164,16 @@ static int pb_unmatched(stitch_comm_t *comm, char *why, size_t len)
     int me = stitch_comm_rank(comm);
     int32_t a[4] = {1, 2, 3, 4}, b[4];
     stitch_status_t st = stitch_group_start();
-    if (me == 0) {
-        stitch_send(a, 4, STITCH_INT32, 1, comm);
-        stitch_recv(b, 4, STITCH_INT32, 1, comm);
-    } else if (me == 1) {
-        stitch_recv(b, 4, STITCH_INT32, 0, comm);
+    if (st == STITCH_OK && me == 0) { /* recorded, not issued: STITCH_OK */
+        if ((st = stitch_send(a, 4, STITCH_INT32, 1, comm)) == STITCH_OK)
+            st = stitch_recv(b, 4, STITCH_INT32, 1, comm);
+    } else if (st == STITCH_OK && me == 1) {
+        st = stitch_recv(b, 4, STITCH_INT32, 0, comm);
+    }
+    if (st != STITCH_OK) {
+        stitch_group_end();
+        return pb_fail(why, len, "rank %d: group start or a grouped call: %s: %s", me, stitch_strerror(st),
+                       stitch_comm_last_error(comm));
     }
     st = stitch_group_end();
     const char *msg = stitch_comm_last_error(comm);
@@ -460,7 +465,7 @@ static int pb_iusage(stitch_comm_t *comm, char *why, size_t len)
         return pb_fail(why, len, "rank %d: exchange: %s: %s (got %d)", me, stitch_strerror(st),
                        stitch_comm_last_error(comm), in);
     if ((st = stitch_barrier(comm)) != STITCH_OK) /* every rank's requests are made: no slot is reused below */
-        return pb_fail(why, len, "rank %d: barrier: %s", me, stitch_comm_last_error(comm));
+        return pb_fail(why, len, "rank %d: barrier: %s: %s", me, stitch_strerror(st), stitch_comm_last_error(comm));
     stitch_request_free(reqs[0]);
     stitch_request_free(reqs[1]);
     char want[64];

@@ -55,10 +55,10 @@ static void run_case(team *t, int r, const coll_case *c, bufs *m)
 {
     void *send, *recv;
     char what[700];
-    setup(c, t->p, r, m, &send, &recv);
-    stitch_status_t st = call(c, t->p, send, recv, t->comms[r]);
     size_t bad, nin, nout;
+    setup(c, t->p, r, m, &send, &recv);
     extents(c, t->p, r, &nin, &nout);
+    stitch_status_t st = call(c, t->p, send, recv, t->comms[r]);
     if (st != STITCH_OK) {
         snprintf(what, sizeof what, "status %s: %s", stitch_strerror(st), stitch_comm_last_error(t->comms[r]));
         fail(t, c, r, what);

@@ -87,7 +87,8 @@ static int levels_body(stitch_comm_t *comm, char *why, size_t len)
             mine[k] = r * 100 + k;
         if ((st = stitch_comm_set_algorithm(sub[i], STITCH_ALL_GATHER, "levels_ag")) != STITCH_OK ||
             (st = stitch_all_gather(mine, all, 4, STITCH_INT32, sub[i])) != STITCH_OK)
-            return sb_fail(why, len, "rank %d: levels_ag on child %d: %s", me, i, stitch_comm_last_error(sub[i]));
+            return sb_fail(why, len, "rank %d: levels_ag on child %d: %s: %s", me, i, stitch_strerror(st),
+                           stitch_comm_last_error(sub[i]));
         for (int q = 0; q < n; q++)
             for (int k = 0; k < 4; k++)
                 if (all[q * 4 + k] != q * 100 + k)

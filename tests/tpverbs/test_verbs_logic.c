@@ -227,7 +227,6 @@ static void t_mrc(void)
             st_mrc_release(&c, e);
     }
     st_mrc_ent *whole = st_mrc_get(&c, base, 8192 + 4 * 65536, ST_MRC_REMOTE);
-    int regs = w.regs;
     CHECK(whole && whole->lo == (uintptr_t)base && whole->hi == (uintptr_t)base + 8192 + 4 * 65536 && w.live == 1,
           "the slices joined: live %d", w.live);
     if (whole)
@@ -259,7 +258,7 @@ static void t_mrc(void)
     /* a range no longer all mapped is noticed on the next hit */
     if (x3)
         st_mrc_release(&c, x3);
-    regs = w.regs;
+    int regs = w.regs;
     w.unmapped_lo = (uintptr_t)base + 24 * MB + MB / 2, w.unmapped_hi = (uintptr_t)base + 26 * MB;
     st_mrc_ent *y = st_mrc_get(&c, base + 24 * MB, 4096, ST_MRC_LOCAL);
     CHECK(y && w.regs == regs + 1 && y->hi == (uintptr_t)base + 24 * MB + 4096, "a stale entry was used");

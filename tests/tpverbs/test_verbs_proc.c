@@ -137,12 +137,17 @@ static int run_colls(const char *what)
 static int body_fault(stitch_comm_t *comm, int rank, int p, int out)
 {
     enum { N = 1 << 16 };
-    float *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
     (void)p;
     char err[256];
     if (rank == 1 && fault_spec && st_fake_faults(fault_spec, err, sizeof err) != 0) {
         say(out, "st_fake_faults('%s'): %s\n", fault_spec, err);
         return 4;
+    }
+    float *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
+    if (!a || !b) {
+        say(out, "out of memory\n");
+        free(a), free(b);
+        return 6;
     }
     for (int i = 0; i < 20; i++) {
         struct timespec t0, t1;
