@@ -924,20 +924,18 @@ static int st_straight_may(const st_mctx *c, const st_xfer *x)
 }
 
 /* Its header, read exactly (into c->in.hdr, over as many looks as it takes), so that no byte of the payload is
- * staged on the way; 1 once it is all there. */
-static int st_straight_hdr(st_mctx *c, const st_xfer *x, stitch_status_t *st)
+ * staged on the way; *whole: 1 once it is all there. */
+static stitch_status_t st_straight_hdr(st_mctx *c, const st_xfer *x, int *whole)
 {
     st_tp *t = c->pr->tp[x->src];
     char why[256];
-    *st = STITCH_OK; /* not all there yet is no error */
     c->pr->straight = x->src;
     ssize_t n = t->ops->recv_into(t, c->in.hdr + c->in.hdr_got, sizeof c->in.hdr - c->in.hdr_got, why, sizeof why);
-    if (n < 0) {
-        *st = st_broken(c, why);
-        return 0;
-    }
+    if (n < 0)
+        return st_broken(c, why);
     c->in.hdr_got += (size_t)n;
-    return c->in.hdr_got == sizeof c->in.hdr;
+    *whole = c->in.hdr_got == sizeof c->in.hdr;
+    return STITCH_OK;
 }
 
 /* Read what has come of the current pair straight into place; *got: 0 when nothing had. */
@@ -1033,9 +1031,9 @@ static stitch_status_t st_recv_compact(st_mctx *c, const st_xfer *x, int s, cons
     return STITCH_OK;
 }
 
-/* Apply what has arrived of the current pair (avail bytes at p), and push it on when fused; 0 when nothing could
- * be applied (or *st is an error). */
-static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail, stitch_status_t *st)
+/* Apply what has arrived of the current pair (avail bytes at p), and push it on when fused; *got: 0 when nothing
+ * could be applied. */
+static stitch_status_t st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t avail, int *got)
 {
     st_tp *t = c->pr->tp[x->src];
     size_t len;
@@ -1046,15 +1044,17 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
         n = avail / c->m.esize * c->m.esize;
     if (c->in.fwd >= 0 && n > ST_FUSE_CHUNK) /* fused: apply a piece, push it on, the next */
         n = ST_FUSE_CHUNK;
-    if (n == 0 && len > c->in.unit_done)
-        return 0;
+    stitch_status_t st = STITCH_OK;
+    *got = n > 0 || len == c->in.unit_done;
+    if (!*got)
+        return STITCH_OK;
     if (n) {
         const char *in = st_pair_input(c, &c->in.at);
         st_call_move(&c->m, x->op, dst + c->in.unit_done, in ? in + c->in.unit_done : NULL, p, n / c->m.esize);
         t->ops->consume(t, n);
         int moved = 0;
-        if (c->in.fwd >= 0 && (*st = st_fwd_landed(c, c->in.fwd, n, &moved)) != STITCH_OK)
-            return 0;
+        if (c->in.fwd >= 0 && (st = st_fwd_landed(c, c->in.fwd, n, &moved)) != STITCH_OK)
+            return st;
     }
     c->in.unit_done += n;
     if (c->in.unit_done == len) {
@@ -1062,7 +1062,7 @@ static int st_recv_piece(st_mctx *c, const st_xfer *x, const void *p, size_t ava
         st_unit_written(&c->m, c->in.at.du);
         st_pairs_next(&c->m, &c->in.at);
     }
-    return 1;
+    return st;
 }
 
 /* ---- one-sided receives -------------------------------------------------------------------------------------- */
@@ -1312,7 +1312,8 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
             continue;
         }
         if (!c->in.have_hdr && st_straight_may(c, x)) {
-            if (!st_straight_hdr(c, x, &st))
+            int whole = 0;
+            if ((st = st_straight_hdr(c, x, &whole)) != STITCH_OK || !whole)
                 return st;
             if ((st = st_recv_header(c, x, s, c->in.hdr, sizeof c->in.hdr)) != STITCH_OK)
                 return st;
@@ -1335,7 +1336,8 @@ static stitch_status_t st_recv_progress(st_mctx *c, int s, int *step_done, int *
             continue;
         }
         if (c->in.at.left) {
-            if (!st_recv_piece(c, x, p, avail, &st))
+            int got = 0;
+            if ((st = st_recv_piece(c, x, p, avail, &got)) != STITCH_OK || !got)
                 return st;
             *moved = 1;
             continue;
